@@ -1,0 +1,117 @@
+/* cli.h — what the memlens subcommands share: loading, knobs, output.
+ *
+ * Exit codes: 0 ok; 1 the check found problems or the run hit OOM; 2 bad
+ * usage or bad input. Errors go to stderr as "memlens CMD: message".
+ */
+#ifndef ML_CLI_H
+#define ML_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "sim/io.h"
+#include "sim/load.h"
+#include "sim/sim.h"
+#include "sim/units.h"
+#include "strategies/registry.h"
+
+enum { EXIT_OK = 0, EXIT_PROBLEMS = 1, EXIT_BAD = 2 };
+
+typedef struct {
+  const char *name;
+  const char *summary;
+  int (*run) (int argc, char **argv);
+} MlCommand;
+
+/* Common options. */
+typedef struct {
+  MlLoadOptions load;
+  MlKnobs       knobs;
+  bool          json;
+  bool          quiet;
+  const char   *output;
+  const char   *strategies;   /* comma list */
+  const char   *strategy;
+  const char   *plan_path;
+} MlCliOpts;
+
+void cli_opts_init (MlCliOpts *o);
+
+/* Handles an option shared by commands (see CLI_COMMON_LONGOPTS); returns
+ * 1 if it took it, 0 if not, or exits with EXIT_BAD on a bad value. */
+int  cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg);
+
+#define CLI_OPT_ALIGN     1001
+#define CLI_OPT_CAPACITY  1002
+#define CLI_OPT_JSON      1003
+#define CLI_OPT_FORMAT    1004
+#define CLI_OPT_DEVICE    1005
+#define CLI_OPT_TIMELIMIT 1006
+#define CLI_OPT_OPTIONS   1007
+#define CLI_OPT_SEED      1008
+#define CLI_OPT_CHUNK     1009
+#define CLI_OPT_QUIET     1010
+#define CLI_OPT_RETRIES   1011
+
+#define CLI_COMMON_LONGOPTS                                        \
+  { "align",      required_argument, 0, CLI_OPT_ALIGN },           \
+  { "capacity",   required_argument, 0, CLI_OPT_CAPACITY },        \
+  { "json",       no_argument,       0, CLI_OPT_JSON },            \
+  { "format",     required_argument, 0, CLI_OPT_FORMAT },          \
+  { "device",     required_argument, 0, CLI_OPT_DEVICE },          \
+  { "time-limit", required_argument, 0, CLI_OPT_TIMELIMIT },       \
+  { "options",    required_argument, 0, CLI_OPT_OPTIONS },         \
+  { "seed",       required_argument, 0, CLI_OPT_SEED },            \
+  { "chunk",      required_argument, 0, CLI_OPT_CHUNK },           \
+  { "retries",    required_argument, 0, CLI_OPT_RETRIES },         \
+  { "quiet",      no_argument,       0, CLI_OPT_QUIET },           \
+  { "help",       no_argument,       0, 'h' }
+
+#define CLI_COMMON_HELP \
+  "  --align N          alignment in bytes (default: 256, CSV: 1)\n" \
+  "  --capacity SIZE    device capacity, e.g. 40G, 80G, 1048576\n" \
+  "  --format NAME      input format (default: by extension or content)\n" \
+  "  --device N         PyTorch snapshots: which device (default: longest trace)\n" \
+  "  --time-limit T     per strategy, e.g. 10s, 2m (offline planners)\n" \
+  "  --options K=V,...  strategy options\n" \
+  "  --seed N           seed for randomised strategies (default 1)\n" \
+  "  --chunk SIZE       pool chunk size (default 4M)\n" \
+  "  --retries N        retries on allocation failure (default 3)\n" \
+  "  --quiet            no progress on stderr\n" \
+  "  --json             machine-readable output\n" \
+  "  -h, --help         this help\n"
+
+/* Loads @path and builds its lifetimes with o->knobs.align (0 = the
+ * format's default). Prints the error and returns EXIT_BAD on failure. */
+int  cli_load (const char *cmd, const char *path, MlCliOpts *o, MlTrace **trace, MlBuffers **bufs);
+
+/* Prints "memlens CMD: msg" and returns @code. */
+int  cli_fail (const char *cmd, int code, const char *fmt, ...) __attribute__((format (printf, 3, 4)));
+int  cli_error (const char *cmd, const MlError *err);
+int  cli_usage (const char *cmd, const char *usage);
+
+/* Parses a strategy list ("a,b,c" or "all"); NULL-terminated array the
+ * caller frees. Prints and returns NULL on an unknown name. */
+const MlStrategy **cli_strategies (const char *cmd, const char *list);
+
+/* The progress reporter for long runs (stderr, only when it is a tty). */
+const MlProgress *cli_progress (bool quiet);
+void cli_progress_done (void);
+
+/* 1.50 GiB style sizes, into a static rotating buffer (for printf). */
+const char *cli_size (uint64_t bytes);
+
+/* The plan to use: --plan file, else --strategy S run over @bufs; the
+ * "recorded" strategy name uses the trace's addresses. */
+int  cli_get_plan (const char *cmd, const MlBuffers *bufs, MlCliOpts *o, MlPlan **plan);
+
+void cli_install_signals (void);
+
+int cmd_stats   (int argc, char **argv);
+int cmd_compare (int argc, char **argv);
+int cmd_plan    (int argc, char **argv);
+int cmd_check   (int argc, char **argv);
+int cmd_convert (int argc, char **argv);
+int cmd_strategies (int argc, char **argv);
+
+#endif

@@ -1,0 +1,120 @@
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "sim/check.h"
+#include "sim/jsonutil.h"
+
+static const char usage_text[] =
+  "Usage: memlens check [OPTIONS] TRACE [PLAN.json]\n"
+  "Validates a plan against the trace: buffers whose lifetimes and bytes\n"
+  "overlap (conflicts), misaligned offsets, buffers outside their segment.\n"
+  "Without PLAN: the --strategy's plan, else the recorded addresses.\n"
+  "Exit code 1 when anything is found.\n";
+
+int
+cmd_check (int argc, char **argv)
+{
+  static const struct option longopts[] = {
+    CLI_COMMON_LONGOPTS,
+    { "strategy", required_argument, 0, 's' },
+    { 0, 0, 0, 0 },
+  };
+  MlCliOpts o;
+  cli_opts_init (&o);
+  int c;
+  optind = 1;
+  while ((c = getopt_long (argc, argv, "hs:", longopts, NULL)) != -1)
+    {
+      if (c == 'h')
+        {
+          printf ("%s\nOptions:\n  -s, --strategy S   check this strategy's plan\n%s", usage_text, CLI_COMMON_HELP);
+          return EXIT_OK;
+        }
+      if (c == 's')
+        o.strategy = optarg;
+      else if (c == '?' || !cli_common_option ("check", &o, c, optarg))
+        return cli_usage ("check", usage_text);
+    }
+  if (optind + 1 != argc && optind + 2 != argc)
+    return cli_usage ("check", usage_text);
+  const char *path = argv[optind];
+  if (optind + 2 == argc)
+    o.plan_path = argv[optind + 1];
+  MlTrace *t;
+  MlBuffers *bufs;
+  int rc = cli_load ("check", path, &o, &t, &bufs);
+  if (rc)
+    return rc;
+  MlPlan *plan = NULL;
+  rc = cli_get_plan ("check", bufs, &o, &plan);
+  if (rc)
+    {
+      ml_buffers_free (bufs);
+      ml_trace_free (t);
+      return rc;
+    }
+  MlIssues issues;
+  ml_issues_init (&issues);
+  MlError err = { 0 };
+  if (ml_check_plan (bufs, plan, &issues, &err) < 0)
+    rc = cli_error ("check", &err);
+  else
+    {
+      size_t total = ml_issues_count (&issues);
+      if (o.json)
+        {
+          printf ("{\"trace\":");
+          ml_json_put_str (stdout, path);
+          printf (",\"plan\":");
+          ml_json_put_str (stdout, plan->strategy);
+          printf (",\"valid\":%s,\"counts\":{", total ? "false" : "true");
+          for (int k = 0; k < ML_ISSUE__COUNT; k++)
+            printf ("%s\"%s\":%zu", k ? "," : "", ml_issue_kind_name ((MlIssueKind) k), issues.total[k]);
+          printf ("},\"issues\":[");
+          for (size_t i = 0; i < issues.n; i++)
+            {
+              const MlIssue *is = &issues.items[i];
+              printf ("%s{\"kind\":\"%s\",\"a\":", i ? "," : "", ml_issue_kind_name (is->kind));
+              ml_json_put_u64 (stdout, bufs->buf[is->a].id);
+              printf (",\"b\":");
+              ml_json_put_u64 (stdout, bufs->buf[is->b].id);
+              printf (",\"tick\":%" PRIu64 ",\"segment\":%u,\"offset\":%" PRIu64 ",\"bytes\":%" PRIu64
+                      ",\"stream_a\":%u,\"stream_b\":%u,\"why\":",
+                      is->tick, is->segment, is->offset, is->bytes, is->stream_a, is->stream_b);
+              ml_json_put_str (stdout, is->why);
+              printf ("}");
+            }
+          printf ("]}\n");
+        }
+      else
+        {
+          for (size_t i = 0; i < issues.n; i++)
+            {
+              const MlIssue *is = &issues.items[i];
+              printf ("%-12s tick %-10" PRIu64 " segment %u offset %" PRIu64 ": %s\n",
+                      ml_issue_kind_name (is->kind), is->tick, is->segment, is->offset, is->why);
+            }
+          if (issues.n < total)
+            printf ("... %zu more not shown\n", total - issues.n);
+          if (total)
+            {
+              printf ("%s: %zu problem%s in the %s plan:", path, total, total == 1 ? "" : "s", plan->strategy);
+              for (int k = 0; k < ML_ISSUE__COUNT; k++)
+                if (issues.total[k])
+                  printf (" %zu %s", issues.total[k], ml_issue_kind_name ((MlIssueKind) k));
+              printf ("\n");
+            }
+          else
+            printf ("%s: the %s plan is valid (%zu buffers, %zu segments)\n", path, plan->strategy, bufs->n, plan->n_segments);
+        }
+      rc = total ? EXIT_PROBLEMS : EXIT_OK;
+    }
+  ml_issues_clear (&issues);
+  ml_plan_free (plan);
+  ml_buffers_free (bufs);
+  ml_trace_free (t);
+  return rc;
+}

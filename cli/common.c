@@ -1,0 +1,278 @@
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim/io.h"
+
+void
+cli_opts_init (MlCliOpts *o)
+{
+  memset (o, 0, sizeof *o);
+  ml_load_options_init (&o->load);
+  ml_knobs_init (&o->knobs);
+}
+
+int
+cli_fail (const char *cmd, int code, const char *fmt, ...)
+{
+  va_list ap;
+  fprintf (stderr, "memlens %s: ", cmd);
+  va_start (ap, fmt);
+  vfprintf (stderr, fmt, ap);
+  va_end (ap);
+  fputc ('\n', stderr);
+  return code;
+}
+
+int
+cli_error (const char *cmd, const MlError *err)
+{
+  int code = err->code == ML_EOOM ? EXIT_PROBLEMS : EXIT_BAD;
+  return cli_fail (cmd, code, "%s", err->msg[0] ? err->msg : ml_error_code_name (err->code));
+}
+
+int
+cli_usage (const char *cmd, const char *usage)
+{
+  fprintf (stderr, "%s\nRun 'memlens %s --help' for the options.\n", usage, cmd);
+  return EXIT_BAD;
+}
+
+int
+cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
+{
+  MlError err = { 0 };
+  uint64_t v;
+  switch (opt)
+    {
+    case CLI_OPT_ALIGN:
+      if (ml_parse_size (arg, &v, &err) < 0)
+        exit (cli_error (cmd, &err));
+      if (v == 0 || (v & (v - 1)))
+        exit (cli_fail (cmd, EXIT_BAD, "--align %s: the alignment must be a power of two", arg));
+      o->knobs.align = v;
+      return 1;
+    case CLI_OPT_CAPACITY:
+      if (ml_parse_size (arg, &o->knobs.capacity, &err) < 0)
+        exit (cli_error (cmd, &err));
+      if (o->knobs.capacity == 0)
+        exit (cli_fail (cmd, EXIT_BAD, "--capacity %s: must be more than 0", arg));
+      return 1;
+    case CLI_OPT_CHUNK:
+      if (ml_parse_size (arg, &o->knobs.chunk, &err) < 0)
+        exit (cli_error (cmd, &err));
+      if (o->knobs.chunk == 0)
+        exit (cli_fail (cmd, EXIT_BAD, "--chunk %s: must be more than 0", arg));
+      return 1;
+    case CLI_OPT_JSON:
+      o->json = true;
+      return 1;
+    case CLI_OPT_QUIET:
+      o->quiet = true;
+      return 1;
+    case CLI_OPT_FORMAT:
+      o->load.format = arg;
+      return 1;
+    case CLI_OPT_DEVICE:
+      if (ml_parse_u64 (arg, strlen (arg), &v) < 0 || v > 1024)
+        exit (cli_fail (cmd, EXIT_BAD, "--device %s: not a device number", arg));
+      o->load.device = (int) v;
+      return 1;
+    case CLI_OPT_TIMELIMIT:
+      if (ml_parse_duration (arg, &o->knobs.time_limit, &err) < 0)
+        exit (cli_error (cmd, &err));
+      return 1;
+    case CLI_OPT_OPTIONS:
+      o->knobs.options = arg;
+      o->load.graph_options = arg;
+      return 1;
+    case CLI_OPT_SEED:
+      if (ml_parse_u64 (arg, strlen (arg), &o->knobs.seed) < 0)
+        exit (cli_fail (cmd, EXIT_BAD, "--seed %s: not a non-negative integer", arg));
+      return 1;
+    case CLI_OPT_RETRIES:
+      if (ml_parse_u64 (arg, strlen (arg), &v) < 0 || v > 1000)
+        exit (cli_fail (cmd, EXIT_BAD, "--retries %s: not a number from 0 to 1000", arg));
+      o->knobs.retries = (uint32_t) v;
+      return 1;
+    }
+  return 0;
+}
+
+int
+cli_load (const char *cmd, const char *path, MlCliOpts *o, MlTrace **trace, MlBuffers **bufs)
+{
+  MlError err = { 0 };
+  *trace = NULL;
+  *bufs = NULL;
+  if (ml_trace_load (path, &o->load, trace, &err) < 0)
+    return cli_error (cmd, &err);
+  if (ml_buffers_build (*trace, o->knobs.align, bufs, &err) < 0)
+    {
+      ml_error_prefix (&err, "%s", path);
+      ml_trace_free (*trace);
+      *trace = NULL;
+      return cli_error (cmd, &err);
+    }
+  if (o->knobs.align == 0)
+    o->knobs.align = (*bufs)->align;
+  return EXIT_OK;
+}
+
+const MlStrategy **
+cli_strategies (const char *cmd, const char *list)
+{
+  if (!list || strcmp (list, "default") == 0)
+    list = ml_strategies_default ();
+  size_t cap = 1;
+  for (const char *p = list; *p; p++)
+    cap += *p == ',';
+  const MlStrategy *const *all = ml_strategies_all ();
+  size_t n_all = 0;
+  while (all[n_all])
+    n_all++;
+  if (strcmp (list, "all") == 0)
+    cap = n_all;
+  const MlStrategy **out = calloc (cap + 1, sizeof *out);
+  if (!out)
+    return NULL;
+  if (strcmp (list, "all") == 0)
+    {
+      memcpy (out, all, n_all * sizeof *out);
+      return out;
+    }
+  char *copy = strdup (list), *save = NULL;
+  size_t n = 0;
+  for (char *tok = strtok_r (copy, ",", &save); tok; tok = strtok_r (NULL, ",", &save))
+    {
+      const MlStrategy *s = ml_strategy_find (tok);
+      if (!s)
+        {
+          fprintf (stderr, "memlens %s: unknown strategy \"%s\"; known:", cmd, tok);
+          for (size_t i = 0; i < n_all; i++)
+            fprintf (stderr, " %s", all[i]->name);
+          fputc ('\n', stderr);
+          free (copy);
+          free (out);
+          return NULL;
+        }
+      out[n++] = s;
+    }
+  free (copy);
+  if (n == 0)
+    {
+      fprintf (stderr, "memlens %s: the strategy list is empty\n", cmd);
+      free (out);
+      return NULL;
+    }
+  return out;
+}
+
+static double progress_last;
+static bool progress_shown;
+
+static void
+progress_report (void *user, double fraction, const char *what)
+{
+  double now = ml_now ();
+  if (now - progress_last < 0.2)
+    return;
+  progress_last = now;
+  progress_shown = true;
+  if (fraction > 1)
+    fraction = 1;
+  fprintf (stderr, "\r%-20s %5.1f%%", what, fraction * 100.0);
+  fflush (stderr);
+}
+
+static MlProgress progress = { progress_report, NULL, NULL };
+
+const MlProgress *
+cli_progress (bool quiet)
+{
+  if (quiet || !isatty (STDERR_FILENO))
+    return NULL;
+  return &progress;
+}
+
+void
+cli_progress_done (void)
+{
+  if (progress_shown)
+    {
+      fprintf (stderr, "\r%-40s\r", "");
+      progress_shown = false;
+    }
+}
+
+const char *
+cli_size (uint64_t bytes)
+{
+  static char bufs[8][32];
+  static int next;
+  char *b = bufs[next++ & 7];
+  return ml_format_size (bytes, b, 32);
+}
+
+int
+cli_get_plan (const char *cmd, const MlBuffers *bufs, MlCliOpts *o, MlPlan **plan)
+{
+  MlError err = { 0 };
+  if (o->plan_path)
+    {
+      if (ml_plan_read_json (o->plan_path, bufs, plan, &err) < 0)
+        return cli_error (cmd, &err);
+      return EXIT_OK;
+    }
+  const char *name = o->strategy ? o->strategy : "recorded";
+  if (strcmp (name, "recorded") == 0)
+    {
+      if (ml_plan_from_recorded (bufs, plan, &err) < 0)
+        {
+          if (o->strategy)
+            return cli_error (cmd, &err);
+          name = "best-fit";
+        }
+      else
+        return EXIT_OK;
+    }
+  const MlStrategy *s = ml_strategy_find (name);
+  if (!s)
+    return cli_fail (cmd, EXIT_BAD, "unknown strategy \"%s\" (see 'memlens strategies')", name);
+  o->knobs.progress = cli_progress (o->quiet);
+  int rc = ml_sim_run (bufs, s, &o->knobs, plan, &err);
+  cli_progress_done ();
+  if (rc < 0)
+    return cli_error (cmd, &err);
+  return EXIT_OK;
+}
+
+static void
+on_signal (int sig)
+{
+  ml_out_unlink_all ();
+  static const char msg[] = "\nmemlens: interrupted; no partial output was left behind\n";
+  ssize_t w = write (STDERR_FILENO, msg, sizeof msg - 1);
+  (void) w;
+  signal (sig, SIG_DFL);
+  raise (sig);
+}
+
+void
+cli_install_signals (void)
+{
+  struct sigaction sa;
+  memset (&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset (&sa.sa_mask);
+  sigaction (SIGINT, &sa, NULL);
+  sigaction (SIGTERM, &sa, NULL);
+  sigaction (SIGHUP, &sa, NULL);
+}

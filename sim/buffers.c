@@ -1,0 +1,405 @@
+#include "sim/buffers.h"
+
+#include <assert.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sort.h"
+#include "sim/u64map.h"
+
+static_assert (sizeof (MlBuffer) <= 64, "the buffer budget is 64 bytes");
+
+void
+ml_buffers_free (MlBuffers *bufs)
+{
+  if (!bufs)
+    return;
+  free (bufs->buf);
+  free (bufs->by_end);
+  free (bufs->alloc_event);
+  free (bufs);
+}
+
+void
+ml_sweep_init (MlSweep *sw, const MlBuffers *bufs)
+{
+  sw->bufs = bufs;
+  sw->next_start = sw->next_end = 0;
+}
+
+bool
+ml_sweep_next (MlSweep *sw, MlSweepStep *step)
+{
+  const MlBuffers *b = sw->bufs;
+  if (sw->next_end < b->n)
+    {
+      uint32_t e = b->by_end[sw->next_end];
+      /* at one tick frees come first, but never before the buffer's own alloc */
+      if (e < sw->next_start
+          && (sw->next_start == b->n || b->buf[e].end <= b->buf[sw->next_start].start))
+        {
+          step->tick = b->buf[e].end;
+          step->buffer = e;
+          step->is_alloc = false;
+          sw->next_end++;
+          return true;
+        }
+    }
+  if (sw->next_start < b->n)
+    {
+      uint32_t s = (uint32_t) sw->next_start++;
+      step->tick = b->buf[s].start;
+      step->buffer = s;
+      step->is_alloc = true;
+      return true;
+    }
+  return false;
+}
+
+static void
+compute_lower_bound (MlBuffers *b)
+{
+  MlSweep sw;
+  MlSweepStep st;
+  uint64_t live = 0, best = 0, best_tick = 0;
+  bool have = false;
+  uint64_t cur_tick = 0;
+  ml_sweep_init (&sw, b);
+  while (ml_sweep_next (&sw, &st))
+    {
+      if (have && st.tick != cur_tick && live > best)
+        {
+          best = live;
+          best_tick = cur_tick;
+        }
+      have = true;
+      cur_tick = st.tick;
+      if (st.is_alloc)
+        live += b->buf[st.buffer].rsize;
+      else
+        live -= b->buf[st.buffer].rsize;
+    }
+  if (have && live > best)
+    {
+      best = live;
+      best_tick = cur_tick;
+    }
+  b->lower_bound = best;
+  b->lower_bound_tick = best_tick;
+}
+
+int
+ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError *err)
+{
+  if (align == 0)
+    align = trace->default_align ? trace->default_align : 1;
+  if (align & (align - 1))
+    return ml_error_set (err, ML_EUSAGE, "alignment %" PRIu64 " is not a power of two", align);
+
+  MlBuffers *b = calloc (1, sizeof *b);
+  if (!b)
+    return ml_error_set (err, ML_ENOMEM, "out of memory");
+  b->align = align;
+  b->trace = trace;
+  b->end_tick = ml_trace_end_tick (trace);
+
+  size_t n_alloc = 0;
+  for (size_t i = 0; i < trace->n_events; i++)
+    n_alloc += trace->events[i].kind == ML_EV_ALLOC;
+  if (n_alloc >= UINT32_MAX)
+    {
+      ml_buffers_free (b);
+      return ml_error_set (err, ML_EINPUT, "%zu allocations: at most %u are supported", n_alloc, UINT32_MAX - 1);
+    }
+  b->buf = malloc ((n_alloc ? n_alloc : 1) * sizeof *b->buf);
+  b->by_end = malloc ((n_alloc ? n_alloc : 1) * sizeof *b->by_end);
+  b->alloc_event = malloc ((n_alloc ? n_alloc : 1) * sizeof *b->alloc_event);
+  if (!b->buf || !b->by_end || !b->alloc_event)
+    {
+      ml_buffers_free (b);
+      return ml_error_set (err, ML_ENOMEM, "out of memory for %zu buffers", n_alloc);
+    }
+
+  MlU64Map by_id, by_addr, dead;
+  ml_u64map_init (&by_id);
+  ml_u64map_init (&by_addr);
+  ml_u64map_init (&dead);
+  int rc = 0;
+  uint64_t prev_tick = 0;
+
+  for (size_t i = 0; i < trace->n_events && rc == 0; i++)
+    {
+      const MlEvent *ev = &trace->events[i];
+      if (ev->tick < prev_tick)
+        {
+          rc = ml_error_set (err, ML_EINPUT, "event %zu: tick %" PRIu64 " goes back before tick %" PRIu64,
+                             i, ev->tick, prev_tick);
+          break;
+        }
+      prev_tick = ev->tick;
+      if (ev->kind == ML_EV_ALLOC)
+        {
+          if (!(ev->flags & (ML_EVF_HAS_ID | ML_EVF_HAS_ADDR)))
+            {
+              rc = ml_error_set (err, ML_EINPUT, "event %zu: alloc has neither id nor addr", i);
+              break;
+            }
+          uint32_t idx = (uint32_t) b->n, other;
+          MlBuffer *buf = &b->buf[idx];
+          memset (buf, 0, sizeof *buf);
+          buf->id = (ev->flags & ML_EVF_HAS_ID) ? ev->id : idx;
+          buf->size = ev->size;
+          buf->rsize = ml_align_up (ev->size, align);
+          if (buf->rsize < buf->size)
+            {
+              rc = ml_error_set (err, ML_EINPUT, "event %zu: size %" PRIu64 " overflows when aligned to %" PRIu64,
+                                 i, ev->size, align);
+              break;
+            }
+          buf->addr = ev->addr;
+          buf->start = ev->tick;
+          buf->end = b->end_tick;
+          buf->name = ev->name;
+          buf->stack = ev->stack;
+          buf->stream = ev->stream;
+          buf->flags = (ev->flags & (ML_EVF_KIND_MASK | ML_EVF_PINNED)) | ML_BUF_NEVER_FREED;
+          if (ev->flags & ML_EVF_HAS_ADDR)
+            buf->flags |= ML_BUF_HAS_ADDR;
+          if (ev->flags & ML_EVF_HAS_ID)
+            {
+              if (ml_u64map_get (&by_id, ev->id, &other))
+                {
+                  rc = ml_error_set (err, ML_EINPUT, "event %zu: duplicate id %" PRIu64 " (still live since event %u)",
+                                     i, ev->id, b->alloc_event[other]);
+                  break;
+                }
+              if (ml_u64map_put (&by_id, ev->id, idx) < 0)
+                goto oom;
+              ml_u64map_del (&dead, ev->id);
+            }
+          else if (ev->size > 0 && ml_u64map_get (&by_addr, ev->addr, &other))
+            {
+              rc = ml_error_set (err, ML_EINPUT, "event %zu: address 0x%" PRIx64 " allocated again while live (since event %u)",
+                                 i, ev->addr, b->alloc_event[other]);
+              break;
+            }
+          if ((ev->flags & ML_EVF_HAS_ADDR) && ml_u64map_put (&by_addr, ev->addr, idx) < 0)
+            goto oom;
+          b->alloc_event[idx] = (uint32_t) (i < UINT32_MAX ? i : UINT32_MAX);
+          b->n++;
+        }
+      else if (ev->kind == ML_EV_FREE)
+        {
+          uint32_t idx;
+          bool found;
+          if (ev->flags & ML_EVF_HAS_ID)
+            {
+              found = ml_u64map_get (&by_id, ev->id, &idx);
+              if (!found)
+                {
+                  uint32_t was;
+                  if (ml_u64map_get (&dead, ev->id, &was))
+                    rc = ml_error_set (err, ML_EINPUT, "event %zu: double free of id %" PRIu64 " (already freed at event %u)",
+                                       i, ev->id, was);
+                  else
+                    rc = ml_error_set (err, ML_EINPUT, "event %zu: free of unknown id %" PRIu64, i, ev->id);
+                  break;
+                }
+            }
+          else if (ev->flags & ML_EVF_HAS_ADDR)
+            {
+              found = ml_u64map_get (&by_addr, ev->addr, &idx);
+              if (!found)
+                {
+                  rc = ml_error_set (err, ML_EINPUT, "event %zu: free of unknown address 0x%" PRIx64, i, ev->addr);
+                  break;
+                }
+            }
+          else
+            {
+              rc = ml_error_set (err, ML_EINPUT, "event %zu: free has neither id nor addr", i);
+              break;
+            }
+          MlBuffer *buf = &b->buf[idx];
+          buf->end = ev->tick;
+          buf->flags &= ~(uint32_t) ML_BUF_NEVER_FREED;
+          if (ev->flags & ML_EVF_HAS_ID || !(buf->flags & ML_BUF_HAS_ADDR))
+            {
+              ml_u64map_del (&by_id, buf->id);
+              if (ml_u64map_put (&dead, buf->id, (uint32_t) (i < UINT32_MAX ? i : UINT32_MAX)) < 0)
+                goto oom;
+            }
+          else
+            ml_u64map_del (&by_id, buf->id);
+          if (buf->flags & ML_BUF_HAS_ADDR)
+            {
+              uint32_t cur;
+              if (ml_u64map_get (&by_addr, buf->addr, &cur) && cur == idx)
+                ml_u64map_del (&by_addr, buf->addr);
+            }
+        }
+    }
+  ml_u64map_clear (&by_id);
+  ml_u64map_clear (&by_addr);
+  ml_u64map_clear (&dead);
+  if (rc < 0)
+    {
+      ml_buffers_free (b);
+      return rc;
+    }
+  for (size_t i = 0; i < b->n; i++)
+    b->by_end[i] = (uint32_t) i;
+  if (ml_sort_indexes_by_key (b->by_end, b->n, &b->buf[0].end, sizeof (MlBuffer)) < 0)
+    {
+      ml_buffers_free (b);
+      return ml_error_set (err, ML_ENOMEM, "out of memory");
+    }
+  compute_lower_bound (b);
+  *out = b;
+  return 0;
+
+oom:
+  ml_u64map_clear (&by_id);
+  ml_u64map_clear (&by_addr);
+  ml_u64map_clear (&dead);
+  ml_buffers_free (b);
+  return ml_error_set (err, ML_ENOMEM, "out of memory");
+}
+
+uint64_t
+ml_buffers_live_at (const MlBuffers *bufs, uint64_t tick)
+{
+  uint64_t live = 0;
+  for (size_t i = 0; i < bufs->n && bufs->buf[i].start <= tick; i++)
+    if (bufs->buf[i].end > tick)
+      live += bufs->buf[i].rsize;
+  return live;
+}
+
+/* ---- peak points ---- */
+
+typedef struct { uint64_t tick, live; } Point;
+
+static int
+cmp_point_desc (const void *a, const void *b)
+{
+  const Point *p = a, *q = b;
+  if (p->live != q->live)
+    return p->live < q->live ? 1 : -1;
+  return p->tick < q->tick ? -1 : p->tick > q->tick;
+}
+
+static int
+cmp_blame (const void *a, const void *b, void *user)
+{
+  const MlBuffers *blame_bufs = user;
+  const MlBuffer *x = &blame_bufs->buf[*(const uint32_t *) a];
+  const MlBuffer *y = &blame_bufs->buf[*(const uint32_t *) b];
+  if (x->rsize != y->rsize)
+    return x->rsize < y->rsize ? 1 : -1;
+  return *(const uint32_t *) a < *(const uint32_t *) b ? -1 : 1;
+}
+
+void
+ml_peaks_free (MlPeaks *peaks)
+{
+  if (!peaks)
+    return;
+  for (size_t i = 0; i < peaks->n; i++)
+    free (peaks->peaks[i].blame);
+  free (peaks->peaks);
+  peaks->peaks = NULL;
+  peaks->n = 0;
+}
+
+int
+ml_peaks_find (const MlBuffers *bufs, size_t max_points, size_t max_blame, MlPeaks *out, MlError *err)
+{
+  out->peaks = NULL;
+  out->n = 0;
+  if (bufs->n == 0 || max_points == 0)
+    return 0;
+  /* change points: live after each tick group */
+  size_t cap = 1024, n = 0;
+  Point *pts = malloc (cap * sizeof *pts);
+  if (!pts)
+    return ml_error_set (err, ML_ENOMEM, "out of memory");
+  MlSweep sw;
+  MlSweepStep st;
+  uint64_t live = 0, cur = 0;
+  bool have = false;
+  ml_sweep_init (&sw, bufs);
+  for (;;)
+    {
+      bool more = ml_sweep_next (&sw, &st);
+      if (have && (!more || st.tick != cur))
+        {
+          if (n == cap)
+            {
+              Point *p2 = realloc (pts, (cap *= 2) * sizeof *pts);
+              if (!p2)
+                {
+                  free (pts);
+                  return ml_error_set (err, ML_ENOMEM, "out of memory");
+                }
+              pts = p2;
+            }
+          pts[n++] = (Point) { cur, live };
+        }
+      if (!more)
+        break;
+      have = true;
+      cur = st.tick;
+      live += st.is_alloc ? bufs->buf[st.buffer].rsize : (uint64_t) -bufs->buf[st.buffer].rsize;
+    }
+  /* local maxima (a plateau counts once, at its first point) */
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      bool up = i == 0 || pts[i].live > pts[i - 1].live;
+      size_t j = i;
+      while (j + 1 < n && pts[j + 1].live == pts[i].live)
+        j++;
+      bool down = j + 1 == n || pts[j + 1].live < pts[i].live;
+      if (up && down && pts[i].live > 0)
+        pts[m++] = pts[i];
+      i = j;
+    }
+  qsort (pts, m, sizeof *pts, cmp_point_desc);
+  if (m > max_points)
+    m = max_points;
+  out->peaks = calloc (m ? m : 1, sizeof *out->peaks);
+  if (!out->peaks)
+    {
+      free (pts);
+      return ml_error_set (err, ML_ENOMEM, "out of memory");
+    }
+  for (size_t k = 0; k < m; k++)
+    {
+      MlPeak *pk = &out->peaks[k];
+      pk->tick = pts[k].tick;
+      pk->live = pts[k].live;
+      size_t cnt = 0;
+      for (size_t i = 0; i < bufs->n && bufs->buf[i].start <= pk->tick; i++)
+        cnt += bufs->buf[i].end > pk->tick;
+      pk->blame = malloc ((cnt ? cnt : 1) * sizeof *pk->blame);
+      if (!pk->blame)
+        {
+          out->n = k;
+          ml_peaks_free (out);
+          free (pts);
+          return ml_error_set (err, ML_ENOMEM, "out of memory");
+        }
+      for (size_t i = 0; i < bufs->n && bufs->buf[i].start <= pk->tick; i++)
+        if (bufs->buf[i].end > pk->tick)
+          pk->blame[pk->n_blame++] = (uint32_t) i;
+      pk->n_live = pk->n_blame;
+      qsort_r (pk->blame, pk->n_blame, sizeof *pk->blame, cmp_blame, (void *) bufs);
+      if (max_blame && pk->n_blame > max_blame)
+        pk->n_blame = max_blame;
+    }
+  out->n = m;
+  free (pts);
+  return 0;
+}

@@ -1,0 +1,104 @@
+/* buffers.h — lifetimes: the buffers a trace allocates, in allocation order.
+ *
+ * ml_buffers_build() pairs each alloc with its free (by id, or by the
+ * address of the live buffer when the trace has only addresses), rounds
+ * sizes up to the alignment (size = ceil(bytes / align) * align) and gives
+ * never-freed buffers the end of the trace. Lifetimes are half-open
+ * [start, end) in ticks. Buffers keep the order of their allocations, which
+ * is also sorted by start; by_end lists them by end (stable).
+ */
+#ifndef ML_BUFFERS_H
+#define ML_BUFFERS_H
+
+#include "sim/trace.h"
+
+enum {
+  ML_BUF_WEIGHT     = ML_EVF_WEIGHT,
+  ML_BUF_ACTIVATION = ML_EVF_ACTIVATION,
+  ML_BUF_INPUT      = ML_EVF_INPUT,
+  ML_BUF_OUTPUT     = ML_EVF_OUTPUT,
+  ML_BUF_PINNED     = ML_EVF_PINNED,
+  ML_BUF_NEVER_FREED = 1 << 8,   /* lives to the end of the trace */
+  ML_BUF_NAMED_ID    = 1 << 9,   /* the input named it by a string (name) */
+  ML_BUF_HAS_ADDR    = 1 << 10,  /* addr is the recorded address          */
+};
+
+/* 64 bytes. */
+typedef struct {
+  uint64_t id;       /* the trace's id (or a running number)     */
+  uint64_t size;     /* requested bytes                          */
+  uint64_t rsize;    /* rounded to the alignment                 */
+  uint64_t addr;     /* recorded address when ML_BUF_HAS_ADDR    */
+  uint64_t start;    /* tick of the alloc                        */
+  uint64_t end;      /* tick of the free, or the end of trace    */
+  uint32_t name;     /* interned, in the trace's string table    */
+  uint32_t stack;    /* the alloc's stack (trace stack table)    */
+  uint32_t stream;
+  uint32_t flags;
+} MlBuffer;
+
+typedef struct {
+  MlBuffer       *buf;        /* n, by start (allocation order)            */
+  uint32_t       *by_end;     /* n indexes, sorted by end, stable          */
+  uint32_t       *alloc_event;/* n: index of each buffer's alloc event     */
+  size_t          n;
+  uint64_t        align;
+  uint64_t        end_tick;   /* one past the last tick                    */
+  uint64_t        lower_bound;/* max over ticks of live rounded bytes      */
+  uint64_t        lower_bound_tick;  /* first tick where it is reached     */
+  const MlTrace  *trace;      /* borrowed: names, stacks, streams          */
+} MlBuffers;
+
+/* Builds the lifetimes of @trace with alignment @align (0 = the trace's
+ * default). Errors name the event ("event 17 (tick 17): free of unknown id
+ * 42"). The result borrows @trace, which must outlive it. */
+int  ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError *err);
+void ml_buffers_free  (MlBuffers *bufs);
+
+static inline uint64_t
+ml_align_up (uint64_t bytes, uint64_t align)
+{
+  return align <= 1 ? bytes : (bytes + align - 1) / align * align;
+}
+
+/* The buffer-level event sequence every sweep walks: at one tick, frees
+ * before allocations; allocations keep their input order. */
+typedef struct {
+  const MlBuffers *bufs;
+  size_t next_start, next_end;
+} MlSweep;
+
+typedef struct {
+  uint64_t tick;
+  uint32_t buffer;
+  bool     is_alloc;
+} MlSweepStep;
+
+void ml_sweep_init (MlSweep *sw, const MlBuffers *bufs);
+/* Returns false at the end. */
+bool ml_sweep_next (MlSweep *sw, MlSweepStep *step);
+
+/* Peak points: ticks where live bytes reach the lower bound, then the
+ * highest other local maxima, each with the live buffers largest first. */
+typedef struct {
+  uint64_t  tick;
+  uint64_t  live;        /* rounded bytes live at the tick */
+  uint32_t *blame;       /* buffer indexes, largest first  */
+  size_t    n_blame;     /* entries in blame (capped)      */
+  size_t    n_live;      /* all live buffers at the tick   */
+} MlPeak;
+
+typedef struct {
+  MlPeak *peaks;
+  size_t  n;
+} MlPeaks;
+
+/* Finds up to @max_points peak points, each blaming at most @max_blame
+ * buffers (0 = all). Caller frees with ml_peaks_free(). */
+int  ml_peaks_find (const MlBuffers *bufs, size_t max_points, size_t max_blame, MlPeaks *out, MlError *err);
+void ml_peaks_free (MlPeaks *peaks);
+
+/* Live rounded bytes at @tick (O(n)). */
+uint64_t ml_buffers_live_at (const MlBuffers *bufs, uint64_t tick);
+
+#endif

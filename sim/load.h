@@ -1,0 +1,52 @@
+/* load.h — reading and writing traces in every format memlens knows.
+ *
+ * ml_trace_load() picks the reader by --format, else by extension, else by
+ * sniffing the first bytes. Each reader streams where its format allows,
+ * bounds what it allocates by what the file can justify, and names the
+ * file, the line (or byte offset) and the value in its errors.
+ */
+#ifndef ML_LOAD_H
+#define ML_LOAD_H
+
+#include "sim/buffers.h"
+#include "sim/plan.h"
+
+typedef struct {
+  int         device;   /* snapshots: which device; -1 = the longest trace */
+  const char *format;   /* NULL = guess; else a reader's name            */
+  const char *graph_options; /* graph reader: "reorder=memory,exclude=weights" */
+} MlLoadOptions;
+
+void ml_load_options_init (MlLoadOptions *opts);
+
+typedef struct {
+  const char *name;          /* "jsonl", "csv", ...                    */
+  const char *extensions;    /* space separated: "jsonl ndjson"        */
+  const char *description;
+  /* Returns true when the first bytes look like this format. */
+  bool (*sniff) (const unsigned char *head, size_t len);
+  int  (*load)  (const char *path, const MlLoadOptions *opts, MlTrace **out, MlError *err);
+} MlTraceFormat;
+
+/* The readers, NULL-terminated. */
+const MlTraceFormat *const *ml_trace_formats (void);
+
+int ml_trace_load (const char *path, const MlLoadOptions *opts, MlTrace **out, MlError *err);
+
+/* Native JSON Lines (docs/formats.md). */
+int ml_trace_load_jsonl  (const char *path, const MlLoadOptions *opts, MlTrace **out, MlError *err);
+int ml_trace_write_jsonl (const MlTrace *trace, const char *path, MlError *err);
+
+/* MiniMalloc CSV: id,lower,upper,size[,offset][,alignment]. */
+int ml_trace_load_csv    (const char *path, const MlLoadOptions *opts, MlTrace **out, MlError *err);
+/* Writes the buffers of @bufs; with @plan (may be NULL) adds the offset
+ * column (offsets of a one-segment plan). Requested sizes are written. */
+int ml_buffers_write_csv (const MlBuffers *bufs, const MlPlan *plan, const char *path, MlError *err);
+
+/* Writes @trace to @path in the format its extension names (.jsonl, .csv). */
+int ml_trace_save (const MlTrace *trace, const char *path, MlError *err);
+
+/* The capacity a file name implies: "A.1048576.csv" -> 1048576, else 0. */
+uint64_t ml_capacity_from_name (const char *path);
+
+#endif

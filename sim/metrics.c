@@ -1,0 +1,531 @@
+#include "sim/metrics.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sort.h"
+
+/* A cover-count segment tree over elementary address intervals: every
+ * range that is added is later removed with the same bounds, so each node
+ * keeps its own cover count and the longest uncovered run, prefix and
+ * suffix of its range (the classic union-of-rectangles structure). */
+typedef struct {
+  uint32_t cnt;
+  uint64_t pre, suf, best;
+} Node;
+
+typedef struct {
+  Node     *t;
+  uint64_t *xs;     /* m + 1 sorted distinct coordinates */
+  size_t    m;      /* elementary intervals */
+} Cover;
+
+static void
+pull (Cover *c, size_t v, size_t lo, size_t hi)
+{
+  Node *n = &c->t[v];
+  if (n->cnt)
+    {
+      n->pre = n->suf = n->best = 0;
+      return;
+    }
+  if (hi - lo == 1)
+    {
+      n->pre = n->suf = n->best = c->xs[hi] - c->xs[lo];
+      return;
+    }
+  size_t mid = (lo + hi) / 2;
+  const Node *l = &c->t[2 * v], *r = &c->t[2 * v + 1];
+  uint64_t llen = c->xs[mid] - c->xs[lo], rlen = c->xs[hi] - c->xs[mid];
+  n->pre = l->pre == llen ? llen + r->pre : l->pre;
+  n->suf = r->suf == rlen ? rlen + l->suf : r->suf;
+  n->best = l->best > r->best ? l->best : r->best;
+  if (l->suf + r->pre > n->best)
+    n->best = l->suf + r->pre;
+}
+
+static void
+build (Cover *c, size_t v, size_t lo, size_t hi)
+{
+  c->t[v].cnt = 0;
+  if (hi - lo > 1)
+    {
+      size_t mid = (lo + hi) / 2;
+      build (c, 2 * v, lo, mid);
+      build (c, 2 * v + 1, mid, hi);
+    }
+  pull (c, v, lo, hi);
+}
+
+static void
+update (Cover *c, size_t v, size_t lo, size_t hi, size_t a, size_t b, int delta)
+{
+  if (b <= lo || hi <= a)
+    return;
+  if (a <= lo && hi <= b)
+    {
+      c->t[v].cnt += (uint32_t) delta;
+      pull (c, v, lo, hi);
+      return;
+    }
+  size_t mid = (lo + hi) / 2;
+  update (c, 2 * v, lo, mid, a, b, delta);
+  update (c, 2 * v + 1, mid, hi, a, b, delta);
+  pull (c, v, lo, hi);
+}
+
+static size_t
+coord (const Cover *c, uint64_t x)
+{
+  size_t lo = 0, hi = c->m + 1;
+  while (hi - lo > 1)
+    {
+      size_t mid = (lo + hi) / 2;
+      if (c->xs[mid] <= x)
+        lo = mid;
+      else
+        hi = mid;
+    }
+  return lo;
+}
+
+static void
+cover (Cover *c, uint64_t x0, uint64_t x1, int delta)
+{
+  if (x1 <= x0 || c->m == 0)
+    return;
+  update (c, 1, 0, c->m, coord (c, x0), coord (c, x1), delta);
+}
+
+static int
+cmp_u64 (const void *a, const void *b)
+{
+  uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+  return x < y ? -1 : x > y;
+}
+
+/* Segment events on the time line. */
+typedef struct {
+  uint64_t tick;
+  uint32_t seg;
+  uint8_t  open;   /* 1 = reserved from here, 0 = released */
+} SegEv;
+
+static int
+cmp_segev (const void *a, const void *b)
+{
+  const SegEv *x = a, *y = b;
+  if (x->tick != y->tick)
+    return x->tick < y->tick ? -1 : 1;
+  if (x->open != y->open)
+    return x->open < y->open ? -1 : 1;   /* releases first */
+  return x->seg < y->seg ? -1 : x->seg > y->seg;
+}
+
+typedef struct {
+  const MlBuffers *bufs;
+  const MlPlan    *plan;
+  uint64_t        *base;     /* global base of each segment */
+  uint64_t        *extent;   /* size used in the layout (growable: final high water) */
+  uint64_t        *hw;       /* growable: current high water */
+  Cover            cov;
+  SegEv           *sev;
+  size_t           n_sev;
+  /* growable segments: the high-water steps, per segment in order */
+  uint64_t        *steps;     /* all steps, grouped by segment */
+  size_t          *step_first;/* ns + 1 */
+  size_t          *step_next; /* ns: next step not yet reached */
+} Sweep;
+
+static void
+sweep_free (Sweep *s)
+{
+  free (s->base);
+  free (s->extent);
+  free (s->hw);
+  free (s->cov.t);
+  free (s->cov.xs);
+  free (s->sev);
+  free (s->steps);
+  free (s->step_first);
+  free (s->step_next);
+}
+
+static int
+sweep_init (Sweep *s, const MlBuffers *bufs, const MlPlan *plan, MlError *err)
+{
+  memset (s, 0, sizeof *s);
+  s->bufs = bufs;
+  s->plan = plan;
+  size_t ns = plan->n_segments;
+  s->base = calloc (ns + 1, sizeof *s->base);
+  s->extent = calloc (ns + 1, sizeof *s->extent);
+  s->hw = calloc (ns + 1, sizeof *s->hw);
+  s->sev = malloc ((2 * ns + 1) * sizeof *s->sev);
+  if (!s->base || !s->extent || !s->hw || !s->sev)
+    goto oom;
+  for (size_t g = 0; g < ns; g++)
+    s->extent[g] = plan->segments[g].size;
+  for (size_t i = 0; i < plan->n; i++)
+    {
+      uint32_t g = plan->segment[i];
+      if (g >= ns)
+        return ml_error_set (err, ML_EINPUT, "buffer %zu is in segment %u of %zu", i, g, ns);
+      uint64_t top = plan->offset[i] + bufs->buf[i].rsize;
+      if (top > s->extent[g])
+        s->extent[g] = top;   /* an invalid plan still gets measured */
+    }
+  /* layout: segments side by side, 1-byte covered separators between */
+  uint64_t x = 0;
+  for (size_t g = 0; g < ns; g++)
+    {
+      s->base[g] = x;
+      x += s->extent[g] + 1;
+    }
+  size_t cap = 2 * plan->n + 3 * ns + 2, m = 0;
+  s->cov.xs = malloc (cap * sizeof *s->cov.xs);
+  if (!s->cov.xs)
+    goto oom;
+  for (size_t g = 0; g < ns; g++)
+    {
+      s->cov.xs[m++] = s->base[g];
+      s->cov.xs[m++] = s->base[g] + s->extent[g];
+      s->cov.xs[m++] = s->base[g] + s->extent[g] + 1;
+    }
+  for (size_t i = 0; i < plan->n; i++)
+    if (bufs->buf[i].rsize)
+      {
+        uint64_t a = s->base[plan->segment[i]] + plan->offset[i];
+        s->cov.xs[m++] = a;
+        s->cov.xs[m++] = a + bufs->buf[i].rsize;
+      }
+  qsort (s->cov.xs, m, sizeof *s->cov.xs, cmp_u64);
+  size_t u = 0;
+  for (size_t i = 0; i < m; i++)
+    if (u == 0 || s->cov.xs[i] != s->cov.xs[u - 1])
+      s->cov.xs[u++] = s->cov.xs[i];
+  s->cov.m = u ? u - 1 : 0;
+  size_t nodes = 1;
+  while (nodes < s->cov.m)
+    nodes <<= 1;
+  s->cov.t = calloc (2 * nodes + 2, sizeof *s->cov.t);
+  if (!s->cov.t)
+    goto oom;
+  if (s->cov.m)
+    build (&s->cov, 1, 0, s->cov.m);
+  /* everything starts covered: separators forever, segments until reserved */
+  for (size_t g = 0; g < ns; g++)
+    {
+      cover (&s->cov, s->base[g] + s->extent[g], s->base[g] + s->extent[g] + 1, +1);
+      cover (&s->cov, s->base[g], s->base[g] + s->extent[g], +1);
+      s->sev[s->n_sev++] = (SegEv) { plan->segments[g].start, (uint32_t) g, 1 };
+      s->sev[s->n_sev++] = (SegEv) { plan->segments[g].end, (uint32_t) g, 0 };
+    }
+  qsort (s->sev, s->n_sev, sizeof *s->sev, cmp_segev);
+  /* high-water steps of growable segments: allocations happen in buffer
+   * order, so one pass over the buffers finds them */
+  s->step_first = calloc (ns + 2, sizeof *s->step_first);
+  s->step_next = calloc (ns + 1, sizeof *s->step_next);
+  if (!s->step_first || !s->step_next)
+    goto oom;
+  {
+    size_t total = 0;
+    for (size_t pass = 0; pass < 2; pass++)
+      {
+        memset (s->hw, 0, (ns + 1) * sizeof *s->hw);
+        size_t *fill = pass ? s->step_next : NULL;
+        for (size_t i = 0; i < plan->n; i++)
+          {
+            uint32_t g = plan->segment[i];
+            if (!(plan->segments[g].flags & ML_SEG_GROWABLE) || !bufs->buf[i].rsize)
+              continue;
+            uint64_t top = plan->offset[i] + bufs->buf[i].rsize;
+            if (top > s->hw[g])
+              {
+                s->hw[g] = top;
+                if (pass == 0)
+                  s->step_first[g + 1]++;
+                else
+                  s->steps[fill[g]++] = top;
+              }
+          }
+        if (pass == 0)
+          {
+            for (size_t g = 0; g < ns; g++)
+              s->step_first[g + 1] += s->step_first[g];
+            total = s->step_first[ns];
+            s->steps = malloc ((total ? total : 1) * sizeof *s->steps);
+            if (!s->steps)
+              goto oom;
+            for (size_t g = 0; g < ns; g++)
+              s->step_next[g] = s->step_first[g];
+          }
+      }
+    for (size_t g = 0; g < ns; g++)
+      {
+        s->step_next[g] = s->step_first[g];
+        s->hw[g] = 0;
+      }
+  }
+  return 0;
+oom:
+  sweep_free (s);
+  return ml_error_set (err, ML_ENOMEM, "out of memory");
+}
+
+
+/* Growable segment g: the pieces above the high water are covered, one
+ * cover per step so that each is later removed with the same bounds. */
+static void
+grow_pieces (Sweep *s, uint32_t g, int delta, size_t from)
+{
+  uint64_t b = s->base[g], prev = from == s->step_first[g] ? 0 : s->steps[from - 1];
+  for (size_t k = from; k < s->step_first[g + 1]; k++)
+    {
+      cover (&s->cov, b + prev, b + s->steps[k], delta);
+      prev = s->steps[k];
+    }
+  cover (&s->cov, b + prev, b + s->extent[g], delta);
+}
+
+/* Runs the sweep; calls @point after each tick's changes, up to @stop
+ * (inclusive). Reserved space: a segment between its start and end; a
+ * growable one up to its high-water mark. */
+typedef void (*PointFn) (void *user, uint64_t tick, uint64_t live, uint64_t reserved, uint64_t largest);
+
+static void
+seg_event (Sweep *s, const SegEv *e, uint64_t *reserved)
+{
+  const MlSegment *g = &s->plan->segments[e->seg];
+  uint64_t b = s->base[e->seg], ext = s->extent[e->seg];
+  if (g->flags & ML_SEG_GROWABLE)
+    {
+      if (e->open)
+        {
+          cover (&s->cov, b, b + ext, -1);
+          s->step_next[e->seg] = s->step_first[e->seg];
+          s->hw[e->seg] = 0;
+          grow_pieces (s, e->seg, +1, s->step_first[e->seg]);
+        }
+      else
+        {
+          grow_pieces (s, e->seg, -1, s->step_next[e->seg]);
+          cover (&s->cov, b, b + ext, +1);
+          *reserved -= s->hw[e->seg];
+          s->hw[e->seg] = 0;
+        }
+    }
+  else if (e->open)
+    {
+      cover (&s->cov, b, b + ext, -1);
+      *reserved += g->size;
+    }
+  else
+    {
+      cover (&s->cov, b, b + ext, +1);
+      *reserved -= g->size;
+    }
+}
+
+static void
+sweep_run (Sweep *s, uint64_t stop, PointFn point, void *user)
+{
+  const MlBuffers *bufs = s->bufs;
+  const MlPlan *plan = s->plan;
+  MlSweep sw;
+  MlSweepStep st;
+  size_t si = 0;
+  uint64_t live = 0, reserved = 0, cur = 0;
+  bool have = false, more;
+  ml_sweep_init (&sw, bufs);
+#define EMIT() do { if (have && point) point (user, cur, live, reserved, s->cov.m ? s->cov.t[1].best : 0); } while (0)
+  do
+    {
+      more = ml_sweep_next (&sw, &st);
+      uint64_t next_tick = more ? st.tick : UINT64_MAX;
+      /* segment reservations open at or before the buffers of their tick,
+       * releases at a tick come before that tick's allocations too */
+      while (si < s->n_sev && s->sev[si].tick <= next_tick && s->sev[si].tick <= stop)
+        {
+          if (have && s->sev[si].tick != cur)
+            EMIT ();
+          have = true;
+          cur = s->sev[si].tick;
+          seg_event (s, &s->sev[si], &reserved);
+          si++;
+        }
+      if (!more || st.tick > stop)
+        break;
+      if (have && st.tick != cur)
+        EMIT ();
+      have = true;
+      cur = st.tick;
+      const MlBuffer *buf = &bufs->buf[st.buffer];
+      uint32_t g = plan->segment[st.buffer];
+      uint64_t a = s->base[g] + plan->offset[st.buffer];
+      if (st.is_alloc)
+        {
+          live += buf->rsize;
+          if (buf->rsize && (plan->segments[g].flags & ML_SEG_GROWABLE))
+            {
+              uint64_t top = plan->offset[st.buffer] + buf->rsize;
+              if (top > s->hw[g])
+                {
+                  /* reach the steps up to top: uncover those pieces */
+                  size_t k = s->step_next[g];
+                  uint64_t prev = k == s->step_first[g] ? 0 : s->steps[k - 1];
+                  while (k < s->step_first[g + 1] && s->steps[k] <= top)
+                    {
+                      cover (&s->cov, s->base[g] + prev, s->base[g] + s->steps[k], -1);
+                      prev = s->steps[k];
+                      k++;
+                    }
+                  s->step_next[g] = k;
+                  reserved += top - s->hw[g];
+                  s->hw[g] = top;
+                }
+            }
+          cover (&s->cov, a, a + buf->rsize, +1);
+        }
+      else
+        {
+          live -= buf->rsize;
+          cover (&s->cov, a, a + buf->rsize, -1);
+        }
+    }
+  while (more);
+  if (cur <= stop)
+    EMIT ();
+#undef EMIT
+}
+
+typedef struct {
+  MlMetrics *m;
+  MlCurve   *curve;
+  size_t     cap;
+  bool       oom;
+  uint64_t   end_tick;
+  /* time-weighted mean */
+  bool       have_prev;
+  uint64_t   prev_tick;
+  double     prev_frag, area;
+  uint64_t   first_tick;
+} Acc;
+
+static void
+acc_point (void *user, uint64_t tick, uint64_t live, uint64_t reserved, uint64_t largest)
+{
+  Acc *a = user;
+  uint64_t free_bytes = reserved > live ? reserved - live : 0;
+  if (largest > free_bytes)
+    largest = free_bytes;
+  double frag = free_bytes ? 1.0 - (double) largest / (double) free_bytes : 0.0;
+  MlMetrics *m = a->m;
+  if (reserved > m->peak)
+    {
+      m->peak = reserved;
+      m->peak_tick = tick;
+    }
+  if (frag > m->frag_max)
+    {
+      m->frag_max = frag;
+      m->frag_max_tick = tick;
+    }
+  if (tick == m->lower_bound_tick)
+    m->frag_at_peak = frag;
+  if (a->have_prev)
+    a->area += a->prev_frag * (double) (tick - a->prev_tick);
+  else
+    a->first_tick = tick;
+  a->have_prev = true;
+  a->prev_tick = tick;
+  a->prev_frag = frag;
+  if (a->curve && !a->oom)
+    {
+      if (a->curve->n == a->cap)
+        {
+          size_t cap = a->cap ? a->cap * 2 : 1024;
+          MlCurvePoint *p = realloc (a->curve->pts, cap * sizeof *p);
+          if (!p)
+            {
+              a->oom = true;
+              return;
+            }
+          a->curve->pts = p;
+          a->cap = cap;
+        }
+      a->curve->pts[a->curve->n++] = (MlCurvePoint) { tick, live, reserved, largest, (float) frag };
+    }
+}
+
+void
+ml_curve_free (MlCurve *curve)
+{
+  if (!curve)
+    return;
+  free (curve->pts);
+  curve->pts = NULL;
+  curve->n = 0;
+}
+
+int
+ml_metrics_compute (const MlBuffers *bufs, const MlPlan *plan, MlMetrics *out, MlCurve *curve, MlError *err)
+{
+  if (plan->n != bufs->n)
+    return ml_error_set (err, ML_EINPUT, "the plan places %zu buffers, the trace has %zu", plan->n, bufs->n);
+  MlMetrics m = { .lower_bound = bufs->lower_bound, .lower_bound_tick = bufs->lower_bound_tick };
+  Sweep s;
+  int rc = sweep_init (&s, bufs, plan, err);
+  if (rc < 0)
+    return rc;
+  if (curve)
+    curve->pts = NULL, curve->n = 0;
+  Acc a = { .m = &m, .curve = curve, .end_tick = bufs->end_tick };
+  sweep_run (&s, UINT64_MAX, acc_point, &a);
+  sweep_free (&s);
+  if (a.oom)
+    {
+      ml_curve_free (curve);
+      return ml_error_set (err, ML_ENOMEM, "out of memory for the curve");
+    }
+  if (a.have_prev && bufs->end_tick > a.prev_tick)
+    a.area += a.prev_frag * (double) (bufs->end_tick - a.prev_tick);
+  uint64_t span = a.have_prev && bufs->end_tick > a.first_tick ? bufs->end_tick - a.first_tick : 0;
+  m.frag_mean = span ? a.area / (double) span : 0.0;
+  m.overhead = m.lower_bound ? (double) m.peak / (double) m.lower_bound - 1.0 : 0.0;
+  for (size_t i = 0; i < bufs->n && bufs->buf[i].start <= m.lower_bound_tick; i++)
+    if (bufs->buf[i].end > m.lower_bound_tick)
+      {
+        m.internal_waste += bufs->buf[i].rsize - bufs->buf[i].size;
+        m.requested_at_peak += bufs->buf[i].size;
+      }
+  *out = m;
+  return 0;
+}
+
+typedef struct { uint64_t tick, largest, free_bytes; } At;
+
+static void
+at_point (void *user, uint64_t tick, uint64_t live, uint64_t reserved, uint64_t largest)
+{
+  At *a = user;
+  a->tick = tick;
+  a->free_bytes = reserved > live ? reserved - live : 0;
+  a->largest = largest < a->free_bytes ? largest : a->free_bytes;
+}
+
+int
+ml_metrics_free_at (const MlBuffers *bufs, const MlPlan *plan, uint64_t tick,
+                    uint64_t *largest_free, uint64_t *free_bytes, MlError *err)
+{
+  Sweep s;
+  int rc = sweep_init (&s, bufs, plan, err);
+  if (rc < 0)
+    return rc;
+  At a = { 0 };
+  sweep_run (&s, tick, at_point, &a);
+  sweep_free (&s);
+  *largest_free = a.largest;
+  *free_bytes = a.free_bytes;
+  return 0;
+}

@@ -1,0 +1,412 @@
+#include "sim/plan.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cjson/cJSON.h>
+
+#include "sim/io.h"
+#include "sim/jsonutil.h"
+#include "sim/treap.h"
+#include "sim/u64map.h"
+
+MlPlan *
+ml_plan_new (size_t n, const char *strategy)
+{
+  MlPlan *p = calloc (1, sizeof *p);
+  if (!p)
+    return NULL;
+  p->n = n;
+  p->segment = calloc (n ? n : 1, sizeof *p->segment);
+  p->offset = calloc (n ? n : 1, sizeof *p->offset);
+  p->strategy = strdup (strategy ? strategy : "");
+  if (!p->segment || !p->offset || !p->strategy)
+    {
+      ml_plan_free (p);
+      return NULL;
+    }
+  return p;
+}
+
+void
+ml_plan_free (MlPlan *p)
+{
+  if (!p)
+    return;
+  free (p->segment);
+  free (p->offset);
+  free (p->segments);
+  free (p->strategy);
+  free (p->note);
+  free (p);
+}
+
+long
+ml_plan_add_segment (MlPlan *p, const MlSegment *seg)
+{
+  if (p->n_segments == p->cap_segments)
+    {
+      size_t cap = p->cap_segments ? p->cap_segments * 2 : 8;
+      MlSegment *s = realloc (p->segments, cap * sizeof *s);
+      if (!s)
+        return -1;
+      p->segments = s;
+      p->cap_segments = cap;
+    }
+  p->segments[p->n_segments] = *seg;
+  return (long) p->n_segments++;
+}
+
+int
+ml_plan_set_note (MlPlan *p, const char *note)
+{
+  char *n = strdup (note);
+  if (!n)
+    return ML_ENOMEM;
+  free (p->note);
+  p->note = n;
+  return 0;
+}
+
+uint64_t
+ml_plan_arena_size (const MlPlan *p, const MlBuffers *bufs)
+{
+  uint64_t top = 0;
+  for (size_t i = 0; i < p->n; i++)
+    if (bufs->buf[i].rsize && p->offset[i] + bufs->buf[i].rsize > top)
+      top = p->offset[i] + bufs->buf[i].rsize;
+  return top;
+}
+
+int
+ml_plan_make_arena (MlPlan *p, const MlBuffers *bufs)
+{
+  MlSegment seg = { .size = ml_plan_arena_size (p, bufs), .start = 0, .end = bufs->end_tick };
+  p->n_segments = 0;
+  if (ml_plan_add_segment (p, &seg) < 0)
+    return ML_ENOMEM;
+  memset (p->segment, 0, p->n * sizeof *p->segment);
+  return 0;
+}
+
+/* ---- JSON ---- */
+
+int
+ml_plan_write_json (const MlPlan *p, const MlBuffers *bufs, const char *path, MlError *err)
+{
+  MlOut *out = ml_out_open (path, err);
+  if (!out)
+    return err ? err->code : ML_EIO;
+  FILE *fp = ml_out_file (out);
+  fputs ("{\"format\":\"memlens-plan\",\"version\":1,\"strategy\":", fp);
+  ml_json_put_str (fp, p->strategy ? p->strategy : "");
+  fprintf (fp, ",\"alignment\":%" PRIu64 ",\"buffers_count\":%zu", p->align ? p->align : bufs->align, p->n);
+  fprintf (fp, ",\"lower_bound\":%" PRIu64, bufs->lower_bound);
+  fprintf (fp, ",\"optimal\":%s", p->optimal ? "true" : "false");
+  if (p->proven_lb)
+    fprintf (fp, ",\"proven_lower_bound\":%" PRIu64, p->proven_lb);
+  fprintf (fp, ",\"seconds\":%.6f", p->seconds);
+  if (p->note)
+    fputs (",\"note\":", fp), ml_json_put_str (fp, p->note);
+  fputs (",\n\"segments\":[", fp);
+  for (size_t s = 0; s < p->n_segments; s++)
+    {
+      const MlSegment *g = &p->segments[s];
+      fprintf (fp, "%s\n{\"id\":%zu,\"size\":", s ? "," : "", s);
+      ml_json_put_u64 (fp, g->size);
+      fprintf (fp, ",\"start\":%" PRIu64 ",\"end\":%" PRIu64, g->start, g->end);
+      if (g->addr)
+        fprintf (fp, ",\"addr\":\"0x%" PRIx64 "\"", g->addr);
+      if (g->stream)
+        fprintf (fp, ",\"stream\":%u", g->stream);
+      if (g->flags & ML_SEG_GROWABLE)
+        fputs (",\"growable\":true", fp);
+      if (g->flags & ML_SEG_EXPANDABLE)
+        fputs (",\"expandable\":true", fp);
+      fputc ('}', fp);
+    }
+  fputs ("],\n\"buffers\":[", fp);
+  for (size_t i = 0; i < p->n; i++)
+    {
+      fprintf (fp, "%s\n{\"index\":%zu,\"id\":", i ? "," : "", i);
+      ml_json_put_u64 (fp, bufs->buf[i].id);
+      fprintf (fp, ",\"segment\":%u,\"offset\":", p->segment[i]);
+      ml_json_put_u64 (fp, p->offset[i]);
+      fputc ('}', fp);
+    }
+  fputs ("]}\n", fp);
+  return ml_out_commit (out, err);
+}
+
+int
+ml_plan_read_json (const char *path, const MlBuffers *bufs, MlPlan **out, MlError *err)
+{
+  char *text;
+  size_t len;
+  int rc = ml_read_file (path, (size_t) 1 << 34, &text, &len, err);
+  if (rc < 0)
+    return rc;
+  cJSON *root = cJSON_ParseWithLength (text, len);
+  if (!root)
+    {
+      const char *at = cJSON_GetErrorPtr ();
+      long line = 1;
+      if (at && at >= text && at <= text + len)
+        for (const char *c = text; c < at; c++)
+          line += *c == '\n';
+      free (text);
+      return ml_error_set (err, ML_EINPUT, "%s:%ld: not valid JSON", path, line);
+    }
+  free (text);
+  MlPlan *p = NULL;
+  const char *fmt = ml_json_str (root, "format");
+  if (!fmt || strcmp (fmt, "memlens-plan") != 0)
+    {
+      rc = ml_error_set (err, ML_EINPUT, "%s: not a memlens plan (\"format\" is not \"memlens-plan\")", path);
+      goto out;
+    }
+  uint64_t version;
+  if ((rc = ml_json_u64 (root, "version", true, &version, err)) < 0)
+    goto bad;
+  if (version != 1)
+    {
+      rc = ml_error_set (err, ML_EINPUT, "%s: plan version %" PRIu64 " is not supported (this memlens reads 1)", path, version);
+      goto out;
+    }
+  const char *strategy = ml_json_str (root, "strategy");
+  p = ml_plan_new (bufs->n, strategy ? strategy : "file");
+  if (!p)
+    {
+      rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+      goto out;
+    }
+  uint64_t align = 0;
+  if ((rc = ml_json_u64 (root, "alignment", false, &align, err)) < 0)
+    goto bad;
+  p->align = rc == 0 ? align : bufs->align;
+  const cJSON *opt = cJSON_GetObjectItemCaseSensitive (root, "optimal");
+  p->optimal = cJSON_IsTrue (opt);
+  const cJSON *segs = cJSON_GetObjectItemCaseSensitive (root, "segments");
+  const cJSON *bs = cJSON_GetObjectItemCaseSensitive (root, "buffers");
+  if (!cJSON_IsArray (segs) || !cJSON_IsArray (bs))
+    {
+      rc = ml_error_set (err, ML_EINPUT, "%s: needs \"segments\" and \"buffers\" arrays", path);
+      goto out;
+    }
+  const cJSON *it;
+  size_t k = 0;
+  cJSON_ArrayForEach (it, segs)
+    {
+      MlSegment g = { 0 };
+      uint64_t x;
+      if ((rc = ml_json_u64 (it, "size", true, &g.size, err)) < 0
+          || (rc = ml_json_u64 (it, "start", false, &g.start, err)) < 0
+          || (rc = ml_json_u64 (it, "end", false, &x, err)) < 0)
+        {
+          ml_error_prefix (err, "%s: segment %zu", path, k);
+          goto out;
+        }
+      g.end = rc == 0 ? x : bufs->end_tick;
+      if ((rc = ml_json_u64 (it, "addr", false, &g.addr, err)) < 0
+          || (rc = ml_json_u64 (it, "stream", false, &x, err)) < 0)
+        {
+          ml_error_prefix (err, "%s: segment %zu", path, k);
+          goto out;
+        }
+      if (rc == 0)
+        g.stream = (uint32_t) x;
+      if (cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (it, "growable")))
+        g.flags |= ML_SEG_GROWABLE;
+      if (cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (it, "expandable")))
+        g.flags |= ML_SEG_EXPANDABLE;
+      if (ml_plan_add_segment (p, &g) < 0)
+        {
+          rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+          goto out;
+        }
+      k++;
+    }
+  /* buffers: by "index" when given and consistent, else by id (ids must
+   * then be unique among the trace's buffers) */
+  uint8_t *seen = calloc (bufs->n ? bufs->n : 1, 1);
+  MlU64Map ids;
+  ml_u64map_init (&ids);
+  if (!seen)
+    {
+      rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+      goto out;
+    }
+  for (size_t i = 0; i < bufs->n; i++)
+    ml_u64map_put (&ids, bufs->buf[i].id, (uint32_t) i);
+  k = 0;
+  rc = 0;
+  cJSON_ArrayForEach (it, bs)
+    {
+      uint64_t id, seg = 0, off, index;
+      int has_index;
+      if ((rc = ml_json_u64 (it, "id", true, &id, err)) < 0
+          || (has_index = rc = ml_json_u64 (it, "index", false, &index, err)) < 0
+          || (rc = ml_json_u64 (it, "segment", false, &seg, err)) < 0
+          || (rc = ml_json_u64 (it, "offset", true, &off, err)) < 0)
+        {
+          ml_error_prefix (err, "%s: buffer entry %zu", path, k);
+          break;
+        }
+      rc = 0;
+      uint32_t b;
+      if (has_index == 0 && index < bufs->n && bufs->buf[index].id == id)
+        b = (uint32_t) index;
+      else if (!ml_u64map_get (&ids, id, &b))
+        {
+          rc = ml_error_set (err, ML_EINPUT, "%s: buffer entry %zu: id %" PRIu64 " is not a buffer of this trace", path, k, id);
+          break;
+        }
+      if (seen[b])
+        {
+          rc = ml_error_set (err, ML_EINPUT, "%s: buffer entry %zu: buffer %" PRIu64 " is placed twice", path, k, id);
+          break;
+        }
+      if (seg >= p->n_segments)
+        {
+          rc = ml_error_set (err, ML_EINPUT, "%s: buffer %" PRIu64 ": segment %" PRIu64 " does not exist (%zu segments)",
+                             path, id, seg, p->n_segments);
+          break;
+        }
+      seen[b] = 1;
+      p->segment[b] = (uint32_t) seg;
+      p->offset[b] = off;
+      k++;
+    }
+  if (rc == 0)
+    for (size_t i = 0; i < bufs->n; i++)
+      if (!seen[i])
+        {
+          rc = ml_error_set (err, ML_EINPUT, "%s: buffer %" PRIu64 " (index %zu) has no placement", path, bufs->buf[i].id, i);
+          break;
+        }
+  free (seen);
+  ml_u64map_clear (&ids);
+  goto out;
+bad:
+  ml_error_prefix (err, "%s", path);
+out:
+  cJSON_Delete (root);
+  if (rc < 0)
+    {
+      ml_plan_free (p);
+      return rc;
+    }
+  *out = p;
+  return 0;
+}
+
+/* ---- the recorded plan ---- */
+
+int
+ml_plan_from_recorded (const MlBuffers *bufs, MlPlan **out, MlError *err)
+{
+  const MlTrace *t = bufs->trace;
+  bool any = false;
+  for (size_t i = 0; i < bufs->n && !any; i++)
+    any = bufs->buf[i].flags & ML_BUF_HAS_ADDR;
+  if (!t || !any)
+    return ml_error_set (err, ML_EUNSUPPORTED, "the trace has no recorded addresses");
+  MlPlan *p = ml_plan_new (bufs->n, "recorded");
+  if (!p)
+    return ml_error_set (err, ML_ENOMEM, "out of memory");
+  p->align = bufs->align;
+
+  /* live recorded segments by base address: key = addr, value = segment index */
+  MlTreap live;
+  ml_treap_init (&live);
+  uint8_t *placed = calloc (bufs->n ? bufs->n : 1, 1);
+  int rc = 0;
+  if (!placed)
+    rc = ML_ENOMEM;
+  size_t b = 0;
+  for (size_t i = 0; i < t->n_events && rc == 0; i++)
+    {
+      const MlEvent *ev = &t->events[i];
+      if ((ev->kind == ML_EV_SEGMENT_ALLOC || ev->kind == ML_EV_SEGMENT_MAP) && ev->size)
+        {
+          uint32_t prev = ml_treap_find (&live, ev->addr, 0, NULL);
+          if (prev != ML_TREAP_NIL)   /* expandable: mapping more pages at a known base */
+            {
+              MlSegment *g = &p->segments[live.nodes[prev].value];
+              if (ev->size > g->size)
+                g->size = ev->size;
+              continue;
+            }
+          MlSegment g = { .size = ev->size, .start = ev->tick, .end = bufs->end_tick, .addr = ev->addr,
+                          .stream = ev->stream, .flags = ev->kind == ML_EV_SEGMENT_MAP ? ML_SEG_EXPANDABLE : 0 };
+          long s = ml_plan_add_segment (p, &g);
+          if (s < 0 || ml_treap_insert (&live, ev->addr, 0, (uint64_t) s) == ML_TREAP_NIL)
+            rc = ML_ENOMEM;
+        }
+      else if (ev->kind == ML_EV_SEGMENT_FREE || ev->kind == ML_EV_SEGMENT_UNMAP)
+        {
+          uint32_t node = ml_treap_find (&live, ev->addr, 0, NULL);
+          if (node != ML_TREAP_NIL)
+            {
+              p->segments[live.nodes[node].value].end = ev->tick;
+              ml_treap_remove (&live, ev->addr, 0);
+            }
+        }
+      else if (ev->kind == ML_EV_ALLOC && b < bufs->n)
+        {
+          const MlBuffer *buf = &bufs->buf[b];
+          if (buf->flags & ML_BUF_HAS_ADDR)
+            {
+              uint32_t node = ml_treap_predecessor (&live, buf->addr, 1, NULL);
+              if (node != ML_TREAP_NIL)
+                {
+                  const MlSegment *g = &p->segments[live.nodes[node].value];
+                  if (buf->addr >= g->addr && buf->addr + buf->rsize <= g->addr + g->size)
+                    {
+                      p->segment[b] = (uint32_t) live.nodes[node].value;
+                      p->offset[b] = buf->addr - g->addr;
+                      placed[b] = 1;
+                    }
+                }
+            }
+          b++;
+        }
+    }
+  ml_treap_clear (&live);
+  /* buffers outside every recorded segment: one arena over their range */
+  if (rc == 0)
+    {
+      uint64_t lo = UINT64_MAX, hi = 0;
+      for (size_t i = 0; i < bufs->n; i++)
+        if (!placed[i])
+          {
+            uint64_t a = (bufs->buf[i].flags & ML_BUF_HAS_ADDR) ? bufs->buf[i].addr : 0;
+            if (a < lo)
+              lo = a;
+            if (a + bufs->buf[i].rsize > hi)
+              hi = a + bufs->buf[i].rsize;
+          }
+      if (lo != UINT64_MAX)
+        {
+          MlSegment g = { .size = hi - lo, .start = 0, .end = bufs->end_tick, .addr = lo };
+          long s = ml_plan_add_segment (p, &g);
+          if (s < 0)
+            rc = ML_ENOMEM;
+          else
+            for (size_t i = 0; i < bufs->n; i++)
+              if (!placed[i])
+                {
+                  p->segment[i] = (uint32_t) s;
+                  p->offset[i] = ((bufs->buf[i].flags & ML_BUF_HAS_ADDR) ? bufs->buf[i].addr : 0) - lo;
+                }
+        }
+    }
+  free (placed);
+  if (rc < 0)
+    {
+      ml_plan_free (p);
+      return ml_error_set (err, ML_ENOMEM, "out of memory");
+    }
+  *out = p;
+  return 0;
+}

@@ -1,0 +1,86 @@
+/* plan.h — where each buffer lives: a (segment, offset) per buffer.
+ *
+ * Online allocators and offline planners both produce plans, so every
+ * metric, check, report and view works the same for every strategy. A
+ * static arena is one segment alive for the whole trace. A "growable"
+ * segment is an arena that reserves up to its high-water mark as it goes
+ * (the online first-fit family): its reserved size at tick t is the
+ * largest offset + size placed so far.
+ */
+#ifndef ML_PLAN_H
+#define ML_PLAN_H
+
+#include "sim/buffers.h"
+
+enum {
+  ML_SEG_GROWABLE = 1 << 0,
+  ML_SEG_EXPANDABLE = 1 << 1,  /* PyTorch expandable segment */
+};
+
+typedef struct {
+  uint64_t size;     /* bytes reserved                 */
+  uint64_t start;    /* tick reserved                  */
+  uint64_t end;      /* tick released (end of trace if never) */
+  uint64_t addr;     /* recorded or emulated base address, 0 = none */
+  uint32_t stream;
+  uint32_t flags;
+} MlSegment;
+
+/* The first allocation a capacity refused. */
+typedef struct {
+  bool     hit;
+  uint64_t tick;
+  uint32_t buffer;        /* the request */
+  uint64_t request;       /* rounded bytes */
+  uint64_t live;          /* bytes in live buffers at that moment */
+  uint64_t reserved;      /* bytes reserved (segments / high water) */
+  uint64_t free_bytes;    /* capacity - live */
+  uint64_t largest_free;  /* largest block that could have been used */
+  bool     fragmentation; /* verdict: true = fragmentation, false = capacity */
+} MlOom;
+
+typedef struct {
+  char      *strategy;     /* owned */
+  size_t     n;            /* == bufs->n */
+  uint32_t  *segment;      /* n */
+  uint64_t  *offset;       /* n, within the segment */
+  MlSegment *segments;
+  size_t     n_segments, cap_segments;
+  uint64_t   align;
+
+  /* what the strategy knows about its own result */
+  bool       optimal;        /* proven optimal peak */
+  uint64_t   proven_lb;      /* a proven lower bound on the peak (0 = none) */
+  double     seconds;        /* wall time of the strategy alone */
+  uint64_t   ops;            /* allocator operations performed */
+  uint64_t   nodes_visited;  /* free-list / tree nodes visited */
+  MlOom      oom;
+  char      *note;           /* owned, optional: "time limit reached", ... */
+} MlPlan;
+
+/* A plan for @n buffers, every buffer in segment 0 at offset 0, no
+ * segments. Returns NULL when out of memory. */
+MlPlan *ml_plan_new  (size_t n, const char *strategy);
+void    ml_plan_free (MlPlan *plan);
+/* Appends a segment; returns its index or -1 when out of memory. */
+long    ml_plan_add_segment (MlPlan *plan, const MlSegment *seg);
+int     ml_plan_set_note (MlPlan *plan, const char *note);
+
+/* For a plan of one static arena: max(offset + size) over buffers. */
+uint64_t ml_plan_arena_size (const MlPlan *plan, const MlBuffers *bufs);
+/* Makes @plan a single static arena of its arena size, alive [0, end). */
+int     ml_plan_make_arena (MlPlan *plan, const MlBuffers *bufs);
+
+/* Plan files (JSON). Writing is atomic (temporary file + rename). The
+ * reader matches buffers by id to @bufs and errors on unknown, missing or
+ * duplicate ids. */
+int ml_plan_write_json (const MlPlan *plan, const MlBuffers *bufs, const char *path, MlError *err);
+int ml_plan_read_json  (const char *path, const MlBuffers *bufs, MlPlan **out, MlError *err);
+
+/* The "recorded" plan: what the real allocator did, from the addresses in
+ * the trace (segments from segment events when present, else one arena
+ * from the lowest to the highest address). ML_EUNSUPPORTED when the trace
+ * has no addresses. */
+int ml_plan_from_recorded (const MlBuffers *bufs, MlPlan **out, MlError *err);
+
+#endif

@@ -1,0 +1,328 @@
+#include "sim/sim.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+double
+ml_now (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+void
+ml_knobs_init (MlKnobs *k)
+{
+  memset (k, 0, sizeof *k);
+  k->chunk = 4u << 20;
+  k->retries = 3;
+  k->seed = 1;
+}
+
+int
+ml_options_foreach (const char *options,
+                    int (*fn) (void *user, const char *key, const char *value, MlError *err),
+                    void *user, MlError *err)
+{
+  if (!options || !*options)
+    return 0;
+  char *copy = strdup (options);
+  if (!copy)
+    return ml_error_set (err, ML_ENOMEM, "out of memory");
+  int rc = 0;
+  char *save = NULL;
+  for (char *tok = strtok_r (copy, ",", &save); tok && rc == 0; tok = strtok_r (NULL, ",", &save))
+    {
+      char *eq = strchr (tok, '=');
+      if (!eq)
+        rc = fn (user, tok, "1", err);
+      else
+        {
+          *eq = 0;
+          rc = fn (user, tok, eq + 1, err);
+        }
+    }
+  free (copy);
+  return rc;
+}
+
+struct MlSimContext {
+  const MlBuffers *bufs;
+  MlPlan          *plan;
+  uint64_t         tick;
+  uint64_t         reserved;     /* fixed segments + growable high waters */
+  uint64_t        *hw;           /* per segment high water (growable) */
+  size_t           hw_cap;
+  int              oom;          /* ENOMEM while reserving */
+};
+
+static int
+ensure_hw (MlSimContext *ctx, size_t n)
+{
+  if (n <= ctx->hw_cap)
+    return 0;
+  size_t cap = ctx->hw_cap ? ctx->hw_cap : 8;
+  while (cap < n)
+    cap *= 2;
+  uint64_t *hw = realloc (ctx->hw, cap * sizeof *hw);
+  if (!hw)
+    return -1;
+  memset (hw + ctx->hw_cap, 0, (cap - ctx->hw_cap) * sizeof *hw);
+  ctx->hw = hw;
+  ctx->hw_cap = cap;
+  return 0;
+}
+
+long
+ml_sim_reserve (MlSimContext *ctx, uint64_t size, uint32_t stream, uint32_t flags)
+{
+  MlSegment g = { .size = size, .start = ctx->tick, .end = ctx->bufs->end_tick, .stream = stream, .flags = flags };
+  long s = ml_plan_add_segment (ctx->plan, &g);
+  if (s < 0 || ensure_hw (ctx, (size_t) s + 1) < 0)
+    {
+      ctx->oom = 1;
+      return -1;
+    }
+  ctx->hw[s] = 0;
+  if (!(flags & ML_SEG_GROWABLE))
+    ctx->reserved += size;
+  return s;
+}
+
+void
+ml_sim_release (MlSimContext *ctx, uint32_t segment)
+{
+  MlSegment *g = &ctx->plan->segments[segment];
+  g->end = ctx->tick;
+  ctx->reserved -= (g->flags & ML_SEG_GROWABLE) ? ctx->hw[segment] : g->size;
+}
+
+void
+ml_sim_resize (MlSimContext *ctx, uint32_t segment, uint64_t size)
+{
+  MlSegment *g = &ctx->plan->segments[segment];
+  if (!(g->flags & ML_SEG_GROWABLE))
+    ctx->reserved = ctx->reserved - g->size + size;
+  g->size = size;
+}
+
+uint64_t
+ml_sim_reserved (const MlSimContext *ctx)
+{
+  return ctx->reserved;
+}
+
+const MlBuffers *
+ml_sim_buffers (const MlSimContext *ctx)
+{
+  return ctx->bufs;
+}
+
+static void
+note_growth (MlSimContext *ctx, const MlPlacement *at, uint64_t size)
+{
+  MlSegment *g = &ctx->plan->segments[at->segment];
+  if (!(g->flags & ML_SEG_GROWABLE))
+    return;
+  uint64_t top = at->offset + size;
+  if (top > ctx->hw[at->segment])
+    {
+      ctx->reserved += top - ctx->hw[at->segment];
+      ctx->hw[at->segment] = top;
+      if (top > g->size)
+        g->size = top;
+    }
+}
+
+static void
+record_oom (MlPlan *plan, const MlBuffers *bufs, uint32_t b, uint64_t tick, uint64_t live,
+            uint64_t reserved, uint64_t largest, uint64_t capacity)
+{
+  MlOom *o = &plan->oom;
+  o->hit = true;
+  o->tick = tick;
+  o->buffer = b;
+  o->request = bufs->buf[b].rsize;
+  o->live = live;
+  o->reserved = reserved;
+  o->free_bytes = capacity > live ? capacity - live : 0;
+  o->largest_free = largest;
+  o->fragmentation = o->free_bytes >= o->request;
+}
+
+static int
+run_online (const MlBuffers *bufs, const MlStrategy *s, const MlKnobs *knobs, MlPlan *plan, MlError *err)
+{
+  MlSimContext ctx = { .bufs = bufs, .plan = plan };
+  void *state = NULL;
+  int rc = s->create (&ctx, knobs, &state, err);
+  if (rc < 0)
+    return rc;
+  MlSweep sw;
+  MlSweepStep st;
+  uint64_t live = 0, visited = 0, ops = 0;
+  size_t steps = 0;
+  bool capped = knobs->capacity > 0;
+  ml_sweep_init (&sw, bufs);
+  double t0 = ml_now ();
+  while (ml_sweep_next (&sw, &st))
+    {
+      const MlBuffer *buf = &bufs->buf[st.buffer];
+      MlRequest req = { st.buffer, buf->rsize, buf->size, buf->stream, st.tick };
+      MlPlacement at = { plan->segment[st.buffer], plan->offset[st.buffer] };
+      ctx.tick = st.tick;
+      ops++;
+      if (st.is_alloc)
+        {
+          rc = s->alloc (state, &req, &at, &visited);
+          if (rc == 0)
+            note_growth (&ctx, &at, buf->rsize);
+          if (rc == 0 && capped && ctx.reserved > knobs->capacity && !plan->oom.hit)
+            {
+              /* the placement went past the capacity: that is where it fails */
+              uint64_t largest = s->largest_free ? s->largest_free (state) : 0;
+              record_oom (plan, bufs, st.buffer, st.tick, live, ctx.reserved - buf->rsize, largest, knobs->capacity);
+              if (s->lift_capacity)
+                s->lift_capacity (state);
+              capped = false;
+            }
+          else if (rc == ML_EOOM)
+            {
+              if (!plan->oom.hit)
+                {
+                  uint64_t largest = s->largest_free ? s->largest_free (state) : 0;
+                  record_oom (plan, bufs, st.buffer, st.tick, live, ctx.reserved, largest, knobs->capacity);
+                }
+              if (s->lift_capacity)
+                s->lift_capacity (state);
+              capped = false;
+              rc = s->alloc (state, &req, &at, &visited);
+              if (rc == 0)
+                note_growth (&ctx, &at, buf->rsize);
+            }
+          if (rc < 0)
+            {
+              if (!err || err->code == 0 || rc != err->code)
+                ml_error_set (err, rc, "%s: allocation of buffer %" PRIu64 " failed: %s", s->name, buf->id, ml_error_code_name (rc));
+              break;
+            }
+          plan->segment[st.buffer] = at.segment;
+          plan->offset[st.buffer] = at.offset;
+          live += buf->rsize;
+        }
+      else
+        {
+          s->release (state, &req, &at, &visited);
+          live -= buf->rsize;
+        }
+      if (ctx.oom)
+        {
+          rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+          break;
+        }
+      if ((++steps & 0xfffff) == 0 && knobs->progress)
+        {
+          if (knobs->progress->cancelled && *knobs->progress->cancelled)
+            {
+              rc = ml_error_set (err, ML_ECANCELLED, "cancelled");
+              break;
+            }
+          if (knobs->progress->report)
+            knobs->progress->report (knobs->progress->user, (double) steps / (2.0 * (double) bufs->n + 1), s->name);
+        }
+    }
+  plan->seconds = ml_now () - t0;
+  plan->ops = ops;
+  plan->nodes_visited = visited;
+  s->destroy (state);
+  free (ctx.hw);
+  return rc;
+}
+
+int
+ml_sim_run (const MlBuffers *bufs, const MlStrategy *s, const MlKnobs *knobs_in, MlPlan **out, MlError *err)
+{
+  MlKnobs knobs;
+  if (knobs_in)
+    knobs = *knobs_in;
+  else
+    ml_knobs_init (&knobs);
+  if (knobs.align == 0)
+    knobs.align = bufs->align;
+  MlPlan *plan = ml_plan_new (bufs->n, s->name);
+  if (!plan)
+    return ml_error_set (err, ML_ENOMEM, "out of memory");
+  plan->align = bufs->align;
+  int rc;
+  if (err)
+    err->code = 0;
+  if (s->kind == ML_STRATEGY_ONLINE)
+    rc = run_online (bufs, s, &knobs, plan, err);
+  else
+    {
+      double t0 = ml_now ();
+      rc = s->plan (bufs, &knobs, plan, err);
+      plan->seconds = ml_now () - t0;
+      if (rc == 0 && plan->n_segments == 0)
+        rc = ml_plan_make_arena (plan, bufs) < 0 ? ml_error_set (err, ML_ENOMEM, "out of memory") : 0;
+      if (rc == 0 && knobs.capacity && !plan->oom.hit)
+        {
+          /* the first buffer, in allocation order, that ends past the capacity */
+          uint64_t live_unused = 0;
+          (void) live_unused;
+          for (size_t i = 0; i < bufs->n; i++)
+            if (plan->offset[i] + bufs->buf[i].rsize > knobs.capacity && bufs->buf[i].rsize)
+              {
+                uint64_t live = 0;
+                for (size_t j = 0; j < i; j++)
+                  if (bufs->buf[j].end > bufs->buf[i].start)
+                    live += bufs->buf[j].rsize;
+                uint64_t largest = 0, free_bytes = 0;
+                ml_metrics_free_at (bufs, plan, bufs->buf[i].start, &largest, &free_bytes, NULL);
+                record_oom (plan, bufs, (uint32_t) i, bufs->buf[i].start, live,
+                            knobs.capacity < plan->segments[0].size ? knobs.capacity : plan->segments[0].size,
+                            largest, knobs.capacity);
+                break;
+              }
+        }
+    }
+  if (rc < 0)
+    {
+      ml_plan_free (plan);
+      return rc;
+    }
+  *out = plan;
+  return 0;
+}
+
+int
+ml_sim_evaluate (const MlBuffers *bufs, const MlStrategy *s, const MlKnobs *knobs, MlResult *res, MlError *err)
+{
+  memset (res, 0, sizeof *res);
+  res->strategy = s;
+  MlError e = { 0 };
+  int rc = ml_sim_run (bufs, s, knobs, &res->plan, &e);
+  if (rc == ML_ENOMEM)
+    return ml_error_set (err, rc, "%s", e.msg);
+  if (rc < 0)
+    {
+      res->status = rc;
+      snprintf (res->error, sizeof res->error, "%s", e.msg);
+      return 0;
+    }
+  rc = ml_metrics_compute (bufs, res->plan, &res->metrics, NULL, &e);
+  if (rc < 0)
+    return ml_error_set (err, rc, "%s", e.msg);
+  return 0;
+}
+
+void
+ml_result_clear (MlResult *res)
+{
+  ml_plan_free (res->plan);
+  memset (res, 0, sizeof *res);
+}

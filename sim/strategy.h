@@ -1,0 +1,102 @@
+/* strategy.h — the contract every allocation strategy implements.
+ *
+ * sim/ declares it, strategies/ implements it, and the simulation driver
+ * (sim.h) calls it; sim/ never includes anything from strategies/.
+ *
+ * Online strategies replay requests in order with no knowledge of the
+ * future: create() -> alloc()/release() ... -> destroy(). They place each
+ * buffer in a segment they reserve through the MlSimContext and count the
+ * nodes they visit. Offline strategies see every lifetime at once and
+ * fill a whole plan in plan().
+ *
+ * Strategies are deterministic: the same input, knobs and seed give the
+ * same plan, byte for byte.
+ */
+#ifndef ML_STRATEGY_H
+#define ML_STRATEGY_H
+
+#include "sim/plan.h"
+
+typedef enum { ML_STRATEGY_ONLINE, ML_STRATEGY_OFFLINE } MlStrategyKind;
+
+/* Progress and cancellation for long runs. report() may be NULL; it gets a
+ * fraction in [0, 1] and a short text. cancelled is polled. */
+typedef struct {
+  void (*report) (void *user, double fraction, const char *what);
+  void  *user;
+  volatile int *cancelled;
+} MlProgress;
+
+/* Knobs every strategy honours where it applies. */
+typedef struct {
+  uint64_t    align;         /* bytes; 0 = the trace's default           */
+  uint64_t    capacity;      /* bytes; 0 = unlimited                      */
+  uint64_t    chunk;         /* pool chunk size, default 4 MiB            */
+  double      time_limit;    /* seconds; 0 = the strategy's default       */
+  uint32_t    retries;       /* retries on allocation failure, default 3  */
+  uint64_t    seed;          /* for randomised improvers                  */
+  const char *options;       /* strategy-specific "k=v,k=v" (borrowed)    */
+  const MlProgress *progress;/* may be NULL                               */
+} MlKnobs;
+
+void ml_knobs_init (MlKnobs *knobs);
+
+/* What an online strategy is asked for. */
+typedef struct {
+  uint32_t buffer;     /* index in MlBuffers */
+  uint64_t size;       /* rounded bytes */
+  uint64_t requested;  /* requested bytes */
+  uint32_t stream;
+  uint64_t tick;
+} MlRequest;
+
+typedef struct {
+  uint32_t segment;
+  uint64_t offset;
+} MlPlacement;
+
+/* The driver's side of an online run. */
+typedef struct MlSimContext MlSimContext;
+
+/* Reserves a new segment of @size bytes at the current tick; returns its
+ * index in the plan, or -1 when out of memory. When @growable is set the
+ * segment's reserved size follows its high-water mark. */
+long ml_sim_reserve (MlSimContext *ctx, uint64_t size, uint32_t stream, uint32_t flags);
+/* Releases segment @segment at the current tick. */
+void ml_sim_release (MlSimContext *ctx, uint32_t segment);
+/* Grows a segment (expandable segments map more pages). */
+void ml_sim_resize  (MlSimContext *ctx, uint32_t segment, uint64_t size);
+/* Bytes reserved right now (all live segments; growable: high water). */
+uint64_t ml_sim_reserved (const MlSimContext *ctx);
+const MlBuffers *ml_sim_buffers (const MlSimContext *ctx);
+
+typedef struct MlStrategy {
+  const char     *name;
+  const char     *summary;   /* one line for --help and reports */
+  MlStrategyKind  kind;
+
+  /* online */
+  int  (*create)  (MlSimContext *ctx, const MlKnobs *knobs, void **state, MlError *err);
+  /* Places @req; returns 0, ML_EOOM when the capacity refuses it (the
+   * driver records the OOM and replays the request without a capacity so
+   * the run can go on), or another error. Adds to *visited. */
+  int  (*alloc)   (void *state, const MlRequest *req, MlPlacement *out, uint64_t *visited);
+  void (*release) (void *state, const MlRequest *req, const MlPlacement *at, uint64_t *visited);
+  /* Largest block the strategy could hand out now without reserving more
+   * (for the OOM diagnosis); may be NULL. */
+  uint64_t (*largest_free) (void *state);
+  /* Called after an OOM: go on without the capacity. May be NULL. */
+  void (*lift_capacity) (void *state);
+  void (*destroy) (void *state);
+
+  /* offline */
+  int  (*plan)    (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *err);
+} MlStrategy;
+
+/* Parses "k=v,k=v" options: calls @fn for each pair; stops at the first
+ * error it returns. */
+int ml_options_foreach (const char *options,
+                        int (*fn) (void *user, const char *key, const char *value, MlError *err),
+                        void *user, MlError *err);
+
+#endif

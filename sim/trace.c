@@ -1,0 +1,138 @@
+#include "sim/trace.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+static_assert (sizeof (MlEvent) <= 64, "the event budget is 64 bytes");
+
+MlTrace *
+ml_trace_new (void)
+{
+  MlTrace *t = calloc (1, sizeof *t);
+  if (!t)
+    return NULL;
+  t->strings = ml_strtab_new ();
+  t->stacks = calloc (16, sizeof *t->stacks);
+  if (!t->strings || !t->stacks)
+    {
+      ml_trace_free (t);
+      return NULL;
+    }
+  t->n_stacks = 1;   /* stacks[0]: the empty stack */
+  t->cap_stacks = 16;
+  t->default_align = 256;
+  return t;
+}
+
+void
+ml_trace_free (MlTrace *t)
+{
+  if (!t)
+    return;
+  free (t->events);
+  free (t->stacks);
+  free (t->frames);
+  ml_strtab_free (t->strings);
+  free (t);
+}
+
+static int
+grow (void **ptr, size_t *cap, size_t need, size_t elem)
+{
+  if (need <= *cap)
+    return 0;
+  size_t cap2 = *cap ? *cap : 256;
+  while (cap2 < need)
+    {
+      if (cap2 > SIZE_MAX / 2 / elem)
+        return -1;
+      cap2 *= 2;
+    }
+  void *p = realloc (*ptr, cap2 * elem);
+  if (!p)
+    return -1;
+  *ptr = p;
+  *cap = cap2;
+  return 0;
+}
+
+MlEvent *
+ml_trace_append (MlTrace *t, const MlEvent *ev)
+{
+  if (grow ((void **) &t->events, &t->cap_events, t->n_events + 1, sizeof *t->events) < 0)
+    return NULL;
+  MlEvent *dst = &t->events[t->n_events++];
+  *dst = *ev;
+  if (ev->time_ns >= 0 && ev->kind != ML_EV_MARK)
+    t->has_times = true;
+  return dst;
+}
+
+uint32_t
+ml_trace_add_stack (MlTrace *t, uint32_t site, const MlFrame *frames, size_t n)
+{
+  if (n == 0 && site == 0)
+    return 0;
+  if (t->n_stacks >= UINT32_MAX - 1 || t->n_frames + n >= UINT32_MAX)
+    return UINT32_MAX;
+  if (grow ((void **) &t->stacks, &t->cap_stacks, t->n_stacks + 1, sizeof *t->stacks) < 0
+      || grow ((void **) &t->frames, &t->cap_frames, t->n_frames + n, sizeof *t->frames) < 0)
+    return UINT32_MAX;
+  if (n)
+    memcpy (t->frames + t->n_frames, frames, n * sizeof *frames);
+  t->stacks[t->n_stacks] = (MlStack) { site, (uint32_t) t->n_frames, (uint32_t) n };
+  t->n_frames += n;
+  return (uint32_t) t->n_stacks++;
+}
+
+uint64_t
+ml_trace_end_tick (const MlTrace *t)
+{
+  return t->n_events ? t->events[t->n_events - 1].tick + 1 : 0;
+}
+
+static const char *const kind_names[ML_EV__COUNT] = {
+  "alloc", "free", "free_requested", "segment_alloc", "segment_free",
+  "segment_map", "segment_unmap", "kernel", "sync", "oom", "mark", "snapshot",
+};
+
+static const char *const sync_names[ML_SYNC__COUNT] = {
+  "none", "device", "stream", "event", "event_record", "stream_wait", "context",
+};
+
+const char *
+ml_event_kind_name (MlEventKind kind)
+{
+  return (unsigned) kind < ML_EV__COUNT ? kind_names[kind] : "?";
+}
+
+int
+ml_event_kind_parse (const char *name, MlEventKind *kind)
+{
+  for (int i = 0; i < ML_EV__COUNT; i++)
+    if (strcmp (name, kind_names[i]) == 0)
+      {
+        *kind = (MlEventKind) i;
+        return 0;
+      }
+  return ML_EINPUT;
+}
+
+const char *
+ml_sync_kind_name (MlSyncKind kind)
+{
+  return (unsigned) kind < ML_SYNC__COUNT ? sync_names[kind] : "?";
+}
+
+int
+ml_sync_kind_parse (const char *name, MlSyncKind *kind)
+{
+  for (int i = 0; i < ML_SYNC__COUNT; i++)
+    if (strcmp (name, sync_names[i]) == 0)
+      {
+        *kind = (MlSyncKind) i;
+        return 0;
+      }
+  return ML_EINPUT;
+}

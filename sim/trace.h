@@ -1,0 +1,147 @@
+/* trace.h — the event model: what happened, in order.
+ *
+ * A trace is an array of events plus the tables they point into (interned
+ * strings, stack frames) and a header (format, device, source, counters).
+ * Every event has a tick, non-decreasing along the array: the event's index
+ * for recorded traces, the time coordinate for planning instances (which
+ * may be sparse, up to millions). Times in nanoseconds are kept where known
+ * (-1 otherwise).
+ *
+ * The core arrays keep 64 bytes per event (static-asserted in trace.c).
+ * Fields whose meaning depends on the kind are listed at MlEvent.
+ */
+#ifndef ML_TRACE_H
+#define ML_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/error.h"
+#include "sim/strtab.h"
+
+typedef enum {
+  ML_EV_ALLOC = 0,      /* a buffer comes to life                         */
+  ML_EV_FREE,           /* it ends (PyTorch: free_completed)              */
+  ML_EV_FREE_REQUESTED, /* PyTorch: the free was requested, pending work  */
+  ML_EV_SEGMENT_ALLOC,  /* the allocator reserved device memory           */
+  ML_EV_SEGMENT_FREE,   /* and gave it back                               */
+  ML_EV_SEGMENT_MAP,    /* expandable segments: pages mapped              */
+  ML_EV_SEGMENT_UNMAP,  /* and unmapped                                   */
+  ML_EV_KERNEL,         /* a kernel ran on a stream                       */
+  ML_EV_SYNC,           /* a synchronisation (see MlSyncKind)             */
+  ML_EV_OOM,            /* the real allocator failed                      */
+  ML_EV_MARK,           /* a user annotation, "optimizer.step"            */
+  ML_EV_SNAPSHOT,       /* PyTorch: a snapshot was taken here             */
+  ML_EV__COUNT
+} MlEventKind;
+
+typedef enum {
+  ML_SYNC_NONE = 0,
+  ML_SYNC_DEVICE,       /* cudaDeviceSynchronize: everything before, before everything after */
+  ML_SYNC_STREAM,       /* host waits for @stream                          */
+  ML_SYNC_EVENT,        /* host waits for event @id                        */
+  ML_SYNC_EVENT_RECORD, /* event @id recorded on @stream                   */
+  ML_SYNC_STREAM_WAIT,  /* @stream waits for event @id recorded on @stream2 */
+  ML_SYNC_CONTEXT,      /* context synchronisation, like device            */
+  ML_SYNC__COUNT
+} MlSyncKind;
+
+/* Event flags. */
+enum {
+  ML_EVF_HAS_ID   = 1 << 0,  /* @id is meaningful                       */
+  ML_EVF_HAS_ADDR = 1 << 1,  /* @addr is meaningful                     */
+  ML_EVF_WEIGHT   = 1 << 2,  /* buffer kinds (alloc): weight            */
+  ML_EVF_ACTIVATION = 1 << 3,
+  ML_EVF_INPUT    = 1 << 4,
+  ML_EVF_OUTPUT   = 1 << 5,
+  ML_EVF_PINNED   = 1 << 6,  /* alloc: @addr is a fixed offset to keep   */
+  ML_EVF_ASYNC    = 1 << 7,  /* stream-ordered (cudaMallocAsync)         */
+};
+#define ML_EVF_KIND_MASK (ML_EVF_WEIGHT | ML_EVF_ACTIVATION | ML_EVF_INPUT | ML_EVF_OUTPUT)
+
+/* One event, 64 bytes.
+ *   alloc/free/free_requested: id, addr, size (requested bytes), stream
+ *   segment_*:                 id (segment), addr, size, stream
+ *   kernel:                    name, stream, time_ns = start, size = end ns
+ *   sync:                      sync_kind, stream, stream2, id (cuda event)
+ *   oom:                       size (request), addr = device free bytes, stream
+ *   mark:                      name (the text)
+ * stack: index into the trace's stack table (0 = none); name: interned. */
+typedef struct {
+  uint64_t tick;
+  uint64_t id;
+  uint64_t addr;
+  uint64_t size;
+  int64_t  time_ns;
+  uint32_t name;
+  uint32_t stack;
+  uint32_t stream;
+  uint32_t stream2;
+  uint8_t  kind;       /* MlEventKind */
+  uint8_t  sync_kind;  /* MlSyncKind  */
+  uint16_t flags;
+  uint32_t device;
+} MlEvent;
+
+/* A de-duplicated stack: frames[first .. first + n) of the frame table,
+ * innermost first, and the call site (interned string: the first frame
+ * outside the framework, "file:line:function"). */
+typedef struct {
+  uint32_t site;
+  uint32_t first;
+  uint32_t n;
+} MlStack;
+
+typedef struct {
+  uint32_t file;   /* interned */
+  uint32_t func;   /* interned */
+  uint32_t line;
+} MlFrame;
+
+typedef struct {
+  MlEvent  *events;
+  size_t    n_events, cap_events;
+  MlStrtab *strings;
+  MlStack  *stacks;          /* stacks[0] is the empty stack */
+  size_t    n_stacks, cap_stacks;
+  MlFrame  *frames;
+  size_t    n_frames, cap_frames;
+
+  /* header */
+  uint32_t  source;          /* interned: "jsonl", "csv", "pytorch-snapshot", "cupti", ... */
+  uint32_t  device;
+  uint64_t  default_align;   /* the format's natural alignment: 1 for CSV, 256 otherwise */
+  uint64_t  capacity;        /* a capacity the input implies (CSV file name), 0 = none */
+  uint64_t  dropped_records; /* tracer: CUPTI records lost */
+  uint64_t  device_total;    /* bytes of device memory, when known */
+  bool      has_times;       /* some events carry time_ns */
+  bool      has_addrs;       /* allocations carry real addresses */
+} MlTrace;
+
+MlTrace *ml_trace_new  (void);
+void     ml_trace_free (MlTrace *trace);
+
+/* Appends a copy of @ev; returns a pointer to the stored event (valid until
+ * the next append) or NULL when out of memory. */
+MlEvent *ml_trace_append (MlTrace *trace, const MlEvent *ev);
+
+/* Interns a stack of @n frames with call site @site; returns its index
+ * (> 0), 0 for an empty stack, UINT32_MAX when out of memory. */
+uint32_t ml_trace_add_stack (MlTrace *trace, uint32_t site, const MlFrame *frames, size_t n);
+
+static inline const char *
+ml_trace_str (const MlTrace *trace, uint32_t idx)
+{
+  return ml_strtab_get (trace->strings, idx);
+}
+
+/* One past the last tick: the end of every never-freed buffer. */
+uint64_t ml_trace_end_tick (const MlTrace *trace);
+
+const char *ml_event_kind_name  (MlEventKind kind);
+int         ml_event_kind_parse (const char *name, MlEventKind *kind);
+const char *ml_sync_kind_name   (MlSyncKind kind);
+int         ml_sync_kind_parse  (const char *name, MlSyncKind *kind);
+
+#endif

@@ -1,0 +1,23 @@
+/* u64map.h — an open-addressing hash map from uint64_t to uint32_t with
+ * deletion (backward shift), for matching frees to live allocations. */
+#ifndef ML_U64MAP_H
+#define ML_U64MAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+  uint64_t *keys;
+  uint32_t *vals;   /* UINT32_MAX = empty slot */
+  size_t    n, cap;
+} MlU64Map;
+
+void ml_u64map_init  (MlU64Map *m);
+void ml_u64map_clear (MlU64Map *m);
+/* Returns 0, or -1 when out of memory. Overwrites an existing key. */
+int  ml_u64map_put   (MlU64Map *m, uint64_t key, uint32_t val);
+bool ml_u64map_get   (const MlU64Map *m, uint64_t key, uint32_t *val);
+bool ml_u64map_del   (MlU64Map *m, uint64_t key);
+
+#endif

@@ -1,0 +1,35 @@
+#include "strategies/registry.h"
+
+#include <string.h>
+
+#include "strategies/fit.h"
+#include "strategies/linear.h"
+
+static const MlStrategy *const all[] = {
+  &ml_strategy_first_fit,
+  &ml_strategy_best_fit,
+  &ml_strategy_next_fit,
+  &ml_strategy_linear,
+  NULL,
+};
+
+const MlStrategy *const *
+ml_strategies_all (void)
+{
+  return all;
+}
+
+const MlStrategy *
+ml_strategy_find (const char *name)
+{
+  for (const MlStrategy *const *s = all; *s; s++)
+    if (strcmp ((*s)->name, name) == 0)
+      return *s;
+  return NULL;
+}
+
+const char *
+ml_strategies_default (void)
+{
+  return "first-fit,best-fit,next-fit,linear";
+}

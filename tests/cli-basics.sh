@@ -1,0 +1,66 @@
+#!/bin/bash
+# The command end to end on small files made here.
+. "$(dirname "$0")/lib.sh"
+
+cat >"$T/ex.12.csv" <<'CSV'
+id,lower,upper,size
+b1,0,3,4
+b2,3,9,4
+b3,0,9,4
+b4,9,21,4
+b5,0,21,4
+CSV
+
+run --help; ok $rc "memlens --help exits 0"
+contains "$T/out" "compare"; ok $? "help lists compare"
+for c in stats compare plan check convert; do
+  run $c --help; ok $rc "$c --help exits 0"
+  contains "$T/out" "Usage: memlens $c"; ok $? "$c --help shows its usage"
+done
+
+run stats "$T/ex.12.csv"; ok $rc "stats on the MiniMalloc example"
+contains "$T/out" "lower bound  12"; ok $? "stats prints the lower bound"
+contains "$T/out" "capacity     12"; ok $? "stats reads the capacity from the file name"
+
+run compare "$T/ex.12.csv" --strategies first-fit,best-fit --json; ok $rc "compare --json exits 0 (everything fits in 12)"
+contains "$T/out" '"lower_bound":12'; ok $? "compare --json has the lower bound"
+[ "$(grep -o '"strategy"' "$T/out" | wc -l)" -eq 2 ]; ok $? "one result per strategy"
+
+run compare "$T/ex.12.csv" --strategies linear; ok $([ $rc -eq 1 ]; echo $?) "compare exits 1 when a strategy runs out of the capacity"
+contains "$T/out" "@"; ok $? "the OOM column names the tick"
+
+run compare "$T/ex.12.csv" --capacity 1K --strategies linear; ok $rc "--capacity 1K overrides the file name"
+
+run plan "$T/ex.12.csv" --strategy best-fit -o "$T/plan.json"; ok $rc "plan writes JSON"
+[ -s "$T/plan.json" ]; ok $? "the plan file exists"
+contains "$T/plan.json" '"format":"memlens-plan"'; ok $? "it is a memlens plan"
+run check "$T/ex.12.csv" "$T/plan.json"; ok $rc "check accepts the plan"
+contains "$T/out" "is valid"; ok $? "check says valid"
+
+run plan "$T/ex.12.csv" --strategy first-fit -o "$T/sol.csv"; ok $rc "plan writes a CSV solution"
+head -1 "$T/sol.csv" | grep -q "id,lower,upper,size,offset"; ok $? "with an offset column"
+run check "$T/sol.csv"; ok $rc "check validates the recorded offsets of the solution"
+
+# a conflicting plan: put b1 and b3 at the same offset
+grep -q '"offset":4}' "$T/plan.json"; ok $? "best-fit put a buffer at offset 4"
+sed 's/"offset":4}/"offset":0}/' "$T/plan.json" >"$T/bad.json"
+run check "$T/ex.12.csv" "$T/bad.json"; ok $([ $rc -eq 1 ]; echo $?) "check exits 1 on a conflicting plan"
+contains "$T/out" "conflict"; ok $? "and names the conflict"
+run check "$T/ex.12.csv" "$T/bad.json" --json
+contains "$T/out" '"valid":false'; ok $? "check --json says invalid"
+
+run convert "$T/ex.12.csv" "$T/ex.jsonl"; ok $rc "convert CSV to JSONL"
+run convert "$T/ex.jsonl" "$T/back.csv"; ok $rc "and back to CSV"
+diff -q <(sort "$T/ex.12.csv") <(sort "$T/back.csv") >/dev/null; ok $? "the round trip gives the same rows (in allocation order)"
+run compare "$T/ex.jsonl" --align 1 --json --strategies best-fit
+contains "$T/out" '"lower_bound":12'; ok $? "the JSONL trace has the same lower bound"
+
+run strategies; ok $rc "strategies lists"
+contains "$T/out" "best-fit"; ok $? "best-fit is listed"
+
+if [ -f "$SRC/samples/train-step.jsonl" ]; then
+  run compare "$SRC/samples/train-step.jsonl" --strategies all; ok $rc "compare on the bundled sample"
+  contains "$T/out" "recorded"; ok $? "the sample's recorded layout is compared too"
+  run stats "$SRC/samples/train-step.jsonl"; ok $rc "stats on the bundled sample"
+fi
+finish

@@ -1,0 +1,16 @@
+# TAP helpers for the end-to-end tests: source it, then call ok/fail.
+# $1 of the test = the memlens binary, $2 = the source root.
+MEMLENS=$1
+SRC=$2
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+n=0
+failed=0
+ok() {  # ok CONDITION_EXIT_STATUS DESCRIPTION
+  n=$((n + 1))
+  if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi
+}
+# run CMD...: runs memlens, keeps stdout in $T/out, stderr in $T/err, status in $rc
+run() { "$MEMLENS" "$@" >"$T/out" 2>"$T/err"; rc=$?; }
+contains() { grep -qF -- "$2" "$1"; }
+finish() { echo "1..$n"; [ "$failed" -eq 0 ]; }

@@ -1,0 +1,185 @@
+/* Units, the string table, the treap, the hash map and the radix sort. */
+#include "tests/tap.h"
+
+#include "sim/sort.h"
+#include "sim/strtab.h"
+#include "sim/treap.h"
+#include "sim/u64map.h"
+#include "sim/units.h"
+
+static void
+test_units (void)
+{
+  uint64_t v;
+  MlError err = { 0 };
+  ok (ml_parse_size ("40G", &v, &err) == 0 && v == 40ull << 30, "40G");
+  ok (ml_parse_size ("256M", &v, &err) == 0 && v == 256ull << 20, "256M");
+  ok (ml_parse_size ("4K", &v, &err) == 0 && v == 4096, "4K");
+  ok (ml_parse_size ("4kib", &v, &err) == 0 && v == 4096, "4kib");
+  ok (ml_parse_size ("1.5GiB", &v, &err) == 0 && v == 3ull << 29, "1.5GiB");
+  ok (ml_parse_size ("1048576", &v, &err) == 0 && v == 1048576, "plain bytes");
+  ok (ml_parse_size ("-4", &v, &err) < 0, "negative refused");
+  has_str (err.msg, "negative", "message says negative");
+  ok (ml_parse_size ("12Q", &v, &err) < 0, "unknown unit refused");
+  has_str (err.msg, "'Q'", "message names the unit");
+  ok (ml_parse_size ("99999999999999999999", &v, &err) < 0, "overflow refused");
+  ok (ml_parse_size ("20000000000G", &v, &err) < 0, "overflow with unit refused");
+  ok (ml_parse_size ("", &v, &err) < 0, "empty refused");
+  double s;
+  ok (ml_parse_duration ("10s", &s, &err) == 0 && s == 10, "10s");
+  ok (ml_parse_duration ("500ms", &s, &err) == 0 && s == 0.5, "500ms");
+  ok (ml_parse_duration ("2m", &s, &err) == 0 && s == 120, "2m");
+  ok (ml_parse_duration ("x", &s, &err) < 0, "bad duration refused");
+  char buf[32];
+  is_str (ml_format_size (512, buf, sizeof buf), "512 B", "format bytes");
+  is_str (ml_format_size (1536, buf, sizeof buf), "1.50 KiB", "format KiB");
+  is_str (ml_format_size (40ull << 30, buf, sizeof buf), "40.00 GiB", "format GiB");
+}
+
+static void
+test_strtab (void)
+{
+  MlStrtab *t = ml_strtab_new ();
+  is_u64 (ml_strtab_intern0 (t, ""), 0, "empty string is index 0");
+  uint32_t a = ml_strtab_intern0 (t, "alpha"), b = ml_strtab_intern0 (t, "beta");
+  ok (a != b && a != 0, "distinct strings, distinct indexes");
+  is_u64 (ml_strtab_intern0 (t, "alpha"), a, "interning twice gives the same index");
+  const char *pa = ml_strtab_get (t, a);
+  for (int i = 0; i < 100000; i++)
+    {
+      char s[32];
+      snprintf (s, sizeof s, "s%d", i);
+      ml_strtab_intern0 (t, s);
+    }
+  ok (pa == ml_strtab_get (t, a), "borrowed pointers stay valid as the table grows");
+  is_str (ml_strtab_get (t, b), "beta", "lookup");
+  is_u64 (ml_strtab_count (t), 100003, "count");
+  ml_strtab_free (t);
+  ml_strtab_free (NULL);
+}
+
+static uint64_t rng = 42;
+static uint64_t
+rnd (void)
+{
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return rng;
+}
+
+static void
+test_treap (void)
+{
+  MlTreap t;
+  ml_treap_init (&t);
+  /* free-block map: key = offset, value = size */
+  ml_treap_insert (&t, 0, 0, 10);
+  ml_treap_insert (&t, 100, 0, 50);
+  ml_treap_insert (&t, 300, 0, 20);
+  ml_treap_insert (&t, 500, 0, 80);
+  uint32_t n = ml_treap_first_with_value (&t, 30, NULL);
+  is_u64 (t.nodes[n].a, 100, "first fit for 30 is at 100");
+  n = ml_treap_first_with_value (&t, 60, NULL);
+  is_u64 (t.nodes[n].a, 500, "first fit for 60 is at 500");
+  ok (ml_treap_first_with_value (&t, 81, NULL) == ML_TREAP_NIL, "nothing fits 81");
+  n = ml_treap_first_with_value_from (&t, 101, 0, 15, NULL);
+  is_u64 (t.nodes[n].a, 300, "next fit from 101 for 15 is at 300");
+  n = ml_treap_predecessor (&t, 300, 0, NULL);
+  is_u64 (t.nodes[n].a, 100, "predecessor of 300");
+  n = ml_treap_lower_bound (&t, 301, 0, NULL);
+  is_u64 (t.nodes[n].a, 500, "lower bound of 301");
+  ok (ml_treap_remove (&t, 500, 0), "remove");
+  ok (!ml_treap_remove (&t, 500, 0), "remove twice fails");
+  is_u64 (ml_treap_max_value (&t), 50, "max after removal");
+  ml_treap_set_value (&t, 0, 0, 70);
+  is_u64 (ml_treap_max_value (&t), 70, "max follows set_value");
+  ml_treap_clear (&t);
+
+  /* random operations against a plain array */
+  enum { N = 2000 };
+  static uint64_t val[N];
+  static int present[N];
+  int bad = 0;
+  ml_treap_init (&t);
+  for (int step = 0; step < 20000; step++)
+    {
+      int k = (int) (rnd () % N);
+      if (present[k])
+        {
+          ml_treap_remove (&t, (uint64_t) k, 0);
+          present[k] = 0;
+        }
+      else
+        {
+          val[k] = rnd () % 1000;
+          ml_treap_insert (&t, (uint64_t) k, 0, val[k]);
+          present[k] = 1;
+        }
+      uint64_t want_v = rnd () % 1000;
+      int want = -1;
+      for (int i = 0; i < N; i++)
+        if (present[i] && val[i] >= want_v)
+          {
+            want = i;
+            break;
+          }
+      uint32_t got = ml_treap_first_with_value (&t, want_v, NULL);
+      if ((want < 0) != (got == ML_TREAP_NIL) || (want >= 0 && t.nodes[got].a != (uint64_t) want))
+        bad++;
+    }
+  is_u64 (bad, 0, "first_with_value agrees with a linear scan over 20000 random steps");
+  ml_treap_clear (&t);
+}
+
+static void
+test_u64map (void)
+{
+  MlU64Map m;
+  ml_u64map_init (&m);
+  int bad = 0;
+  for (uint64_t i = 0; i < 50000; i++)
+    ml_u64map_put (&m, i * 7919, (uint32_t) i);
+  for (uint64_t i = 0; i < 50000; i += 2)
+    ml_u64map_del (&m, i * 7919);
+  for (uint64_t i = 0; i < 50000; i++)
+    {
+      uint32_t v;
+      bool found = ml_u64map_get (&m, i * 7919, &v);
+      if (found != (i % 2 == 1) || (found && v != i))
+        bad++;
+    }
+  is_u64 (bad, 0, "hash map: 50000 puts, 25000 deletes, all lookups right");
+  is_u64 (m.n, 25000, "hash map count");
+  ml_u64map_clear (&m);
+}
+
+static void
+test_sort (void)
+{
+  enum { N = 100000 };
+  static uint64_t keys[N];
+  static uint32_t idx[N];
+  for (int i = 0; i < N; i++)
+    {
+      keys[i] = rnd () % 5000;
+      idx[i] = (uint32_t) i;
+    }
+  ml_sort_indexes_by_key (idx, N, keys, sizeof keys[0]);
+  int bad = 0;
+  for (int i = 1; i < N; i++)
+    if (keys[idx[i - 1]] > keys[idx[i]] || (keys[idx[i - 1]] == keys[idx[i]] && idx[i - 1] > idx[i]))
+      bad++;
+  is_u64 (bad, 0, "radix sort is sorted and stable");
+}
+
+int
+main (void)
+{
+  test_units ();
+  test_strtab ();
+  test_treap ();
+  test_u64map ();
+  test_sort ();
+  return tap_done ();
+}

@@ -1,0 +1,23 @@
+#!/bin/sh
+# Installs the Debian 12 packages memlens needs when they are missing:
+# with apt-get when run as root, otherwise it prints the exact command.
+#   tools/deps.sh          build + test dependencies
+set -e
+PKGS="build-essential meson ninja-build pkg-config libcjson-dev libglpk-dev
+libgtk-4-dev libcairo2-dev libpango1.0-dev zlib1g-dev xvfb xauth
+clang valgrind poppler-utils"
+missing=""
+for p in $PKGS; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" = 0 ]; then
+  echo "memlens: installing$missing" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends $missing >/dev/null
+else
+  echo "memlens: missing Debian packages. Run:" >&2
+  echo "  sudo apt-get install -y$missing" >&2
+  exit 1
+fi
