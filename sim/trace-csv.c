@@ -291,8 +291,8 @@ ml_trace_load_csv (const char *path, const MlLoadOptions *opts, MlTrace **out, M
     {
       for (size_t i = 0; i < n; i++)
         by_lower[i] = by_upper[i] = (uint32_t) i;
-      if (ml_sort_indexes_by_key (by_lower, n, &rows[0].lower, sizeof (Row)) < 0
-          || ml_sort_indexes_by_key (by_upper, n, &rows[0].upper, sizeof (Row)) < 0)
+      if (n && (ml_sort_indexes_by_key (by_lower, n, &rows[0].lower, sizeof (Row)) < 0
+                || ml_sort_indexes_by_key (by_upper, n, &rows[0].upper, sizeof (Row)) < 0))
         rc = ml_error_set (err, ML_ENOMEM, "out of memory");
     }
   if (rc == 0 && t->cap_events < 2 * n)
