@@ -126,11 +126,18 @@ ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError
   ml_u64map_init (&by_addr);
   ml_u64map_init (&dead);
   int rc = 0;
-  uint64_t prev_tick = 0;
+  uint64_t prev_tick = 0, total = 0;
 
   for (size_t i = 0; i < trace->n_events && rc == 0; i++)
     {
       const MlEvent *ev = &trace->events[i];
+      if (ev->tick == UINT64_MAX)
+        {
+          /* end_tick = last tick + 1 must not wrap to 0 */
+          rc = ml_error_set (err, ML_EINPUT, "event %zu: tick %" PRIu64 " leaves no room for the end of the trace (at most 2^64-2)",
+                             i, ev->tick);
+          break;
+        }
       if (ev->tick < prev_tick)
         {
           rc = ml_error_set (err, ML_EINPUT, "event %zu: tick %" PRIu64 " goes back before tick %" PRIu64,
@@ -157,6 +164,15 @@ ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError
                                  i, ev->size, align);
               break;
             }
+          /* Every offset a strategy computes is at most the sum of all
+           * sizes; bounding it keeps plan arithmetic inside 64 bits. */
+          if (buf->rsize > ML_BUFFERS_MAX_TOTAL - total)
+            {
+              rc = ml_error_set (err, ML_EINPUT, "event %zu: size %" PRIu64 " brings the buffers' total past 2^60 bytes (1 EiB), "
+                                 "more than any plan can address", i, ev->size);
+              break;
+            }
+          total += buf->rsize;
           buf->addr = ev->addr;
           buf->start = ev->tick;
           buf->end = b->end_tick;

@@ -49,6 +49,11 @@ typedef struct {
   const MlTrace  *trace;      /* borrowed: names, stacks, streams          */
 } MlBuffers;
 
+/* The most bytes all buffers of a trace may add up to (after alignment):
+ * 2^60 (1 EiB), so that offsets, arena sizes and sums in every strategy,
+ * check and metric stay inside 64 bits. Larger inputs get ML_EINPUT. */
+#define ML_BUFFERS_MAX_TOTAL ((uint64_t) 1 << 60)
+
 /* Builds the lifetimes of @trace with alignment @align (0 = the trace's
  * default). Errors name the event ("event 17 (tick 17): free of unknown id
  * 42"). The result borrows @trace, which must outlive it. */
