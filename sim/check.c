@@ -150,12 +150,20 @@ ml_check_plan (const MlBuffers *bufs, const MlPlan *plan, MlIssues *issues, MlEr
         }
     }
   uint64_t x = 0;
-  for (size_t g = 0; g < plan->n_segments; g++)
+  for (size_t g = 0; g < plan->n_segments && rc == 0; g++)
     {
       base[g] = x;
-      x += ext[g] + 1;
+      if (ext[g] >= UINT64_MAX - x)   /* a plan file may claim anything */
+        rc = ml_error_set (err, ML_EINPUT, "the plan's %zu segments add up to more than 2^64 bytes", plan->n_segments);
+      else
+        x += ext[g] + 1;
     }
   free (ext);
+  if (rc < 0)
+    {
+      free (base);
+      return rc;
+    }
   MlTreap live;
   ml_treap_init (&live);
   MlSweep sw;

@@ -149,6 +149,7 @@ sweep_free (Sweep *s)
   free (s->steps);
   free (s->step_first);
   free (s->step_next);
+  memset (s, 0, sizeof *s);   /* a second call does nothing */
 }
 
 static int
@@ -180,6 +181,8 @@ sweep_init (Sweep *s, const MlBuffers *bufs, const MlPlan *plan, MlError *err)
   for (size_t g = 0; g < ns; g++)
     {
       s->base[g] = x;
+      if (s->extent[g] >= UINT64_MAX - x)   /* a plan file may claim anything */
+        return ml_error_set (err, ML_EINPUT, "the plan's %zu segments add up to more than 2^64 bytes", ns);
       x += s->extent[g] + 1;
     }
   size_t cap = 2 * plan->n + 3 * ns + 2, m = 0;
@@ -477,7 +480,10 @@ ml_metrics_compute (const MlBuffers *bufs, const MlPlan *plan, MlMetrics *out, M
   Sweep s;
   int rc = sweep_init (&s, bufs, plan, err);
   if (rc < 0)
-    return rc;
+    {
+      sweep_free (&s);   /* what sweep_init allocated before the error */
+      return rc;
+    }
   if (curve)
     curve->pts = NULL, curve->n = 0;
   Acc a = { .m = &m, .curve = curve, .end_tick = bufs->end_tick };
@@ -521,7 +527,10 @@ ml_metrics_free_at (const MlBuffers *bufs, const MlPlan *plan, uint64_t tick,
   Sweep s;
   int rc = sweep_init (&s, bufs, plan, err);
   if (rc < 0)
-    return rc;
+    {
+      sweep_free (&s);   /* what sweep_init allocated before the error */
+      return rc;
+    }
   At a = { 0 };
   sweep_run (&s, tick, at_point, &a);
   sweep_free (&s);

@@ -207,6 +207,11 @@ ml_plan_read_json (const char *path, const MlBuffers *bufs, MlPlan **out, MlErro
           goto out;
         }
       g.end = rc == 0 ? x : bufs->end_tick;
+      if (g.size > ML_BUFFERS_MAX_TOTAL)
+        {
+          rc = ml_error_set (err, ML_EINPUT, "%s: segment %zu: size %" PRIu64 " is past 2^60 bytes (1 EiB)", path, k, g.size);
+          goto out;
+        }
       if ((rc = ml_json_u64 (it, "addr", false, &g.addr, err)) < 0
           || (rc = ml_json_u64 (it, "stream", false, &x, err)) < 0)
         {
@@ -270,6 +275,11 @@ ml_plan_read_json (const char *path, const MlBuffers *bufs, MlPlan **out, MlErro
         {
           rc = ml_error_set (err, ML_EINPUT, "%s: buffer %" PRIu64 ": segment %" PRIu64 " does not exist (%zu segments)",
                              path, id, seg, p->n_segments);
+          break;
+        }
+      if (off > ML_BUFFERS_MAX_TOTAL)
+        {
+          rc = ml_error_set (err, ML_EINPUT, "%s: buffer %" PRIu64 ": offset %" PRIu64 " is past 2^60 bytes (1 EiB)", path, id, off);
           break;
         }
       seen[b] = 1;
