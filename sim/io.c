@@ -24,6 +24,20 @@ struct MlOut {
 static char open_tmp[MAX_OPEN][PATH_MAX];
 static volatile sig_atomic_t open_used[MAX_OPEN];
 
+/* Holds off SIGINT / SIGTERM / SIGHUP while the list of temporary paths
+ * and the file system disagree: a handler running between mkstemp() and
+ * the registration would leave the new temporary file behind. */
+static void
+block_signals (sigset_t *old)
+{
+  sigset_t set;
+  sigemptyset (&set);
+  sigaddset (&set, SIGINT);
+  sigaddset (&set, SIGTERM);
+  sigaddset (&set, SIGHUP);
+  sigprocmask (SIG_BLOCK, &set, old);
+}
+
 MlOut *
 ml_out_open (const char *path, MlError *err)
 {
@@ -48,9 +62,12 @@ ml_out_open (const char *path, MlError *err)
       ml_error_set (err, ML_EIO, "%s: path too long", path);
       return NULL;
     }
+  sigset_t old;
+  block_signals (&old);
   int fd = mkstemp (out->tmp);
   if (fd < 0)
     {
+      sigprocmask (SIG_SETMASK, &old, NULL);
       ml_error_set (err, ML_EIO, "%s: cannot create: %s", path, strerror (errno));
       free (out->path);
       free (out);
@@ -66,6 +83,7 @@ ml_out_open (const char *path, MlError *err)
     {
       close (fd);
       unlink (out->tmp);
+      sigprocmask (SIG_SETMASK, &old, NULL);
       ml_error_set (err, ML_EIO, "%s: %s", path, strerror (errno));
       free (out->path);
       free (out);
@@ -79,6 +97,7 @@ ml_out_open (const char *path, MlError *err)
         out->slot = i;
         break;
       }
+  sigprocmask (SIG_SETMASK, &old, NULL);
   return out;
 }
 
