@@ -90,7 +90,8 @@ main (int argc, char **argv)
           snprintf (names[k++], len, "%s/%s", argv[i], e->d_name);
         }
       closedir (d);
-      qsort (names, k, sizeof *names, cmp_str);
+      if (k)
+        qsort (names, k, sizeof *names, cmp_str);
       for (size_t j = 0; j < k; j++)
         {
           run_file (names[j]);
