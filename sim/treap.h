@@ -22,7 +22,7 @@ typedef struct {
   uint64_t a, b;      /* key, lexicographic */
   uint64_t value;
   uint64_t max;       /* max value in the subtree */
-  uint32_t left, right, prio;
+  uint32_t left, right, parent, prio;
 } MlTreapNode;
 
 typedef struct {
@@ -37,6 +37,11 @@ void     ml_treap_clear   (MlTreap *t);   /* frees the nodes */
 uint32_t ml_treap_insert  (MlTreap *t, uint64_t a, uint64_t b, uint64_t value);
 /* Removes the node with key (a, b); returns false if absent. */
 bool     ml_treap_remove  (MlTreap *t, uint64_t a, uint64_t b);
+/* Removes node @id (a handle from a search). */
+void     ml_treap_remove_node (MlTreap *t, uint32_t id);
+/* Changes node @id's key and value in place; the caller guarantees the new
+ * key keeps the node's place in the order. O(depth) for the maxima. */
+void     ml_treap_set_node (MlTreap *t, uint32_t id, uint64_t a, uint64_t b, uint64_t value);
 /* Changes the value of the node with key (a, b). */
 bool     ml_treap_set_value (MlTreap *t, uint64_t a, uint64_t b, uint64_t value);
 /* Exact lookup. */
