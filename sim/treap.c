@@ -18,6 +18,8 @@ cmp_key (uint64_t a1, uint64_t b1, uint64_t a2, uint64_t b2)
 static inline void
 update (MlTreap *t, uint32_t i)
 {
+  if (t->plain)
+    return;
   MlTreapNode *n = &N (t, i);
   uint64_t m = n->value;
   if (n->left != ML_TREAP_NIL && N (t, n->left).max > m)
@@ -34,13 +36,23 @@ ml_treap_init (MlTreap *t)
   t->root = t->free_list = ML_TREAP_NIL;
   t->count = t->cap = 0;
   t->rng = 0x9E3779B97F4A7C15ull;
+  t->plain = false;
+}
+
+void
+ml_treap_init_plain (MlTreap *t)
+{
+  ml_treap_init (t);
+  t->plain = true;
 }
 
 void
 ml_treap_clear (MlTreap *t)
 {
+  bool plain = t->plain;
   free (t->nodes);
   ml_treap_init (t);
+  t->plain = plain;
 }
 
 static uint32_t
@@ -58,6 +70,8 @@ next_prio (MlTreap *t)
 static void
 fix_up (MlTreap *t, uint32_t i)
 {
+  if (t->plain)
+    return;
   while (i != ML_TREAP_NIL)
     {
       uint64_t old = N (t, i).max;
@@ -191,6 +205,8 @@ ml_treap_set_node (MlTreap *t, uint32_t id, uint64_t a, uint64_t b, uint64_t val
   N (t, id).a = a;
   N (t, id).b = b;
   N (t, id).value = value;
+  if (t->plain)
+    return;
   /* the maxima above may go up or down: recompute along the path */
   for (uint32_t i = id; i != ML_TREAP_NIL; i = N (t, i).parent)
     {

@@ -29,9 +29,12 @@ typedef struct {
   MlTreapNode *nodes;
   uint32_t     root, free_list, count, cap;
   uint64_t     rng;
+  bool         plain;   /* no subtree maxima: skip their upkeep */
 } MlTreap;
 
 void     ml_treap_init    (MlTreap *t);
+/* A treap whose values are payloads, not searched by (faster upkeep). */
+void     ml_treap_init_plain (MlTreap *t);
 void     ml_treap_clear   (MlTreap *t);   /* frees the nodes */
 /* Returns the new node or ML_TREAP_NIL when out of memory. Keys must be unique. */
 uint32_t ml_treap_insert  (MlTreap *t, uint64_t a, uint64_t b, uint64_t value);

@@ -26,7 +26,7 @@ fit_create (MlSimContext *ctx, const MlKnobs *knobs, void **state, Policy policy
     return ml_error_set (err, ML_ENOMEM, "out of memory");
   f->policy = policy;
   ml_treap_init (&f->by_addr);
-  ml_treap_init (&f->by_size);
+  ml_treap_init_plain (&f->by_size);
   f->capacity = knobs->capacity;
   long s = ml_sim_reserve (ctx, 0, 0, ML_SEG_GROWABLE);
   if (s < 0)
