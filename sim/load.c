@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "sim/io.h"
+#include "sim/snapshot.h"
 
 void
 ml_load_options_init (MlLoadOptions *opts)
@@ -32,10 +33,16 @@ static const MlTraceFormat fmt_csv = {
   "csv", "csv", "MiniMalloc CSV planning instance", sniff_csv, ml_trace_load_csv,
 };
 
+static const MlTraceFormat fmt_snapshot = {
+  "pytorch-snapshot", "pickle pkl", "PyTorch CUDA memory snapshot (torch.cuda.memory._dump_snapshot)",
+  ml_snapshot_sniff, ml_trace_load_snapshot,
+};
+
 /* Other readers add themselves here. */
 static const MlTraceFormat *const formats[] = {
   &fmt_jsonl,
   &fmt_csv,
+  &fmt_snapshot,
   NULL,
 };
 
