@@ -400,7 +400,8 @@ load (Ctx *c, const MlPkValue *root, const MlLoadOptions *opts)
   for (size_t k = 0; k < c->n_blks; k++)
     if (!c->blks[k].gone)
       c->blks[n_live++] = c->blks[k];
-  qsort (c->blks, n_live, sizeof *c->blks, cmp_blk);
+  if (n_live)
+    qsort (c->blks, n_live, sizeof *c->blks, cmp_blk);
   ml_u64map_clear (&c->live);
   ml_u64map_init (&c->live);
   uint64_t next_id = 1;
