@@ -572,6 +572,8 @@ parse_option (void *user, const char *key, const char *value, MlError *err)
 {
   Config *cfg = user;
   char *end;
+  if (strcmp (key, "reorder") == 0 || strcmp (key, "exclude") == 0)
+    return 0;   /* graph loader options share --options */
   unsigned long long v = strtoull (value, &end, 10);
   if (*end || !*value)
     return ml_error_set (err, ML_EUSAGE, "caching: option %s=%s is not a number", key, value);
@@ -591,6 +593,8 @@ parse_option (void *user, const char *key, const char *value, MlError *err)
         return ml_error_set (err, ML_EUSAGE, "caching: roundup_power2_divisions=%s is above 64", value);
       cfg->divisions = (unsigned) v;
     }
+  else if (strcmp (key, "reorder") == 0 || strcmp (key, "exclude") == 0)
+    return 0;   /* graph loader options share --options */
   else
     return ml_error_set (err, ML_EUSAGE,
                          "caching: unknown option \"%s\" (known: max_split_size_mb, expandable_segments, roundup_power2_divisions)", key);
