@@ -19,4 +19,19 @@ contains "$T/err" "truncated"; ok $? "and says truncated"
 run compare "$D/tiny-snapshot.pickle" --strategies caching --json; ok $rc "compare --json on a snapshot"
 contains "$T/out" '"address_conformance":1.000000'; ok $? "compare --json reports conformance"
 
+
+# graph samples: they plan and validate
+for g in resnet50-inference-b32 transformer-train-step; do
+  run stats "$SRC/samples/$g.json"; ok $rc "stats $g"
+  contains "$T/out" "(graph)"; ok $? "$g is read as a graph"
+  for s in best-fit caching; do
+    run plan "$SRC/samples/$g.json" -s $s -o "$T/$g.$s.plan.json"; ok $rc "plan $g with $s"
+    run check "$SRC/samples/$g.json" "$T/$g.$s.plan.json"; ok $rc "the $s plan of $g validates"
+  done
+  run stats "$SRC/samples/$g.json" --reorder memory; ok $rc "stats --reorder memory $g"
+  contains "$T/out" "reorder=memory"; ok $? "$g: the reordering reports its result"
+done
+run stats "$SRC/samples/resnet50-inference-b32.json" --json
+contains "$T/out" '"buffers":377'; ok $? "ResNet-50: 377 buffers (161 tensors of weights and BN, activations)"
+run stats "$D/tiny-snapshot.pickle" --reorder sideways; ok $([ $rc -eq 2 ]; echo $?) "--reorder with a bad value exits 2"
 finish

@@ -1,6 +1,10 @@
 /* PyTorch interop: snapshot mapping on hand-made pickles (tests/data,
  * written by tests/data/make-fixtures.py), and the caching emulation's
  * rules worked by hand. argv[1] = the source root. */
+#include <zlib.h>
+
+#include "sim/graph.h"
+#include "sim/kineto.h"
 #include "sim/load.h"
 #include "sim/sim.h"
 #include "sim/snapshot.h"
@@ -281,6 +285,191 @@ test_caching (void)
   ml_trace_free (b.t);
 }
 
+/* ---- Kineto / Chrome traces ---- */
+
+static const char kineto_json[] =
+  "{\"traceEvents\":[\n"
+  "{\"ph\":\"X\",\"name\":\"aten::mm\",\"ts\":1,\"dur\":3},\n"
+  "{\"ph\":\"i\",\"name\":\"[memory]\",\"ts\":10,\"tid\":1,\"args\":{\"Addr\":4096,\"Bytes\":1000,\"Total Allocated\":3000,\"Total Reserved\":2097152,\"Device Type\":1,\"Device Id\":0}},\n"
+  "{\"ph\":\"i\",\"name\":\"[memory]\",\"ts\":5.5,\"tid\":1,\"args\":{\"Addr\":8192,\"Bytes\":2000,\"Device Type\":1,\"Device Id\":0}},\n"
+  "{\"ph\":\"i\",\"name\":\"[memory]\",\"ts\":20,\"tid\":1,\"args\":{\"Addr\":4096,\"Bytes\":-1000,\"Device Type\":1,\"Device Id\":0}},\n"
+  "{\"ph\":\"i\",\"name\":\"[memory]\",\"ts\":1,\"tid\":1,\"args\":{\"Addr\":65536,\"Bytes\":-300,\"Device Type\":1,\"Device Id\":0}},\n"
+  "{\"ph\":\"i\",\"name\":\"[memory]\",\"ts\":2,\"tid\":1,\"args\":{\"Addr\":77,\"Bytes\":64,\"Device Type\":0,\"Device Id\":-1}}\n"
+  "]}\n";
+
+static void
+check_kineto (MlTrace *t, const char *what)
+{
+  ok (t && t->n_events == 5, "%s: 5 events from 4 CUDA [memory] events", what);
+  if (!t || t->n_events != 5)
+    return;
+  static const MlEventKind want[] = { ML_EV_ALLOC, ML_EV_FREE, ML_EV_ALLOC, ML_EV_ALLOC, ML_EV_FREE };
+  bool kinds = true;
+  for (size_t i = 0; i < 5; i++)
+    kinds &= t->events[i].kind == want[i];
+  ok (kinds, "%s: ordered by ts; the free of an earlier allocation gets a buffer from tick 0", what);
+  is_u64 (t->events[0].tick, 0, "the pre-existing buffer starts at tick 0");
+  is_u64 (t->events[0].size, 300, "its size is the freed bytes");
+  is_u64 (t->events[2].addr, 8192, "ts 5.5 comes before ts 10");
+  is_u64 (t->events[2].time_ns, 5500, "ts in µs becomes ns");
+  is_u64 (t->events[4].id, t->events[3].id, "free paired with its alloc by address");
+  is_str (ml_trace_str (t, t->source), "kineto", "source");
+}
+
+static void
+test_kineto (void)
+{
+  MlError err = { 0 };
+  char *path = tap_write_temp (kineto_json, ".json");
+  MlTrace *t = NULL;
+  ml_trace_load (path, NULL, &t, &err);
+  check_kineto (t, "plain");
+  ml_trace_free (t);
+  char gzpath[4200];
+  snprintf (gzpath, sizeof gzpath, "%s.gz", path);
+  gzFile gz = gzopen (gzpath, "wb");
+  gzwrite (gz, kineto_json, (unsigned) strlen (kineto_json));
+  gzclose (gz);
+  t = NULL;
+  ml_trace_load (gzpath, NULL, &t, &err);
+  check_kineto (t, ".json.gz");
+  ml_trace_free (t);
+  /* a truncated gzip stream */
+  FILE *fp = fopen (gzpath, "r+b");
+  fseek (fp, 0, SEEK_END);
+  long len = ftell (fp);
+  fclose (fp);
+  if (truncate (gzpath, len / 2) == 0)
+    {
+      t = NULL;
+      ok (ml_trace_load (gzpath, NULL, &t, &err) == ML_EINPUT, "a truncated .gz is bad input: %s", err.msg);
+      ml_trace_free (t);
+    }
+  unlink (gzpath);
+  unlink (path);
+  free (path);
+  path = tap_write_temp ("{\"traceEvents\":[{\"name\":\"[memory]\",\"args\":{\"Addr\":1}}]}", ".json");
+  t = NULL;
+  ok (ml_trace_load (path, NULL, &t, &err) == ML_EINPUT && strstr (err.msg, "Bytes"), "a [memory] event without Bytes: %s", err.msg);
+  unlink (path);
+  free (path);
+}
+
+/* ---- graphs ---- */
+
+static MlTrace *
+graph (const char *json, const char *options, MlError *err)
+{
+  char *path = tap_write_temp (json, ".json");
+  MlLoadOptions o;
+  ml_load_options_init (&o);
+  o.graph_options = options;
+  MlTrace *t = NULL;
+  memset (err, 0, sizeof *err);
+  ml_trace_load (path, &o, &t, err);
+  unlink (path);
+  free (path);
+  return t;
+}
+
+static void
+test_graph (void)
+{
+  MlError err;
+  MlBuffers *b = NULL;
+  is_u64 (ml_dtype_size ("bf16"), 2, "bf16 is 2 bytes");
+  is_u64 (ml_dtype_size ("fp8"), 1, "fp8 is 1 byte");
+  is_u64 (ml_dtype_size ("f64"), 8, "f64 is 8 bytes");
+  is_u64 (ml_dtype_size ("complex"), 0, "unknown dtype");
+  MlTrace *t = graph ("{\"tensors\":["
+                      "{\"name\":\"x\",\"shape\":[3,5],\"dtype\":\"f32\",\"kind\":\"input\"},"
+                      "{\"name\":\"w\",\"shape\":[1000],\"dtype\":\"bf16\",\"kind\":\"weight\"},"
+                      "{\"name\":\"a\",\"shape\":[1000],\"dtype\":\"f32\"},"
+                      "{\"name\":\"b\",\"shape\":[1000],\"dtype\":\"f32\"},"
+                      "{\"name\":\"c\",\"shape\":[1],\"dtype\":\"bool\"},"
+                      "{\"name\":\"y\",\"shape\":[],\"dtype\":\"i64\",\"kind\":\"output\"}],"
+                      "\"ops\":["
+                      "{\"name\":\"mm\",\"inputs\":[\"x\",\"w\"],\"outputs\":[\"a\"]},"
+                      "{\"name\":\"relu_\",\"inputs\":[\"a\"],\"outputs\":[\"b\"],\"inplace\":[[\"a\",\"b\"]]},"
+                      "{\"name\":\"cmp\",\"inputs\":[\"b\",\"a\"],\"outputs\":[\"c\"]},"
+                      "{\"name\":\"head\",\"inputs\":[\"c\"],\"outputs\":[\"y\"]}]}", NULL, &err);
+  ok (t != NULL, "a graph loads (%s)", err.msg);
+  if (t && ml_buffers_build (t, 0, &b, &err) == 0)
+    {
+      is_u64 (b->n, 5, "5 buffers: the in-place output b is a's buffer");
+      is_u64 (b->align, 256, "graphs align to 256 by default");
+      is_u64 (b->buf[0].size, 60, "x: 3 x 5 f32 = 60 bytes");
+      is_u64 (b->buf[0].rsize, 256, "rounded to 256");
+      is_u64 (b->buf[1].rsize, 2048, "w: 1000 bf16 = 2000 -> 2048");
+      is_u64 (b->buf[0].end, 2, "x: input, freed after its last use (op 1 at tick 1)");
+      ok (b->buf[1].flags & ML_BUF_NEVER_FREED, "the weight lives to the end");
+      is_u64 (b->buf[2].start, 1, "a starts at its op");
+      is_u64 (b->buf[2].end, 4, "a (and its in-place alias b) lives through cmp at tick 3");
+      is_u64 (b->buf[3].size, 1, "c: one bool");
+      is_u64 (b->buf[4].size, 8, "y: a scalar i64");
+      ok (b->buf[4].flags & ML_BUF_OUTPUT, "y is flagged output");
+      MlIssues is;
+      ml_issues_init (&is);
+      ok (ml_graph_inplace_issues (b, &is, &err) == 0 && is.n == 1, "one in-place hazard: cmp reads a after relu_ overwrote it");
+      if (is.n == 1)
+        {
+          is_u64 (is.items[0].a, 2, "the victim is a");
+          is_u64 (is.items[0].tick, 2, "at relu_'s tick");
+          has_str (is.items[0].why, "\"cmp\" reads later", "the issue names the reader");
+        }
+      ml_issues_clear (&is);
+    }
+  ml_buffers_free (b);
+  ml_trace_free (t);
+  t = graph ("{\"tensors\":[{\"name\":\"x\",\"shape\":[4],\"dtype\":\"f32\",\"kind\":\"input\"},"
+             "{\"name\":\"w\",\"shape\":[4],\"dtype\":\"f32\",\"kind\":\"weight\"},"
+             "{\"name\":\"y\",\"shape\":[4],\"dtype\":\"f32\",\"kind\":\"output\"}],"
+             "\"ops\":[{\"name\":\"add\",\"inputs\":[\"x\",\"w\"],\"outputs\":[\"y\"]}]}",
+             "exclude=weights,exclude=inputs", &err);
+  ok (t && t->n_events == 1, "exclude=weights,exclude=inputs keeps only the output (%s)", err.msg);
+  ml_trace_free (t);
+
+  /* two branches: A and B make 100 KiB each, C and D shrink them */
+  const char *branches = "{\"alignment\":1,\"tensors\":[{\"name\":\"in\",\"bytes\":1,\"kind\":\"input\"},"
+    "{\"name\":\"X\",\"bytes\":100000},{\"name\":\"Y\",\"bytes\":100000},"
+    "{\"name\":\"x\",\"bytes\":10,\"kind\":\"output\"},{\"name\":\"y\",\"bytes\":10,\"kind\":\"output\"}],"
+    "\"ops\":[{\"name\":\"A\",\"inputs\":[\"in\"],\"outputs\":[\"X\"]},"
+    "{\"name\":\"B\",\"inputs\":[\"in\"],\"outputs\":[\"Y\"]},"
+    "{\"name\":\"C\",\"inputs\":[\"X\"],\"outputs\":[\"x\"]},"
+    "{\"name\":\"D\",\"inputs\":[\"Y\"],\"outputs\":[\"y\"]}]}";
+  t = graph (branches, NULL, &err);
+  b = NULL;
+  if (t && ml_buffers_build (t, 0, &b, &err) == 0)
+    is_u64 (b->lower_bound, 200010, "given order A B C D: X and Y live together while C makes x");
+  ml_buffers_free (b);
+  ml_trace_free (t);
+  t = graph (branches, "reorder=memory", &err);
+  b = NULL;
+  if (t && ml_buffers_build (t, 0, &b, &err) == 0)
+    {
+      is_u64 (b->lower_bound, 100020, "reorder=memory runs A C B D: one 100 KB tensor at a time (Y + x + y at D)");
+      ok (t->events[0].kind == ML_EV_MARK, "a mark reports the gain");
+      has_str (ml_trace_str (t, t->events[0].name), "200010 -> 100020", "with both peaks");
+    }
+  ml_buffers_free (b);
+  ml_trace_free (t);
+
+  /* bad graphs */
+  t = graph ("{\"tensors\":[{\"name\":\"x\",\"shape\":[4],\"dtype\":\"f128\"}],\"ops\":[]}", NULL, &err);
+  ok (!t && strstr (err.msg, "f128"), "unknown dtype: %s", err.msg);
+  t = graph ("{\"tensors\":[{\"name\":\"x\",\"shape\":[4],\"dtype\":\"f32\"}],"
+             "\"ops\":[{\"name\":\"o\",\"inputs\":[\"x\"],\"outputs\":[]}]}", NULL, &err);
+  ok (!t && strstr (err.msg, "before any op writes it"), "an activation read before it is written: %s", err.msg);
+  t = graph ("{\"tensors\":[{\"name\":\"x\",\"shape\":[4],\"dtype\":\"f32\"}],"
+             "\"ops\":[{\"name\":\"o\",\"inputs\":[\"z\"],\"outputs\":[]}]}", NULL, &err);
+  ok (!t && strstr (err.msg, "\"z\" is not a declared tensor"), "an undeclared tensor: %s", err.msg);
+  t = graph ("{\"tensors\":[{\"name\":\"x\",\"shape\":[4],\"dtype\":\"f32\"},{\"name\":\"x\",\"shape\":[4],\"dtype\":\"f32\"}],\"ops\":[]}",
+             NULL, &err);
+  ok (!t && strstr (err.msg, "twice"), "a tensor declared twice: %s", err.msg);
+  t = graph ("{\"tensors\":[{\"name\":\"x\",\"shape\":[4294967296,4294967296],\"dtype\":\"f32\"}],\"ops\":[]}", NULL, &err);
+  ok (!t && strstr (err.msg, "2^56"), "a shape past 2^56 elements: %s", err.msg);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -290,5 +479,7 @@ main (int argc, char **argv)
   test_tiny ("tiny-snapshot-p2.pickle");
   test_snapshot_forms ();
   test_caching ();
+  test_kineto ();
+  test_graph ();
   return tap_done ();
 }
