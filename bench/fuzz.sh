@@ -11,7 +11,8 @@
 # inputs, 10 s per input (a hang), 256 MiB per malloc and 1 GiB RSS (a
 # reader that believes a length field). Prints one line per target:
 #   TARGET SECONDS EXECUTIONS EXEC/S CORPUS FINDINGS
-# and the same table in build-fuzz/fuzz/summary.txt. Exit 1 on a finding.
+# and appends the same lines to build-fuzz/fuzz/summary.txt (a log of every
+# run). Exit 1 on a finding.
 set -u
 cd "$(dirname "$0")/.."
 secs=${1:?usage: bench/fuzz.sh SECONDS [TARGET...]}
@@ -26,7 +27,7 @@ if [ $# -eq 0 ]; then
 fi
 mkdir -p "$BUILD/fuzz"
 summary="$BUILD/fuzz/summary.txt"
-printf '%-8s %8s %12s %8s %7s %9s\n' TARGET SECONDS EXECUTIONS EXEC/S CORPUS FINDINGS | tee "$summary"
+printf '%-8s %8s %12s %8s %7s %9s  %s\n' TARGET SECONDS EXECUTIONS EXEC/S CORPUS FINDINGS ENDED
 status=0
 for t in "$@"; do
   exe="$BUILD/tests/fuzz/fuzz-$t"
@@ -47,7 +48,7 @@ for t in "$@"; do
   corpus=$(ls "$dir/corpus" | wc -l)
   found=$(( $(ls "$dir/findings" | wc -l) - before ))
   [ $rc -ne 0 ] && [ $found -eq 0 ] && found=1   # died without leaving an artifact
-  printf '%-8s %8d %12d %8d %7d %9d\n' "$t" "$took" "$execs" $(( execs / (took ? took : 1) )) "$corpus" "$found" | tee -a "$summary"
+  printf '%-8s %8d %12d %8d %7d %9d  %s\n' "$t" "$took" "$execs" $(( execs / (took ? took : 1) )) "$corpus" "$found" "$(date -u +%FT%TZ)" | tee -a "$summary"
   if [ $found -gt 0 ]; then
     status=1
     grep -m1 -E 'ERROR: |runtime error|fuzz: ' "$dir/log.txt" | sed "s/^/  $t: /"
