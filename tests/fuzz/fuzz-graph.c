@@ -1,0 +1,37 @@
+/* fuzz-graph.c — computation graph JSON (ml_trace_load_graph), in the
+ * given order and with reorder=memory, then everything behind it and the
+ * in-place hazard check. */
+#include "tests/fuzz/fuzz.h"
+#include "sim/graph.h"
+
+static void
+one (const char *path, const char *options)
+{
+  MlTrace *t;
+  MlError err = { 0 };
+  MlLoadOptions opts;
+  ml_load_options_init (&opts);
+  opts.graph_options = options;
+  if (ml_trace_load_graph (path, &opts, &t, &err) < 0)
+    return;
+  fuzz_analyse (t, 0);
+  MlBuffers *bufs;
+  if (ml_buffers_build (t, 0, &bufs, &err) == 0)
+    {
+      MlIssues issues;
+      ml_issues_init (&issues);
+      ml_graph_inplace_issues (bufs, &issues, &err);
+      ml_issues_clear (&issues);
+      ml_buffers_free (bufs);
+    }
+  ml_trace_free (t);
+}
+
+int
+LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
+{
+  const char *path = fuzz_path (data, size);
+  one (path, NULL);
+  one (path, "reorder=memory");
+  return 0;
+}
