@@ -112,3 +112,34 @@ ml_json_put_str (FILE *fp, const char *s)
     }
   fputc ('"', fp);
 }
+
+int
+ml_json_check_depth (const char *text, size_t len, int max_depth, MlError *err)
+{
+  int depth = 0;
+  long line = 1;
+  bool in_str = false;
+  for (size_t i = 0; i < len; i++)
+    {
+      char c = text[i];
+      if (c == '\n')
+        line++;
+      if (in_str)
+        {
+          if (c == '\\')
+            i++;
+          else if (c == '"')
+            in_str = false;
+        }
+      else if (c == '"')
+        in_str = true;
+      else if (c == '{' || c == '[')
+        {
+          if (++depth > max_depth)
+            return ml_error_set (err, ML_EINPUT, "line %ld: nested more than %d levels deep", line, max_depth);
+        }
+      else if ((c == '}' || c == ']') && depth > 0)
+        depth--;
+    }
+  return 0;
+}

@@ -17,6 +17,16 @@ int  ml_json_u64 (const cJSON *obj, const char *key, bool required, uint64_t *ou
 int  ml_json_i64 (const cJSON *obj, const char *key, bool required, int64_t *out, MlError *err);
 int  ml_json_value_u64 (const cJSON *v, const char *what, uint64_t *out, MlError *err);
 const char *ml_json_str (const cJSON *obj, const char *key);
+/* The deepest nesting of objects and arrays the whole-document readers
+ * (plans, Kineto traces, graphs) accept: their formats need a handful of
+ * levels; cJSON recurses once per level. */
+#define ML_JSON_MAX_DEPTH 100
+
+/* Scans @len bytes of JSON text without parsing it and returns ML_EINPUT
+ * ("line 3: nested more than 100 levels deep") when objects and arrays nest
+ * deeper than @max_depth, else 0. Run it before cJSON, which would recurse
+ * into a million-level document. */
+int  ml_json_check_depth (const char *text, size_t len, int max_depth, MlError *err);
 /* Writes a u64 as a JSON number, or as a string above 2^53. */
 void ml_json_put_u64 (FILE *fp, uint64_t v);
 /* Writes @s as a JSON string literal with escapes. */

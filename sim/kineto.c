@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include <sys/stat.h>
 
 #include "sim/graph.h"
 #include "sim/jsonutil.h"
@@ -27,6 +28,20 @@ ml_json_read_file (const char *path, size_t max_bytes, cJSON **out, MlError *err
   if (!gz)
     return ml_error_set (err, errno == ENOENT ? ML_EINPUT : ML_EIO, "%s: cannot open: %s", path,
                          errno ? strerror (errno) : "out of memory");
+  /* a gzip bomb (1000:1) must not be inflated into memory: compressed
+   * input may grow 256 times (JSON traces compress 10-30 times), at least
+   * to 64 MiB */
+  size_t packed = 0;
+  struct stat st;
+  if (!gzdirect (gz) && stat (path, &st) == 0 && S_ISREG (st.st_mode))
+    {
+      packed = (size_t) st.st_size;
+      size_t most = packed > max_bytes / 256 ? max_bytes : packed * 256;
+      if (most < ((size_t) 64 << 20))
+        most = (size_t) 64 << 20;
+      if (most < max_bytes)
+        max_bytes = most;
+    }
   size_t cap = 1 << 16, n = 0;
   char *buf = malloc (cap + 1);
   int rc = 0;
@@ -36,7 +51,11 @@ ml_json_read_file (const char *path, size_t max_bytes, cJSON **out, MlError *err
         {
           if (cap >= max_bytes)
             {
-              rc = ml_error_set (err, ML_EINPUT, "%s: larger than the limit of %zu bytes (uncompressed)", path, max_bytes);
+              if (packed)
+                rc = ml_error_set (err, ML_EINPUT, "%s: %zu compressed bytes inflate past %zu bytes, more than such a file can justify",
+                                   path, packed, max_bytes);
+              else
+                rc = ml_error_set (err, ML_EINPUT, "%s: larger than the limit of %zu bytes (uncompressed)", path, max_bytes);
               break;
             }
           cap = cap * 2 > max_bytes ? max_bytes : cap * 2;
@@ -71,6 +90,11 @@ ml_json_read_file (const char *path, size_t max_bytes, cJSON **out, MlError *err
       return rc;
     }
   buf[n] = 0;
+  if ((rc = ml_json_check_depth (buf, n, ML_JSON_MAX_DEPTH, err)) < 0)
+    {
+      free (buf);
+      return ml_error_prefix (err, "%s", path);
+    }
   cJSON *root = cJSON_ParseWithLength (buf, n);
   if (!root)
     {

@@ -146,6 +146,11 @@ ml_plan_read_json (const char *path, const MlBuffers *bufs, MlPlan **out, MlErro
   int rc = ml_read_file (path, (size_t) 1 << 34, &text, &len, err);
   if (rc < 0)
     return rc;
+  if ((rc = ml_json_check_depth (text, len, ML_JSON_MAX_DEPTH, err)) < 0)
+    {
+      free (text);
+      return ml_error_prefix (err, "%s", path);
+    }
   cJSON *root = cJSON_ParseWithLength (text, len);
   if (!root)
     {
