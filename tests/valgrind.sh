@@ -3,9 +3,11 @@
 # under valgrind's memcheck: no invalid reads or writes, no use of
 # uninitialised values, no definite or indirect leaks.
 #   - each unit-test PROGRAM and fuzz replay program (tests/fuzz/replay.c
-#     over the seeds and the regression inputs),
-#   - the command's end-to-end tests (cli-basics.sh, cli-bad-input.sh) with
-#     memlens wrapped in valgrind, so every error path is covered too.
+#     over the seeds and the regression inputs);
+#   - with the single PROGRAM "cli": the command's end-to-end tests
+#     (cli-basics.sh, cli-bad-input.sh, cli-torch.sh) with memlens wrapped
+#     in valgrind, so every error path is covered too.
+# Two meson tests (valgrind, valgrind-cli) so that they run side by side.
 # Any memcheck report fails the test; it exits 77 (skipped) when valgrind
 # is missing or the build uses the sanitizers (they do not mix).
 MEMLENS=$1
@@ -21,31 +23,33 @@ VG=(valgrind -q --tool=memcheck --leak-check=full --show-leak-kinds=definite,ind
     --errors-for-leak-kinds=definite,indirect --error-exitcode=99 --log-file="$T/logs/vg.%p")
 status=0
 
+cli=no
+[ "${1:-}" = cli ] && { cli=yes; shift; }
 for prog in "$@"; do
   prog=$(realpath "$prog")
   name=$(basename "$prog")
   case "$name" in
     replay-*) t=${name#replay-}; args=("$SRC/tests/fuzz/corpus/$t" "$SRC/tests/fuzz/regress/$t") ;;
-    *) args=() ;;
+    *) args=("$SRC") ;;   # test-torch reads its fixtures from there
   esac
   (cd "$T" && "${VG[@]}" "$prog" "${args[@]}" >"$T/out" 2>&1)
   rc=$?
   if [ $rc -ne 0 ]; then
     echo "FAIL: $name (exit $rc)"; tail -20 "$T/out"; status=1
   else
-    echo "ok: $name"
+    echo "ok: $name (${SECONDS}s so far)"
   fi
 done
 
 # memlens itself, through the end-to-end tests
-cat >"$T/memlens" <<EOS
+[ $cli = yes ] && cat >"$T/memlens" <<EOS
 #!/bin/sh
 exec ${VG[*]} "$MEMLENS" "\$@"
 EOS
-chmod +x "$T/memlens"
-for t in cli-basics cli-bad-input; do
+[ $cli = yes ] && chmod +x "$T/memlens"
+[ $cli = yes ] && for t in cli-basics cli-bad-input cli-torch; do
   if bash "$SRC/tests/$t.sh" "$T/memlens" "$SRC" >"$T/out" 2>&1; then
-    echo "ok: $t.sh under memcheck ($(grep -c '^ok' "$T/out") checks)"
+    echo "ok: $t.sh under memcheck ($(grep -c '^ok' "$T/out") checks, ${SECONDS}s so far)"
   else
     echo "FAIL: $t.sh under memcheck"; grep '^not ok' "$T/out"; status=1
   fi
