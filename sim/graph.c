@@ -7,6 +7,7 @@
 #include "sim/jsonutil.h"
 #include "sim/kineto.h"
 #include "sim/strategy.h"
+#include "sim/u64map.h"
 
 bool
 ml_graph_sniff (const unsigned char *h, size_t len)
@@ -55,15 +56,31 @@ typedef struct {
   size_t      nops;
   uint64_t    align;
   bool        exclude[4];
+  MlU64Map    names;      /* hash of a tensor's name -> its index */
 } G;
 
+static uint64_t
+name_hash (const char *s)
+{
+  uint64_t h = 0xcbf29ce484222325ull;   /* FNV-1a */
+  for (; *s; s++)
+    h = (h ^ (unsigned char) *s) * 0x100000001b3ull;
+  return h;
+}
+
+/* O(1) by the name's hash; a linear scan only when two names share a
+ * 64-bit hash (a graph of 10^5 tensors took minutes with scans alone). */
 static long
 find_tensor (const G *g, const char *name)
 {
-  /* linear scan is fine for graphs of a few thousand tensors; keep it simple */
-  for (size_t i = 0; i < g->nt; i++)
-    if (strcmp (g->t[i].name, name) == 0)
-      return (long) i;
+  uint32_t i;
+  if (!ml_u64map_get (&g->names, name_hash (name), &i))
+    return -1;
+  if (strcmp (g->t[i].name, name) == 0)
+    return (long) i;
+  for (size_t k = 0; k < g->nt; k++)
+    if (strcmp (g->t[k].name, name) == 0)
+      return (long) k;
   return -1;
 }
 
@@ -352,6 +369,9 @@ build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
                              g->path, t->name, kind);
       t->producer = -1;
       t->root = (uint32_t) i;
+      uint64_t h = name_hash (t->name);
+      if (!ml_u64map_get (&g->names, h, NULL) && ml_u64map_put (&g->names, h, (uint32_t) i) < 0)
+        return ml_error_set (g->err, ML_ENOMEM, "out of memory");
       g->nt++;
     }
   cJSON_ArrayForEach (it, ops)
@@ -419,8 +439,13 @@ build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
   uint32_t *order = calloc (n + 1, sizeof *order), *best = calloc (n + 1, sizeof *best);
   uint64_t *start = calloc (g->nt + 1, sizeof *start), *end = calloc (g->nt + 1, sizeof *end);
   uint64_t *scratch = calloc (2 * (n + 2), sizeof *scratch);
+  /* frees by tick (a bucket per tick, tensors in index order) and the last
+   * position that reads each tensor: both keep the emission linear */
+  size_t *free_first = calloc (n + 3, sizeof *free_first);
+  uint32_t *free_list = calloc (g->nt + 1, sizeof *free_list);
+  size_t *last_read = calloc (g->nt + 1, sizeof *last_read);
   MlTrace *tr = ml_trace_new ();
-  if (!order || !best || !start || !end || !scratch || !tr)
+  if (!order || !best || !start || !end || !scratch || !free_first || !free_list || !last_read || !tr)
     {
       rc = ml_error_set (g->err, ML_ENOMEM, "out of memory");
       goto out;
@@ -459,13 +484,27 @@ build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
       if ((rc = emit (tr, ML_EV_ALLOC, 0, i + 1, g->t[i].bytes, ml_strtab_intern0 (tr->strings, g->t[i].name),
                       ML_EVF_HAS_ID | kind_flag[g->t[i].kind])) < 0)
         goto oom;
+  for (size_t i = 0; i < g->nt; i++)
+    if (g->t[i].root == i && end[i] >= 1 && end[i] <= n && start[i] != UINT64_MAX && !g->exclude[g->t[i].kind])
+      free_first[end[i] + 1]++;
+  for (size_t k = 1; k < n + 3; k++)
+    free_first[k] += free_first[k - 1];
+  for (size_t i = 0, *pos = free_first; i < g->nt; i++)
+    if (g->t[i].root == i && end[i] >= 1 && end[i] <= n && start[i] != UINT64_MAX && !g->exclude[g->t[i].kind])
+      free_list[pos[end[i]]++] = (uint32_t) i;
+  /* pos[t] advanced to the start of bucket t + 1: shift back */
+  for (size_t k = n + 2; k > 0; k--)
+    free_first[k] = free_first[k - 1];
+  free_first[0] = 0;
+  for (size_t q = 0; q < n; q++)
+    for (size_t j = 0; j < g->ops[order[q]].n_in; j++)
+      last_read[g->ops[order[q]].in[j]] = q + 1;   /* position + 1; 0 = never read */
   for (size_t p = 0; p < n; p++)
     {
       uint64_t tick = p + 1;
-      for (size_t i = 0; i < g->nt; i++)
-        if (g->t[i].root == i && end[i] == tick && start[i] != UINT64_MAX && !g->exclude[g->t[i].kind])
-          if ((rc = emit (tr, ML_EV_FREE, tick, i + 1, 0, 0, ML_EVF_HAS_ID)) < 0)
-            goto oom;
+      for (size_t k = free_first[tick]; k < free_first[tick + 1]; k++)
+        if ((rc = emit (tr, ML_EV_FREE, tick, free_list[k] + 1, 0, 0, ML_EVF_HAS_ID)) < 0)
+          goto oom;
       const Op *op = &g->ops[order[p]];
       for (size_t k = 0; k < op->n_out; k++)
         {
@@ -480,7 +519,7 @@ build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
       for (size_t k = 0; k < op->n_ip; k++)
         {
           uint32_t victim = op->ip_in[k];
-          for (size_t q = p + 1; q < n; q++)
+          for (size_t q = p + 1; q < n && last_read[victim] > p + 1; q++)
             {
               const Op *later = &g->ops[order[q]];
               bool reads = false;
@@ -508,6 +547,9 @@ out:
   free (start);
   free (end);
   free (scratch);
+  free (free_first);
+  free (free_list);
+  free (last_read);
   if (rc < 0)
     ml_trace_free (tr);
   else
@@ -525,6 +567,7 @@ ml_trace_from_graph (const cJSON *root, const char *name, const MlLoadOptions *o
       opts = &defaults;
     }
   G g = { .path = name, .err = err };
+  ml_u64map_init (&g.names);
   int rc = cJSON_IsObject (root) ? build (&g, root, opts, out)
                                  : ml_error_set (err, ML_EINPUT, "%s: a graph is a JSON object", name);
   for (size_t i = 0; g.ops && i < g.nops; i++)
@@ -536,6 +579,7 @@ ml_trace_from_graph (const cJSON *root, const char *name, const MlLoadOptions *o
     }
   free (g.ops);
   free (g.t);
+  ml_u64map_clear (&g.names);
   return rc;
 }
 
