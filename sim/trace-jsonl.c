@@ -281,7 +281,18 @@ ml_trace_load_jsonl (const char *path, const MlLoadOptions *opts, MlTrace **out,
           rc = ml_error_set (err, ML_EINPUT, "nested more than %d levels deep", MAX_NESTING);
           break;
         }
-      cJSON *o = cJSON_ParseWithLength (s, len);
+      const char *end = NULL;
+      cJSON *o = cJSON_ParseWithLengthOpts (s, len, &end, false);
+      size_t used = o && end ? (size_t) (end - s) : len;
+      while (used < len && (s[used] == ' ' || s[used] == '\t'))
+        used++;
+      if (o && used < len)
+        {
+          /* two events glued together (a writer that lost a newline) */
+          cJSON_Delete (o);
+          rc = ml_error_set (err, ML_EINPUT, "text after the JSON object: %.40s", s + used);
+          break;
+        }
       if (!o || !cJSON_IsObject (o))
         {
           cJSON_Delete (o);

@@ -52,4 +52,9 @@ limit "plan JSON nested 10^6 deep" "nested more than 100 levels deep" check "$T/
 # a gzip bomb: 300 MB of zeros in 290 KB
 head -c 300000000 /dev/zero | gzip -9 >"$T/bomb.json.gz"
 limit "gzip bomb" "more than such a file can justify" stats "$T/bomb.json.gz"
+
+# half-written input: two events glued on one line (a lost newline) is an
+# error, not one event silently dropped
+printf '%s\n{"kind":"alloc","id":1,"size":4}{"kind":"alloc","id":2,"size":4}\n' "$H" >"$T/glued.jsonl"
+limit "JSONL events glued on one line" "glued.jsonl:2: text after the JSON object" stats "$T/glued.jsonl"
 finish
