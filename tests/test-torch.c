@@ -285,6 +285,52 @@ test_caching (void)
   ml_trace_free (b.t);
 }
 
+/* ---- conformance: each mismatch is attributed to a rule ---- */
+
+static void
+sev (MlTrace *t, MlEventKind kind, uint64_t tick, uint64_t id, uint64_t addr, uint64_t size, uint32_t stream,
+     const char *name)
+{
+  MlEvent e = { .tick = tick, .id = id, .addr = addr, .size = size, .stream = stream, .kind = (uint8_t) kind,
+                .flags = ML_EVF_HAS_ID | ML_EVF_HAS_ADDR, .time_ns = -1,
+                .name = name ? ml_strtab_intern0 (t->strings, name) : 0 };
+  ml_trace_append (t, &e);
+}
+
+static void
+test_conformance_rules (void)
+{
+  const uint64_t SA = 0x10000000, SB = 0x20000000;
+  MlTrace *t = ml_trace_new ();
+  t->has_addrs = true;
+  sev (t, ML_EV_SEGMENT_ALLOC, 0, 0, SA, 2 * MiB, 0, "small");
+  sev (t, ML_EV_SEGMENT_ALLOC, 0, 1, SB, 2 * MiB, 5, "small");
+  /* pending free: X stays allocated between free_requested and free_completed */
+  sev (t, ML_EV_ALLOC, 1, 1, SA, 512, 0, NULL);
+  sev (t, ML_EV_FREE_REQUESTED, 2, 1, SA, 512, 0, NULL);
+  sev (t, ML_EV_ALLOC, 3, 2, SA + 512, 512, 0, NULL);
+  sev (t, ML_EV_FREE, 4, 1, SA, 512, 0, NULL);
+  /* the real allocator used stream 5's block for a stream 0 request */
+  sev (t, ML_EV_ALLOC, 5, 3, SB, 512, 0, NULL);
+  /* ... cut a free block in its middle */
+  sev (t, ML_EV_ALLOC, 6, 4, SA + 4096, 512, 0, NULL);
+  /* ... put a large request in a small segment */
+  sev (t, ML_EV_ALLOC, 7, 5, SA + 8192, 3 * MiB / 2, 0, NULL);
+  /* ... and an allocation over a live block (the state diverged) */
+  sev (t, ML_EV_ALLOC, 8, 6, SA + 512, 512, 0, NULL);
+  MlCachingConformance c;
+  MlError err = { 0 };
+  ok (ml_caching_conformance (t, NULL, &c, &err) == 0, "conformance on a hand-made trace (%s)", err.msg);
+  is_u64 (c.allocs, 6, "six allocations");
+  is_u64 (c.matched, 2, "the two around a pending free match (the block is reused only after free_completed)");
+  is_u64 (c.by_rule[ML_RULE_STREAM], 1, "another stream's block: per-stream reuse");
+  is_u64 (c.by_rule[ML_RULE_SPLIT], 1, "the middle of a free block: split position");
+  is_u64 (c.by_rule[ML_RULE_POOL], 1, "a large request in a small segment: pool");
+  is_u64 (c.by_rule[ML_RULE_STATE], 1, "over a live block: state diverged");
+  is_u64 (c.first_mismatch, 6, "the first mismatch is event 6");
+  ml_trace_free (t);
+}
+
 /* ---- Kineto / Chrome traces ---- */
 
 static const char kineto_json[] =
@@ -479,6 +525,7 @@ main (int argc, char **argv)
   test_tiny ("tiny-snapshot-p2.pickle");
   test_snapshot_forms ();
   test_caching ();
+  test_conformance_rules ();
   test_kineto ();
   test_graph ();
   return tap_done ();
