@@ -300,35 +300,37 @@ seg_release (Cache *c, uint32_t si)
   return true;
 }
 
-/* release_available_cached_blocks (max_split_size set): oversize cached
- * segments, the smallest that covers @size, else the largest first until
- * @size bytes went back. */
+/* release_available_cached_blocks (max_split_size set): among the cached
+ * large-pool segments of the request's stream that are one free block of
+ * at least max_split_size, the smallest that covers max(size,
+ * max_split_size); else the largest first until that many bytes went back. */
 static bool
-release_available (Cache *c, uint64_t size)
+release_available (Cache *c, uint64_t size, uint32_t stream)
 {
   if (c->cfg.max_split == UINT64_MAX)
     return false;
+  uint64_t want = size < c->cfg.max_split ? c->cfg.max_split : size;
   long best = -1;
   for (size_t i = 0; i < c->ns; i++)
     {
       Seg *g = &c->s[i];
       Blk *b = &c->b[g->first];
-      if (g->alive && !g->small && !b->allocated && b->next == NONE && g->size >= c->cfg.max_split && g->size >= size
-          && (best < 0 || g->size < c->s[best].size))
+      if (g->alive && !g->small && !g->expandable && g->stream == stream && !b->allocated && b->next == NONE
+          && g->size >= want && (best < 0 || g->size < c->s[best].size))
         best = (long) i;
     }
   if (best >= 0)
     return seg_release (c, (uint32_t) best);
   uint64_t freed = 0;
-  while (freed < size)
+  while (freed < want)
     {
       long big = -1;
       for (size_t i = 0; i < c->ns; i++)
         {
           Seg *g = &c->s[i];
           Blk *b = &c->b[g->first];
-          if (g->alive && !g->small && !b->allocated && b->next == NONE && g->size >= c->cfg.max_split
-              && (big < 0 || g->size > c->s[big].size))
+          if (g->alive && !g->small && !g->expandable && g->stream == stream && !b->allocated && b->next == NONE
+              && g->size >= c->cfg.max_split && (big < 0 || g->size > c->s[big].size))
             big = (long) i;
         }
       if (big < 0)
@@ -336,7 +338,7 @@ release_available (Cache *c, uint64_t size)
       freed += c->s[big].size;
       seg_release (c, (uint32_t) big);
     }
-  return freed >= size;
+  return freed >= want;
 }
 
 static bool
@@ -447,7 +449,7 @@ cache_malloc (Cache *c, uint64_t req, uint32_t raw_stream, uint32_t *out)
   else if (i == NONE)
     {
       uint64_t bytes = segment_size (size);
-      if (!fits (c, bytes) && !(release_available (c, size) && fits (c, bytes)) && !(release_all (c) && fits (c, bytes)))
+      if (!fits (c, bytes) && !(release_available (c, size, stream) && fits (c, bytes)) && !(release_all (c) && fits (c, bytes)))
         return ML_EOOM;
       Seg tmp = { .size = bytes, .stream = stream, .small = small };
       if ((rc = c->new_seg (c, bytes, raw_stream, &tmp)) < 0)

@@ -257,6 +257,34 @@ test_caching (void)
   ml_buffers_free (bufs);
   ml_trace_free (b.t);
 
+  /* with max_split_size set, oversize cached segments go back first, and only as many as needed */
+  b = (B) { ml_trace_new (), 0 };
+  ev (&b, ML_EV_ALLOC, 1, 64 * MiB, 0);   /* an oversize 64 MiB segment */
+  ev (&b, ML_EV_ALLOC, 2, 2 * MiB, 0);    /* a 20 MiB segment */
+  ev (&b, ML_EV_FREE, 1, 0, 0);
+  ev (&b, ML_EV_FREE, 2, 0, 0);
+  ev (&b, ML_EV_ALLOC, 3, 40 * MiB, 0);   /* 64 >= 40 + 20: refused; 84 + 40 > 120: release the 64 MiB one only */
+  p = run (&b, 120 * MiB, "max_split_size_mb=32", &bufs);
+  if (p)
+    {
+      ok (!p->oom.hit, "no OOM");
+      is_u64 (p->segments[0].end, 4, "the oversize cached segment went back at the 40 MiB request");
+      is_u64 (p->segments[1].end, bufs->end_tick, "the 20 MiB one stayed cached");
+      is_u64 (p->n_segments, 3, "three segments");
+      is_u64 (p->segments[p->n_segments - 1].size, 40 * MiB, "then the 40 MiB segment");
+    }
+  ml_plan_free (p);
+  ml_buffers_free (bufs);
+  p = run (&b, 120 * MiB, NULL, &bufs);
+  if (p)
+    {
+      is_u64 (p->n_segments, 2, "without max_split_size the 40 MiB request splits the cached 64 MiB block");
+      is_u64 (p->segment[2], 0, "in the first segment");
+    }
+  ml_plan_free (p);
+  ml_buffers_free (bufs);
+  ml_trace_free (b.t);
+
   /* roundup_power2_divisions and expandable segments */
   b = (B) { ml_trace_new (), 0 };
   ev (&b, ML_EV_ALLOC, 1, 1200 * 1024, 0);   /* 1.17 MiB -> 4 divisions of [1, 2) MiB: 1.25 MiB */
