@@ -1015,6 +1015,12 @@ ml_timeline_draw_legend (cairo_t *cr, const MlScene *s, const MlStyle *st, const
   char head[64];
   snprintf (head, sizeof head, "colour by %s:", by_titles[by]);
   x += text_at (cr, st, head, x, y, AL_LEFT, VA_MIDDLE, 0.9, true, fg, 0.85, 0) + 12;
+  if (by == ML_COLOR_BY_SITE && s->site_per_buffer)
+    {
+      text_at (cr, st, "one colour per buffer (the input names no call sites)", x, y, AL_LEFT, VA_MIDDLE, 0.85,
+               false, fg, 0.8, 0);
+      return;
+    }
   double entry_w = 0;
   size_t n = s->n_classes[by];
   bool other = s->classes[by][ML_PALETTE_N].count > 0;
@@ -1115,6 +1121,8 @@ ml_figure_layout (const MlScene *s, const MlStyle *st, double width, double heig
     {
       unsigned by = (unsigned) st->color_by < ML_COLOR_BY__COUNT ? (unsigned) st->color_by : 0;
       size_t total = s->n_classes[by] + (s->classes[by][ML_PALETTE_N].count > 0);
+      if (total == 0)
+        total = 1;
       double avail = width - left - right - fp * 9;
       size_t per_row = total < 5 ? total : 5;
       if (per_row && avail / (double) per_row < 150)
