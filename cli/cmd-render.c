@@ -177,7 +177,8 @@ cmd_render (int argc, char **argv)
     {
       const char *base = strrchr (path, '/');
       MlSceneOptions so = { .name = base ? base + 1 : path, .issues = &issues };
-      if (ml_check_plan (bufs, plan, &issues, &err) < 0 || ml_scene_new (bufs, plan, &so, &scene, &err) < 0)
+      if (ml_check_plan (bufs, plan, &issues, &err) < 0 || ml_check_races (bufs, plan, &issues, &err) < 0
+          || ml_scene_new (bufs, plan, &so, &scene, &err) < 0)
         rc = cli_error ("render", &err);
     }
   if (rc == EXIT_OK)
