@@ -181,6 +181,9 @@ cmd_render (int argc, char **argv)
           || ml_scene_new (bufs, plan, &so, &scene, &err) < 0)
         rc = cli_error ("render", &err);
     }
+  if (rc == EXIT_OK && t0 >= (double) scene->end_tick)
+    rc = cli_fail ("render", EXIT_BAD, "--range: tick %.0f is past the end of the trace (ticks 0 to %" PRIu64 ")",
+                   t0, scene->end_tick);
   if (rc == EXIT_OK)
     {
       MlView range;

@@ -339,12 +339,12 @@ draw_issues (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st)
           t0 = (double) (x->tick < x->tick_b ? x->tick : x->tick_b);
           t1 = (double) (x->tick < x->tick_b ? x->tick_b : x->tick) + 1.0;
         }
-      /* the buffers involved, outlined */
-      set_rgb (cr, red, 0.9);
-      buffer_rect (cr, v, s, x->a, 3);
-      if (x->b != x->a)
-        buffer_rect (cr, v, s, x->b, 3);
+      /* the buffer that is hurt (the later one), outlined thinly */
+      cairo_set_line_width (cr, 1.0);
+      set_rgb (cr, red, 0.7);
+      buffer_rect (cr, v, s, x->b, 3);
       cairo_stroke (cr);
+      cairo_set_line_width (cr, 1.5);
       /* the racing bytes and ticks, filled */
       issue_rect (cr, v, s, x->segment, x->offset, x->bytes ? x->bytes : 1, t0, t1, 5);
       set_rgb (cr, red, 0.55);
@@ -1096,8 +1096,16 @@ ml_timeline_draw_title (cairo_t *cr, const MlScene *s, const MlStyle *st, const 
         o += snprintf (warn + o, sizeof warn - (size_t) o, " · OOM at tick %" PRIu64 ": %s request, %s",
                        s->plan->oom.tick, short_size (s->plan->oom.request, req, sizeof req),
                        s->plan->oom.fragmentation ? "fragmentation" : "capacity");
+      for (int k = 0; ni && k < ML_ISSUE__COUNT && o < (int) sizeof warn - 40; k++)
+        if (s->issues->total[k])
+          {
+            static const char *const what[ML_ISSUE__COUNT] = {
+              "conflicts", "misaligned offsets", "outside their segment", "cross-stream races", "in-place hazards",
+            };
+            o += snprintf (warn + o, sizeof warn - (size_t) o, " · %zu %s", s->issues->total[k], what[k]);
+          }
       if (ni)
-        snprintf (warn + o, sizeof warn - (size_t) o, " · %zu issue%s (red)", ni, ni == 1 ? "" : "s");
+        snprintf (warn + o, sizeof warn - (size_t) o, " (red)");
       text_at (cr, st, warn, x, sub_y, AL_LEFT, VA_TOP, 1.0, true, ml_style_race (st), 1.0, 0);
     }
 }
