@@ -117,7 +117,9 @@ ml_report_build (const char *trace_path, const MlBuffers *bufs, const MlStrategy
       const MlReportRow *row = &r->rows[i];
       if (row->res.status < 0 || !row->res.plan)
         continue;
-      if (r->best < 0 || row->res.metrics.peak < r->rows[r->best].res.metrics.peak)
+      /* ties go to a strategy rather than the recorded run */
+      if (r->best < 0 || row->res.metrics.peak < r->rows[r->best].res.metrics.peak
+          || (row->res.metrics.peak == r->rows[r->best].res.metrics.peak && strcmp (r->rows[r->best].name, "recorded") == 0))
         r->best = (long) i;
     }
   r->featured = r->n_rows && rec ? 0 : r->best;

@@ -146,10 +146,10 @@ ml_report_write_html (const MlReport *r, FILE *fp, const MlStyle *style_in, MlEr
   const char *base = strrchr (r->trace_path, '/');
   base = base ? base + 1 : r->trace_path;
 
-  fputs ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-         "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><title>memlens report: ", fp);
+  fputs ("<!DOCTYPE html>\n<html lang=\"en\" xmlns=\"http://www.w3.org/1999/xhtml\"><head><meta charset=\"utf-8\"/>"
+         "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"/><title>memlens report: ", fp);
   esc (fp, base);
-  fprintf (fp, "</title>\n<meta name=\"generator\" content=\"memlens %s\"><style>\n%s</style></head>\n<body><main>\n", MEMLENS_VERSION, css);
+  fprintf (fp, "</title>\n<meta name=\"generator\" content=\"memlens %s\"/><style>\n%s</style></head>\n<body><main>\n", MEMLENS_VERSION, css);
   fputs ("<h1>Memory report: ", fp);
   esc (fp, base);
   fprintf (fp, "</h1>\n<p class=\"sub\">%zu buffers, %zu events, %zu stream%s, ticks 0 to %" PRIu64 "; source <code>",

@@ -832,7 +832,7 @@ ml_timeline_draw_curves (cairo_t *cr, const MlView *v, const MlScene *s, const M
   double ymax = (double) (s->curve_max > cap ? s->curve_max : cap);
   if (ymax <= 0)
     ymax = 1;
-  ymax *= 1.12;   /* room for the peak labels */
+  ymax *= 1.25;   /* room for the legend and the peak labels above the data */
   double yscale = a->h / ymax, ybase = a->y + a->h;
   cairo_save (cr);
   cairo_rectangle (cr, a->x, a->y, a->w, a->h);
@@ -882,8 +882,17 @@ ml_timeline_draw_curves (cairo_t *cr, const MlView *v, const MlScene *s, const M
     }
   if (st->show_peaks)
     {
-      /* the reserved peak */
-      if (s->metrics.peak)
+      /* the reserved peak: a marker where it is first reached, or, when
+       * the plan reserves it from the start (a static arena), a label on
+       * the line at the right */
+      bool flat = s->curve.n && s->curve.pts[0].reserved >= s->metrics.peak;
+      if (s->metrics.peak && flat)
+        {
+          double y = ybase - (double) s->metrics.peak * yscale;
+          snprintf (text, sizeof text, "reserved %s", short_size (s->metrics.peak, sz, sizeof sz));
+          text_at (cr, st, text, a->x + a->w - 4, y - 2, AL_RIGHT, VA_BOTTOM, 0.85, true, shade (res_color, 0.8), 1.0, 0);
+        }
+      else if (s->metrics.peak)
         {
           double x = ml_view_time_to_x (v, (double) s->metrics.peak_tick);
           double y = ybase - (double) s->metrics.peak * yscale;
