@@ -455,37 +455,41 @@ ml_timeline_draw_layout (cairo_t *cr, const MlView *v, const MlScene *s, const M
 
   cairo_antialias_t aa = cairo_get_antialias (cr);
   cairo_set_antialias (cr, CAIRO_ANTIALIAS_NONE);
-  /* the merged sub-pixel items: vertical runs of one colour per column */
+  /* the merged sub-pixel items: one pixel per grid cell, in the colour
+   * of the largest buffer there, painted as one image (compact in SVG and
+   * PDF too, whatever the number of buffers) */
   if (any_small)
     {
-      for (unsigned cls = 0; cls <= ML_PALETTE_N; cls++)
+      cairo_surface_t *img = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, (int) W, (int) H);
+      if (cairo_surface_status (img) == CAIRO_STATUS_SUCCESS)
         {
-          bool any = false;
-          for (size_t c = 0; c < W; c++)
+          uint32_t argb[ML_PALETTE_N + 1];
+          for (unsigned cls = 0; cls <= ML_PALETTE_N; cls++)
             {
-              size_t r = 0;
-              while (r < H)
-                {
-                  uint32_t k = grid[r * W + c];
-                  if (k == UINT32_MAX || s->items[k].cls[by] != cls)
-                    {
-                      r++;
-                      continue;
-                    }
-                  size_t r2 = r + 1;
-                  while (r2 < H && grid[r2 * W + c] != UINT32_MAX && s->items[grid[r2 * W + c]].cls[by] == cls)
-                    r2++;
-                  cairo_rectangle (cr, v->px + (double) c, v->py + (double) r, 1.0, (double) (r2 - r));
-                  any = true;
-                  r = r2;
-                }
+              MlRgb c = ml_style_class_color (st, cls);
+              argb[cls] = 0xff000000u | (uint32_t) lround (c.r * 255) << 16 | (uint32_t) lround (c.g * 255) << 8
+                          | (uint32_t) lround (c.b * 255);
             }
-          if (any)
+          cairo_surface_flush (img);
+          unsigned char *data = cairo_image_surface_get_data (img);
+          int stride = cairo_image_surface_get_stride (img);
+          for (size_t r = 0; r < H; r++)
             {
-              set_rgb (cr, ml_style_class_color (st, cls), 1.0);
-              cairo_fill (cr);
+              uint32_t *row = (uint32_t *) (data + r * (size_t) stride);
+              const uint32_t *g = grid + r * W;
+              for (size_t c = 0; c < W; c++)
+                row[c] = g[c] == UINT32_MAX ? 0 : argb[s->items[g[c]].cls[by] <= ML_PALETTE_N ? s->items[g[c]].cls[by] : ML_PALETTE_N];
             }
+          cairo_surface_mark_dirty (img);
+          cairo_save (cr);
+          cairo_translate (cr, v->px, v->py);
+          cairo_set_source_surface (cr, img, 0, 0);
+          cairo_pattern_set_filter (cairo_get_source (cr), CAIRO_FILTER_NEAREST);
+          cairo_rectangle (cr, 0, 0, (double) W, (double) H);
+          cairo_fill (cr);
+          cairo_restore (cr);
         }
+      cairo_surface_destroy (img);
     }
   /* the buffers at least two pixels each way: one fill per colour */
   for (unsigned cls = 0; cls <= ML_PALETTE_N; cls++)

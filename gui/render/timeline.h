@@ -18,8 +18,8 @@
  * detail: only items overlapping the visible ticks are visited (binary
  * search); items narrower or lower than two pixels are merged into a
  * per-pixel grid that keeps, for each pixel, the largest buffer covering it,
- * and are drawn as one bar per pixel column and colour run, so peaks never
- * vanish; labels are drawn only where they fit. Cost: O(visible items +
+ * painted as one image (one pixel per cell in that buffer's colour), so
+ * peaks never vanish and vector outputs stay small; labels are drawn only where they fit. Cost: O(visible items +
  * width × height) per frame.
  *
  * Nothing here keeps state between calls; nothing is printed.
