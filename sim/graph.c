@@ -476,25 +476,36 @@ build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
                           ML_EVF_HAS_ID | kind_flag[g->t[r].kind])) < 0)
             goto oom;
         }
-      /* in-place hazards: the overwritten input is read by a later op */
+      /* in-place writes: recorded for ml_check_races(); a mark names
+       * each hazard (the overwritten input is read by a later op) */
       for (size_t k = 0; k < op->n_ip; k++)
         {
           uint32_t victim = op->ip_in[k];
+          uint64_t last_read = tick;
+          const Op *reader = NULL;
           for (size_t q = p + 1; q < n; q++)
+            for (size_t j = 0; j < g->ops[order[q]].n_in; j++)
+              if (g->ops[order[q]].in[j] == victim)
+                {
+                  last_read = q + 1;
+                  if (!reader)
+                    reader = &g->ops[order[q]];
+                }
+          MlInplaceWrite w = { .op_tick = tick, .output_id = g->t[op->ip_out[k]].root + 1,
+                               .input_id = g->t[victim].root + 1, .last_read = last_read,
+                               .op_name = ml_strtab_intern0 (tr->strings, op->name) };
+          if (g->exclude[g->t[g->t[victim].root].kind])
+            continue;   /* the buffer is not in the trace */
+          if (ml_trace_add_inplace (tr, &w) < 0)
+            goto oom;
+          if (reader)
             {
-              const Op *later = &g->ops[order[q]];
-              bool reads = false;
-              for (size_t j = 0; j < later->n_in; j++)
-                reads |= later->in[j] == victim;
-              if (!reads)
-                continue;
               char msg[400];
               snprintf (msg, sizeof msg, "in-place hazard: op \"%s\" writes \"%s\" over \"%s\", which op \"%s\" reads later",
-                        op->name, g->t[op->ip_out[k]].name, g->t[victim].name, later->name);
+                        op->name, g->t[op->ip_out[k]].name, g->t[victim].name, reader->name);
               if ((rc = emit (tr, ML_EV_MARK, tick, g->t[victim].root + 1, 0, ml_strtab_intern0 (tr->strings, msg),
                               ML_EVF_HAS_ID)) < 0)
                 goto oom;
-              break;
             }
         }
     }
@@ -549,31 +560,4 @@ ml_trace_load_graph (const char *path, const MlLoadOptions *opts, MlTrace **out,
   rc = ml_trace_from_graph (root, path, opts, out, err);
   cJSON_Delete (root);
   return rc;
-}
-
-int
-ml_graph_inplace_issues (const MlBuffers *bufs, MlIssues *issues, MlError *err)
-{
-  const MlTrace *t = bufs->trace;
-  if (!t)
-    return 0;
-  for (size_t i = 0; i < t->n_events; i++)
-    {
-      const MlEvent *ev = &t->events[i];
-      const char *text = ev->kind == ML_EV_MARK ? ml_trace_str (t, ev->name) : NULL;
-      if (!text || strncmp (text, "in-place hazard:", 16) != 0)
-        continue;
-      uint32_t b = UINT32_MAX;
-      for (size_t k = 0; k < bufs->n && b == UINT32_MAX; k++)
-        if (bufs->buf[k].id == ev->id)
-          b = (uint32_t) k;
-      if (b == UINT32_MAX)
-        continue;   /* the victim was excluded */
-      MlIssue is = { .kind = ML_ISSUE_INPLACE, .a = b, .b = b, .tick = ev->tick, .tick_b = ev->tick,
-                     .bytes = bufs->buf[b].rsize, .stream_a = bufs->buf[b].stream, .stream_b = bufs->buf[b].stream };
-      snprintf (is.why, sizeof is.why, "%s", text + 17);
-      if (ml_issues_add (issues, &is) < 0)
-        return ml_error_set (err, ML_ENOMEM, "out of memory");
-    }
-  return 0;
 }

@@ -8,8 +8,9 @@
  * buffers round it to the alignment (the graph's "alignment", default
  * 256). The output of an in-place pair is no new buffer: it extends the
  * input's. An in-place pair whose input is still read by a later op is a
- * hazard: the loader adds a mark "in-place hazard: ..." at the op's tick
- * whose id is the overwritten buffer's id (see ml_graph_inplace_issues).
+ * hazard: the loader records every in-place write in the trace
+ * (ml_trace_add_inplace: ml_check_races() reports the hazards) and adds a
+ * mark "in-place hazard: ..." at the op's tick for `stats`.
  *
  * Options (MlLoadOptions.graph_options, "k=v,..."; other keys are left to
  * the strategies): exclude=weights|inputs|outputs (repeatable) leaves
@@ -30,7 +31,6 @@
 
 #include <cjson/cJSON.h>
 
-#include "sim/check.h"
 #include "sim/load.h"
 
 bool ml_graph_sniff (const unsigned char *head, size_t len);
@@ -39,9 +39,5 @@ int  ml_trace_from_graph (const cJSON *root, const char *name, const MlLoadOptio
 
 /* Bytes of one element of @dtype ("f32", "bf16", ...); 0 when unknown. */
 unsigned ml_dtype_size (const char *dtype);
-
-/* Adds an ML_ISSUE_INPLACE issue for every in-place hazard mark of the
- * trace @bufs was built from (a = the overwritten buffer). */
-int ml_graph_inplace_issues (const MlBuffers *bufs, MlIssues *issues, MlError *err);
 
 #endif
