@@ -51,6 +51,7 @@ struct Cache {
   size_t    ns, caps;
   MlTreap   pool[2];        /* free blocks: a = stream << 48 | size, b = addr, value = size */
   MlTreap   segs;           /* alive segments: a = base, value = index */
+  MlU64Map  free_at;        /* free block address -> block index */
   MlU64Map  streams;        /* raw stream -> dense index */
   uint32_t  n_streams;
   uint64_t  reserved;
@@ -163,6 +164,8 @@ static int
 free_insert (Cache *c, uint32_t i)
 {
   Blk *b = &c->b[i];
+  if (ml_u64map_put (&c->free_at, b->addr, i) < 0)
+    return ML_ENOMEM;
   return ml_treap_insert (&c->pool[c->s[b->seg].small], key_a (b), b->addr, b->size) == ML_TREAP_NIL ? ML_ENOMEM : 0;
 }
 
@@ -171,6 +174,7 @@ free_remove (Cache *c, uint32_t i)
 {
   Blk *b = &c->b[i];
   ml_treap_remove (&c->pool[c->s[b->seg].small], key_a (b), b->addr);
+  ml_u64map_del (&c->free_at, b->addr);
 }
 
 /* Cuts block @i at @at bytes: [addr, addr + at) stays @i, the rest is a
@@ -244,12 +248,8 @@ find_free (Cache *c, uint64_t size, uint32_t stream, bool small)
     return NONE;
   if (size >= c->cfg.max_split && bsize >= size + LARGE_BUFFER)
     return NONE;
-  uint32_t s = ml_treap_predecessor (&c->segs, t->nodes[n].b, 1, NULL);
-  uint32_t seg = (uint32_t) c->segs.nodes[s].value;
-  for (uint32_t i = c->s[seg].first; i != NONE; i = c->b[i].next)
-    if (c->b[i].addr == t->nodes[n].b)
-      return i;
-  return NONE;   /* cannot happen: the sets and the chains agree */
+  uint32_t i;
+  return ml_u64map_get (&c->free_at, t->nodes[n].b, &i) ? i : NONE;
 }
 
 static long
@@ -547,6 +547,7 @@ cache_init (Cache *c, const Config *cfg)
   ml_treap_init (&c->pool[1]);
   ml_treap_init (&c->segs);
   ml_u64map_init (&c->streams);
+  ml_u64map_init (&c->free_at);
 }
 
 static void
@@ -558,6 +559,7 @@ cache_clear (Cache *c)
   ml_treap_clear (&c->pool[1]);
   ml_treap_clear (&c->segs);
   ml_u64map_clear (&c->streams);
+  ml_u64map_clear (&c->free_at);
 }
 
 static uint64_t
