@@ -252,7 +252,7 @@ action_kind (const char *a, MlEventKind *k)
 static int
 load (Ctx *c, const MlPkValue *root, const MlLoadOptions *opts)
 {
-  const MlPkValue *segments, *traces = NULL, *annotations = NULL;
+  const MlPkValue *segments, *traces = NULL, *annotations = NULL, *settings = NULL;
   if (root->kind == ML_PK_LIST)
     segments = root;   /* legacy: a plain list of segments */
   else if (root->kind == ML_PK_DICT)
@@ -260,6 +260,7 @@ load (Ctx *c, const MlPkValue *root, const MlLoadOptions *opts)
       segments = as_list (ml_pk_get (root, "segments"));
       traces = as_list (ml_pk_get (root, "device_traces"));
       annotations = as_list (ml_pk_get (root, "external_annotations"));
+      settings = ml_pk_get (root, "allocator_settings");
       if (!segments)
         return ml_error_set (c->err, ML_EINPUT, "%s: a PyTorch snapshot needs a \"segments\" list", c->path);
     }
@@ -398,9 +399,34 @@ load (Ctx *c, const MlPkValue *root, const MlLoadOptions *opts)
         return rc;
     }
 
-  /* tick 0: segments, then the live blocks by address */
+  /* tick 0: the allocator settings as a mark (the caching emulation's
+   * defaults), segments, then the live blocks by address */
   uint32_t small_name = 0, large_name = 0;
   int rc;
+  if (settings && settings->kind == ML_PK_DICT)
+    {
+      char text[256];
+      int64_t max_split = -1, expandable = 0, div = 0;
+      ml_pk_get_int (settings, "max_split_size", &max_split);
+      ml_pk_get_int (settings, "expandable_segments", &expandable);
+      const MlPkValue *rp = ml_pk_get (settings, "roundup_power2_divisions");
+      bool mixed = false;
+      if (rp && (rp->kind == ML_PK_INT))
+        div = rp->i;
+      else if (rp && rp->kind == ML_PK_DICT)
+        for (size_t k = 1; k < rp->n; k += 2)
+          if (rp->items[k]->kind == ML_PK_INT)
+            {
+              if (k > 1 && rp->items[k]->i != div)
+                mixed = true;
+              div = rp->items[k]->i > div ? rp->items[k]->i : div;
+            }
+      snprintf (text, sizeof text, "allocator settings: max_split_size_mb=%" PRId64 ",expandable_segments=%d,roundup_power2_divisions=%" PRId64 "%s",
+                max_split > 0 ? max_split >> 20 : 0, expandable != 0, div, mixed ? " (per size range in the file; the largest)" : "");
+      uint32_t name = 0;
+      if ((rc = intern (c, text, &name)) < 0 || (rc = emit (c, ML_EV_MARK, 0, 0, 0, 0, 0, -1, name, 0, 0)) < 0)
+        return rc;
+    }
   if ((rc = intern (c, "small", &small_name)) < 0 || (rc = intern (c, "large", &large_name)) < 0)
     return rc;
   uint64_t seg_id = 0;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "sim/buffers.h"
+#include "sim/jsonutil.h"
 #include "sim/treap.h"
 #include "sim/u64map.h"
 
@@ -61,7 +62,7 @@ struct Cache {
   /* the owner's side */
   int  (*new_seg)  (Cache *c, uint64_t size, uint32_t stream, Seg *seg);
   void (*rel_seg)  (Cache *c, Seg *seg);
-  void (*grow_seg) (Cache *c, Seg *seg);
+  int  (*grow_seg) (Cache *c, Seg *seg, uint64_t added);
   void *user;
 };
 
@@ -418,8 +419,8 @@ expand (Cache *c, uint64_t size, uint32_t stream, bool small, int *rc)
       *rc = ML_ENOMEM;
       return NONE;
     }
-  if (c->grow_seg)
-    c->grow_seg (c, g);
+  if (c->grow_seg && (*rc = c->grow_seg (c, g, bytes)) < 0)
+    return NONE;
   c->last_new_segment = true;
   return last;
 }
@@ -643,11 +644,13 @@ strat_rel_seg (Cache *c, Seg *g)
   ml_sim_release (s->ctx, (uint32_t) g->plan_seg);
 }
 
-static void
-strat_grow_seg (Cache *c, Seg *g)
+static int
+strat_grow_seg (Cache *c, Seg *g, uint64_t added)
 {
   Strat *s = c->user;
+  (void) added;
   ml_sim_resize (s->ctx, (uint32_t) g->plan_seg, g->size);
+  return 0;
 }
 
 static int
@@ -781,6 +784,60 @@ conf_new_seg (Cache *c, uint64_t size, uint32_t stream, Seg *seg)
   return 0;
 }
 
+/* Expandable growth maps pages: an emulated segment_map event, at the
+ * address the next recorded map names when it is the segment's end. */
+static int
+conf_grow_seg (Cache *c, Seg *seg, uint64_t added)
+{
+  Conf *f = c->user;
+  if (f->next < f->n && f->addrs[f->next] == seg->base + seg->size - added)
+    f->next++;
+  if (f->n_emu == f->cap_emu)
+    {
+      size_t cap = f->cap_emu ? f->cap_emu * 2 : 16;
+      uint64_t *p = realloc (f->emu_sizes, cap * sizeof *p);
+      if (!p)
+        return ML_ENOMEM;
+      f->emu_sizes = p;
+      f->cap_emu = cap;
+    }
+  f->emu_sizes[f->n_emu++] = added;
+  return 0;
+}
+
+/* The recorded segments at the end: (addr, size) pairs; a map inside or
+ * right after an expandable one grows it, an unmap inside shrinks it. */
+static void
+rec_seg_event (uint64_t *addr, uint64_t *size, size_t *n, const MlEvent *ev)
+{
+  bool map = ev->kind == ML_EV_SEGMENT_MAP, unmap = ev->kind == ML_EV_SEGMENT_UNMAP;
+  if (ev->kind == ML_EV_SEGMENT_ALLOC || map)
+    {
+      for (size_t e = 0; map && e < *n; e++)
+        if (addr[e] <= ev->addr && ev->addr <= addr[e] + size[e])
+          {
+            if (ev->addr + ev->size - addr[e] > size[e])
+              size[e] = ev->addr + ev->size - addr[e];
+            return;
+          }
+      addr[*n] = ev->addr;
+      size[(*n)++] = ev->size;
+      return;
+    }
+  for (size_t e = 0; e < *n; e++)
+    if (addr[e] <= ev->addr && ev->addr < addr[e] + size[e])
+      {
+        if (unmap && (ev->addr > addr[e] || ev->size < size[e]))
+          size[e] = size[e] > ev->size ? size[e] - ev->size : 0;
+        else
+          {
+            addr[e] = addr[*n - 1];
+            size[e] = size[--*n];
+          }
+        return;
+      }
+}
+
 static int
 cmp_u64 (const void *a, const void *b)
 {
@@ -809,10 +866,37 @@ classify (Cache *c, uint64_t want, uint64_t req, uint32_t raw_stream, bool emu_n
   return emu_new_segment ? ML_RULE_NEW_SEGMENT : ML_RULE_BEST_FIT;
 }
 
+/* The settings the snapshot recorded (a mark at tick 0), or NULL. */
+static const char *
+recorded_settings (const MlTrace *t)
+{
+  static const char prefix[] = "allocator settings: ";
+  for (size_t i = 0; i < t->n_events && t->events[i].tick == 0; i++)
+    if (t->events[i].kind == ML_EV_MARK)
+      {
+        const char *text = ml_trace_str (t, t->events[i].name);
+        if (strncmp (text, prefix, sizeof prefix - 1) == 0)
+          return text + sizeof prefix - 1;
+      }
+  return NULL;
+}
+
 int
 ml_caching_conformance (const MlTrace *t, const char *options, MlCachingConformance *out, MlError *err)
 {
   Config cfg;
+  char settings[256] = "";
+  if (!options || !*options)
+    {
+      /* the snapshot's own allocator settings ("... (per size range ...)" cut off) */
+      const char *rec = recorded_settings (t);
+      if (rec)
+        {
+          snprintf (settings, sizeof settings, "%s", rec);
+          settings[strcspn (settings, " ")] = 0;
+          options = settings;
+        }
+    }
   int rc = parse_config (options, &cfg, err);
   if (rc < 0)
     return rc;
@@ -821,9 +905,10 @@ ml_caching_conformance (const MlTrace *t, const char *options, MlCachingConforma
   MlCachingConformance r;
   memset (&r, 0, sizeof r);
   r.first_mismatch = SIZE_MAX;
+  snprintf (r.options, sizeof r.options, "%s", options ? options : "");
 
   /* recorded segment bases after tick 0, recorded end segments, the highest address */
-  uint64_t *rec_addrs = NULL, *rec_sizes = NULL, *end_rec = NULL;
+  uint64_t *rec_addrs = NULL, *rec_sizes = NULL, *end_rec = NULL, *end_addr = NULL;
   size_t n_rec = 0, n_end_rec = 0;
   uint64_t top = 0;
   MlU64Map ids;
@@ -832,6 +917,7 @@ ml_caching_conformance (const MlTrace *t, const char *options, MlCachingConforma
   cache_init (&c, &cfg);
   Conf f = { 0 };
   c.new_seg = conf_new_seg;
+  c.grow_seg = conf_grow_seg;
   c.user = &f;
   uint32_t *id_blocks = NULL;
   size_t n_id_blocks = 0;
@@ -839,8 +925,9 @@ ml_caching_conformance (const MlTrace *t, const char *options, MlCachingConforma
   rec_addrs = malloc ((t->n_events + 1) * sizeof *rec_addrs);
   rec_sizes = malloc ((t->n_events + 1) * sizeof *rec_sizes);
   end_rec = malloc ((t->n_events + 1) * sizeof *end_rec);
+  end_addr = malloc ((t->n_events + 1) * sizeof *end_addr);
   id_blocks = malloc ((t->n_events + 1) * sizeof *id_blocks);
-  if (!rec_addrs || !rec_sizes || !end_rec || !id_blocks)
+  if (!rec_addrs || !rec_sizes || !end_rec || !end_addr || !id_blocks)
     {
       rc = ml_error_set (err, ML_ENOMEM, "out of memory");
       goto out;
@@ -879,8 +966,8 @@ ml_caching_conformance (const MlTrace *t, const char *options, MlCachingConforma
               goto out;
             }
           r.initial_segments++;
-          r.rule_sized_segments += rule_sized (ev->size, small);
-          end_rec[n_end_rec++] = ev->size;
+          r.rule_sized_segments += rule_sized (ev->size, small) || ev->kind == ML_EV_SEGMENT_MAP;
+          rec_seg_event (end_addr, end_rec, &n_end_rec, ev);
         }
       else if (ev->kind == ML_EV_ALLOC && first_alloc == t->n_events)
         first_alloc = k;
@@ -979,16 +1066,11 @@ ml_caching_conformance (const MlTrace *t, const char *options, MlCachingConforma
           break;
         case ML_EV_SEGMENT_ALLOC:
         case ML_EV_SEGMENT_MAP:
-          end_rec[n_end_rec++] = ev->size;
+          rec_seg_event (end_addr, end_rec, &n_end_rec, ev);
           break;
         case ML_EV_SEGMENT_FREE:
         case ML_EV_SEGMENT_UNMAP:
-          for (size_t e = 0; e < n_end_rec; e++)
-            if (end_rec[e] == ev->size)
-              {
-                end_rec[e] = end_rec[--n_end_rec];
-                break;
-              }
+          rec_seg_event (end_addr, end_rec, &n_end_rec, ev);
           {
             uint32_t s = ml_treap_find (&c.segs, ev->addr, 0, NULL);
             if (s != ML_TREAP_NIL)
@@ -1023,6 +1105,7 @@ out:
   free (rec_addrs);
   free (rec_sizes);
   free (end_rec);
+  free (end_addr);
   free (id_blocks);
   free (f.emu_sizes);
   ml_u64map_clear (&ids);
@@ -1037,7 +1120,9 @@ ml_caching_conformance_print (FILE *fp, const MlCachingConformance *r, bool json
   size_t seg_den = r->rec_segment_events > r->emu_segment_events ? r->rec_segment_events : r->emu_segment_events;
   if (json)
     {
-      fprintf (fp, "{\"initial_segments\":%zu,\"initial_blocks\":%zu,\"allocs\":%zu,\"address_matched\":%zu,"
+      fprintf (fp, "{\"options\":");
+      ml_json_put_str (fp, r->options);
+      fprintf (fp, ",\"initial_segments\":%zu,\"initial_blocks\":%zu,\"allocs\":%zu,\"address_matched\":%zu,"
                    "\"address_conformance\":%.6f,\"mismatches\":{",
                r->initial_segments, r->initial_blocks, r->allocs, r->matched, addr_share);
       for (int k = 0; k < ML_RULE__COUNT; k++)
@@ -1050,6 +1135,7 @@ ml_caching_conformance_print (FILE *fp, const MlCachingConformance *r, bool json
                r->rule_sized_segments);
       return;
     }
+  fprintf (fp, "  options         %s\n", r->options[0] ? r->options : "(defaults)");
   fprintf (fp, "  rebuilt state   %zu segments, %zu live blocks at the trace's first event (%zu of the segments sized by the rules)\n",
            r->initial_segments, r->initial_blocks, r->rule_sized_segments);
   fprintf (fp, "  addresses       %zu / %zu allocations at the real address (%.2f%%)\n", r->matched, r->allocs,

@@ -41,14 +41,19 @@ test_tiny (const char *name)
     return;
   static const MlEventKind want[] = { ML_EV_SEGMENT_ALLOC, ML_EV_ALLOC, ML_EV_ALLOC, ML_EV_MARK,
                                       ML_EV_FREE_REQUESTED, ML_EV_FREE, ML_EV_OOM, ML_EV_SNAPSHOT };
-  is_u64 (t->n_events, 8, "%s: the segment_alloc at the trace start leaves an empty tick 0; 7 entries + 1 mark", name);
-  bool kinds = t->n_events == 8;
+  is_u64 (t->n_events, 9, "%s: tick 0 holds only the settings mark (the segment_alloc is in the trace); 7 entries + 1 annotation", name);
+  ok (t->n_events && t->events[0].kind == ML_EV_MARK && t->events[0].tick == 0, "%s: the allocator settings come first", name);
+  if (t->n_events)
+    is_str (ml_trace_str (t, t->events[0].name),
+            "allocator settings: max_split_size_mb=0,expandable_segments=0,roundup_power2_divisions=0",
+            "the settings mark (the emulation's defaults)");
+  bool kinds = t->n_events == 9;
   for (size_t i = 0; kinds && i < 8; i++)
-    kinds = t->events[i].kind == want[i] && t->events[i].tick == i + 1;
+    kinds = t->events[i + 1].kind == want[i] && t->events[i + 1].tick == i + 1;
   ok (kinds, "%s: kinds and ticks in order (mark merged by time before free_requested)", name);
-  if (t->n_events == 8)
+  if (t->n_events == 9)
     {
-      const MlEvent *e = t->events;
+      const MlEvent *e = t->events + 1;
       is_u64 (e[0].addr, A, "segment address");
       is_u64 (e[0].size, 2 * MiB, "segment size");
       is_str (ml_trace_str (t, e[0].name), "small", "a 2 MiB segment event is named for the small pool");
@@ -99,7 +104,31 @@ test_snapshot_forms (void)
     }
   ml_trace_free (t);
   t = load ("tiny-snapshot.pickle", 1, &err);
-  ok (t && t->n_events == 0, "--device 1: its (empty) trace");
+  ok (t && t->n_events == 1 && t->events[0].kind == ML_EV_MARK, "--device 1: its (empty) trace, only the settings mark");
+  ml_trace_free (t);
+  t = load ("tiny-expandable.pickle", -1, &err);
+  ok (t != NULL, "an expandable-segment snapshot loads (%s)", err.msg);
+  if (t)
+    {
+      MlCachingConformance c;
+      ok (ml_caching_conformance (t, NULL, &c, &err) == 0, "conformance with the recorded settings (%s)", err.msg);
+      is_str (c.options, "max_split_size_mb=0,expandable_segments=1,roundup_power2_divisions=0", "the snapshot's settings are used");
+      is_u64 (c.matched, 3, "expandable: all three allocations at the real address");
+      is_u64 (c.segment_events_matched, 2, "both 2 MiB page mappings reproduced in order");
+      ok (c.end_match, "one 4 MiB expandable segment at the end, as recorded");
+      ok (ml_caching_conformance (t, "expandable_segments=0", &c, &err) == 0, "and with expandable_segments=0");
+      is_u64 (c.matched, 2, "the third allocation then needs a new segment");
+      is_u64 (c.by_rule[ML_RULE_NEW_SEGMENT], 1, "attributed to new segment vs reuse");
+      MlBuffers *bufs = NULL;
+      MlPlan *rec = NULL;
+      if (ml_buffers_build (t, 0, &bufs, &err) == 0 && ml_plan_from_recorded (bufs, &rec, &err) == 0)
+        {
+          is_u64 (rec->n_segments, 1, "the recorded plan: the second page mapping grows the segment");
+          is_u64 (rec->segments[0].size, 4 * MiB, "to 4 MiB");
+        }
+      ml_plan_free (rec);
+      ml_buffers_free (bufs);
+    }
   ml_trace_free (t);
   t = load ("tiny-snapshot.pickle", 5, &err);
   ok (!t && strstr (err.msg, "device 5"), "--device 5 is refused: %s", err.msg);
