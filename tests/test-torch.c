@@ -587,6 +587,60 @@ test_graph (void)
   ok (!t && strstr (err.msg, "2^56"), "a shape past 2^56 elements: %s", err.msg);
 }
 
+/* Mutated graphs and profiler traces fail cleanly (or load). */
+static void
+test_json_mutations (void)
+{
+  static const char graph_json[] =
+    "{\"alignment\":256,\"tensors\":[{\"name\":\"x\",\"shape\":[4,8],\"dtype\":\"f32\",\"kind\":\"input\"},"
+    "{\"name\":\"a\",\"shape\":[32],\"dtype\":\"bf16\"},{\"name\":\"b\",\"shape\":[32],\"dtype\":\"bf16\"},"
+    "{\"name\":\"y\",\"bytes\":64,\"kind\":\"output\"}],\"ops\":[{\"name\":\"f\",\"inputs\":[\"x\"],\"outputs\":[\"a\"]},"
+    "{\"name\":\"g_\",\"inputs\":[\"a\"],\"outputs\":[\"b\"],\"inplace\":[[\"a\",\"b\"]]},"
+    "{\"name\":\"h\",\"inputs\":[\"b\",\"a\"],\"outputs\":[\"y\"]}]}";
+  const char *seeds[] = { graph_json, kineto_json };
+  uint64_t rng = 12345;
+  size_t loaded = 0, failed = 0, silent = 0;
+  for (int s = 0; s < 2; s++)
+    for (int m = 0; m < 1500; m++)
+      {
+        char buf[4096];
+        size_t n = strlen (seeds[s]);
+        memcpy (buf, seeds[s], n + 1);
+        for (int e = 0; e < 1 + m % 3; e++)
+          {
+            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+            size_t at = (size_t) ((rng >> 33) % n);
+            static const char alphabet[] = "0123456789-.,:[]{}\"eaxyzE ";
+            buf[at] = alphabet[(rng >> 20) % (sizeof alphabet - 1)];
+          }
+        cJSON *doc = cJSON_Parse (buf);
+        if (!doc)
+          continue;
+        MlLoadOptions o;
+        ml_load_options_init (&o);
+        o.graph_options = m % 2 ? "reorder=memory" : NULL;
+        MlTrace *t = NULL;
+        MlError err = { 0 };
+        int rc = s == 0 ? ml_trace_from_graph (doc, "mutant", &o, &t, &err)
+                        : ml_trace_from_kineto (doc, "mutant", &o, &t, &err);
+        if (rc == 0)
+          {
+            MlBuffers *b = NULL;
+            if (ml_buffers_build (t, 0, &b, &err) == 0)
+              loaded++;
+            ml_buffers_free (b);
+          }
+        else if (err.msg[0])
+          failed++;
+        else
+          silent++;
+        ml_trace_free (t);
+        cJSON_Delete (doc);
+      }
+  ok (silent == 0, "mutated graphs and profiler traces: %zu loaded, %zu refused with a message, %zu without", loaded, failed, silent);
+  ok (loaded > 50 && failed > 50, "both outcomes happen");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -599,5 +653,6 @@ main (int argc, char **argv)
   test_conformance_rules ();
   test_kineto ();
   test_graph ();
+  test_json_mutations ();
   return tap_done ();
 }
