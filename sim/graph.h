@@ -22,7 +22,8 @@
  * scheduling over the ready ops, taking first the op that frees the most
  * bytes net of what it allocates (so consumers run right after their
  * producers and chains are delayed until their inputs can die), ties by
- * larger outputs first, then by the original order. O(n^2) in the ops.
+ * larger outputs first, then by the original order. O(n · r) for n ops
+ * and r ready ops per step (at most O(n^2)), O(reads) for the bookkeeping.
  * Not optimal (the problem is NP-hard); never worse, since the original
  * order is kept when it is better.
  */
