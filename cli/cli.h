@@ -113,5 +113,7 @@ int cmd_plan    (int argc, char **argv);
 int cmd_check   (int argc, char **argv);
 int cmd_convert (int argc, char **argv);
 int cmd_strategies (int argc, char **argv);
+int cmd_trace   (int argc, char **argv);
+int cmd_replay  (int argc, char **argv);
 
 #endif

@@ -1,0 +1,227 @@
+/* replay.c — the replay program and the host backend (see replay.h). */
+#include "trace/replay.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "sim/sim.h"
+#include "sim/u64map.h"
+
+void
+ml_replay_result_init (MlReplayResult *res)
+{
+  memset (res, 0, sizeof *res);
+  res->plan_s = res->malloc_s = res->async_s = -1;
+}
+
+void
+ml_replay_program_free (MlReplayProgram *prog)
+{
+  if (!prog)
+    return;
+  free (prog->steps);
+  free (prog->stream_ids);
+  free (prog->segment_base);
+  free (prog);
+}
+
+int
+ml_replay_program_build (const MlBuffers *bufs, const MlPlan *plan, MlReplayProgram **out, MlError *err)
+{
+  if (plan->n != bufs->n)
+    return ml_error_set (err, ML_EINPUT, "the plan has %zu buffers, the trace %zu", plan->n, bufs->n);
+  MlReplayProgram *p = calloc (1, sizeof *p);
+  if (!p)
+    return ml_error_set (err, ML_ENOMEM, "out of memory");
+  size_t n_seg = plan->n_segments ? plan->n_segments : 1;
+  for (size_t i = 0; i < bufs->n; i++)
+    if ((size_t) plan->segment[i] + 1 > n_seg)
+      n_seg = (size_t) plan->segment[i] + 1;
+  uint64_t *extent = calloc (n_seg, sizeof *extent);
+  p->segment_base = calloc (n_seg, sizeof *p->segment_base);
+  p->steps = malloc ((bufs->n ? 2 * bufs->n : 1) * sizeof *p->steps);
+  p->stream_ids = malloc (sizeof *p->stream_ids * 16);
+  size_t cap_streams = 16;
+  MlU64Map streams;
+  ml_u64map_init (&streams);
+  int rc = 0;
+  if (!extent || !p->segment_base || !p->steps || !p->stream_ids)
+    {
+      rc = ml_error_set (err, ML_ENOMEM, "out of memory for %zu buffers", bufs->n);
+      goto done;
+    }
+  p->n_segments = n_seg;
+  for (size_t s = 0; s < plan->n_segments; s++)
+    extent[s] = plan->segments[s].size;
+  for (size_t i = 0; i < bufs->n; i++)
+    {
+      uint64_t end = plan->offset[i] + bufs->buf[i].rsize;
+      if (end < plan->offset[i])
+        {
+          rc = ml_error_set (err, ML_EINPUT, "buffer %" PRIu64 ": offset %" PRIu64 " + size %" PRIu64 " overflows",
+                             bufs->buf[i].id, plan->offset[i], bufs->buf[i].rsize);
+          goto done;
+        }
+      if (end > extent[plan->segment[i]])
+        extent[plan->segment[i]] = end;
+    }
+  uint64_t base = 0;
+  for (size_t s = 0; s < n_seg; s++)
+    {
+      p->segment_base[s] = base;
+      if (base + extent[s] < base)
+        {
+          rc = ml_error_set (err, ML_EINPUT, "the plan's segments add up to more than 2^64 bytes");
+          goto done;
+        }
+      base += extent[s];
+    }
+  p->arena_bytes = base;
+  p->n_buffers = bufs->n;
+  uint64_t g = 256;
+  for (size_t i = 0; i < bufs->n; i++)
+    {
+      uint64_t off = p->segment_base[plan->segment[i]] + plan->offset[i];
+      if (bufs->buf[i].rsize == 0)
+        continue;
+      while (g > 1 && ((off | bufs->buf[i].rsize) & (g - 1)))
+        g >>= 1;
+    }
+  p->granule = g;
+
+  MlSweep sw;
+  MlSweepStep st;
+  ml_sweep_init (&sw, bufs);
+  while (ml_sweep_next (&sw, &st))
+    {
+      const MlBuffer *b = &bufs->buf[st.buffer];
+      uint32_t si;
+      if (!ml_u64map_get (&streams, b->stream, &si))
+        {
+          if (p->n_streams == 65535)
+            {
+              rc = ml_error_set (err, ML_EUNSUPPORTED, "the trace uses more than 65535 streams");
+              goto done;
+            }
+          if (p->n_streams == cap_streams)
+            {
+              uint32_t *q = realloc (p->stream_ids, 2 * cap_streams * sizeof *q);
+              if (!q)
+                {
+                  rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+                  goto done;
+                }
+              p->stream_ids = q;
+              cap_streams *= 2;
+            }
+          si = p->n_streams;
+          p->stream_ids[p->n_streams++] = b->stream;
+          if (ml_u64map_put (&streams, b->stream, si) < 0)
+            {
+              rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+              goto done;
+            }
+        }
+      MlReplayStep *s = &p->steps[p->n_steps++];
+      s->offset = p->segment_base[plan->segment[st.buffer]] + plan->offset[st.buffer];
+      s->bytes = b->rsize;
+      s->tick = st.tick;
+      s->buffer = st.buffer;
+      s->stream = (uint16_t) si;
+      s->op = st.is_alloc ? ML_REPLAY_ALLOC : ML_REPLAY_FREE;
+      s->pad = 0;
+    }
+  if (p->n_streams == 0)
+    {
+      p->stream_ids[0] = 0;
+      p->n_streams = 1;
+    }
+done:
+  free (extent);
+  ml_u64map_clear (&streams);
+  if (rc < 0)
+    {
+      ml_replay_program_free (p);
+      return rc;
+    }
+  *out = p;
+  return 0;
+}
+
+static void
+record (MlReplayResult *res, const MlCorruption *c)
+{
+  res->corrupted++;
+  if (res->n_items < ML_REPLAY_MAX_KEPT)
+    res->items[res->n_items++] = *c;
+}
+
+int
+ml_replay_host (const MlReplayProgram *prog, unsigned iterations, uint64_t max_shadow,
+                MlReplayResult *res, MlError *err)
+{
+  if (iterations == 0)
+    iterations = 1;
+  if (max_shadow == 0)
+    max_shadow = 4ull << 30;
+  uint64_t g = prog->granule;
+  uint64_t words = (prog->arena_bytes + g - 1) / g;
+  if (words > max_shadow / 8)
+    return ml_error_set (err, ML_EUNSUPPORTED,
+                         "the host replay needs %" PRIu64 " bytes of shadow memory for an arena of %" PRIu64
+                         " bytes at granule %" PRIu64 " (limit %" PRIu64 "); use the cuda backend",
+                         words * 8, prog->arena_bytes, g, max_shadow);
+  ml_replay_result_init (res);
+  res->iterations = iterations;
+  uint64_t *shadow = NULL;
+  size_t map_bytes = (size_t) (words ? words * 8 : 8);
+  shadow = mmap (NULL, map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (shadow == MAP_FAILED)
+    return ml_error_set (err, ML_ENOMEM, "cannot map %zu bytes of shadow memory", map_bytes);
+
+  double t0 = ml_now ();
+  for (unsigned it = 0; it < iterations; it++)
+    {
+      for (size_t k = 0; k < prog->n_steps; k++)
+        {
+          const MlReplayStep *s = &prog->steps[k];
+          uint64_t w0 = s->offset / g, w1 = (s->offset + s->bytes) / g;
+          uint64_t tag = ml_replay_tag (s->buffer);
+          if (s->op == ML_REPLAY_ALLOC)
+            {
+              for (uint64_t w = w0; w < w1; w++)
+                shadow[w] = tag;
+              if (it == 0)
+                {
+                  res->allocations++;
+                  res->granule_writes += w1 - w0;
+                }
+              continue;
+            }
+          uint64_t bad = 0, first = 0, found = 0;
+          for (uint64_t w = w0; w < w1; w++)
+            if (shadow[w] != tag)
+              {
+                if (bad++ == 0)
+                  {
+                    first = w;
+                    found = shadow[w];
+                  }
+              }
+          if (bad && it == 0)
+            {
+              MlCorruption c = { .victim = s->buffer, .culprit = UINT32_MAX, .tick = s->tick,
+                                 .offset = first * g, .granules = bad };
+              uint32_t cb;
+              if (ml_replay_tag_buffer (found, &cb) && cb < prog->n_buffers)
+                c.culprit = cb;
+              record (res, &c);
+            }
+        }
+    }
+  res->plan_s = ml_now () - t0;
+  munmap (shadow, map_bytes);
+  return 0;
+}
