@@ -94,6 +94,11 @@ static void
 explain_nothing (const char *manifest_fail)
 {
   fprintf (stderr, "memlens trace: no trace was written: ");
+  if (manifest_fail)
+    {
+      fprintf (stderr, "the tracer started but could not record: %s.\n", manifest_fail);
+      return;
+    }
   void *h = dlopen ("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
   if (!h)
     {
@@ -104,10 +109,7 @@ explain_nothing (const char *manifest_fail)
       return;
     }
   dlclose (h);
-  if (manifest_fail)
-    fprintf (stderr, "the tracer started but could not record: %s.\n", manifest_fail);
-  else
-    fprintf (stderr, "the program never initialised CUDA (the driver loads the tracer when a process "
+  fprintf (stderr, "the program never initialised CUDA (the driver loads the tracer when a process "
              "calls cuInit), or it was killed before it could write (traces are written at exit).\n");
 }
 

@@ -21,8 +21,8 @@ ml_cupti_walk_buffer (MlCuptiCollector *c, uint8_t *buffer, size_t valid_bytes,
         {
           const char *why = NULL;
           cuptiGetResultString (st, &why);
-          rc = ml_error_set (err, ML_EINPUT, "activity buffer: record %zu at byte %td: %s",
-                             n, rec ? (uint8_t *) rec - buffer : (ptrdiff_t) 0, why ? why : "unknown CUPTI error");
+          rc = ml_error_set (err, ML_EINPUT, "activity buffer of %zu bytes: record %zu (after %zu good ones): %s",
+                             valid_bytes, n + 1, n, why ? why : "unknown CUPTI error");
           break;
         }
       n++;
