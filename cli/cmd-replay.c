@@ -45,10 +45,11 @@ print_time (const char *what, double s, const MlReplayResult *r)
 static void
 json_time (const char *key, double s, const MlReplayResult *r)
 {
+  bool first = strcmp (key, "plan") == 0;
   if (s < 0)
-    printf (",\"%s\":null", key);
+    printf ("%s\"%s\":null", first ? "" : ",", key);
   else
-    printf (",\"%s\":{\"total_s\":%.9f,\"per_alloc_us\":%.6f}", key, s, per_alloc_us (s, r));
+    printf ("%s\"%s\":{\"total_s\":%.9f,\"per_alloc_us\":%.6f}", first ? "" : ",", key, s, per_alloc_us (s, r));
 }
 
 int
@@ -145,10 +146,11 @@ cmd_replay (int argc, char **argv)
               ",\"granule\":%" PRIu64 ",\"streams\":%u,\"corrupted\":%" PRIu64 ",\"baseline_corrupted\":%" PRIu64,
               bufs->n, res.allocations, res.iterations, prog->arena_bytes, prog->granule, prog->n_streams,
               res.corrupted, res.baseline_corrupted);
+      printf (",\"timings\":{");
       json_time ("plan", res.plan_s, &res);
       json_time ("cudaMalloc", res.malloc_s, &res);
       json_time ("cudaMallocAsync", res.async_s, &res);
-      printf (",\"corruptions\":[");
+      printf ("},\"corruptions\":[");
       for (size_t i = 0; i < res.n_items; i++)
         {
           const MlCorruption *k = &res.items[i];
