@@ -42,6 +42,8 @@ static const char options_text[] =
   "                        so every tensor is one allocation (this changes the\n"
   "                        allocator being measured; see docs/tracing.md)\n"
   "      --flush-ms N      flush CUPTI buffers every N ms (default 500; 0 = only at exit)\n"
+  "      --checkpoint S    rewrite the trace every S seconds while the program runs, so\n"
+  "                        a crash loses little (default 10; 0 = only at exit)\n"
   "      --quiet           no summary on stderr\n"
   "  -h, --help            this help\n"
   "Environment: MEMLENS_INJECT=path of libmemlens-inject.so overrides the search.\n";
@@ -116,20 +118,21 @@ explain_nothing (const char *manifest_fail)
 int
 cmd_trace (int argc, char **argv)
 {
-  enum { OPT_KERNELS = 2001, OPT_SYNC, OPT_TORCH, OPT_FLUSH, OPT_QUIET };
+  enum { OPT_KERNELS = 2001, OPT_SYNC, OPT_TORCH, OPT_FLUSH, OPT_QUIET, OPT_CHECKPOINT };
   static const struct option longopts[] = {
     { "output",        required_argument, 0, 'o' },
     { "kernels",       no_argument,       0, OPT_KERNELS },
     { "sync",          no_argument,       0, OPT_SYNC },
     { "torch-tensors", no_argument,       0, OPT_TORCH },
     { "flush-ms",      required_argument, 0, OPT_FLUSH },
+    { "checkpoint",    required_argument, 0, OPT_CHECKPOINT },
     { "quiet",         no_argument,       0, OPT_QUIET },
     { "help",          no_argument,       0, 'h' },
     { 0, 0, 0, 0 },
   };
   const char *output = "memlens-%p.jsonl";
   bool kernels = false, sync = false, torch = false, quiet = false;
-  uint64_t flush_ms = 500;
+  uint64_t flush_ms = 500, checkpoint_s = 10;
   int c;
   optind = 1;
   /* "+": stop at the first non-option, the program's name */
@@ -150,6 +153,10 @@ cmd_trace (int argc, char **argv)
         case OPT_FLUSH:
           if (ml_parse_u64 (optarg, strlen (optarg), &flush_ms) < 0 || flush_ms > 3600000)
             return cli_fail ("trace", EXIT_BAD, "--flush-ms %s: expected milliseconds, 0 to 3600000", optarg);
+          break;
+        case OPT_CHECKPOINT:
+          if (ml_parse_u64 (optarg, strlen (optarg), &checkpoint_s) < 0 || checkpoint_s > 86400)
+            return cli_fail ("trace", EXIT_BAD, "--checkpoint %s: expected seconds, 0 to 86400", optarg);
           break;
         default:
           return cli_usage ("trace", usage_text);
@@ -208,6 +215,9 @@ cmd_trace (int argc, char **argv)
   setenv ("MEMLENS_TRACE_MANIFEST", manifest, 1);
   setenv ("MEMLENS_TRACE_KINDS", kinds, 1);
   setenv ("MEMLENS_TRACE_FLUSH_MS", flush, 1);
+  char ckpt_s[24];
+  snprintf (ckpt_s, sizeof ckpt_s, "%llu", (unsigned long long) checkpoint_s);
+  setenv ("MEMLENS_TRACE_CHECKPOINT_S", ckpt_s, 1);
   if (torch)
     {
       const char *conf = getenv ("PYTORCH_CUDA_ALLOC_CONF");
@@ -282,6 +292,9 @@ cmd_trace (int argc, char **argv)
   FILE *fp = fopen (manifest, "r");
   size_t files = 0;
   char first_fail[512] = "";
+  /* checkpoints of processes that never wrote their final trace */
+  char *ckpt[64];
+  size_t n_ckpt = 0;
   if (fp)
     {
       char line[8192];
@@ -294,6 +307,19 @@ cmd_trace (int argc, char **argv)
             f[nf++] = tok;
           if (nf >= 2 && strcmp (f[0], "fail") == 0 && !first_fail[0])
             snprintf (first_fail, sizeof first_fail, "%s", f[1]);
+          if (nf >= 2 && (strcmp (f[0], "checkpoint") == 0 || strcmp (f[0], "ok") == 0))
+            {
+              size_t j;
+              for (j = 0; j < n_ckpt && strcmp (ckpt[j], f[1]) != 0; j++)
+                ;
+              if (f[0][0] == 'c' && j == n_ckpt && n_ckpt < 64)
+                ckpt[n_ckpt++] = strdup (f[1]);
+              else if (f[0][0] == 'o' && j < n_ckpt)
+                {
+                  free (ckpt[j]);
+                  ckpt[j] = ckpt[--n_ckpt];
+                }
+            }
           if (nf >= 10 && strcmp (f[0], "ok") == 0)
             {
               files++;
@@ -316,6 +342,14 @@ cmd_trace (int argc, char **argv)
       fclose (fp);
     }
   unlink (manifest);
+  for (size_t j = 0; j < n_ckpt; j++)
+    {
+      if (ckpt[j] && !quiet)
+        fprintf (stderr, "memlens trace: %s holds a checkpoint only: the process did not exit normally, "
+                 "so the events after its last checkpoint are missing (the trace ends in a \"checkpoint\" mark)\n", ckpt[j]);
+      free (ckpt[j]);
+      files++;
+    }
   if (files == 0 && !quiet)
     explain_nothing (first_fail[0] ? first_fail : NULL);
   if (WIFSIGNALED (status) && !quiet)

@@ -40,6 +40,23 @@ if [ "$MEMLENS_HAVE_CUPTI" = 1 ]; then
     contains "$T/err" "the tracer started but could not record"; ok $? "memlens trace explains why nothing came"
     ! ls "$T"/x-*.jsonl >/dev/null 2>&1; ok $? "no trace file is left"
   fi
+  # records handed to the tracer as CUPTI would: a real trace comes out
+  MEMLENS_FAKE_RECORDS=1 run trace --kernels --sync -o "$T/r-%p.jsonl" -- "$MEMLENS_FAKE_DRIVER" 4
+  ok $([ $rc -eq 4 ]; echo $?) "with records: the exit code is still the program's (4)"
+  f=$(ls "$T"/r-*.jsonl 2>/dev/null | head -1)
+  [ -n "$f" ]; ok $? "a trace file named with the process id was written"
+  ! ls "$T"/r-*.jsonl.tmp-* >/dev/null 2>&1; ok $? "no temporary file is left beside it"
+  contains "$T/err" "9 events (3 allocations, 1 kernels, 2 syncs) from 9 CUPTI records, 2 dropped"; ok $? "the summary counts events, records and drops"
+  contains "$f" '"source":"cupti"'; ok $? "the header says cupti"
+  contains "$f" '"dropped_records":2'; ok $? "the header carries the dropped records"
+  contains "$f" '"sync":"stream_wait","stream2":13'; ok $? "the stream wait knows the recording stream"
+  run stats "$f"; ok $rc "memlens stats reads the trace"
+  contains "$T/out" "lower bound"; ok $? "and finds a lower bound"
+  run check "$f"; ok $rc "the recorded plan is valid"
+  run replay "$f"; ok $rc "the recorded plan replays clean on the host"
+  contains "$T/out" "replay of the recorded plan"; ok $? "replay used the recorded addresses"
+  contains "$T/out" "on 2 streams"; ok $? "on the trace's two streams"
+
   # --torch-tensors reaches the program's environment
   run trace --torch-tensors -- sh -c 'echo "conf=$PYTORCH_CUDA_ALLOC_CONF inj=$CUDA_INJECTION64_PATH"'
   contains "$T/out" "conf=backend:cudaMallocAsync"; ok $? "--torch-tensors sets PYTORCH_CUDA_ALLOC_CONF"

@@ -11,6 +11,10 @@
  * writes one native trace per device, atomically, to MEMLENS_TRACE_OUTPUT
  * ("%p" = the process id; default memlens-%p.jsonl), and appends one line
  * per file to MEMLENS_TRACE_MANIFEST for `memlens trace` to report.
+ * So that a crash or a kill loses little, it also writes a checkpoint of
+ * everything flushed so far every MEMLENS_TRACE_CHECKPOINT_S seconds
+ * (default 10, 0 = never; the whole trace is rewritten, atomically, ending
+ * in a mark that says it is a checkpoint); the exit write replaces it.
  *
  * It never harms the program: every failure (no driver, another CUPTI
  * client, an unsupported kind, a full disk) is printed once on stderr and
@@ -23,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sim/load.h"
@@ -36,6 +41,19 @@ static MlCuptiCollector *collector;
 static pid_t owner;            /* a forked child does not write the parent's trace */
 static int started;
 static uint64_t walk_errors;
+static double checkpoint_every = 10;   /* seconds, 0 = never */
+static double last_checkpoint, next_checkpoint_gap;
+static uint64_t kept_at_checkpoint, checkpoint_errors;
+
+static double
+now_s (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+static void write_traces (MlCuptiCollector *c, bool checkpoint);
 
 static void
 say (const char *fmt, ...)
@@ -112,6 +130,21 @@ buffer_completed (CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, 
     }
   if (collector && cuptiActivityGetNumDroppedRecords (ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
     ml_cupti_collector_dropped (collector, dropped);
+  if (collector && started && checkpoint_every > 0 && getpid () == owner)
+    {
+      MlCuptiStats st;
+      ml_cupti_collector_stats (collector, &st);
+      double t = now_s ();
+      if (st.kept > kept_at_checkpoint && t - last_checkpoint >= next_checkpoint_gap)
+        {
+          write_traces (collector, true);
+          kept_at_checkpoint = st.kept;
+          last_checkpoint = now_s ();
+          /* rewriting a large trace takes time: keep it under a tenth of the run */
+          double took = last_checkpoint - t;
+          next_checkpoint_gap = took * 10 > checkpoint_every ? took * 10 : checkpoint_every;
+        }
+    }
   pthread_mutex_unlock (&lock);
   free (buffer);
 }
@@ -149,20 +182,8 @@ output_path (char *dst, size_t len, const char *pattern, pid_t pid, int dev_inde
 }
 
 static void
-finish (void)
+write_traces (MlCuptiCollector *c, bool checkpoint)
 {
-  if (!started || getpid () != owner)
-    return;
-  started = 0;
-  CUptiResult st = cuptiActivityFlushAll (CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  if (st != CUPTI_SUCCESS)
-    say ("the final flush failed: %s; the last records may be missing", cupti_why (st));
-  pthread_mutex_lock (&lock);
-  MlCuptiCollector *c = collector;
-  collector = NULL;
-  pthread_mutex_unlock (&lock);
-  if (!c)
-    return;
   const char *pattern = getenv ("MEMLENS_TRACE_OUTPUT");
   if (!pattern || !*pattern)
     pattern = "memlens-%p.jsonl";
@@ -172,12 +193,19 @@ finish (void)
   MlCuptiStats stats;
   if (ml_cupti_collector_finish (c, &traces, &n, &err) < 0)
     {
-      say ("%s; no trace written", err.msg);
-      manifest ("fail\t%s", err.msg);
-      ml_cupti_collector_free (c);
+      if (!checkpoint)
+        {
+          say ("%s; no trace written", err.msg);
+          manifest ("fail\t%s", err.msg);
+        }
       return;
     }
   ml_cupti_collector_stats (c, &stats);
+  if (checkpoint && n == 0)
+    {
+      free (traces);
+      return;
+    }
   MlTrace *empty = NULL;
   if (n == 0 && (empty = ml_trace_new ()))
     {
@@ -191,6 +219,21 @@ finish (void)
       char path[4096];
       output_path (path, sizeof path, pattern, owner, (int) i, traces[i]->device);
       MlTrace *t = traces[i];
+      if (checkpoint)
+        {
+          MlEvent mark = { .kind = ML_EV_MARK, .tick = t->n_events, .time_ns = -1, .device = t->device };
+          mark.name = ml_strtab_intern0 (t->strings, "memlens: checkpoint, the process had not exited yet");
+          if (mark.name == UINT32_MAX || !ml_trace_append (t, &mark)
+              || ml_trace_write_jsonl (t, path, &err) < 0)
+            {
+              if (checkpoint_errors++ == 0)
+                say ("checkpoint: %s", err.msg[0] ? err.msg : "out of memory");
+            }
+          else
+            manifest ("checkpoint\t%s", path);
+          ml_trace_free (t);
+          continue;
+        }
       size_t allocs = 0, kernels = 0, syncs = 0;
       for (size_t e = 0; e < t->n_events; e++)
         {
@@ -210,6 +253,26 @@ finish (void)
       ml_trace_free (t);
     }
   free (traces);
+}
+
+static bool selftest;
+
+static void
+finish (void)
+{
+  if (!started || getpid () != owner)
+    return;
+  started = 0;
+  CUptiResult st = selftest ? CUPTI_SUCCESS : cuptiActivityFlushAll (CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  if (st != CUPTI_SUCCESS)
+    say ("the final flush failed: %s; the last records may be missing", cupti_why (st));
+  pthread_mutex_lock (&lock);
+  MlCuptiCollector *c = collector;
+  collector = NULL;
+  pthread_mutex_unlock (&lock);
+  if (!c)
+    return;
+  write_traces (c, false);
   ml_cupti_collector_free (c);
 }
 
@@ -270,6 +333,11 @@ InitializeInjection (void)
       enable (CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronisations (SYNCHRONIZATION)", false);
       enable (CUPTI_ACTIVITY_KIND_CUDA_EVENT, "CUDA events (CUDA_EVENT)", false);
     }
+  const char *cp = getenv ("MEMLENS_TRACE_CHECKPOINT_S");
+  if (cp && *cp)
+    checkpoint_every = strtod (cp, NULL);
+  last_checkpoint = now_s ();
+  next_checkpoint_gap = checkpoint_every;
   const char *ms = getenv ("MEMLENS_TRACE_FLUSH_MS");
   long period = ms ? strtol (ms, NULL, 10) : 500;
   if (period > 0)
@@ -286,4 +354,27 @@ off:
   collector = NULL;
   pthread_mutex_unlock (&lock);
   return 1;
+}
+
+/* For the tests, which have no driver: hands @buffer (a malloc'd buffer of
+ * @valid bytes of activity records, which this takes over) to the
+ * completion callback as CUPTI would, adds @dropped lost records, and
+ * writes the traces as at exit. Returns 0. */
+EXPORT int memlens_inject_selftest (uint8_t *buffer, size_t valid, uint64_t dropped);
+
+EXPORT int
+memlens_inject_selftest (uint8_t *buffer, size_t valid, uint64_t dropped)
+{
+  pthread_mutex_lock (&lock);
+  if (!collector)
+    collector = ml_cupti_collector_new ();
+  if (collector)
+    ml_cupti_collector_dropped (collector, dropped);
+  pthread_mutex_unlock (&lock);
+  owner = getpid ();
+  selftest = true;
+  buffer_completed (NULL, 0, buffer, valid, valid);
+  started = 1;
+  finish ();
+  return 0;
 }
