@@ -343,7 +343,7 @@ ml_cupti_collector_finish (MlCuptiCollector *c, MlTrace ***traces, size_t *n_tra
     goto oom;
   for (size_t i = 0; i < c->n; i++)
     order[i] = (uint32_t) i;
-  if (ml_sort_indexes_by_key (order, c->n, &c->items[0].key, sizeof (Item)) < 0)
+  if (c->n && ml_sort_indexes_by_key (order, c->n, &c->items[0].key, sizeof (Item)) < 0)
     goto oom;
 
   /* what one record cannot know: a context's device, an event's stream */
