@@ -295,6 +295,10 @@ cmd_trace (int argc, char **argv)
   /* checkpoints of processes that never wrote their final trace */
   char *ckpt[64];
   size_t n_ckpt = 0;
+  /* final files, to catch processes overwriting each other's trace */
+  char *done[64];
+  size_t n_done = 0;
+  bool clobbered = false;
   if (fp)
     {
       char line[8192];
@@ -323,6 +327,17 @@ cmd_trace (int argc, char **argv)
           if (nf >= 10 && strcmp (f[0], "ok") == 0)
             {
               files++;
+              size_t j;
+              for (j = 0; j < n_done && strcmp (done[j], f[1]) != 0; j++)
+                ;
+              if (j < n_done && !clobbered && !quiet)
+                {
+                  fprintf (stderr, "memlens trace: several processes wrote %s, each replacing the last; "
+                           "put %%p in --output for one file per process\n", f[1]);
+                  clobbered = true;
+                }
+              else if (j == n_done && n_done < 64)
+                done[n_done++] = strdup (f[1]);
               if (!quiet)
                 {
                   fprintf (stderr, "memlens trace: wrote %s: %s events (%s allocations, %s kernels, %s syncs) "
@@ -342,6 +357,8 @@ cmd_trace (int argc, char **argv)
       fclose (fp);
     }
   unlink (manifest);
+  for (size_t j = 0; j < n_done; j++)
+    free (done[j]);
   for (size_t j = 0; j < n_ckpt; j++)
     {
       if (ckpt[j] && !quiet)

@@ -57,6 +57,14 @@ if [ "$MEMLENS_HAVE_CUPTI" = 1 ]; then
   contains "$T/out" "replay of the recorded plan"; ok $? "replay used the recorded addresses"
   contains "$T/out" "on 2 streams"; ok $? "on the trace's two streams"
 
+  # two processes, one file name without %p: the second replaces the first, and we say so
+  MEMLENS_FAKE_RECORDS=1 run trace -o "$T/same.jsonl" -- sh -c "'$MEMLENS_FAKE_DRIVER' 0 && '$MEMLENS_FAKE_DRIVER' 0"
+  ok $rc "two traced processes in one run"
+  [ "$(grep -c '^memlens trace: wrote' "$T/err")" -eq 2 ]; ok $? "both wrote a trace"
+  contains "$T/err" "several processes wrote"; ok $? "the clash of file names is reported"
+  contains "$T/err" "put %p in --output"; ok $? "with the fix"
+  [ "$(ls "$T"/same.jsonl* | wc -l)" -eq 1 ]; ok $? "one complete file is left, no temporaries"
+
   # --torch-tensors reaches the program's environment
   run trace --torch-tensors -- sh -c 'echo "conf=$PYTORCH_CUDA_ALLOC_CONF inj=$CUDA_INJECTION64_PATH"'
   contains "$T/out" "conf=backend:cudaMallocAsync"; ok $? "--torch-tensors sets PYTORCH_CUDA_ALLOC_CONF"
