@@ -57,6 +57,15 @@ if [ "$MEMLENS_HAVE_CUPTI" = 1 ]; then
   contains "$T/out" "replay of the recorded plan"; ok $? "replay used the recorded addresses"
   contains "$T/out" "on 2 streams"; ok $? "on the trace's two streams"
 
+  # a crash after a checkpoint: the checkpoint stays, and we say what it is
+  MEMLENS_FAKE_RECORDS=crash run trace -o "$T/c-%p.jsonl" -- "$MEMLENS_FAKE_DRIVER" 0
+  ok $([ $rc -eq 134 ]; echo $?) "a program that aborts gives 128+6"
+  f=$(ls "$T"/c-*.jsonl 2>/dev/null | head -1)
+  [ -n "$f" ]; ok $? "its checkpoint is on disk"
+  contains "$f" "memlens: checkpoint"; ok $? "and ends in a checkpoint mark"
+  contains "$T/err" "holds a checkpoint only"; ok $? "memlens trace says it is only a checkpoint"
+  run stats "$f"; ok $rc "the checkpoint is a readable trace"
+
   # two processes, one file name without %p: the second replaces the first, and we say so
   MEMLENS_FAKE_RECORDS=1 run trace -o "$T/same.jsonl" -- sh -c "'$MEMLENS_FAKE_DRIVER' 0 && '$MEMLENS_FAKE_DRIVER' 0"
   ok $rc "two traced processes in one run"

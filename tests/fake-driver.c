@@ -4,8 +4,10 @@
  * machine with no driver: the tracer starts, CUPTI refuses, the program
  * goes on. With MEMLENS_FAKE_RECORDS=1 it then hands the tracer a buffer
  * of hand-made activity records through its test entry point, as CUPTI
- * would, so a real trace file comes out. */
+ * would, so a real trace file comes out; with MEMLENS_FAKE_RECORDS=crash
+ * the tracer writes a checkpoint and the program then aborts. */
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,9 +35,9 @@ mem (uint8_t *buf, size_t off, int op, uint64_t addr, uint64_t bytes, uint32_t s
 }
 
 static int
-feed (void *h)
+feed (void *h, int keep_running)
 {
-  int (*selftest) (uint8_t *, size_t, uint64_t) = (int (*) (uint8_t *, size_t, uint64_t)) dlsym (h, "memlens_inject_selftest");
+  int (*selftest) (uint8_t *, size_t, uint64_t, int) = (int (*) (uint8_t *, size_t, uint64_t, int)) dlsym (h, "memlens_inject_selftest");
   if (!selftest)
     return -1;
   uint8_t *buf = aligned_alloc (8, 8192);
@@ -78,7 +80,7 @@ feed (void *h)
   off = mem (buf, off, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, 0x10000000, 1 << 20, 14, 7);
   off = mem (buf, off, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, 0x10100000, 2 << 20, 14, 8);
   off = mem (buf, off, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, 0x10000000, 1 << 20, 14, 9);
-  return selftest (buf, off, 2);
+  return selftest (buf, off, 2, keep_running);
 }
 #endif
 
@@ -102,11 +104,14 @@ main (int argc, char **argv)
         }
 #ifdef HAVE_CUPTI_HEADERS
       const char *fake = getenv ("MEMLENS_FAKE_RECORDS");
-      if (fake && strcmp (fake, "1") == 0 && feed (h) < 0)
+      bool crash = fake && strcmp (fake, "crash") == 0;
+      if (fake && (strcmp (fake, "1") == 0 || crash) && feed (h, crash) < 0)
         {
           fprintf (stderr, "fake-driver: the tracer has no test entry point\n");
           return 97;
         }
+      if (crash)
+        abort ();   /* the checkpoint must survive this */
 #endif
     }
   printf ("fake program ran\n");

@@ -359,11 +359,12 @@ off:
 /* For the tests, which have no driver: hands @buffer (a malloc'd buffer of
  * @valid bytes of activity records, which this takes over) to the
  * completion callback as CUPTI would, adds @dropped lost records, and
- * writes the traces as at exit. Returns 0. */
-EXPORT int memlens_inject_selftest (uint8_t *buffer, size_t valid, uint64_t dropped);
+ * writes the traces as at exit; with @keep_running it writes a checkpoint
+ * instead and the process goes on (as if it would crash later). Returns 0. */
+EXPORT int memlens_inject_selftest (uint8_t *buffer, size_t valid, uint64_t dropped, int keep_running);
 
 EXPORT int
-memlens_inject_selftest (uint8_t *buffer, size_t valid, uint64_t dropped)
+memlens_inject_selftest (uint8_t *buffer, size_t valid, uint64_t dropped, int keep_running)
 {
   pthread_mutex_lock (&lock);
   if (!collector)
@@ -373,6 +374,13 @@ memlens_inject_selftest (uint8_t *buffer, size_t valid, uint64_t dropped)
   pthread_mutex_unlock (&lock);
   owner = getpid ();
   selftest = true;
+  if (keep_running)
+    {
+      started = 1;
+      next_checkpoint_gap = 0;
+      buffer_completed (NULL, 0, buffer, valid, valid);
+      return 0;
+    }
   buffer_completed (NULL, 0, buffer, valid, valid);
   started = 1;
   finish ();
