@@ -258,8 +258,17 @@ replay (Ctx &c, unsigned iterations, int device, MlReplayResult *res)
   if (!c.ptr)
     return ml_error_set (c.err, ML_ENOMEM, "out of memory");
   char msg[64];
+  int rc0;
   snprintf (msg, sizeof msg, "the arena (%llu bytes)", (unsigned long long) p->arena_bytes);
   CK (msg, cudaMalloc (&c.arena, p->arena_bytes ? p->arena_bytes : 256));
+
+  /* warm up: load the module (PTX may be JIT-compiled for this GPU) outside the timings */
+  if ((rc0 = reset_reports (c)) < 0)
+    return rc0;
+  tag_fill<<<1, 32, 0, c.streams[0]>>> (c.arena, 8, 1, 0);
+  tag_check<<<1, 32, 0, c.streams[0]>>> (c.arena, 8, 1, 0, 0, c.bad, c.first_word, c.first_index);
+  CK ("warm-up", cudaStreamSynchronize (c.streams[0]));
+  CK ("warm-up", cudaGetLastError ());
 
   int rc;
   float ms = 0;
