@@ -41,7 +41,7 @@ static const char options_text[] =
   "      --torch-tensors   PyTorch: set PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync\n"
   "                        so every tensor is one allocation (this changes the\n"
   "                        allocator being measured; see docs/tracing.md)\n"
-  "      --flush-ms N      flush CUPTI buffers every N ms (default 500; 0 = only at exit)\n"
+  "      --flush-ms N      flush CUPTI buffers every N ms (default 500; 0 = when they fill)\n"
   "      --checkpoint S    rewrite the trace every S seconds while the program runs, so\n"
   "                        a crash loses little (default 10; 0 = only at exit)\n"
   "      --quiet           no summary on stderr\n"
