@@ -126,6 +126,27 @@ main (void)
   ml_replay_program_free (prog);
   ml_plan_free (plan);
 
+  /* two segments, laid end to end: the same offsets in different segments never clash */
+  plan = ml_plan_new (bufs->n, "two-segments");
+  MlSegment s0 = { .size = 512, .end = 9 }, s1 = { .size = 256, .end = 9 };
+  ml_plan_add_segment (plan, &s0);
+  ml_plan_add_segment (plan, &s1);
+  static const uint32_t seg2[] = { 0, 1, 0, 0 };
+  static const uint64_t off2[] = { 0, 0, 0, 0 };   /* C [3,5) and B [1,4) overlap in time */
+  for (size_t i = 0; i < bufs->n; i++)
+    plan->segment[i] = seg2[i], plan->offset[i] = off2[i];
+  run_host (bufs, plan, 1, &prog, &res);
+  if (prog)
+    {
+      is_u64 (prog->n_segments, 2, "two segments");
+      is_u64 (prog->segment_base[1], 512, "segment 1 starts after segment 0's 512 bytes");
+      is_u64 (prog->arena_bytes, 768, "arena: 512 + 256");
+      is_u64 (prog->steps[1].offset, 512, "B (segment 1, offset 0) is at arena byte 512");
+    }
+  is_u64 (res.corrupted, 0, "same offsets in different segments replay clean");
+  ml_replay_program_free (prog);
+  ml_plan_free (plan);
+
   /* a never-freed victim, checked at the end: E@512 while C [3,5)... no: F */
   MlTrace *t2 = small_trace ();
   ev (t2, ML_EV_ALLOC, 6, 256, 0);   /* F at tick 8, never freed */
