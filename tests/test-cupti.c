@@ -79,6 +79,7 @@ test_convert (void)
   MlCuptiItem it;
 
   CUpti_ActivityMemory4 m = mem (CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, 0x7f0000001000, 4096, 11, 123456);
+  m.source = "libtorch_cuda.so";
   m.isAsync = 1;
   m.streamId = 13;
   m.deviceId = 2;
@@ -92,6 +93,7 @@ test_convert (void)
   ok (it.ev.flags & ML_EVF_ASYNC, "memory: async flag");
   ok (it.ev.flags & ML_EVF_HAS_ADDR, "memory: has addr");
   is_u64 (it.correlation, 11, "memory: correlation id");
+  is_str (it.site, "libtorch_cuda.so", "memory: the allocating library is the call site");
 
   m = mem (CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, 0x7f0000001000, 4096, 12, 2);
   ml_cupti_convert ((CUpti_Activity *) &m, &it);
@@ -187,6 +189,7 @@ test_walk_and_collect (void)
   /* arrival order is not issue order: CUPTI fills buffers per kind and thread */
   CUpti_ActivityKernel10 k1 = kern ("fill", 8, 300, 400, 3);
   CUpti_ActivityMemory4 a1 = mem (1, 0x1000, 1024, 1, 100);
+  a1.source = "libtorch_cuda.so";
   CUpti_ActivityMemory4 a2 = mem (1, 0x2000, 512, 2, 110);
   a2.isAsync = 1;
   a2.streamId = 9;
@@ -195,6 +198,8 @@ test_walk_and_collect (void)
   CUpti_ActivityMemory4 f1 = mem (2, 0x1000, 1024, 6, 600);
   CUpti_ActivityMemory4 fx = mem (2, 0x9000, 64, 7, 610);     /* allocated before tracing */
   CUpti_ActivityMemory4 a3 = mem (1, 0x2000, 256, 8, 700);    /* its free (corr 7.5) was lost */
+  a3.source = "libtorch_cuda.so";
+  a2.source = "libcublasLt.so.13";
   CUpti_ActivityMemory4 host = mem (1, 0x5000, 64, 9, 710);
   host.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
   CUpti_ActivityMemory4 d1 = mem (1, 0x1000, 128, 10, 720);   /* another device */
@@ -258,6 +263,9 @@ test_walk_and_collect (void)
       is_u64 (t->events[5].id, t->events[0].id, "f1 frees a1 by id");
       is_u64 (t->events[6].id, t->events[1].id, "the implied free ends a2");
       ok (t->events[7].id != t->events[1].id, "a3 gets a new id");
+      ok (t->events[0].stack != 0 && t->events[0].stack == t->events[7].stack, "one call site per library");
+      is_str (ml_trace_str (t, t->stacks[t->events[0].stack].site), "libtorch_cuda.so", "the site names the library");
+      is_str (ml_trace_str (t, t->stacks[t->events[1].stack].site), "libcublasLt.so.13", "another library, another site");
     }
   MlBuffers *bufs = NULL;
   ok (ml_buffers_build (t, 0, &bufs, &err) == 0, "the trace builds lifetimes (%s)", err.msg);
@@ -282,6 +290,7 @@ test_walk_and_collect (void)
       is_u64 (back->n_events, 8, "all events survive");
       is_u64 (back->events[4].stream2, 8, "stream2 survives");
       ok (back->events[1].flags & ML_EVF_ASYNC, "the async flag survives");
+      is_str (ml_trace_str (back, back->stacks[back->events[7].stack].site), "libtorch_cuda.so", "call sites survive");
       ml_trace_free (back);
     }
   unlink (path);

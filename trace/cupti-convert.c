@@ -64,6 +64,8 @@ convert_memory (const CUpti_ActivityMemory4 *m, MlCuptiItem *out)
   out->correlation = m->correlationId;
   out->context = m->contextId;
   out->device_known = true;
+  if (kind == ML_EV_ALLOC && m->source && *m->source)
+    out->site = m->source;
   return 1;
 }
 
@@ -182,6 +184,7 @@ typedef struct {
   uint64_t event_sync_id;
   uint32_t context;
   uint32_t name;           /* in the collector's string table */
+  uint32_t site;           /* likewise: the allocating library */
   bool     device_known;
 } Item;
 
@@ -244,6 +247,12 @@ ml_cupti_collector_add_item (MlCuptiCollector *c, const MlCuptiItem *it)
       if (dst->name == UINT32_MAX)
         return ML_ENOMEM;
     }
+  if (it->site && *it->site)
+    {
+      dst->site = ml_strtab_intern0 (c->names, it->site);
+      if (dst->site == UINT32_MAX)
+        return ML_ENOMEM;
+    }
   if (it->correlation)
     c->last_key = it->correlation;
   dst->key = c->last_key;
@@ -282,6 +291,7 @@ typedef struct {
   uint32_t  device;
   MlTrace  *trace;
   MlU64Map  live;     /* addr -> id */
+  MlU64Map  sites;    /* collector string index -> stack index */
   uint32_t  next_id;
 } Dev;
 
@@ -305,8 +315,30 @@ dev_get (Dev **devs, size_t *n, uint32_t device, uint64_t dropped)
   d->trace->device = device;
   d->trace->dropped_records = dropped;
   ml_u64map_init (&d->live);
+  ml_u64map_init (&d->sites);
   (*n)++;
   return d;
+}
+
+/* The stack (a call site without frames) for the collector's string
+ * @site: one per distinct site and trace. */
+static int
+site_stack (Dev *d, const MlStrtab *names, uint32_t site, uint32_t *stack)
+{
+  uint32_t idx;
+  if (ml_u64map_get (&d->sites, site, &idx))
+    {
+      *stack = idx;
+      return 0;
+    }
+  uint32_t s = ml_strtab_intern0 (d->trace->strings, ml_strtab_get (names, site));
+  if (s == UINT32_MAX)
+    return ML_ENOMEM;
+  idx = ml_trace_add_stack (d->trace, s, NULL, 0);
+  if (idx == UINT32_MAX || ml_u64map_put (&d->sites, site, idx) < 0)
+    return ML_ENOMEM;
+  *stack = idx;
+  return 0;
 }
 
 static int
@@ -408,6 +440,8 @@ ml_cupti_collector_finish (MlCuptiCollector *c, MlTrace ***traces, size_t *n_tra
             }
           ev.id = d->next_id++;
           ev.flags |= ML_EVF_HAS_ID;
+          if (it->site && site_stack (d, c->names, it->site, &ev.stack) < 0)
+            goto oom;
           if (ml_u64map_put (&d->live, ev.addr, (uint32_t) ev.id) < 0)
             goto oom;
         }
@@ -443,6 +477,7 @@ ml_cupti_collector_finish (MlCuptiCollector *c, MlTrace ***traces, size_t *n_tra
     {
       out[i] = devs[i].trace;
       ml_u64map_clear (&devs[i].live);
+      ml_u64map_clear (&devs[i].sites);
     }
   free (devs);
   *traces = out;
@@ -458,6 +493,7 @@ oom:
     {
       ml_trace_free (devs[i].trace);
       ml_u64map_clear (&devs[i].live);
+      ml_u64map_clear (&devs[i].sites);
     }
   free (devs);
   return ml_error_set (err, ML_ENOMEM, "out of memory while building the trace (%zu records)", c->n);

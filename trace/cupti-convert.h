@@ -11,7 +11,8 @@
  * device of a context) and pairs frees with allocations by address.
  *
  * Record layouts are those of CUDA 13 (CUPTI_API_VERSION 130001):
- *   MEMORY2            CUpti_ActivityMemory4      -> alloc / free
+ *   MEMORY2            CUpti_ActivityMemory4      -> alloc / free (call site =
+ *                      the record's source: the library that allocated)
  *   MEMORY_POOL        CUpti_ActivityMemoryPool3  -> segment_alloc / segment_free / mark (trim)
  *   CONCURRENT_KERNEL  CUpti_ActivityKernel10     -> kernel (start, end, stream, name)
  *   SYNCHRONIZATION    CUpti_ActivitySynchronization2 -> sync (stream, event, context, stream_wait)
@@ -31,6 +32,7 @@
 typedef struct {
   MlEvent     ev;             /* tick, name and stack are left 0          */
   const char *name;           /* NULL = none                              */
+  const char *site;           /* memory: the library that asked, or NULL  */
   char        text[80];       /* generated names (pool trims)            */
   uint32_t    correlation;    /* CUPTI correlation id, 0 = none          */
   uint32_t    context;        /* CUPTI context id, UINT32_MAX = unknown  */
