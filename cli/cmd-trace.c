@@ -38,6 +38,8 @@ static const char options_text[] =
   "      --kernels         also record kernels (name, stream, start, end)\n"
   "      --sync            also record synchronisations and CUDA events\n"
   "                        (happens-before edges for the cross-stream check)\n"
+  "      --sites           record which library made each allocation (libtorch_cuda.so,\n"
+  "                        libcublasLt.so, ...) as its call site; costs some time per call\n"
   "      --torch-tensors   PyTorch: set PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync\n"
   "                        so every tensor is one allocation (this changes the\n"
   "                        allocator being measured; see docs/tracing.md)\n"
@@ -118,11 +120,12 @@ explain_nothing (const char *manifest_fail)
 int
 cmd_trace (int argc, char **argv)
 {
-  enum { OPT_KERNELS = 2001, OPT_SYNC, OPT_TORCH, OPT_FLUSH, OPT_QUIET, OPT_CHECKPOINT };
+  enum { OPT_KERNELS = 2001, OPT_SYNC, OPT_TORCH, OPT_FLUSH, OPT_QUIET, OPT_CHECKPOINT, OPT_SITES };
   static const struct option longopts[] = {
     { "output",        required_argument, 0, 'o' },
     { "kernels",       no_argument,       0, OPT_KERNELS },
     { "sync",          no_argument,       0, OPT_SYNC },
+    { "sites",         no_argument,       0, OPT_SITES },
     { "torch-tensors", no_argument,       0, OPT_TORCH },
     { "flush-ms",      required_argument, 0, OPT_FLUSH },
     { "checkpoint",    required_argument, 0, OPT_CHECKPOINT },
@@ -131,7 +134,7 @@ cmd_trace (int argc, char **argv)
     { 0, 0, 0, 0 },
   };
   const char *output = "memlens-%p.jsonl";
-  bool kernels = false, sync = false, torch = false, quiet = false;
+  bool kernels = false, sync = false, sites = false, torch = false, quiet = false;
   uint64_t flush_ms = 500, checkpoint_s = 10;
   int c;
   optind = 1;
@@ -148,6 +151,7 @@ cmd_trace (int argc, char **argv)
           break;
         case OPT_KERNELS: kernels = true; break;
         case OPT_SYNC:    sync = true; break;
+        case OPT_SITES:   sites = true; break;
         case OPT_TORCH:   torch = true; break;
         case OPT_QUIET:   quiet = true; break;
         case OPT_FLUSH:
@@ -206,8 +210,8 @@ cmd_trace (int argc, char **argv)
   const char *prev = getenv ("CUDA_INJECTION64_PATH");
   if (prev && *prev && strcmp (prev, inject) != 0 && !quiet)
     fprintf (stderr, "memlens trace: replacing CUDA_INJECTION64_PATH=%s\n", prev);
-  char kinds[32] = "";
-  snprintf (kinds, sizeof kinds, "%s%s%s", kernels ? "kernels" : "", kernels && sync ? "," : "", sync ? "sync" : "");
+  char kinds[64] = "";
+  snprintf (kinds, sizeof kinds, "%s,%s,%s", kernels ? "kernels" : "", sync ? "sync" : "", sites ? "sites" : "");
   char flush[24];
   snprintf (flush, sizeof flush, "%llu", (unsigned long long) flush_ms);
   setenv ("CUDA_INJECTION64_PATH", inject, 1);

@@ -79,7 +79,7 @@ test_convert (void)
   MlCuptiItem it;
 
   CUpti_ActivityMemory4 m = mem (CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, 0x7f0000001000, 4096, 11, 123456);
-  m.source = "libtorch_cuda.so";
+  m.source = "/opt/venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so";
   m.isAsync = 1;
   m.streamId = 13;
   m.deviceId = 2;
@@ -93,7 +93,7 @@ test_convert (void)
   ok (it.ev.flags & ML_EVF_ASYNC, "memory: async flag");
   ok (it.ev.flags & ML_EVF_HAS_ADDR, "memory: has addr");
   is_u64 (it.correlation, 11, "memory: correlation id");
-  is_str (it.site, "libtorch_cuda.so", "memory: the allocating library is the call site");
+  is_str (it.site, "libtorch_cuda.so", "memory: the allocating library's file name is the call site");
 
   m = mem (CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, 0x7f0000001000, 4096, 12, 2);
   ml_cupti_convert ((CUpti_Activity *) &m, &it);
@@ -161,6 +161,9 @@ test_convert (void)
   ok (!it.device_known, "sync: device comes from the context later");
   s.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_UNKNOWN;
   is_u64 (ml_cupti_convert ((CUpti_Activity *) &s, &it), 0, "sync: unknown type skipped");
+  s = syncr (CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE, 9, 4, 99, 31);
+  s.returnValue = 600;   /* CUDA_ERROR_NOT_READY: a query of unfinished work */
+  is_u64 (ml_cupti_convert ((CUpti_Activity *) &s, &it), 0, "sync: a call that did not succeed orders nothing, skipped");
 
   CUpti_ActivityCudaEvent2 e = evrec (8, 4, 99, 29);
   is_u64 (ml_cupti_convert ((CUpti_Activity *) &e, &it), 1, "cuda event: kept");

@@ -65,7 +65,10 @@ convert_memory (const CUpti_ActivityMemory4 *m, MlCuptiItem *out)
   out->context = m->contextId;
   out->device_known = true;
   if (kind == ML_EV_ALLOC && m->source && *m->source)
-    out->site = m->source;
+    {
+      const char *slash = strrchr (m->source, '/');
+      out->site = slash && slash[1] ? slash + 1 : m->source;   /* the library's file name */
+    }
   return 1;
 }
 
@@ -121,6 +124,8 @@ static int
 convert_sync (const CUpti_ActivitySynchronization2 *s, MlCuptiItem *out)
 {
   MlSyncKind sk;
+  if (s->returnValue != 0)   /* a query that found the work unfinished orders nothing */
+    return 0;
   switch (s->type)
     {
     case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE:   sk = ML_SYNC_EVENT; break;

@@ -12,10 +12,12 @@
  *
  * Record layouts are those of CUDA 13 (CUPTI_API_VERSION 130001):
  *   MEMORY2            CUpti_ActivityMemory4      -> alloc / free (call site =
- *                      the record's source: the library that allocated)
+ *                      the file name of the record's source, the library that
+ *                      allocated, when the tracer enabled it)
  *   MEMORY_POOL        CUpti_ActivityMemoryPool3  -> segment_alloc / segment_free / mark (trim)
  *   CONCURRENT_KERNEL  CUpti_ActivityKernel10     -> kernel (start, end, stream, name)
- *   SYNCHRONIZATION    CUpti_ActivitySynchronization2 -> sync (stream, event, context, stream_wait)
+ *   SYNCHRONIZATION    CUpti_ActivitySynchronization2 -> sync (stream, event, context, stream_wait);
+ *                      calls that did not succeed (a query of unfinished work) are skipped
  *   CUDA_EVENT         CUpti_ActivityCudaEvent2   -> sync event_record (id = CUDA event id)
  * Host memory (pageable, pinned) and static device memory are not kept:
  * the trace is a timeline of device memory a program allocates.

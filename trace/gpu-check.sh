@@ -8,7 +8,7 @@
 # 2. traces trace/gpu-sample.cu (two streams, kernels, a stream-wait-event)
 #    with --kernels --sync
 # 3. traces it again with stream-ordered allocation (cudaMallocAsync, what
-#    --torch-tensors makes PyTorch do)
+#    --torch-tensors makes PyTorch do) and --sites (the allocating library)
 # 4. replays a best-fit plan of each trace with the cuda backend (must find 0
 #    corruptions) and a deliberately broken plan (every buffer at offset 0:
 #    must find more than 0), timing the plan against cudaMalloc/cudaFree and
@@ -49,7 +49,7 @@ trace_one() {  # NAME ARGS...
   ls "$W"/"$name"-*.jsonl 2>/dev/null | grep -v '\.dev[0-9]' | head -1
 }
 T1=$(trace_one sync --kernels --sync -- "$APP")
-T2=$(trace_one async --kernels --sync --torch-tensors -- "$APP" --async)
+T2=$(trace_one async --kernels --sync --sites --torch-tensors -- "$APP" --async)
 field() {  # FILE.err: "from N CUPTI records, D dropped"
   sed -n 's/.*from \([0-9]*\) CUPTI records, \([0-9]*\) dropped.*/\1 \2/p' "$1" | head -1
 }
@@ -101,6 +101,8 @@ v=$(cat "$W/async.rc" 2>/dev/null); check "traced program exit code (cudaMallocA
 check "CUPTI records seen (cudaMallocAsync run)" "$REC2" '[ "${REC2:-0}" -gt 0 ]'
 check "dropped records (cudaMallocAsync run)" "$DROP2" '[ "${DROP2:-1}" = 0 ]'
 a2=$(count '"flags":\["async"\]' "$T2"); check "stream-ordered allocs + frees (program: 50)" "$a2" '[ "$a2" -ge 50 ]'
+st=$(count '"kind":"alloc".*"stack":' "$T2"); check "allocations naming their library (--sites)" "$st" '[ "$st" -gt 0 ]'
+info "  ... the library named" "$(sed -n 's/.*"kind":"stack".*"site":"\([^"]*\)".*/\1/p' "$T2" 2>/dev/null | head -1)"
 for n in sync async; do
   g=$(jnum corrupted "$W/$n-good.replay"); check "corruptions, best-fit plan, $n trace (= 0)" "$g" '[ "$g" = 0 ]'
   b=$(jnum corrupted "$W/$n-bad.replay"); check "corruptions, broken plan, $n trace (> 0)" "$b" '[ "${b:-0}" -gt 0 ]'

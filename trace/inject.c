@@ -4,8 +4,8 @@
  * program initialises CUDA (cuInit) and calls InitializeInjection(). It
  * registers activity buffer callbacks, then enables MEMORY2 and
  * MEMORY_POOL records, and with MEMLENS_TRACE_KINDS also
- * CONCURRENT_KERNEL ("kernels") and SYNCHRONIZATION + CUDA_EVENT
- * ("sync"). Completed buffers are walked and converted under a lock (CUPTI
+ * CONCURRENT_KERNEL ("kernels"), SYNCHRONIZATION + CUDA_EVENT ("sync")
+ * and the allocating library of each allocation ("sites"). Completed buffers are walked and converted under a lock (CUPTI
  * calls back from its own thread; the flush period is
  * MEMLENS_TRACE_FLUSH_MS, default 500 ms). At exit it forces a flush and
  * writes one native trace per device, atomically, to MEMLENS_TRACE_OUTPUT
@@ -330,8 +330,19 @@ InitializeInjection (void)
     enable (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernels (CONCURRENT_KERNEL)", false);
   if (kind_wanted (kinds, "sync"))
     {
+      /* only queries that found the work done: the others order nothing */
+      cuptiActivityEnableAllSyncRecords (0);
       enable (CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronisations (SYNCHRONIZATION)", false);
       enable (CUPTI_ACTIVITY_KIND_CUDA_EVENT, "CUDA events (CUDA_EVENT)", false);
+    }
+  if (kind_wanted (kinds, "sites"))
+    {
+      st = cuptiActivityEnableAllocationSource (1);
+      if (st != CUPTI_SUCCESS)
+        {
+          say ("cannot record which library allocated: %s%s; tracing without it", cupti_why (st), hint (st));
+          manifest ("fail\tcannot record allocation sources: %s", cupti_why (st));
+        }
     }
   const char *cp = getenv ("MEMLENS_TRACE_CHECKPOINT_S");
   if (cp && *cp)
