@@ -5,9 +5,10 @@
  * registers activity buffer callbacks, then enables MEMORY2 and
  * MEMORY_POOL records, and with MEMLENS_TRACE_KINDS also
  * CONCURRENT_KERNEL ("kernels"), SYNCHRONIZATION + CUDA_EVENT ("sync")
- * and the allocating library of each allocation ("sites"). Completed buffers are walked and converted under a lock (CUPTI
- * calls back from its own thread; the flush period is
- * MEMLENS_TRACE_FLUSH_MS, default 500 ms). At exit it forces a flush and
+ * and the allocating library of each allocation ("sites"). Completed
+ * buffers are walked and converted under a lock (CUPTI calls back from
+ * its own thread; the flush period is MEMLENS_TRACE_FLUSH_MS, default
+ * 500 ms). At exit it forces a flush and
  * writes one native trace per device, atomically, to MEMLENS_TRACE_OUTPUT
  * ("%p" = the process id; default memlens-%p.jsonl), and appends one line
  * per file to MEMLENS_TRACE_MANIFEST for `memlens trace` to report.
