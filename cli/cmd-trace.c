@@ -199,6 +199,14 @@ cmd_trace (int argc, char **argv)
       if (snprintf (out_abs, sizeof out_abs, "%s/%s", cwd, output) >= (int) sizeof out_abs)
         return cli_fail ("trace", EXIT_BAD, "--output %s: path too long", output);
     }
+  /* fail now, not after a long run: the trace goes where the pattern says */
+  {
+    char dir[PATH_MAX + 8];
+    snprintf (dir, sizeof dir, "%s", out_abs);
+    char *d = dirname (dir);
+    if (access (d, W_OK) != 0)
+      return cli_fail ("trace", EXIT_BAD, "--output %s: cannot write into %s: %s", output, d, strerror (errno));
+  }
   char manifest[PATH_MAX];
   const char *tmpdir = getenv ("TMPDIR");
   snprintf (manifest, sizeof manifest, "%s/memlens-trace-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");

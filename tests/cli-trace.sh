@@ -16,6 +16,10 @@ contains "$T/out" "Usage: memlens replay"; ok $? "replay --help shows its usage"
 run trace; ok $([ $rc -eq 2 ]; echo $?) "trace without a program exits 2"
 contains "$T/err" "no program"; ok $? "and says so"
 run trace --flush-ms lots -- true; ok $([ $rc -eq 2 ]; echo $?) "a bad --flush-ms exits 2"
+run trace -o /nonexistent/dir/t-%p.jsonl -- sh -c 'echo ran'
+ok $([ $rc -eq 2 ]; echo $?) "an output folder that does not exist exits 2"
+! contains "$T/out" "ran"; ok $? "before running the program"
+contains "$T/err" "cannot write into /nonexistent/dir"; ok $? "and names the folder"
 
 if [ "$MEMLENS_HAVE_CUPTI" = 1 ]; then
   (cd "$T" && "$MEMLENS" trace -- true >"$T/out" 2>"$T/err"); rc=$?
