@@ -147,6 +147,44 @@ main (void)
   ml_replay_program_free (prog);
   ml_plan_free (plan);
 
+  /* segments that never coexist share bytes: A in s0 [0,2), B in s1 [1,4),
+   * C in s2 [3,5) (512 B), E in s3 [6,9): s0 -> 0, s1 -> 256, s2 -> 512
+   * (s1 is still live at 3), s3 -> 0 again; arena 1024, not 1280 */
+  plan = ml_plan_new (bufs->n, "four-segments");
+  MlSegment g4[] = { { .size = 256, .start = 0, .end = 2 }, { .size = 256, .start = 1, .end = 4 },
+                     { .size = 512, .start = 3, .end = 5 }, { .size = 256, .start = 6, .end = 9 } };
+  for (size_t i = 0; i < 4; i++)
+    {
+      ml_plan_add_segment (plan, &g4[i]);
+      plan->segment[i] = (uint32_t) i;
+      plan->offset[i] = 0;
+    }
+  run_host (bufs, plan, 1, &prog, &res);
+  if (prog)
+    {
+      is_u64 (prog->segment_base[1], 256, "s1 beside s0 (both live at tick 1)");
+      is_u64 (prog->segment_base[2], 512, "s2 after s1 (both live at tick 3)");
+      is_u64 (prog->segment_base[3], 0, "s3 reuses s0's bytes (s0 was released at tick 2)");
+      is_u64 (prog->arena_bytes, 1024, "arena 1024 bytes, not the 1280 of all segments");
+    }
+  is_u64 (res.corrupted, 0, "segments sharing bytes over time replay clean");
+  ml_replay_program_free (prog);
+  ml_plan_free (plan);
+
+  /* a segment whose recorded end is too early still covers its buffer */
+  plan = ml_plan_new (bufs->n, "short-segment");
+  g4[0].end = 1;   /* A lives to 2 */
+  g4[3].start = 1; /* E's segment claims to start early: harmless */
+  for (size_t i = 0; i < 4; i++)
+    {
+      ml_plan_add_segment (plan, &g4[i]);
+      plan->segment[i] = (uint32_t) i;
+    }
+  run_host (bufs, plan, 1, &prog, &res);
+  is_u64 (res.corrupted, 0, "segment lifetimes widen to their buffers'");
+  ml_replay_program_free (prog);
+  ml_plan_free (plan);
+
   /* a never-freed victim, checked at the end: E@512 while C [3,5)... no: F */
   MlTrace *t2 = small_trace ();
   ev (t2, ML_EV_ALLOC, 6, 256, 0);   /* F at tick 8, never freed */

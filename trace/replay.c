@@ -27,6 +27,117 @@ ml_replay_program_free (MlReplayProgram *prog)
   free (prog);
 }
 
+/* Segments are laid out like buffers: first fit over the segments live at
+ * the same time, so segments that never coexist share bytes and the arena
+ * stays near the plan's real footprint. A segment lives from its
+ * reservation (or its first buffer) to its release (or its last buffer's
+ * end), whichever is wider, so a plan's bookkeeping of segment lifetimes
+ * cannot make two live buffers share bytes. */
+typedef struct { uint64_t tick; uint32_t seg; uint8_t is_start; } SegEv;
+
+static int
+segev_cmp (const void *a, const void *b)
+{
+  const SegEv *x = a, *y = b;
+  if (x->tick != y->tick)
+    return x->tick < y->tick ? -1 : 1;
+  if (x->is_start != y->is_start)
+    return x->is_start < y->is_start ? -1 : 1;   /* releases first */
+  return x->seg < y->seg ? -1 : x->seg > y->seg;
+}
+
+typedef struct { uint64_t base, end; uint32_t seg; } Active;
+
+static int
+place_segments (const MlBuffers *bufs, const MlPlan *plan, size_t n_seg, const uint64_t *extent,
+                uint64_t *base, uint64_t *arena, MlError *err)
+{
+  uint64_t *lo = malloc (n_seg * sizeof *lo), *hi = malloc (n_seg * sizeof *hi);
+  SegEv *ev = malloc (2 * n_seg * sizeof *ev);
+  Active *act = malloc (n_seg * sizeof *act);
+  int rc = 0;
+  if (!lo || !hi || !ev || !act)
+    {
+      rc = ml_error_set (err, ML_ENOMEM, "out of memory for %zu segments", n_seg);
+      goto done;
+    }
+  for (size_t s = 0; s < n_seg; s++)
+    {
+      lo[s] = UINT64_MAX;
+      hi[s] = 0;
+      if (s < plan->n_segments)
+        {
+          const MlSegment *g = &plan->segments[s];
+          lo[s] = g->start;
+          hi[s] = g->end > g->start ? g->end : bufs->end_tick;
+        }
+    }
+  for (size_t i = 0; i < bufs->n; i++)
+    {
+      uint32_t s = plan->segment[i];
+      if (bufs->buf[i].start < lo[s])
+        lo[s] = bufs->buf[i].start;
+      uint64_t e = bufs->buf[i].end > bufs->buf[i].start ? bufs->buf[i].end : bufs->buf[i].start + 1;
+      if (e > hi[s])
+        hi[s] = e;
+    }
+  size_t n_ev = 0;
+  for (size_t s = 0; s < n_seg; s++)
+    {
+      base[s] = 0;
+      if (extent[s] == 0 || lo[s] >= hi[s])
+        continue;
+      ev[n_ev++] = (SegEv) { lo[s], (uint32_t) s, 1 };
+      ev[n_ev++] = (SegEv) { hi[s], (uint32_t) s, 0 };
+    }
+  qsort (ev, n_ev, sizeof *ev, segev_cmp);
+  size_t n_act = 0;
+  uint64_t top = 0;
+  for (size_t k = 0; k < n_ev; k++)
+    {
+      uint32_t s = ev[k].seg;
+      if (!ev[k].is_start)
+        {
+          for (size_t j = 0; j < n_act; j++)
+            if (act[j].seg == s)
+              {
+                memmove (&act[j], &act[j + 1], (n_act - j - 1) * sizeof *act);
+                n_act--;
+                break;
+              }
+          continue;
+        }
+      /* the lowest 256-aligned gap between live segments that fits */
+      uint64_t at = 0;
+      size_t j = 0;
+      for (; j < n_act; j++)
+        {
+          if (act[j].base >= at && act[j].base - at >= extent[s])
+            break;
+          if (act[j].end > at)
+            at = ml_align_up (act[j].end, 256);
+        }
+      if (at + extent[s] < at)
+        {
+          rc = ml_error_set (err, ML_EINPUT, "the plan's segments add up to more than 2^64 bytes");
+          goto done;
+        }
+      memmove (&act[j + 1], &act[j], (n_act - j) * sizeof *act);
+      act[j] = (Active) { at, at + extent[s], s };
+      n_act++;
+      base[s] = at;
+      if (at + extent[s] > top)
+        top = at + extent[s];
+    }
+  *arena = top;
+done:
+  free (lo);
+  free (hi);
+  free (ev);
+  free (act);
+  return rc;
+}
+
 int
 ml_replay_program_build (const MlBuffers *bufs, const MlPlan *plan, MlReplayProgram **out, MlError *err)
 {
@@ -67,18 +178,8 @@ ml_replay_program_build (const MlBuffers *bufs, const MlPlan *plan, MlReplayProg
       if (end > extent[plan->segment[i]])
         extent[plan->segment[i]] = end;
     }
-  uint64_t base = 0;
-  for (size_t s = 0; s < n_seg; s++)
-    {
-      p->segment_base[s] = base;
-      if (base + extent[s] < base)
-        {
-          rc = ml_error_set (err, ML_EINPUT, "the plan's segments add up to more than 2^64 bytes");
-          goto done;
-        }
-      base += extent[s];
-    }
-  p->arena_bytes = base;
+  if ((rc = place_segments (bufs, plan, n_seg, extent, p->segment_base, &p->arena_bytes, err)) < 0)
+    goto done;
   p->n_buffers = bufs->n;
   uint64_t g = 256;
   for (size_t i = 0; i < bufs->n; i++)
