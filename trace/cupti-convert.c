@@ -375,7 +375,7 @@ ml_cupti_collector_finish (MlCuptiCollector *c, MlTrace ***traces, size_t *n_tra
   ml_u64map_init (&evstream);
   Dev *devs = NULL;
   size_t n_devs = 0;
-  int rc = 0;
+  MlTrace **out = NULL;
   if (!order)
     goto oom;
   for (size_t i = 0; i < c->n; i++)
@@ -405,7 +405,7 @@ ml_cupti_collector_finish (MlCuptiCollector *c, MlTrace ***traces, size_t *n_tra
 
   c->stats.unmatched_frees = c->stats.implied_frees = 0;
   memset (c->stats.by_kind, 0, sizeof c->stats.by_kind);
-  for (size_t k = 0; k < c->n && rc == 0; k++)
+  for (size_t k = 0; k < c->n; k++)
     {
       const Item *it = &c->items[order[k]];
       MlEvent ev = it->ev;
@@ -468,16 +468,13 @@ ml_cupti_collector_finish (MlCuptiCollector *c, MlTrace ***traces, size_t *n_tra
       c->stats.by_kind[ev.kind]++;
     }
 
+  out = calloc (n_devs ? n_devs : 1, sizeof *out);
+  if (!out)
+    goto oom;
   free (order);
   ml_u64map_clear (&ctxdev);
   ml_u64map_clear (&syncstream);
   ml_u64map_clear (&evstream);
-  MlTrace **out = calloc (n_devs ? n_devs : 1, sizeof *out);
-  if (!out)
-    {
-      order = NULL;
-      goto oom;
-    }
   for (size_t i = 0; i < n_devs; i++)
     {
       out[i] = devs[i].trace;
