@@ -197,7 +197,8 @@ test_walk_and_collect (void)
   a2.isAsync = 1;
   a2.streamId = 9;
   CUpti_ActivityCudaEvent2 er = evrec (8, 4, 99, 4);
-  CUpti_ActivitySynchronization2 sw = syncr (CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT, 9, 4, 99, 5);
+  /* the wait names the event by another id than its record: cudaEventSyncId ties them */
+  CUpti_ActivitySynchronization2 sw = syncr (CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT, 9, 40, 99, 5);
   CUpti_ActivityMemory4 f1 = mem (2, 0x1000, 1024, 6, 600);
   CUpti_ActivityMemory4 fx = mem (2, 0x9000, 64, 7, 610);     /* allocated before tracing */
   CUpti_ActivityMemory4 a3 = mem (1, 0x2000, 256, 8, 700);    /* its free (corr 7.5) was lost */
@@ -263,6 +264,7 @@ test_walk_and_collect (void)
       is_str (ml_trace_str (t, t->events[2].name), "fill", "kernel name interned");
       is_u64 (t->events[4].sync_kind, ML_SYNC_STREAM_WAIT, "stream wait");
       is_u64 (t->events[4].stream2, 8, "stream wait: stream2 = the stream that recorded the event");
+      is_u64 (t->events[4].id, t->events[3].id, "stream wait: its id is the event record's (matched by cudaEventSyncId)");
       is_u64 (t->events[5].id, t->events[0].id, "f1 frees a1 by id");
       is_u64 (t->events[6].id, t->events[1].id, "the implied free ends a2");
       ok (t->events[7].id != t->events[1].id, "a3 gets a new id");

@@ -369,7 +369,7 @@ int
 ml_cupti_collector_finish (MlCuptiCollector *c, MlTrace ***traces, size_t *n_traces, MlError *err)
 {
   uint32_t *order = malloc ((c->n ? c->n : 1) * sizeof *order);
-  MlU64Map ctxdev, syncstream, evstream;
+  MlU64Map ctxdev, syncstream, evstream;   /* context -> device, sync id -> item, event id -> stream */
   ml_u64map_init (&ctxdev);
   ml_u64map_init (&syncstream);
   ml_u64map_init (&evstream);
@@ -399,7 +399,7 @@ ml_cupti_collector_finish (MlCuptiCollector *c, MlTrace ***traces, size_t *n_tra
       if (it->context != UINT32_MAX && ml_u64map_put (&ctxdev, it->context, it->ev.device) < 0)
         goto oom;
       if (it->ev.kind == ML_EV_SYNC && it->ev.sync_kind == ML_SYNC_EVENT_RECORD && it->event_sync_id
-          && ml_u64map_put (&syncstream, it->event_sync_id, it->ev.stream) < 0)
+          && ml_u64map_put (&syncstream, it->event_sync_id, order[k]) < 0)
         goto oom;
     }
 
@@ -423,11 +423,19 @@ ml_cupti_collector_finish (MlCuptiCollector *c, MlTrace ***traces, size_t *n_tra
           if (ml_u64map_put (&evstream, ev.id, ev.stream) < 0)
             goto oom;
         }
-      else if (ev.kind == ML_EV_SYNC && ev.sync_kind == ML_SYNC_STREAM_WAIT)
+      else if (ev.kind == ML_EV_SYNC && (ev.sync_kind == ML_SYNC_STREAM_WAIT || ev.sync_kind == ML_SYNC_EVENT))
         {
-          uint32_t s;
-          if ((it->event_sync_id && ml_u64map_get (&syncstream, it->event_sync_id, &s))
-              || ml_u64map_get (&evstream, ev.id, &s))
+          /* the event record this waits for: by cudaEventSyncId, which CUPTI
+           * gives both records for exactly this; else the latest record of
+           * the same event id. Its id becomes ours, so the two always match. */
+          uint32_t r, s;
+          if (it->event_sync_id && ml_u64map_get (&syncstream, it->event_sync_id, &r))
+            {
+              ev.id = c->items[r].ev.id;
+              if (ev.sync_kind == ML_SYNC_STREAM_WAIT)
+                ev.stream2 = c->items[r].ev.stream;
+            }
+          else if (ev.sync_kind == ML_SYNC_STREAM_WAIT && ml_u64map_get (&evstream, ev.id, &s))
             ev.stream2 = s;
         }
       else if (ev.kind == ML_EV_ALLOC)
