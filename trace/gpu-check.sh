@@ -3,6 +3,7 @@
 # call, under 5 minutes. Run from the repository root on a machine with a GPU:
 #
 #   bash trace/gpu-check.sh [BUILD_DIR]        (default: build-gpu; $OUT/ keeps the files)
+#   env: CUDATOOLKIT (default /usr/local/cuda-13.0), ITER (replay iterations, default 20)
 #
 # 1. builds memlens with the cuda feature enabled (reuses BUILD_DIR if built)
 # 2. traces trace/gpu-sample.cu (two streams, kernels, a stream-wait-event)
@@ -29,10 +30,12 @@ if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >"$W/gpus.txt" 2>&1; th
 fi
 log "GPU: $(head -1 "$W/gpus.txt")"
 
-# 1. build
+# 1. build (the toolkit: $CUDATOOLKIT, else /usr/local/cuda-13.0, else where nvcc is)
+TK=${CUDATOOLKIT:-/usr/local/cuda-13.0}
+if [ ! -d "$TK" ] && command -v nvcc >/dev/null; then TK=$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")"); fi
 if [ ! -x "$BUILD/cli/memlens" ] || [ ! -f "$BUILD/trace/libmemlens-inject.so" ] || [ ! -x "$BUILD/trace/gpu-sample" ]; then
   log "building in $BUILD"
-  { [ -f "$BUILD/build.ninja" ] || meson setup "$BUILD" -Dcuda=enabled -Dgui=disabled; } >"$W/setup.log" 2>&1 \
+  { [ -f "$BUILD/build.ninja" ] || meson setup "$BUILD" -Dcuda=enabled -Dgui=disabled -Dcudatoolkit="$TK"; } >"$W/setup.log" 2>&1 \
     || { log "meson setup failed:"; tail -20 "$W/setup.log" >&2; exit 2; }
   timeout 150 ninja -C "$BUILD" -j"$(nproc)" cli/memlens trace/libmemlens-inject.so trace/gpu-sample >"$W/build.log" 2>&1 \
     || { log "build failed:"; tail -30 "$W/build.log" >&2; exit 2; }
