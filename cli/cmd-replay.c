@@ -142,9 +142,9 @@ cmd_replay (int argc, char **argv)
       ml_json_put_str (stdout, plan->strategy);
       printf (",\"backend\":\"%s\",\"device\":", backend);
       ml_json_put_str (stdout, res.device);
-      printf (",\"buffers\":%zu,\"allocations\":%" PRIu64 ",\"iterations\":%u,\"arena_bytes\":%" PRIu64
+      printf (",\"buffers\":%zu,\"allocations\":%" PRIu64 ",\"iterations\":%u,\"arena_bytes\":%" PRIu64 ",\"span_bytes\":%" PRIu64
               ",\"granule\":%" PRIu64 ",\"streams\":%u,\"corrupted\":%" PRIu64 ",\"baseline_corrupted\":%" PRIu64,
-              bufs->n, res.allocations, res.iterations, prog->arena_bytes, prog->granule, prog->n_streams,
+              bufs->n, res.allocations, res.iterations, prog->arena_bytes, prog->span_bytes, prog->granule, prog->n_streams,
               res.corrupted, res.baseline_corrupted);
       printf (",\"timings\":{");
       json_time ("plan", res.plan_s, &res);
@@ -172,6 +172,8 @@ cmd_replay (int argc, char **argv)
       printf ("  buffers     %zu on %u stream%s\n", bufs->n, prog->n_streams, prog->n_streams == 1 ? "" : "s");
       printf ("  arena       %s (granule %" PRIu64 " B, %" PRIu64 " tag writes per iteration)\n",
               cli_size (prog->arena_bytes), prog->granule, res.granule_writes);
+      if (prog->span_bytes > prog->arena_bytes)
+        printf ("              the plan spans %s; the ranges no buffer touches were cut out\n", cli_size (prog->span_bytes));
       for (size_t i = 0; i < res.n_items; i++)
         {
           const MlCorruption *k = &res.items[i];

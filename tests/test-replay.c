@@ -185,6 +185,30 @@ main (void)
   ml_replay_program_free (prog);
   ml_plan_free (plan);
 
+  /* a sparse layout (recorded addresses far apart) replays in the bytes it covers */
+  static const uint64_t sparse[] = { 0, 1ull << 40, (1ull << 40) + 256, 1ull << 30 };
+  plan = plan_of (bufs, sparse);
+  run_host (bufs, plan, 1, &prog, &res);
+  if (prog)
+    {
+      is_u64 (prog->span_bytes, (1ull << 40) + 768, "the plan spans 1 TiB");
+      is_u64 (prog->arena_bytes, 256 + 256 + 768, "three clusters packed end to end: 1280 bytes");
+      is_u64 (prog->steps[0].offset, 0, "A stays at 0");
+      is_u64 (prog->steps[1].offset, 512, "B's cluster (B, C) follows E's");
+      is_u64 (prog->steps[3].offset, 768, "C keeps its place beside B");
+    }
+  is_u64 (res.corrupted, 0, "the sparse valid plan replays clean");
+  ml_replay_program_free (prog);
+  ml_plan_free (plan);
+  static const uint64_t sparse_bad[] = { 1ull << 40, (1ull << 40) + 128, 0, 1ull << 30 };
+  plan = plan_of (bufs, sparse_bad);
+  run_host (bufs, plan, 1, &prog, &res);
+  is_u64 (res.corrupted, 1, "a conflict far up the address space is still found");
+  if (res.n_items)
+    is_u64 (res.items[0].culprit, 1, "with its culprit");
+  ml_replay_program_free (prog);
+  ml_plan_free (plan);
+
   /* a never-freed victim, checked at the end: E@512 while C [3,5)... no: F */
   MlTrace *t2 = small_trace ();
   ev (t2, ML_EV_ALLOC, 6, 256, 0);   /* F at tick 8, never freed */

@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 
 #include "sim/sim.h"
+#include "sim/sort.h"
 #include "sim/u64map.h"
 
 void
@@ -138,6 +139,51 @@ done:
   return rc;
 }
 
+/* Removes the address ranges no buffer ever touches: placements that
+ * overlap (or touch) form clusters, and the clusters are packed end to end
+ * (each at a multiple of 256), keeping every offset within its cluster.
+ * Overlaps only happen within a cluster, so this keeps every one of them,
+ * and a sparse layout (recorded addresses spread over the device's virtual
+ * address space) replays in the memory its buffers really cover. */
+static int
+compact (const MlBuffers *bufs, uint64_t *where, uint64_t *arena, MlError *err)
+{
+  size_t n = bufs->n;
+  uint32_t *idx = malloc ((n ? n : 1) * sizeof *idx);
+  if (!idx)
+    return ml_error_set (err, ML_ENOMEM, "out of memory for %zu buffers", n);
+  for (size_t i = 0; i < n; i++)
+    idx[i] = (uint32_t) i;
+  if (n && ml_sort_indexes_by_key (idx, n, where, sizeof *where) < 0)
+    {
+      free (idx);
+      return ml_error_set (err, ML_ENOMEM, "out of memory for %zu buffers", n);
+    }
+  uint64_t top = 0, from = 0, to = 0, end = 0;
+  bool open = false;
+  for (size_t k = 0; k < n; k++)
+    {
+      uint32_t i = idx[k];
+      uint64_t a = where[i], e = a + bufs->buf[i].rsize;
+      if (!open || a > end)
+        {
+          /* a new cluster: it starts at the next multiple of 256 */
+          from = a;
+          to = ml_align_up (top, 256);
+          end = e;
+          open = true;
+        }
+      else if (e > end)
+        end = e;
+      where[i] = to + (a - from);
+      if (to + (end - from) > top)
+        top = to + (end - from);
+    }
+  free (idx);
+  *arena = top;
+  return 0;
+}
+
 int
 ml_replay_program_build (const MlBuffers *bufs, const MlPlan *plan, MlReplayProgram **out, MlError *err)
 {
@@ -155,6 +201,7 @@ ml_replay_program_build (const MlBuffers *bufs, const MlPlan *plan, MlReplayProg
   p->steps = malloc ((bufs->n ? 2 * bufs->n : 1) * sizeof *p->steps);
   p->stream_ids = malloc (sizeof *p->stream_ids * 16);
   size_t cap_streams = 16;
+  uint64_t *where = NULL;   /* per buffer: its byte in the arena */
   MlU64Map streams;
   ml_u64map_init (&streams);
   int rc = 0;
@@ -178,16 +225,25 @@ ml_replay_program_build (const MlBuffers *bufs, const MlPlan *plan, MlReplayProg
       if (end > extent[plan->segment[i]])
         extent[plan->segment[i]] = end;
     }
-  if ((rc = place_segments (bufs, plan, n_seg, extent, p->segment_base, &p->arena_bytes, err)) < 0)
+  if ((rc = place_segments (bufs, plan, n_seg, extent, p->segment_base, &p->span_bytes, err)) < 0)
     goto done;
   p->n_buffers = bufs->n;
+  where = malloc ((bufs->n ? bufs->n : 1) * sizeof *where);
+  if (!where)
+    {
+      rc = ml_error_set (err, ML_ENOMEM, "out of memory for %zu buffers", bufs->n);
+      goto done;
+    }
+  for (size_t i = 0; i < bufs->n; i++)
+    where[i] = p->segment_base[plan->segment[i]] + plan->offset[i];
+  if ((rc = compact (bufs, where, &p->arena_bytes, err)) < 0)
+    goto done;
   uint64_t g = 256;
   for (size_t i = 0; i < bufs->n; i++)
     {
-      uint64_t off = p->segment_base[plan->segment[i]] + plan->offset[i];
       if (bufs->buf[i].rsize == 0)
         continue;
-      while (g > 1 && ((off | bufs->buf[i].rsize) & (g - 1)))
+      while (g > 1 && ((where[i] | bufs->buf[i].rsize) & (g - 1)))
         g >>= 1;
     }
   p->granule = g;
@@ -226,7 +282,7 @@ ml_replay_program_build (const MlBuffers *bufs, const MlPlan *plan, MlReplayProg
             }
         }
       MlReplayStep *s = &p->steps[p->n_steps++];
-      s->offset = p->segment_base[plan->segment[st.buffer]] + plan->offset[st.buffer];
+      s->offset = where[st.buffer];
       s->bytes = b->rsize;
       s->tick = st.tick;
       s->buffer = st.buffer;
@@ -241,6 +297,7 @@ ml_replay_program_build (const MlBuffers *bufs, const MlPlan *plan, MlReplayProg
     }
 done:
   free (extent);
+  free (where);
   ml_u64map_clear (&streams);
   if (rc < 0)
     {

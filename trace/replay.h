@@ -4,7 +4,9 @@
  * the test on real memory. One arena holds every segment of the plan;
  * segments are placed first fit among the segments live at the same time
  * (so segments that never coexist share bytes and the arena stays near the
- * plan's footprint). Walking the trace's buffer events in order (at one tick,
+ * plan's footprint), and address ranges no buffer ever touches are cut
+ * out (a recorded layout spread over the virtual address space replays
+ * in the bytes its buffers cover; overlaps all stay). Walking the trace's buffer events in order (at one tick,
  * frees before allocations), each allocation writes a 64-bit tag naming
  * the buffer into every granule of its bytes, and each free (or the end of
  * the trace, for buffers never freed) checks that every granule still
@@ -41,7 +43,7 @@ typedef enum { ML_REPLAY_ALLOC = 1, ML_REPLAY_FREE = 2 } MlReplayOp;
 
 /* One step of the replay: 32 bytes. */
 typedef struct {
-  uint64_t offset;     /* in the arena, bytes (segment base + offset) */
+  uint64_t offset;     /* in the arena, bytes (segment base + offset, compacted) */
   uint64_t bytes;      /* rounded size */
   uint64_t tick;
   uint32_t buffer;     /* index in MlBuffers */
@@ -54,7 +56,8 @@ typedef struct {
   MlReplayStep *steps;
   size_t        n_steps;
   size_t        n_buffers;
-  uint64_t      arena_bytes;   /* the segments' layout: max(base + extent) */
+  uint64_t      arena_bytes;   /* bytes replayed: the span with untouched ranges removed */
+  uint64_t      span_bytes;    /* the segments' layout: max(base + extent) */
   uint64_t      granule;       /* bytes per tag word, power of two <= 256 */
   uint32_t      n_streams;     /* distinct trace streams (>= 1) */
   uint32_t     *stream_ids;    /* n_streams: the trace's stream numbers */
