@@ -25,6 +25,8 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +42,7 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static MlCuptiCollector *collector;
 static pid_t owner;            /* a forked child does not write the parent's trace */
-static int started;
+static _Atomic int started;   /* read on CUPTI's thread, written at exit */
 static uint64_t walk_errors;
 static double checkpoint_every = 10;   /* seconds, 0 = never */
 static double last_checkpoint, next_checkpoint_gap;
@@ -256,7 +258,7 @@ write_traces (MlCuptiCollector *c, bool checkpoint)
   free (traces);
 }
 
-static bool selftest;
+static _Atomic bool selftest;
 
 static void
 finish (void)
