@@ -229,6 +229,64 @@ main (void)
   ml_buffers_free (b2);
   ml_trace_free (t2);
 
+  /* random plans: the replay finds a corruption exactly when the static
+   * checker finds a conflict (the earlier of two clashing buffers always
+   * loses its tag before its own check) */
+  {
+    uint64_t seed = 12345;
+    int agree = 0, with_conflict = 0, rounds = 300;
+    for (int r = 0; r < rounds; r++)
+      {
+        MlTrace *rt = ml_trace_new ();
+        int live[8] = { 0 };
+        for (int e = 0; e < 16; e++)
+          {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            int k = (int) ((seed >> 33) % 5);
+            if (live[k] > 0)
+              ev (rt, ML_EV_FREE, (uint64_t) k + 1 + 100 * (uint64_t) live[k], 0, 0), live[k] = -live[k];
+            else
+              {
+                int gen = live[k] < 0 ? -live[k] + 1 : 1;
+                live[k] = gen;
+                ev (rt, ML_EV_ALLOC, (uint64_t) k + 1 + 100 * (uint64_t) gen, 256 * (1 + (seed >> 40) % 2),
+                    (uint32_t) ((seed >> 50) % 2));
+              }
+          }
+        MlBuffers *rb = NULL;
+        if (ml_buffers_build (rt, 256, &rb, &err) < 0)
+          {
+            printf ("# round %d: %s\n", r, err.msg);
+            ml_trace_free (rt);
+            continue;
+          }
+        MlPlan *rp = ml_plan_new (rb->n, "random");
+        for (size_t i = 0; i < rb->n; i++)
+          {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            rp->offset[i] = 128 * ((seed >> 35) % 48);   /* granule 128 sometimes */
+          }
+        ml_plan_make_arena (rp, rb);
+        MlIssues is;
+        ml_issues_init (&is);
+        ml_check_plan (rb, rp, &is, &err);
+        MlReplayProgram *pg = NULL;
+        MlReplayResult rr;
+        if (ml_replay_program_build (rb, rp, &pg, &err) == 0 && ml_replay_host (pg, 1, 0, &rr, &err) == 0
+            && (rr.corrupted > 0) == (is.total[ML_ISSUE_CONFLICT] > 0))
+          agree++;
+        with_conflict += is.total[ML_ISSUE_CONFLICT] > 0;
+        ml_issues_clear (&is);
+        ml_replay_program_free (pg);
+        ml_plan_free (rp);
+        ml_buffers_free (rb);
+        ml_trace_free (rt);
+      }
+    is_u64 (agree, rounds, "on %d random plans the replay and the checker agree", rounds);
+    ok (with_conflict > rounds / 10 && with_conflict < rounds - rounds / 10,
+        "and the random plans mix valid and conflicting ones (%d of %d conflict)", with_conflict, rounds);
+  }
+
   /* every registered strategy's plan replays clean */
   const MlStrategy *const *all = ml_strategies_all ();
   for (size_t i = 0; all[i]; i++)
