@@ -332,10 +332,81 @@ test_walk_and_collect (void)
   ml_cupti_collector_free (c);
 }
 
+/* Whatever CUPTI loses or reorders, the trace builds lifetimes: random
+ * allocations and frees over a few addresses, a tenth of the records
+ * dropped, arrival order shuffled. */
+static void
+test_robust (void)
+{
+  uint64_t seed = 777;
+  int good = 0, rounds = 200;
+  uint64_t implied = 0, unmatched = 0;
+  for (int r = 0; r < rounds; r++)
+    {
+      enum { N = 64 };
+      CUpti_ActivityMemory4 recs[N];
+      bool live[6] = { false };
+      for (int i = 0; i < N; i++)
+        {
+          seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+          int a = (int) ((seed >> 33) % 6);
+          recs[i] = mem (live[a] ? CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE : CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION,
+                         0x10000 * (uint64_t) (a + 1), 4096, (uint32_t) i + 1, (uint64_t) i * 10);
+          recs[i].deviceId = (uint32_t) ((seed >> 50) % 2);
+          live[a] = !live[a];
+        }
+      /* shuffle by swapping neighbours (arrival order), drop a tenth */
+      for (int i = 0; i + 1 < N; i += 2)
+        {
+          seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+          if ((seed >> 40) & 1)
+            {
+              CUpti_ActivityMemory4 t = recs[i];
+              recs[i] = recs[i + 1];
+              recs[i + 1] = t;
+            }
+        }
+      MlCuptiCollector *c = ml_cupti_collector_new ();
+      for (int i = 0; i < N; i++)
+        {
+          seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+          if ((seed >> 33) % 10 == 0)
+            ml_cupti_collector_dropped (c, 1);
+          else
+            ml_cupti_collector_add (c, (CUpti_Activity *) &recs[i]);
+        }
+      MlTrace **ts = NULL;
+      size_t nt = 0;
+      MlError err = { 0 };
+      bool all = ml_cupti_collector_finish (c, &ts, &nt, &err) == 0;
+      for (size_t k = 0; all && k < nt; k++)
+        {
+          MlBuffers *b = NULL;
+          all = ml_buffers_build (ts[k], 0, &b, &err) == 0;
+          if (!all)
+            printf ("# round %d device %zu: %s\n", r, k, err.msg);
+          ml_buffers_free (b);
+        }
+      MlCuptiStats st;
+      ml_cupti_collector_stats (c, &st);
+      implied += st.implied_frees;
+      unmatched += st.unmatched_frees;
+      good += all;
+      for (size_t k = 0; k < nt; k++)
+        ml_trace_free (ts[k]);
+      free (ts);
+      ml_cupti_collector_free (c);
+    }
+  is_u64 (good, rounds, "every trace from %d damaged record streams builds its lifetimes", rounds);
+  ok (implied > 0 && unmatched > 0, "the damage exercised implied (%" PRIu64 ") and unmatched (%" PRIu64 ") frees",
+      implied, unmatched);
+}
+
 int
 main (void)
 {
   test_convert ();
   test_walk_and_collect ();
+  test_robust ();
   return tap_done ();
 }
