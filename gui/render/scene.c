@@ -352,6 +352,25 @@ ml_scene_new (const MlBuffers *bufs, const MlPlan *plan, const MlSceneOptions *o
     }
   if (me > s->end_tick)
     s->end_tick = me;
+  size_t nb = (s->n_items + ML_SCENE_BLOCK - 1) / ML_SCENE_BLOCK;
+  s->blk_end = calloc (nb + 1, sizeof *s->blk_end);
+  s->blk_lo = calloc (nb + 1, sizeof *s->blk_lo);
+  s->blk_hi = calloc (nb + 1, sizeof *s->blk_hi);
+  if (!s->blk_end || !s->blk_lo || !s->blk_hi)
+    goto oom;
+  for (size_t k = 0; k < nb; k++)
+    s->blk_lo[k] = UINT64_MAX;
+  for (size_t i = 0; i < s->n_items; i++)
+    {
+      const MlSceneItem *it = &s->items[i];
+      size_t k = i / ML_SCENE_BLOCK;
+      if (it->end > s->blk_end[k])
+        s->blk_end[k] = it->end;
+      if (it->addr < s->blk_lo[k])
+        s->blk_lo[k] = it->addr;
+      if (it->addr + it->size > s->blk_hi[k])
+        s->blk_hi[k] = it->addr + it->size;
+    }
   int rc = ml_metrics_compute (bufs, plan, &s->metrics, &s->curve, err);
   if (rc < 0)
     {
@@ -387,6 +406,9 @@ ml_scene_free (MlScene *s)
     return;
   free (s->items);
   free (s->max_end);
+  free (s->blk_end);
+  free (s->blk_lo);
+  free (s->blk_hi);
   free (s->seg_base);
   free (s->seg_extent);
   ml_curve_free (&s->curve);
@@ -456,6 +478,15 @@ ml_scene_hit (const MlScene *s, const MlView *v, double x, double y)
   uint64_t best_size = 0;
   for (size_t i = i0; i < i1; i++)
     {
+      if (i % ML_SCENE_BLOCK == 0 && i + ML_SCENE_BLOCK <= i1)
+        {
+          size_t k = i / ML_SCENE_BLOCK;
+          if ((double) s->blk_end[k] <= tl || (double) s->blk_hi[k] <= al || (double) s->blk_lo[k] >= ah)
+            {
+              i += ML_SCENE_BLOCK - 1;
+              continue;
+            }
+        }
       const MlSceneItem *it = &s->items[i];
       if ((double) it->end <= tl)
         continue;

@@ -29,6 +29,8 @@
 #include "sim/check.h"
 #include "sim/metrics.h"
 
+#define ML_SCENE_BLOCK 64
+
 typedef struct {
   uint64_t start, end;   /* ticks, [start, end)                        */
   uint64_t addr;         /* global address: segment base + offset      */
@@ -54,6 +56,9 @@ typedef struct {
   MlSceneItem *items;          /* by start */
   uint64_t    *max_end;        /* prefix maxima of items[].end */
   size_t       n_items;
+  /* per block of ML_SCENE_BLOCK items: the largest end and the address
+   * span, so hit tests skip blocks that cannot contain the point */
+  uint64_t    *blk_end, *blk_lo, *blk_hi;
 
   uint64_t    *seg_base;       /* plan->n_segments global base addresses */
   uint64_t    *seg_extent;     /* and widths */

@@ -604,6 +604,48 @@ ml_timeline_draw_layout (cairo_t *cr, const MlView *v, const MlScene *s, const M
   cairo_stroke (cr);
 }
 
+void
+ml_timeline_item_rect (const MlView *v, const MlScene *s, size_t item, MlRect *out)
+{
+  const MlSceneItem *it = &s->items[item];
+  double x0 = ml_view_time_to_x (v, (double) it->start), x1 = ml_view_time_to_x (v, (double) it->end);
+  double y0 = ml_view_addr_to_y (v, (double) it->addr + (double) it->size), y1 = ml_view_addr_to_y (v, (double) it->addr);
+  *out = (MlRect) { x0, y0, x1 - x0, y1 - y0 };
+}
+
+void
+ml_timeline_draw_highlight (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st, size_t item, bool selected)
+{
+  if (item >= s->n_items)
+    return;
+  MlRect r;
+  ml_timeline_item_rect (v, s, item, &r);
+  double min = 3.0;
+  if (r.w < min)
+    {
+      r.x -= (min - r.w) / 2;
+      r.w = min;
+    }
+  if (r.h < min)
+    {
+      r.y -= (min - r.h) / 2;
+      r.h = min;
+    }
+  double x0 = clampd (r.x, v->px - 4, v->px + v->pw + 4), x1 = clampd (r.x + r.w, v->px - 4, v->px + v->pw + 4);
+  double y0 = clampd (r.y, v->py - 4, v->py + v->ph + 4), y1 = clampd (r.y + r.h, v->py - 4, v->py + v->ph + 4);
+  cairo_save (cr);
+  cairo_rectangle (cr, v->px, v->py, v->pw, v->ph);
+  cairo_clip (cr);
+  MlRgb fg = ml_style_fg (st);
+  cairo_rectangle (cr, x0, y0, x1 - x0, y1 - y0);
+  set_rgb (cr, fg, selected ? 0.25 : 0.12);
+  cairo_fill_preserve (cr);
+  cairo_set_line_width (cr, selected ? 2.5 : 1.5);
+  set_rgb (cr, fg, 0.95);
+  cairo_stroke (cr);
+  cairo_restore (cr);
+}
+
 /* ---- axes ------------------------------------------------------------------ */
 
 static void
