@@ -556,6 +556,9 @@ ml_timeline_draw_layout (cairo_t *cr, const MlView *v, const MlScene *s, const M
     }
   free (big);
   free (grid);
+  if (s->n_items == 0)
+    text_at (cr, st, "no buffers with bytes in this trace", v->px + v->pw / 2, v->py + v->ph / 2, AL_CENTER, VA_MIDDLE,
+             1.2, false, ml_style_fg (st), 0.6, 0);
 
   if (st->show_peaks && s->metrics.lower_bound)
     {
@@ -1066,6 +1069,8 @@ ml_timeline_draw_legend (cairo_t *cr, const MlScene *s, const MlStyle *st, const
   unsigned by = (unsigned) st->color_by < ML_COLOR_BY__COUNT ? (unsigned) st->color_by : 0;
   MlRgb fg = ml_style_fg (st);
   double fh = font_px (st) * 1.5;
+  if (s->n_items == 0)
+    return;
   double x = a->x, y = a->y + fh / 2;
   char head[64];
   snprintf (head, sizeof head, "colour by %s:", by_titles[by]);
