@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "sim/diagnose.h"
+#include "sim/report.h"
 #include "sim/jsonutil.h"
 
 static const char usage_text[] =
@@ -64,6 +65,15 @@ print_text (const char *path, const MlBuffers *bufs, const MlDiagnosis *d)
             }
           if (d->n_sites > 10)
             printf ("    ... %zu more call sites\n", d->n_sites - 10);
+          printf ("  the largest live buffers:\n");
+          for (size_t i = 0; i < d->n_live && i < 5; i++)
+            {
+              const MlBuffer *b = &bufs->buf[d->live[i]];
+              char label[256];
+              printf ("    %11s  buffer %-8" PRIu64 " %-32s ticks [%" PRIu64 ", %" PRIu64 ") stream %u\n",
+                      cli_size (b->rsize), b->id, ml_report_buffer_label (bufs, d->live[i], label, sizeof label),
+                      b->start, b->end, b->stream);
+            }
         }
       printf ("\n  lower bound of the trace: %s", cli_size (d->lower_bound));
       if (d->lower_bound > d->capacity)
