@@ -55,6 +55,17 @@ test_view (void)
 }
 
 static void
+test_short_label (void)
+{
+  char b[64];
+  is_str (ml_short_label ("D:\\Dev\\a2\\model.py:397:forward", b, sizeof b), "model.py:397:forward", "Windows path");
+  is_str (ml_short_label ("freed at /home/u/x/opt.py:71:step", b, sizeof b), "freed at opt.py:71:step", "a path inside a sentence");
+  is_str (ml_short_label ("train.py:41:build", b, sizeof b), "train.py:41:build", "no path: unchanged");
+  is_str (ml_short_label ("dir/", b, sizeof b), "dir/", "a trailing separator stays");
+  is_str (ml_short_label ("/a/bbbbbbbbbb", b, 5), "bbbb", "truncated to the buffer");
+}
+
+static void
 test_axis (void)
 {
   double v[16], step;
@@ -276,6 +287,7 @@ int
 main (void)
 {
   test_view ();
+  test_short_label ();
   test_axis ();
   test_scene ();
   test_lod ();

@@ -79,6 +79,37 @@ site_key (const MlBuffers *bufs, const MlBuffer *b)
   return b->name;   /* 0 = unnamed */
 }
 
+char *
+ml_short_label (const char *text, char *buf, size_t len)
+{
+  size_t o = 0;
+  if (!len)
+    return buf;
+  while (*text && o + 1 < len)
+    {
+      if (*text == ' ')
+        {
+          buf[o++] = *text++;
+          continue;
+        }
+      /* one token: keep what follows its last path separator */
+      const char *end = text, *keep = text;
+      while (*end && *end != ' ')
+        {
+          if (*end == '/' || *end == '\\')
+            keep = end + 1;
+          end++;
+        }
+      if (!*keep || keep == end)
+        keep = text;   /* a token that ends with a separator stays whole */
+      while (keep < end && o + 1 < len)
+        buf[o++] = *keep++;
+      text = end;
+    }
+  buf[o] = 0;
+  return buf;
+}
+
 static char *
 class_label (const MlScene *s, MlColorBy by, uint64_t key)
 {
@@ -90,7 +121,10 @@ class_label (const MlScene *s, MlColorBy by, uint64_t key)
       text = key && s->bufs->trace ? ml_trace_str (s->bufs->trace, (uint32_t) key) : "(no call site)";
       if (!text || !*text)
         text = "(no call site)";
-      break;
+      {
+        char shortened[512];
+        return strdup (ml_short_label (text, shortened, sizeof shortened));
+      }
     case ML_COLOR_BY_STREAM:
       snprintf (tmp, sizeof tmp, "stream %" PRIu64, key);
       break;

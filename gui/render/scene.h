@@ -123,6 +123,12 @@ ml_scene_addr (const MlScene *scene, uint32_t segment, uint64_t offset)
  * Returns the item index, or -1 when there is none. */
 long ml_scene_hit (const MlScene *scene, const MlView *view, double x, double y);
 
+/* @text with every path shortened to its last component, for labels:
+ * "D:\\src\\model.py:397:forward" -> "model.py:397:forward",
+ * "freed at /home/u/x/opt.py:71:step" -> "freed at opt.py:71:step".
+ * Writes into @buf (truncated to @len) and returns it. */
+char *ml_short_label (const char *text, char *buf, size_t len);
+
 /* Real time of @tick in nanoseconds, interpolated between the events that
  * carry one; false when the trace has no times. */
 bool ml_scene_tick_to_ns (const MlScene *scene, double tick, double *ns);
