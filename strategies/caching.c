@@ -1123,8 +1123,13 @@ ml_caching_conformance_print (FILE *fp, const MlCachingConformance *r, bool json
       fprintf (fp, "{\"options\":");
       ml_json_put_str (fp, r->options);
       fprintf (fp, ",\"initial_segments\":%zu,\"initial_blocks\":%zu,\"allocs\":%zu,\"address_matched\":%zu,"
-                   "\"address_conformance\":%.6f,\"mismatches\":{",
-               r->initial_segments, r->initial_blocks, r->allocs, r->matched, addr_share);
+                   "\"address_conformance\":",
+               r->initial_segments, r->initial_blocks, r->allocs, r->matched);
+      if (r->allocs)
+        fprintf (fp, "%.6f", addr_share);
+      else
+        fputs ("null", fp);   /* nothing to replay */
+      fputs (",\"mismatches\":{", fp);
       for (int k = 0; k < ML_RULE__COUNT; k++)
         fprintf (fp, "%s\"%s\":%zu", k ? "," : "", ml_caching_rule_name ((MlCachingRule) k), r->by_rule[k]);
       fprintf (fp, "},\"segment_events_recorded\":%zu,\"segment_events_emulated\":%zu,\"segment_events_matched\":%zu,"
@@ -1138,8 +1143,11 @@ ml_caching_conformance_print (FILE *fp, const MlCachingConformance *r, bool json
   fprintf (fp, "  options         %s\n", r->options[0] ? r->options : "(defaults)");
   fprintf (fp, "  rebuilt state   %zu segments, %zu live blocks at the trace's first event (%zu of the segments sized by the rules)\n",
            r->initial_segments, r->initial_blocks, r->rule_sized_segments);
-  fprintf (fp, "  addresses       %zu / %zu allocations at the real address (%.2f%%)\n", r->matched, r->allocs,
-           addr_share * 100.0);
+  if (r->allocs)
+    fprintf (fp, "  addresses       %zu / %zu allocations at the real address (%.2f%%)\n", r->matched, r->allocs,
+             addr_share * 100.0);
+  else
+    fprintf (fp, "  addresses       no allocation in the trace: nothing to replay\n");
   for (int k = 0; k < ML_RULE__COUNT; k++)
     if (r->by_rule[k])
       fprintf (fp, "    %-20s %zu\n", ml_caching_rule_name ((MlCachingRule) k), r->by_rule[k]);
