@@ -577,7 +577,7 @@ parse_option (void *user, const char *key, const char *value, MlError *err)
 {
   Config *cfg = user;
   char *end;
-  if (strcmp (key, "reorder") == 0 || strcmp (key, "exclude") == 0)
+  if (strcmp (key, "reorder") == 0 || strcmp (key, "exclude") == 0 || strcmp (key, "pin") == 0)
     return 0;   /* graph loader options share --options */
   unsigned long long v = strtoull (value, &end, 10);
   if (*end || !*value)
