@@ -116,5 +116,10 @@ int cmd_plan    (int argc, char **argv);
 int cmd_check   (int argc, char **argv);
 int cmd_convert (int argc, char **argv);
 int cmd_strategies (int argc, char **argv);
+int cmd_render  (int argc, char **argv);
+int cmd_diagnose (int argc, char **argv);
+int cmd_report  (int argc, char **argv);
+int cmd_trace   (int argc, char **argv);
+int cmd_replay  (int argc, char **argv);
 
 #endif

@@ -6,6 +6,7 @@
 
 #include "sim/jsonutil.h"
 #include "sim/kineto.h"
+#include "sim/sort.h"
 #include "sim/strategy.h"
 #include "sim/u64map.h"
 
@@ -56,20 +57,19 @@ typedef struct {
   size_t      nops;
   uint64_t    align;
   bool        exclude[4];
-  MlU64Map    names;      /* hash of a tensor's name -> its index */
+  bool        pin[4];     /* resident for the whole graph at a fixed offset */
+  MlU64Map    names;      /* FNV-1a hash of a name -> the first tensor with it */
 } G;
 
 static uint64_t
 name_hash (const char *s)
 {
-  uint64_t h = 0xcbf29ce484222325ull;   /* FNV-1a */
+  uint64_t h = 1469598103934665603ull;
   for (; *s; s++)
-    h = (h ^ (unsigned char) *s) * 0x100000001b3ull;
+    h = (h ^ (unsigned char) *s) * 1099511628211ull;
   return h;
 }
 
-/* O(1) by the name's hash; a linear scan only when two names share a
- * 64-bit hash (a graph of 10^5 tensors took minutes with scans alone). */
 static long
 find_tensor (const G *g, const char *name)
 {
@@ -78,7 +78,7 @@ find_tensor (const G *g, const char *name)
     return -1;
   if (strcmp (g->t[i].name, name) == 0)
     return (long) i;
-  for (size_t k = 0; k < g->nt; k++)
+  for (size_t k = 0; k < g->nt; k++)   /* a hash collision: rare */
     if (strcmp (g->t[k].name, name) == 0)
       return (long) k;
   return -1;
@@ -147,8 +147,13 @@ lifetimes (const G *g, const uint32_t *order, uint64_t *start, uint64_t *end, ui
         }
     }
   for (size_t i = 0; i < g->nt; i++)
-    if (g->t[i].kind == K_OUTPUT || g->t[i].kind == K_WEIGHT)
-      end[root_of (g, (uint32_t) i)] = n + 1;
+    {
+      uint32_t r = root_of (g, (uint32_t) i);
+      if (g->t[i].kind == K_OUTPUT || g->t[i].kind == K_WEIGHT || g->pin[g->t[i].kind])
+        end[r] = n + 1;
+      if (g->pin[g->t[i].kind])
+        start[r] = 0;
+    }
   /* peak: a difference array over ticks 0 .. n + 1 */
   memset (scratch, 0, (n + 2) * sizeof *scratch);
   uint64_t *minus = scratch + n + 2;
@@ -179,9 +184,15 @@ memory_order (const G *g, uint32_t *order)
   uint32_t *uses = calloc (nt ? nt : 1, sizeof *uses);     /* remaining reads per root */
   uint32_t *missing = calloc (n ? n : 1, sizeof *missing); /* unfinished producers per op */
   bool *done = calloc (n ? n : 1, 1), *made = calloc (nt ? nt : 1, 1);
-  if (!uses || !missing || !done || !made)
+  size_t n_reads = 0;
+  for (size_t o = 0; o < n; o++)
+    n_reads += g->ops[o].n_in;
+  /* the readers of each tensor (CSR), one entry per read */
+  size_t *first = calloc (nt + 1, sizeof *first);
+  uint32_t *readers = calloc (n_reads ? n_reads : 1, sizeof *readers);
+  if (!uses || !missing || !done || !made || !first || !readers)
     {
-      free (uses), free (missing), free (done), free (made);
+      free (uses), free (missing), free (done), free (made), free (first), free (readers);
       return ML_ENOMEM;
     }
   for (size_t o = 0; o < n; o++)
@@ -190,7 +201,25 @@ memory_order (const G *g, uint32_t *order)
         uses[root_of (g, g->ops[o].in[k])]++;
         if (g->t[g->ops[o].in[k]].producer >= 0)
           missing[o]++;
+        first[g->ops[o].in[k] + 1]++;
       }
+  for (size_t i = 0; i < nt; i++)
+    first[i + 1] += first[i];
+  {
+    size_t *fill = calloc (nt + 1, sizeof *fill);
+    if (!fill)
+      {
+        free (uses), free (missing), free (done), free (made), free (first), free (readers);
+        return ML_ENOMEM;
+      }
+    for (size_t o = 0; o < n; o++)
+      for (size_t k = 0; k < g->ops[o].n_in; k++)
+        {
+          uint32_t t = g->ops[o].in[k];
+          readers[first[t] + fill[t]++] = (uint32_t) o;
+        }
+    free (fill);
+  }
   for (size_t i = 0; i < nt; i++)
     made[i] = g->t[i].producer < 0;
   for (size_t p = 0; p < n; p++)
@@ -216,13 +245,13 @@ memory_order (const G *g, uint32_t *order)
               size_t here = 0;
               for (size_t j = 0; j < op->n_in; j++)
                 here += root_of (g, op->in[j]) == r;
-              bool first = true;
+              bool first_read = true;
               for (size_t j = 0; j < k; j++)
-                first &= root_of (g, op->in[j]) != r;
+                first_read &= root_of (g, op->in[j]) != r;
               bool persistent = g->t[r].kind == K_OUTPUT || g->t[r].kind == K_WEIGHT;
               for (size_t j = 0; j < op->n_out; j++)
                 persistent |= root_of (g, op->out[j]) == r;
-              if (first && !persistent && uses[r] == here)
+              if (first_read && !persistent && uses[r] == here)
                 freed += (int64_t) ml_align_up (g->t[r].bytes, g->align);
             }
           int64_t score = freed - alloc;
@@ -231,7 +260,7 @@ memory_order (const G *g, uint32_t *order)
         }
       if (best < 0)
         {
-          free (uses), free (missing), free (done), free (made);
+          free (uses), free (missing), free (done), free (made), free (first), free (readers);
           return ML_EINPUT;   /* a cycle: cannot happen after validation */
         }
       order[p] = (uint32_t) best;
@@ -242,14 +271,13 @@ memory_order (const G *g, uint32_t *order)
       for (size_t k = 0; k < op->n_out; k++)
         if (!made[op->out[k]])
           {
-            made[op->out[k]] = true;
-            for (size_t o = 0; o < n; o++)
-              if (!done[o])
-                for (size_t j = 0; j < g->ops[o].n_in; j++)
-                  missing[o] -= g->ops[o].in[j] == op->out[k];
+            uint32_t t = op->out[k];
+            made[t] = true;
+            for (size_t r = first[t]; r < first[t + 1]; r++)
+              missing[readers[r]]--;
           }
     }
-  free (uses), free (missing), free (done), free (made);
+  free (uses), free (missing), free (done), free (made), free (first), free (readers);
   return 0;
 }
 
@@ -271,16 +299,17 @@ graph_option (void *user, const char *key, const char *value, MlError *err)
       else
         return ml_error_set (err, ML_EUSAGE, "graph option reorder=%s: use memory or none", value);
     }
-  else if (strcmp (key, "exclude") == 0)
+  else if (strcmp (key, "exclude") == 0 || strcmp (key, "pin") == 0)
     {
+      bool *set = key[0] == 'e' ? o->g->exclude : o->g->pin;
       if (strcmp (value, "weights") == 0)
-        o->g->exclude[K_WEIGHT] = true;
+        set[K_WEIGHT] = true;
       else if (strcmp (value, "inputs") == 0)
-        o->g->exclude[K_INPUT] = true;
+        set[K_INPUT] = true;
       else if (strcmp (value, "outputs") == 0)
-        o->g->exclude[K_OUTPUT] = true;
+        set[K_OUTPUT] = true;
       else
-        return ml_error_set (err, ML_EUSAGE, "graph option exclude=%s: use weights, inputs or outputs", value);
+        return ml_error_set (err, ML_EUSAGE, "graph option %s=%s: use weights, inputs or outputs", key, value);
     }
   return 0;   /* other keys belong to the strategies */
 }
@@ -369,8 +398,8 @@ build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
                              g->path, t->name, kind);
       t->producer = -1;
       t->root = (uint32_t) i;
-      uint64_t h = name_hash (t->name);
-      if (!ml_u64map_get (&g->names, h, NULL) && ml_u64map_put (&g->names, h, (uint32_t) i) < 0)
+      if (!ml_u64map_get (&g->names, name_hash (t->name), NULL)
+          && ml_u64map_put (&g->names, name_hash (t->name), (uint32_t) i) < 0)
         return ml_error_set (g->err, ML_ENOMEM, "out of memory");
       g->nt++;
     }
@@ -439,13 +468,9 @@ build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
   uint32_t *order = calloc (n + 1, sizeof *order), *best = calloc (n + 1, sizeof *best);
   uint64_t *start = calloc (g->nt + 1, sizeof *start), *end = calloc (g->nt + 1, sizeof *end);
   uint64_t *scratch = calloc (2 * (n + 2), sizeof *scratch);
-  /* frees by tick (a bucket per tick, tensors in index order) and the last
-   * position that reads each tensor: both keep the emission linear */
-  size_t *free_first = calloc (n + 3, sizeof *free_first);
-  uint32_t *free_list = calloc (g->nt + 1, sizeof *free_list);
-  size_t *last_read = calloc (g->nt + 1, sizeof *last_read);
+  uint32_t *by_end = NULL;
   MlTrace *tr = ml_trace_new ();
-  if (!order || !best || !start || !end || !scratch || !free_first || !free_list || !last_read || !tr)
+  if (!order || !best || !start || !end || !scratch || !tr)
     {
       rc = ml_error_set (g->err, ML_ENOMEM, "out of memory");
       goto out;
@@ -479,31 +504,38 @@ build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
   static const uint16_t kind_flag[] = { ML_EVF_ACTIVATION, ML_EVF_INPUT, ML_EVF_OUTPUT, ML_EVF_WEIGHT };
   if (note[0] && (rc = emit (tr, ML_EV_MARK, 0, 0, 0, ml_strtab_intern0 (tr->strings, note), 0)) < 0)
     goto oom;
+  /* pinned tensors are packed from offset 0 in declaration order */
+  uint64_t pin_at = 0;
   for (size_t i = 0; i < g->nt; i++)
     if (g->t[i].root == i && start[i] == 0 && !g->exclude[g->t[i].kind])
-      if ((rc = emit (tr, ML_EV_ALLOC, 0, i + 1, g->t[i].bytes, ml_strtab_intern0 (tr->strings, g->t[i].name),
-                      ML_EVF_HAS_ID | kind_flag[g->t[i].kind])) < 0)
-        goto oom;
+      {
+        uint16_t flags = ML_EVF_HAS_ID | kind_flag[g->t[i].kind];
+        MlEvent ev = { .tick = 0, .id = i + 1, .size = g->t[i].bytes, .time_ns = -1,
+                       .name = ml_strtab_intern0 (tr->strings, g->t[i].name), .kind = ML_EV_ALLOC, .flags = flags };
+        if (g->pin[g->t[i].kind])
+          {
+            ev.flags |= ML_EVF_PINNED;
+            ev.addr = pin_at;
+            pin_at += ml_align_up (g->t[i].bytes, align);
+          }
+        if (!ml_trace_append (tr, &ev))
+          goto oom;
+      }
+  /* the roots by end tick (stable), for the frees */
+  size_t n_by_end = 0, next_end = 0;
+  by_end = calloc (g->nt + 1, sizeof *by_end);
+  if (!by_end)
+    goto oom;
   for (size_t i = 0; i < g->nt; i++)
-    if (g->t[i].root == i && end[i] >= 1 && end[i] <= n && start[i] != UINT64_MAX && !g->exclude[g->t[i].kind])
-      free_first[end[i] + 1]++;
-  for (size_t k = 1; k < n + 3; k++)
-    free_first[k] += free_first[k - 1];
-  for (size_t i = 0, *pos = free_first; i < g->nt; i++)
-    if (g->t[i].root == i && end[i] >= 1 && end[i] <= n && start[i] != UINT64_MAX && !g->exclude[g->t[i].kind])
-      free_list[pos[end[i]]++] = (uint32_t) i;
-  /* pos[t] advanced to the start of bucket t + 1: shift back */
-  for (size_t k = n + 2; k > 0; k--)
-    free_first[k] = free_first[k - 1];
-  free_first[0] = 0;
-  for (size_t q = 0; q < n; q++)
-    for (size_t j = 0; j < g->ops[order[q]].n_in; j++)
-      last_read[g->ops[order[q]].in[j]] = q + 1;   /* position + 1; 0 = never read */
+    if (g->t[i].root == i && start[i] != UINT64_MAX && end[i] <= n && !g->exclude[g->t[i].kind])
+      by_end[n_by_end++] = (uint32_t) i;
+  if (ml_sort_indexes_by_key (by_end, n_by_end, end, sizeof *end) < 0)
+    goto oom;
   for (size_t p = 0; p < n; p++)
     {
       uint64_t tick = p + 1;
-      for (size_t k = free_first[tick]; k < free_first[tick + 1]; k++)
-        if ((rc = emit (tr, ML_EV_FREE, tick, free_list[k] + 1, 0, 0, ML_EVF_HAS_ID)) < 0)
+      for (; next_end < n_by_end && end[by_end[next_end]] == tick; next_end++)
+        if ((rc = emit (tr, ML_EV_FREE, tick, by_end[next_end] + 1, 0, 0, ML_EVF_HAS_ID)) < 0)
           goto oom;
       const Op *op = &g->ops[order[p]];
       for (size_t k = 0; k < op->n_out; k++)
@@ -515,25 +547,36 @@ build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
                           ML_EVF_HAS_ID | kind_flag[g->t[r].kind])) < 0)
             goto oom;
         }
-      /* in-place hazards: the overwritten input is read by a later op */
+      /* in-place writes: recorded for ml_check_races(); a mark names
+       * each hazard (the overwritten input is read by a later op) */
       for (size_t k = 0; k < op->n_ip; k++)
         {
           uint32_t victim = op->ip_in[k];
-          for (size_t q = p + 1; q < n && last_read[victim] > p + 1; q++)
+          uint64_t last_read = tick;
+          const Op *reader = NULL;
+          for (size_t q = p + 1; q < n; q++)
+            for (size_t j = 0; j < g->ops[order[q]].n_in; j++)
+              if (g->ops[order[q]].in[j] == victim)
+                {
+                  last_read = q + 1;
+                  if (!reader)
+                    reader = &g->ops[order[q]];
+                }
+          MlInplaceWrite w = { .op_tick = tick, .output_id = g->t[op->ip_out[k]].root + 1,
+                               .input_id = g->t[victim].root + 1, .last_read = last_read,
+                               .op_name = ml_strtab_intern0 (tr->strings, op->name) };
+          if (g->exclude[g->t[g->t[victim].root].kind])
+            continue;   /* the buffer is not in the trace */
+          if (ml_trace_add_inplace (tr, &w) < 0)
+            goto oom;
+          if (reader)
             {
-              const Op *later = &g->ops[order[q]];
-              bool reads = false;
-              for (size_t j = 0; j < later->n_in; j++)
-                reads |= later->in[j] == victim;
-              if (!reads)
-                continue;
               char msg[400];
               snprintf (msg, sizeof msg, "in-place hazard: op \"%s\" writes \"%s\" over \"%s\", which op \"%s\" reads later",
-                        op->name, g->t[op->ip_out[k]].name, g->t[victim].name, later->name);
+                        op->name, g->t[op->ip_out[k]].name, g->t[victim].name, reader->name);
               if ((rc = emit (tr, ML_EV_MARK, tick, g->t[victim].root + 1, 0, ml_strtab_intern0 (tr->strings, msg),
                               ML_EVF_HAS_ID)) < 0)
                 goto oom;
-              break;
             }
         }
     }
@@ -547,9 +590,7 @@ out:
   free (start);
   free (end);
   free (scratch);
-  free (free_first);
-  free (free_list);
-  free (last_read);
+  free (by_end);
   if (rc < 0)
     ml_trace_free (tr);
   else
@@ -593,31 +634,4 @@ ml_trace_load_graph (const char *path, const MlLoadOptions *opts, MlTrace **out,
   rc = ml_trace_from_graph (root, path, opts, out, err);
   cJSON_Delete (root);
   return rc;
-}
-
-int
-ml_graph_inplace_issues (const MlBuffers *bufs, MlIssues *issues, MlError *err)
-{
-  const MlTrace *t = bufs->trace;
-  if (!t)
-    return 0;
-  for (size_t i = 0; i < t->n_events; i++)
-    {
-      const MlEvent *ev = &t->events[i];
-      const char *text = ev->kind == ML_EV_MARK ? ml_trace_str (t, ev->name) : NULL;
-      if (!text || strncmp (text, "in-place hazard:", 16) != 0)
-        continue;
-      uint32_t b = UINT32_MAX;
-      for (size_t k = 0; k < bufs->n && b == UINT32_MAX; k++)
-        if (bufs->buf[k].id == ev->id)
-          b = (uint32_t) k;
-      if (b == UINT32_MAX)
-        continue;   /* the victim was excluded */
-      MlIssue is = { .kind = ML_ISSUE_INPLACE, .a = b, .b = b, .tick = ev->tick, .tick_b = ev->tick,
-                     .bytes = bufs->buf[b].rsize, .stream_a = bufs->buf[b].stream, .stream_b = bufs->buf[b].stream };
-      snprintf (is.why, sizeof is.why, "%s", text + 17);
-      if (ml_issues_add (issues, &is) < 0)
-        return ml_error_set (err, ML_ENOMEM, "out of memory");
-    }
-  return 0;
 }

@@ -24,7 +24,8 @@
  *   expandable one growable segment per (pool, stream) that maps 2 MiB /
  *             20 MiB pages at its end when no free block fits.
  * Options (knobs->options): max_split_size_mb=N, expandable_segments=0|1,
- * roundup_power2_divisions=D.
+ * roundup_power2_divisions=D; without options, a PyTorch snapshot's
+ * recorded settings (its tick-0 "allocator settings: ..." mark).
  * Complexity: O(log f) per operation (f = free blocks; treaps), O(s) for a
  * release (s = segments).
  * Optimality: none; it reproduces what PyTorch would do, which is the
@@ -57,6 +58,7 @@ typedef enum {
 const char *ml_caching_rule_name (MlCachingRule rule);
 
 typedef struct {
+  char     options[256];            /* the options the emulation ran with */
   /* the rebuilt state at the trace's first event */
   size_t   initial_segments, initial_blocks;
   /* address conformance over the trace's allocations */
@@ -77,7 +79,8 @@ typedef struct {
 } MlCachingConformance;
 
 /* Replays @trace (a PyTorch snapshot: tick-0 segments and blocks, then the
- * trace) through the emulation with @options. New emulated segments take
+ * trace) through the emulation with @options (NULL or "": the settings the
+ * snapshot recorded, from its "allocator settings: ..." mark). New emulated segments take
  * the addresses of the recorded segment_alloc events in creation order;
  * recorded segment_free events release the emulated segment there. After
  * a mismatch the block is placed at the real address when that is free,
