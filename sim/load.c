@@ -26,7 +26,7 @@ sniff_jsonl (const unsigned char *h, size_t len)
 static bool
 sniff_csv (const unsigned char *h, size_t len)
 {
-  return len >= 3 && (memcmp (h, "id,", 3) == 0 || memcmp (h, "buffer", 6) == 0);
+  return (len >= 3 && memcmp (h, "id,", 3) == 0) || (len >= 6 && memcmp (h, "buffer", 6) == 0);
 }
 
 static const MlTraceFormat fmt_jsonl = {

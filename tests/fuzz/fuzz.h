@@ -74,6 +74,9 @@ fuzz_plan (const MlBuffers *bufs, const MlPlan *plan, int must_be_valid)
       abort ();
     }
   ml_issues_clear (&issues);
+  ml_issues_init (&issues);
+  ml_check_races (bufs, plan, &issues, &err);
+  ml_issues_clear (&issues);
   MlMetrics m;
   MlCurve curve = { 0 };
   if (ml_metrics_compute (bufs, plan, &m, &curve, &err) == 0)
