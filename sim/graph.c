@@ -469,6 +469,8 @@ build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
   uint64_t *start = calloc (g->nt + 1, sizeof *start), *end = calloc (g->nt + 1, sizeof *end);
   uint64_t *scratch = calloc (2 * (n + 2), sizeof *scratch);
   uint32_t *by_end = NULL;
+  size_t *rd_first = NULL, *rd_fill = NULL;   /* the readers of each tensor, */
+  uint32_t *rd_pos = NULL;                    /* by position in the order    */
   MlTrace *tr = ml_trace_new ();
   if (!order || !best || !start || !end || !scratch || !tr)
     {
@@ -531,6 +533,28 @@ build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
       by_end[n_by_end++] = (uint32_t) i;
   if (ml_sort_indexes_by_key (by_end, n_by_end, end, sizeof *end) < 0)
     goto oom;
+  /* positions that read each tensor, ascending (CSR): an in-place write
+   * finds its input's next and last readers by binary search instead of
+   * scanning every later op (quadratic in a chain of in-place ops) */
+  size_t n_reads = 0;
+  for (size_t q = 0; q < n; q++)
+    n_reads += g->ops[order[q]].n_in;
+  rd_first = calloc (g->nt + 2, sizeof *rd_first);
+  rd_fill = calloc (g->nt + 1, sizeof *rd_fill);
+  rd_pos = calloc (n_reads + 1, sizeof *rd_pos);
+  if (!rd_first || !rd_fill || !rd_pos)
+    goto oom;
+  for (size_t q = 0; q < n; q++)
+    for (size_t j = 0; j < g->ops[order[q]].n_in; j++)
+      rd_first[g->ops[order[q]].in[j] + 1]++;
+  for (size_t t = 0; t < g->nt; t++)
+    rd_first[t + 1] += rd_first[t];
+  for (size_t q = 0; q < n; q++)
+    for (size_t j = 0; j < g->ops[order[q]].n_in; j++)
+      {
+        uint32_t t = g->ops[order[q]].in[j];
+        rd_pos[rd_first[t] + rd_fill[t]++] = (uint32_t) q;
+      }
   for (size_t p = 0; p < n; p++)
     {
       uint64_t tick = p + 1;
@@ -554,14 +578,20 @@ build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
           uint32_t victim = op->ip_in[k];
           uint64_t last_read = tick;
           const Op *reader = NULL;
-          for (size_t q = p + 1; q < n; q++)
-            for (size_t j = 0; j < g->ops[order[q]].n_in; j++)
-              if (g->ops[order[q]].in[j] == victim)
-                {
-                  last_read = q + 1;
-                  if (!reader)
-                    reader = &g->ops[order[q]];
-                }
+          size_t lo = rd_first[victim], hi = rd_first[victim + 1], end_r = hi;
+          while (lo < hi)   /* the first reading position after p */
+            {
+              size_t mid = lo + (hi - lo) / 2;
+              if (rd_pos[mid] <= p)
+                lo = mid + 1;
+              else
+                hi = mid;
+            }
+          if (lo < end_r)
+            {
+              reader = &g->ops[order[rd_pos[lo]]];
+              last_read = (uint64_t) rd_pos[end_r - 1] + 1;
+            }
           MlInplaceWrite w = { .op_tick = tick, .output_id = g->t[op->ip_out[k]].root + 1,
                                .input_id = g->t[victim].root + 1, .last_read = last_read,
                                .op_name = ml_strtab_intern0 (tr->strings, op->name) };
@@ -591,6 +621,9 @@ out:
   free (end);
   free (scratch);
   free (by_end);
+  free (rd_first);
+  free (rd_fill);
+  free (rd_pos);
   if (rc < 0)
     ml_trace_free (tr);
   else
