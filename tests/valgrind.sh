@@ -19,7 +19,7 @@ command -v valgrind >/dev/null || { echo "valgrind is not installed: skipped"; e
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 mkdir "$T/logs"
-VG=(valgrind -q --tool=memcheck --leak-check=full --show-leak-kinds=definite,indirect
+VG=(valgrind -q --tool=memcheck --suppressions="$SRC/tests/valgrind.supp" --leak-check=full --show-leak-kinds=definite,indirect
     --errors-for-leak-kinds=definite,indirect --error-exitcode=99 --log-file="$T/logs/vg.%p")
 status=0
 
