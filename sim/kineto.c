@@ -155,9 +155,9 @@ num_arg (const cJSON *args, const char *key, double *out)
 static void
 mem_device (const cJSON *args, int *type, int *id)
 {
-  double d;
-  *type = num_arg (args, "Device Type", &d) ? (int) d : 0;
-  *id = num_arg (args, "Device Id", &d) ? (int) d : 0;
+  double d;   /* out of int's range (or NaN) is no device: -1 */
+  *type = num_arg (args, "Device Type", &d) ? (d >= 0 && d < 65536 ? (int) d : -1) : 0;
+  *id = num_arg (args, "Device Id", &d) ? (d >= 0 && d < 65536 ? (int) d : -1) : 0;
 }
 
 int
@@ -218,7 +218,7 @@ ml_trace_from_kineto (const cJSON *root, const char *name, const MlLoadOptions *
                              name, idx - 1);
           break;
         }
-      if (!isfinite (bytes) || fabs (bytes) > 9.0e18 || addr < 0 || addr > 1.8e19)
+      if (!isfinite (bytes) || fabs (bytes) > 9.0e18 || !isfinite (addr) || addr < 0 || addr > 1.8e19)
         {
           rc = ml_error_set (err, ML_EINPUT, "%s: traceEvents[%zu]: Bytes %.0f or Addr %.0f out of range", name, idx - 1,
                              bytes, addr);
@@ -232,6 +232,10 @@ ml_trace_from_kineto (const cJSON *root, const char *name, const MlLoadOptions *
       const cJSON *th = cJSON_GetObjectItemCaseSensitive (e, "tid");
       if (cJSON_IsNumber (th))
         tid = th->valuedouble;
+      if (!isfinite (ts))
+        ts = 0;   /* "nan" / "inf" strings: no time, order kept */
+      if (!(tid >= 0 && tid < 4294967296.0))
+        tid = 0;
       mem[k++] = (Mem) { ts, k, (int64_t) bytes, (uint64_t) addr, (uint32_t) tid };
     }
   if (rc < 0)
