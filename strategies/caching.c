@@ -623,6 +623,7 @@ typedef struct {
   MlSimContext *ctx;
   uint32_t     *block;      /* per buffer */
   uint64_t      next_base;
+  uint64_t      align;      /* the alignment knob, when above 512 B */
 } Strat;
 
 static int
@@ -686,6 +687,7 @@ strat_create (MlSimContext *ctx, const MlKnobs *knobs, void **state, MlError *er
   s->cache.user = s;
   s->ctx = ctx;
   s->next_base = (uint64_t) 1 << 40;
+  s->align = knobs->align > MIN_BLOCK ? knobs->align : 0;
   *state = s;
   return 0;
 }
@@ -696,7 +698,12 @@ strat_alloc (void *state, const MlRequest *req, MlPlacement *out, uint64_t *visi
   Strat *s = state;
   uint32_t i;
   s->cache.visited = 0;
-  int rc = cache_malloc (&s->cache, req->requested, req->stream, &i);
+  /* PyTorch aligns blocks to 512 B; a larger alignment knob is honoured by
+   * asking for whole multiples of it (segments are 2 MiB multiples) */
+  uint64_t want = req->requested;
+  if (s->align)
+    want = ml_align_up (want ? want : 1, s->align);
+  int rc = cache_malloc (&s->cache, want, req->stream, &i);
   *visited += s->cache.visited;
   if (rc < 0)
     return rc;

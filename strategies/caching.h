@@ -23,6 +23,9 @@
  *             ML_EOOM;
  *   expandable one growable segment per (pool, stream) that maps 2 MiB /
  *             20 MiB pages at its end when no free block fits.
+ * Alignment: PyTorch's blocks are 512-byte aligned; an alignment knob
+ * above 512 B rounds each request up to a multiple of it (so blocks stay
+ * aligned while it divides the 2 MiB segment granularity).
  * Options (knobs->options): max_split_size_mb=N, expandable_segments=0|1,
  * roundup_power2_divisions=D; without options, a PyTorch snapshot's
  * recorded settings (its tick-0 "allocator settings: ..." mark).
