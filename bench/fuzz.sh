@@ -19,7 +19,9 @@ secs=${1:?usage: bench/fuzz.sh SECONDS [TARGET...]}
 shift
 BUILD=${FUZZ_BUILD:-build-fuzz}
 if [ ! -f "$BUILD/build.ninja" ]; then
-  CC=clang meson setup "$BUILD" -Dfuzz=true >/dev/null || exit 2
+  # b_lundef=false: clang links the ASan runtime into executables only, so
+  # a shared library (the CUPTI injection library) has it undefined
+  CC=clang meson setup "$BUILD" -Dfuzz=true -Db_lundef=false >/dev/null || exit 2
 fi
 ninja -C "$BUILD" -j2 >/dev/null || { echo "fuzz.sh: build failed" >&2; exit 2; }
 if [ $# -eq 0 ]; then
