@@ -43,7 +43,7 @@ ml_run_unref (MlRun *run)
   if (run && g_atomic_ref_count_dec (&run->rc))
     {
       ml_plan_free (run->plan);
-      ml_curve_free (&run->curve);
+      ml_scene_free (run->scene);
       ml_issues_clear (&run->issues);
       g_free (run->strategy);
       g_free (run);
@@ -253,7 +253,7 @@ to_ml_knobs (const MlViewKnobs *v, const MlTrace *trace, MlKnobs *k)
  * the run); returns NULL only when cancelled, with @error set. */
 static MlRun *
 run_strategy (const MlBuffers *bufs, const char *name, const MlViewKnobs *vk, JobProgress *jp,
-              gboolean curves, GError **error)
+              gboolean curves, const char *name_hint, GError **error)
 {
   MlRun *run = g_new0 (MlRun, 1);
   g_atomic_ref_count_init (&run->rc);
@@ -286,17 +286,27 @@ run_strategy (const MlBuffers *bufs, const char *name, const MlViewKnobs *vk, Jo
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "Cancelled");
       return NULL;
     }
-  if (rc == 0)
-    rc = ml_metrics_compute (bufs, run->plan, &run->metrics, curves ? &run->curve : NULL, &err);
+  if (rc == 0 && !curves)
+    rc = ml_metrics_compute (bufs, run->plan, &run->metrics, NULL, &err);
   if (rc == 0 && curves)
     rc = ml_check_plan (bufs, run->plan, &run->issues, &err);
+  if (rc == 0 && curves)
+    {
+      /* the scene computes the metrics with their curve (one sweep) */
+      g_autofree char *base = g_path_get_basename (name_hint ? name_hint : "");
+      MlSceneOptions so = { .name = base, .issues = &run->issues, .max_peaks = 3, .max_blame = 8 };
+      rc = ml_scene_new (bufs, run->plan, &so, &run->scene, &err);
+      if (rc == 0)
+        run->metrics = run->scene->metrics;
+    }
   if (rc < 0)
     {
       run->status = rc;
       g_strlcpy (run->error, err.msg[0] ? err.msg : ml_error_code_name (rc), sizeof run->error);
+      ml_scene_free (run->scene);
+      run->scene = NULL;
       ml_plan_free (run->plan);
       run->plan = NULL;
-      ml_curve_free (&run->curve);
     }
   return run;
 }
@@ -336,7 +346,7 @@ build_document (MlTraceBox *box, Job *job, GError **error)
         name = "best-fit";
       job->jp.base = 0.2 + 0.8 * r / n_runs;
       job->jp.scale = 0.8 / n_runs;
-      doc->runs[r] = run_strategy (doc->bufs, name, &job->knobs, &job->jp, TRUE, error);
+      doc->runs[r] = run_strategy (doc->bufs, name, &job->knobs, &job->jp, TRUE, box->path, error);
       if (!doc->runs[r])
         {
           ml_document_unref (doc);
@@ -450,7 +460,7 @@ compare_thread (GTask *task, gpointer source, gpointer data, GCancellable *cance
       job->jp.base = (double) i / n;
       job->jp.scale = 1.0 / n;
       job_report (&job->jp, 0.0, names[i]);
-      MlRun *run = run_strategy (bufs, names[i], &job->knobs, &job->jp, FALSE, &error);
+      MlRun *run = run_strategy (bufs, names[i], &job->knobs, &job->jp, FALSE, NULL, &error);
       if (!run)
         {
           g_ptr_array_unref (runs);

@@ -23,6 +23,7 @@
 #include "sim/check.h"
 #include "sim/load.h"
 #include "sim/sim.h"
+#include "gui/render/scene.h"
 
 G_BEGIN_DECLS
 
@@ -46,7 +47,8 @@ typedef struct {
   char      *strategy;   /* "best-fit", "recorded", ... */
   MlPlan    *plan;       /* NULL when status < 0 */
   MlMetrics  metrics;
-  MlCurve    curve;      /* live / reserved / fragmentation at event points */
+  MlScene   *scene;      /* the renderer's geometry, curve and peaks;
+                            NULL for comparison-table runs */
   MlIssues   issues;     /* conflicts, misaligned, outside */
   int        status;     /* 0 or a negative ML_E* code */
   char       error[256];

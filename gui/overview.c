@@ -52,13 +52,13 @@ build_columns (MlOverview *self, int width)
   g_clear_pointer (&self->cols, g_free);
   self->n_cols = 0;
   const MlRun *run = self->doc ? self->doc->runs[0] : NULL;
-  if (!run || !run->curve.n || width <= 0)
+  if (!run || !run->scene || !run->scene->curve.n || width <= 0)
     return;
   self->n_cols = width;
   self->cols = g_new0 (float, 2 * (gsize) width);
   double end = end_tick (self);
   double max = 1;
-  const MlCurve *c = &run->curve;
+  const MlCurve *c = &run->scene->curve;
   for (size_t i = 0; i < c->n; i++)
     {
       /* the value holds from pts[i].tick to the next point */
@@ -95,14 +95,14 @@ ml_overview_snapshot (GtkWidget *w, GtkSnapshot *snap)
           cairo_set_source_rgb (cr, 0.80, 0.85, 0.93);
           for (int k = 0; k < self->n_cols; k++)
             {
-              double v = self->cols[2 * k + 1] / self->cols_max * h;
+              double v = (double) self->cols[2 * k + 1] / self->cols_max * h;
               cairo_rectangle (cr, k, height - v, 1, v);
             }
           cairo_fill (cr);
           cairo_set_source_rgb (cr, 0.20, 0.40, 0.70);
           for (int k = 0; k < self->n_cols; k++)
             {
-              double v = self->cols[2 * k] / self->cols_max * h;
+              double v = (double) self->cols[2 * k] / self->cols_max * h;
               cairo_rectangle (cr, k, height - v, 1, v);
             }
           cairo_fill (cr);
@@ -192,7 +192,10 @@ ml_overview_size_allocate (GtkWidget *w, int width, int height, int baseline)
 {
   MlOverview *self = ML_OVERVIEW (w);
   if (self->n_cols != width)
-    g_clear_pointer (&self->cols, g_free), self->n_cols = 0;
+    {
+      g_clear_pointer (&self->cols, g_free);
+      self->n_cols = 0;
+    }
 }
 
 static void

@@ -826,14 +826,6 @@ stream_name (guint32 s, char *buf, gsize len)
 }
 
 static void
-append_time (MlWindow *self, GString *s, guint64 tick)
-{
-  gint64 ns = ml_document_tick_time (self->doc, tick);
-  if (ns >= 0)
-    g_string_append_printf (s, " (%.3f ms)", (double) ns / 1e6);
-}
-
-static void
 show_buffer_details (MlWindow *self, long k)
 {
   if (!self->doc || k < 0 || (gsize) k >= self->doc->bufs->n)
@@ -931,6 +923,8 @@ static void
 on_view_changed (MlTimelineView *tv, MlWindow *self)
 {
   double t0, t1;
+  if (!ml_timeline_view_get_scene (tv))
+    return;
   ml_timeline_view_get_time_span (tv, &t0, &t1);
   ml_overview_set_window (ML_OVERVIEW (self->overview), t0, t1);
   if (self->linking)
@@ -1605,7 +1599,7 @@ build_menus (MlWindow *self, GMenuModel **export_menu, GMenuModel **open_menu)
   g_menu_append (first, "_Open…", "app.open");
   g_menu_append_section (open, NULL, G_MENU_MODEL (first));
   g_object_unref (first);
-  GMenuModel *recent = ml_application_get_recent_menu (ML_APPLICATION (gtk_window_get_application (GTK_WINDOW (self))));
+  GMenuModel *recent = ml_application_get_recent_menu (ML_APPLICATION (g_application_get_default ()));
   g_menu_append_section (open, "Recent", recent);
   *open_menu = G_MENU_MODEL (open);
   return G_MENU_MODEL (view);
