@@ -113,6 +113,7 @@ int cmd_plan    (int argc, char **argv);
 int cmd_check   (int argc, char **argv);
 int cmd_convert (int argc, char **argv);
 int cmd_strategies (int argc, char **argv);
+int cmd_view    (int argc, char **argv);
 int cmd_render  (int argc, char **argv);
 
 #endif

@@ -17,6 +17,7 @@ static const MlCommand commands[] = {
   { "render",     "draw the timeline of a plan: address x time, curves, peaks, races (.png/.svg/.pdf)", cmd_render },
   { "convert",    "convert between trace formats (.jsonl, .csv)", cmd_convert },
   { "strategies", "list the allocation strategies", cmd_strategies },
+  { "view",       "open a trace in the GTK4 viewer (memlens-view)", cmd_view },
 };
 
 static void

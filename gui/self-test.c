@@ -237,7 +237,7 @@ test_step (SelfTest *st)
         ml_timeline_view_select_buffer (tv (st, 0), got);
         check (st, ml_timeline_view_get_selected (tv (st, 0)) == want, "it is the selected buffer");
         g_autofree char *details = ml_window_dup_details_text (st->win);
-        g_autofree char *idtxt = g_strdup_printf ("id\t\t%" G_GUINT64_FORMAT, doc->bufs->buf[want].id);
+        g_autofree char *idtxt = g_strdup_printf ("id\t%" G_GUINT64_FORMAT, doc->bufs->buf[want].id);
         check (st, strstr (details, idtxt) != NULL, "the details panel names its id %" G_GUINT64_FORMAT, doc->bufs->buf[want].id);
         long none = ml_timeline_view_pick (tv (st, 0), 1, 1);
         check (st, none == -1, "the hit test outside the plot finds nothing");

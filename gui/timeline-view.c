@@ -621,6 +621,18 @@ ml_timeline_view_set_time_span (MlTimelineView *self, double t0, double t1)
 }
 
 void
+ml_timeline_view_set_addr_extent (MlTimelineView *self, double extent)
+{
+  if (!self->scene)
+    return;
+  double own = (double) MAX (self->scene->addr_extent, 1);
+  self->view.a_min = 0;
+  self->view.a_max = MAX (extent, own);
+  ml_view_set_addr (&self->view, 0, self->view.a_max);
+  invalidate (self);
+}
+
+void
 ml_timeline_view_get_time_span (MlTimelineView *self, double *t0, double *t1)
 {
   *t0 = self->view.t0;

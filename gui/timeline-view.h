@@ -53,6 +53,11 @@ void ml_timeline_view_get_time_span (MlTimelineView *self, double *t0, double *t
 /* Centres @tick, zooming in to @span ticks when @span > 0. */
 void ml_timeline_view_focus_tick (MlTimelineView *self, double tick, double span);
 
+/* Makes the address axis at least @extent bytes tall (compare mode: both
+ * strategies on one scale, so the one that wastes memory looks taller)
+ * and shows all of it. 0 = the scene's own extent. */
+void ml_timeline_view_set_addr_extent (MlTimelineView *self, double extent);
+
 /* The buffer under widget point (@x, @y), or -1 (the renderer's hit test). */
 long ml_timeline_view_pick (MlTimelineView *self, double x, double y);
 /* Widget coordinates of the middle of @buffer's rectangle; FALSE when it

@@ -843,16 +843,16 @@ show_buffer_details (MlWindow *self, long k)
   GString *s = g_string_new (NULL);
   g_autofree char *label = g_markup_escape_text (ml_document_buffer_label (d, (guint32) k, tmp, sizeof tmp), -1);
   g_string_append_printf (s, "<b>%s</b>\n\n", label);
-  g_string_append_printf (s, "id\t\t%" G_GUINT64_FORMAT "\n", b->id);
-  g_string_append_printf (s, "size\t\t%s", fmt_size (b->size, a, sizeof a));
+  g_string_append_printf (s, "id\t%" G_GUINT64_FORMAT "\n", b->id);
+  g_string_append_printf (s, "size\t%s", fmt_size (b->size, a, sizeof a));
   if (b->rsize != b->size)
     g_string_append_printf (s, " (%s after alignment)", fmt_size (b->rsize, c, sizeof c));
-  g_string_append_printf (s, "\nbytes\t\t%" G_GUINT64_FORMAT "\n", b->size);
+  g_string_append_printf (s, "\nbytes\t%" G_GUINT64_FORMAT "\n", b->size);
   g_string_append_printf (s, "lifetime\t[%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT ")%s, %" G_GUINT64_FORMAT " ticks\n",
                           b->start, b->end, (b->flags & ML_BUF_NEVER_FREED) ? " never freed" : "", b->end - b->start);
   gint64 t0 = ml_document_tick_time (d, b->start), t1 = ml_document_tick_time (d, b->end);
   if (t0 >= 0 && t1 >= 0)
-    g_string_append_printf (s, "time\t\t%.3f ms → %.3f ms (%.3f ms)\n", (double) t0 / 1e6, (double) t1 / 1e6,
+    g_string_append_printf (s, "time\t%.3f ms → %.3f ms (%.3f ms)\n", (double) t0 / 1e6, (double) t1 / 1e6,
                             (double) (t1 - t0) / 1e6);
   g_string_append_printf (s, "stream\t%s\n", stream_name (b->stream, tmp, sizeof tmp));
   for (int r = 0; r < 2; r++)
@@ -860,14 +860,14 @@ show_buffer_details (MlWindow *self, long k)
       const MlRun *run = d->runs[r];
       if (!run || !run->plan)
         continue;
-      g_string_append_printf (s, "%s\tsegment %u, offset 0x%" G_GINT64_MODIFIER "x (%s)\n", run->strategy,
-                              run->plan->segment[k], run->plan->offset[k], fmt_size (run->plan->offset[k], a, sizeof a));
+      g_string_append_printf (s, "offset\t0x%" G_GINT64_MODIFIER "x (%s) in segment %u, %s\n", run->plan->offset[k],
+                              fmt_size (run->plan->offset[k], a, sizeof a), run->plan->segment[k], run->strategy);
       guint64 addr = ml_run_buffer_addr (run, (guint32) k);
       if (run->plan->n_segments && run->plan->segments[run->plan->segment[k]].addr)
-        g_string_append_printf (s, "\t\taddress 0x%" G_GINT64_MODIFIER "x\n", addr);
+        g_string_append_printf (s, "address\t0x%" G_GINT64_MODIFIER "x\n", addr);
     }
   if (b->flags & ML_BUF_HAS_ADDR)
-    g_string_append_printf (s, "recorded\t0x%" G_GINT64_MODIFIER "x\n", b->addr);
+    g_string_append_printf (s, "in trace\t0x%" G_GINT64_MODIFIER "x\n", b->addr);
   const char *kinds[] = { "weight", "activation", "input", "output", "pinned" };
   const guint32 kf[] = { ML_BUF_WEIGHT, ML_BUF_ACTIVATION, ML_BUF_INPUT, ML_BUF_OUTPUT, ML_BUF_PINNED };
   GString *fl = g_string_new (NULL);
@@ -875,7 +875,7 @@ show_buffer_details (MlWindow *self, long k)
     if (b->flags & kf[i])
       g_string_append_printf (fl, "%s%s", fl->len ? ", " : "", kinds[i]);
   if (fl->len)
-    g_string_append_printf (s, "kind\t\t%s\n", fl->str);
+    g_string_append_printf (s, "kind\t%s\n", fl->str);
   g_string_free (fl, TRUE);
   gtk_label_set_markup (GTK_LABEL (self->details), s->str);
   g_string_free (s, TRUE);
@@ -1062,6 +1062,15 @@ apply_document (MlWindow *self, MlDocument *doc)
       update_summary (self, i);
     }
   ml_overview_set_document (ML_OVERVIEW (self->overview), doc);
+  /* compare mode: one legend (under the lower view), one address scale */
+  ml_timeline_view_get_style (ML_TIMELINE_VIEW (self->timeline[0]))->show_legend = !cmp;
+  ml_timeline_view_style_changed (ML_TIMELINE_VIEW (self->timeline[0]));
+  if (cmp && doc->runs[0]->scene && doc->runs[1]->scene)
+    {
+      double ext = (double) MAX (doc->runs[0]->scene->addr_extent, doc->runs[1]->scene->addr_extent);
+      ml_timeline_view_set_addr_extent (ML_TIMELINE_VIEW (self->timeline[0]), ext);
+      ml_timeline_view_set_addr_extent (ML_TIMELINE_VIEW (self->timeline[1]), ext);
+    }
   if (cmp)
     {
       double t0, t1;
@@ -1527,7 +1536,7 @@ build_details_page (MlWindow *self)
   gtk_label_set_wrap (GTK_LABEL (self->details), TRUE);
   gtk_label_set_wrap_mode (GTK_LABEL (self->details), PANGO_WRAP_WORD_CHAR);
   gtk_label_set_selectable (GTK_LABEL (self->details), TRUE);
-  PangoTabArray *tabs = pango_tab_array_new_with_positions (2, TRUE, PANGO_TAB_LEFT, 70, PANGO_TAB_LEFT, 140);
+  PangoTabArray *tabs = pango_tab_array_new_with_positions (1, TRUE, PANGO_TAB_LEFT, 84);
   gtk_label_set_tabs (GTK_LABEL (self->details), tabs);
   pango_tab_array_free (tabs);
   gtk_box_append (GTK_BOX (box), self->details);
@@ -1812,18 +1821,18 @@ ml_window_constructed (GObject *obj)
   self->peaks_list = new_list (self);
   gtk_notebook_append_page (GTK_NOTEBOOK (self->notebook), scrolled (self->peaks_list), gtk_label_new ("Peaks"));
   self->issues_list = new_list (self);
-  gtk_notebook_append_page (GTK_NOTEBOOK (self->notebook), scrolled (self->issues_list), gtk_label_new ("Races · OOM"));
-  gtk_notebook_append_page (GTK_NOTEBOOK (self->notebook), build_search_page (self), gtk_label_new ("Search"));
-  gtk_notebook_append_page (GTK_NOTEBOOK (self->notebook), build_compare_page (self), gtk_label_new ("Compare"));
+  gtk_notebook_append_page (GTK_NOTEBOOK (self->notebook), scrolled (self->issues_list), gtk_label_new ("Issues"));
+  gtk_notebook_append_page (GTK_NOTEBOOK (self->notebook), build_search_page (self), gtk_label_new ("Find"));
+  gtk_notebook_append_page (GTK_NOTEBOOK (self->notebook), build_compare_page (self), gtk_label_new ("Table"));
   gtk_notebook_append_page (GTK_NOTEBOOK (self->notebook), build_knobs_page (self), gtk_label_new ("Knobs"));
-  gtk_widget_set_size_request (self->notebook, 340, -1);
+  gtk_widget_set_size_request (self->notebook, 400, -1);
 
   self->paned = gtk_paned_new (GTK_ORIENTATION_HORIZONTAL);
   gtk_paned_set_start_child (GTK_PANED (self->paned), left);
   gtk_paned_set_end_child (GTK_PANED (self->paned), self->notebook);
   gtk_paned_set_resize_end_child (GTK_PANED (self->paned), FALSE);
   gtk_paned_set_shrink_end_child (GTK_PANED (self->paned), FALSE);
-  gtk_paned_set_position (GTK_PANED (self->paned), 1020);
+  gtk_paned_set_position (GTK_PANED (self->paned), 980);
   gtk_window_set_child (GTK_WINDOW (self), self->paned);
 
   /* drag and drop */
