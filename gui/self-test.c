@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct {
   MlWindow *win;
@@ -25,6 +26,8 @@ typedef struct {
   GArray   *draws;      /* double ms, the timeline's snapshot */
   GArray   *labels;     /* const char * per frame */
   gint64    before_paint;
+  double    before_cpu;
+  GArray   *cpu;        /* double ms of main-thread CPU per frame */
   guint     seen_draws;
   const char *phase;
   int       bench_i;
@@ -336,10 +339,19 @@ test_step (SelfTest *st)
 
 /* ---- bench ---------------------------------------------------------------------- */
 
+static double
+thread_cpu_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec / 1e6;
+}
+
 static void
 on_before_paint (GdkFrameClock *fc, SelfTest *st)
 {
   st->before_paint = g_get_monotonic_time ();
+  st->before_cpu = thread_cpu_ms ();
 }
 
 static void
@@ -352,6 +364,8 @@ on_after_paint (GdkFrameClock *fc, SelfTest *st)
   st->seen_draws = n;
   double ms = (double) (g_get_monotonic_time () - st->before_paint) / 1000.0;
   double dms = (double) ml_timeline_view_get_last_draw_us (v) / 1000.0;
+  double cms = thread_cpu_ms () - st->before_cpu;
+  g_array_append_val (st->cpu, cms);
   g_array_append_val (st->frames, ms);
   g_array_append_val (st->draws, dms);
   g_array_append_val (st->labels, st->phase);
@@ -392,22 +406,37 @@ bench_write (SelfTest *st)
   for (gsize p = 0; p < G_N_ELEMENTS (phases); p++)
     {
       GArray *f = g_array_new (FALSE, FALSE, sizeof (double)), *d = g_array_new (FALSE, FALSE, sizeof (double));
+      GArray *cp = g_array_new (FALSE, FALSE, sizeof (double));
       for (guint i = 0; i < st->frames->len; i++)
         if (p == G_N_ELEMENTS (phases) - 1 || g_str_equal (g_array_index (st->labels, const char *, i), phases[p]))
           {
             g_array_append_val (f, g_array_index (st->frames, double, i));
             g_array_append_val (d, g_array_index (st->draws, double, i));
+            g_array_append_val (cp, g_array_index (st->cpu, double, i));
           }
-      double fm, fp, fx, dm, dp, dx;
+      double fm, fp, fx, dm, dp, dx, cm, cpp, cx;
       stats (f, &fm, &fp, &fx);
       stats (d, &dm, &dp, &dx);
+      stats (cp, &cm, &cpp, &cx);
       g_string_append_printf (s, "    \"%s\": {\"frames\": %u, \"frame_ms_median\": %.2f, \"frame_ms_p95\": %.2f, \"frame_ms_max\": %.2f, "
+                              "\"frame_cpu_ms_median\": %.2f, \"frame_cpu_ms_p95\": %.2f, \"frame_cpu_ms_max\": %.2f, "
                               "\"draw_ms_median\": %.2f, \"draw_ms_p95\": %.2f, \"draw_ms_max\": %.2f}%s\n",
-                              phases[p], f->len, fm, fp, fx, dm, dp, dx, p + 1 < G_N_ELEMENTS (phases) ? "," : "");
+                              phases[p], f->len, fm, fp, fx, cm, cpp, cx, dm, dp, dx, p + 1 < G_N_ELEMENTS (phases) ? "," : "");
+      g_array_unref (cp);
       g_array_unref (f);
       g_array_unref (d);
     }
-  g_string_append (s, "  }\n}\n");
+  g_string_append (s, "  },\n");
+  {
+    const GArray *rt = ml_timeline_view_get_render_times (tv (st, 0));
+    GArray *c = g_array_copy ((GArray *) rt);
+    double m, p, x;
+    stats (c, &m, &p, &x);
+    g_string_append_printf (s, "  \"full_drawings\": {\"count\": %u, \"ms_median\": %.2f, \"ms_p95\": %.2f, \"ms_max\": %.2f}\n",
+                            c->len, m, p, x);
+    g_array_unref (c);
+  }
+  g_string_append (s, "}\n");
   g_file_set_contents (st->bench, s->str, -1, NULL);
   fputs (s->str, stdout);
   g_string_free (s, TRUE);
@@ -442,11 +471,13 @@ bench_step (SelfTest *st)
   const MlView *view = ml_timeline_view_get_view (v);
   double cx = view->px + view->pw * 0.37;
   int i = st->bench_i++;
-  if (i < 10)                      /* redraws at fit (hover-free invalidation) */
+  if (i < 10)                      /* back and forth between fit and 2x */
     {
       st->phase = "fit";
-      ml_timeline_view_zoom_fit (v);
-      ml_timeline_view_style_changed (v);
+      if (i % 2)
+        ml_timeline_view_zoom_in (v);
+      else
+        ml_timeline_view_zoom_fit (v);
     }
   else if (i < 40)                 /* zoom in at a point, 1.5x a step */
     {
@@ -476,6 +507,7 @@ bench_step (SelfTest *st)
           ml_timeline_view_zoom_fit (v);
           ml_timeline_view_zoom_in (v);
         }
+      /* wait for the full drawing of the wide view before panning */
       ml_timeline_view_pan (v, i % 2 ? 0.05 : -0.05);
     }
   else
@@ -542,6 +574,7 @@ ml_self_test_start (MlWindow *win, const char *dir, const char *bench_file)
   st->frames = g_array_new (FALSE, FALSE, sizeof (double));
   st->draws = g_array_new (FALSE, FALSE, sizeof (double));
   st->labels = g_array_new (FALSE, FALSE, sizeof (const char *));
+  st->cpu = g_array_new (FALSE, FALSE, sizeof (double));
   st->deadline = g_get_monotonic_time () + (gint64) (bench_file ? 600 : 120) * G_USEC_PER_SEC;
   g_signal_connect (win, "job-finished", G_CALLBACK (on_job_finished), st);
   /* the test paces itself by frames: 30 ms between steps */

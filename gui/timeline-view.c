@@ -6,6 +6,9 @@
 #include "gui/render/timeline.h"
 #include "sim/units.h"
 
+/* A full drawing cheaper than this happens in the frame itself. */
+#define ML_TIMELINE_SYNC_MS 8.0
+
 struct _MlTimelineView {
   GtkWidget    parent;
 
@@ -20,10 +23,17 @@ struct _MlTimelineView {
   MlStyle      style;
   MlFigureLayout fl;
 
-  /* the static layer, cached while nothing changes */
+  /* the static layer, cached while nothing changes; when drawing it
+   * costs more than a frame, a worker draws it and the snapshot shows the
+   * last picture moved / stretched to the current time span meanwhile */
   GskRenderNode *cache;
   int          cache_w, cache_h;
   MlView       cache_view;
+  guint        cache_gen;
+  guint        gen;           /* bumps when the data or the style change */
+  gboolean     rendering;     /* a worker is drawing */
+  double       render_ms;     /* the last full drawing's cost */
+  GArray      *render_times;  /* ms of every full drawing (bench) */
 
   /* overlays */
   long         hover;        /* buffer */
@@ -50,17 +60,18 @@ G_DEFINE_FINAL_TYPE (MlTimelineView, ml_timeline_view, GTK_TYPE_WIDGET)
 enum { BUFFER_SELECTED, VIEW_CHANGED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
+/* The data or the style changed: the cached picture is stale. */
 static void
 invalidate (MlTimelineView *self)
 {
-  g_clear_pointer (&self->cache, gsk_render_node_unref);
+  self->gen++;
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
 static void
 view_changed (MlTimelineView *self)
 {
-  invalidate (self);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
   g_signal_emit (self, signals[VIEW_CHANGED], 0);
 }
 
@@ -75,22 +86,148 @@ update_layout (MlTimelineView *self, int w, int h)
   ml_view_set_plot (&self->view, self->fl.layout.x, self->fl.layout.y, self->fl.layout.w, self->fl.layout.h);
 }
 
+/* The static layer: pure, so a worker thread can call it too. */
+static void
+draw_static_layer (cairo_t *cr, const MlScene *s, const MlStyle *style, const MlView *v, const MlFigureLayout *fl)
+{
+  MlRgb bg = ml_style_bg (style);
+  cairo_set_source_rgb (cr, bg.r, bg.g, bg.b);
+  cairo_paint (cr);
+  ml_timeline_draw_layout (cr, v, s, style);
+  ml_timeline_draw_addr_axis (cr, v, s, style);
+  if (style->show_curves)
+    ml_timeline_draw_curves (cr, v, s, style, &fl->curves);
+  if (style->show_frag)
+    ml_timeline_draw_frag (cr, v, s, style, &fl->frag);
+  ml_timeline_draw_time_axis (cr, v, s, style, &fl->time_axis);
+  if (style->show_legend)
+    ml_timeline_draw_legend (cr, s, style, &fl->legend);
+}
+
 static void
 draw_static (MlTimelineView *self, cairo_t *cr, const MlView *v, const MlFigureLayout *fl)
 {
-  const MlScene *s = self->scene;
+  draw_static_layer (cr, self->scene, &self->style, v, fl);
+}
+
+/* ---- drawing in a worker ----------------------------------------------------- */
+
+typedef struct {
+  MlDocument     *doc;     /* keeps the scene alive */
+  const MlScene  *scene;
+  MlStyle         style;
+  MlView          view;
+  MlFigureLayout  fl;
+  int             w, h, scale;
+  guint           gen;
+  double          ms;
+} RenderJob;
+
+static void
+render_job_free (gpointer p)
+{
+  RenderJob *j = p;
+  ml_document_unref (j->doc);
+  g_free (j);
+}
+
+static void
+render_thread (GTask *task, gpointer src, gpointer data, GCancellable *c)
+{
+  RenderJob *j = data;
+  gint64 t0 = g_get_monotonic_time ();
+  cairo_surface_t *surf = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, j->w * j->scale, j->h * j->scale);
+  cairo_t *cr = cairo_create (surf);
+  cairo_scale (cr, j->scale, j->scale);
+  draw_static_layer (cr, j->scene, &j->style, &j->view, &j->fl);
+  cairo_destroy (cr);
+  cairo_surface_flush (surf);
+  j->ms = (double) (g_get_monotonic_time () - t0) / 1000.0;
+  g_task_return_pointer (task, surf, (GDestroyNotify) cairo_surface_destroy);
+}
+
+static void
+render_done (GObject *src, GAsyncResult *res, gpointer user)
+{
+  MlTimelineView *self = ML_TIMELINE_VIEW (src);
+  RenderJob *j = g_task_get_task_data (G_TASK (res));
+  cairo_surface_t *surf = g_task_propagate_pointer (G_TASK (res), NULL);
+  self->rendering = FALSE;
+  if (surf && j->gen == self->gen)
+    {
+      /* a cairo node: the cairo renderer keeps its surface, where a
+       * texture would be converted back to a surface on every frame */
+      g_clear_pointer (&self->cache, gsk_render_node_unref);
+      self->cache = gsk_cairo_node_new (&GRAPHENE_RECT_INIT (0, 0, j->w, j->h));
+      cairo_t *cr = gsk_cairo_node_get_draw_context (self->cache);
+      cairo_scale (cr, 1.0 / j->scale, 1.0 / j->scale);
+      cairo_set_source_surface (cr, surf, 0, 0);
+      cairo_set_operator (cr, CAIRO_OPERATOR_SOURCE);
+      cairo_paint (cr);
+      cairo_destroy (cr);
+      self->cache_w = j->w, self->cache_h = j->h;
+      self->cache_view = j->view;
+      self->cache_gen = j->gen;
+      self->render_ms = j->ms;
+      g_array_append_val (self->render_times, j->ms);
+    }
+  if (surf)
+    cairo_surface_destroy (surf);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+static void
+start_render (MlTimelineView *self, int w, int h)
+{
+  RenderJob *j = g_new0 (RenderJob, 1);
+  j->doc = ml_document_ref (self->doc);
+  j->scene = self->scene;
+  j->style = self->style;
+  j->view = self->view;
+  j->fl = self->fl;
+  j->w = w, j->h = h;
+  j->scale = gtk_widget_get_scale_factor (GTK_WIDGET (self));
+  j->gen = self->gen;
+  self->rendering = TRUE;
+  GTask *task = g_task_new (self, NULL, render_done, NULL);
+  g_task_set_task_data (task, j, render_job_free);
+  g_task_run_in_thread (task, render_thread);
+  g_object_unref (task);
+}
+
+/* Shows the cached picture (drawn for cache_view) at the current view:
+ * the plot columns moved and stretched in time, the margins as they are. */
+static void
+append_transformed_cache (MlTimelineView *self, GtkSnapshot *snap, int width, int height)
+{
+  const MlView *v = &self->view, *c = &self->cache_view;
+  double span = v->t1 - v->t0;
+  double a = (c->t1 - c->t0) / span;
+  double b = v->px + (c->t0 - v->t0) * v->pw / span - c->px * a;
+  double top_fixed = self->style.show_legend && self->fl.legend.h > 0 ? self->fl.legend.y : height;
   MlRgb bg = ml_style_bg (&self->style);
-  cairo_set_source_rgb (cr, bg.r, bg.g, bg.b);
-  cairo_paint (cr);
-  ml_timeline_draw_layout (cr, v, s, &self->style);
-  ml_timeline_draw_addr_axis (cr, v, s, &self->style);
-  if (self->style.show_curves)
-    ml_timeline_draw_curves (cr, v, s, &self->style, &fl->curves);
-  if (self->style.show_frag)
-    ml_timeline_draw_frag (cr, v, s, &self->style, &fl->frag);
-  ml_timeline_draw_time_axis (cr, v, s, &self->style, &fl->time_axis);
-  if (self->style.show_legend)
-    ml_timeline_draw_legend (cr, s, &self->style, &fl->legend);
+  GdkRGBA bgc = { (float) bg.r, (float) bg.g, (float) bg.b, 1.0f };
+  /* the margins and the legend, as drawn */
+  graphene_rect_t fixed[] = {
+    GRAPHENE_RECT_INIT (0, 0, (float) v->px, height),
+    GRAPHENE_RECT_INIT ((float) (v->px + v->pw), 0, (float) (width - v->px - v->pw), height),
+    GRAPHENE_RECT_INIT ((float) v->px, (float) top_fixed, (float) v->pw, (float) (height - top_fixed)),
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (fixed); i++)
+    {
+      gtk_snapshot_push_clip (snap, &fixed[i]);
+      gtk_snapshot_append_node (snap, self->cache);
+      gtk_snapshot_pop (snap);
+    }
+  graphene_rect_t cols = GRAPHENE_RECT_INIT ((float) v->px, 0, (float) v->pw, (float) top_fixed);
+  gtk_snapshot_push_clip (snap, &cols);
+  gtk_snapshot_append_color (snap, &bgc, &cols);
+  gtk_snapshot_save (snap);
+  gtk_snapshot_translate (snap, &GRAPHENE_POINT_INIT ((float) b, 0));
+  gtk_snapshot_scale (snap, (float) a, 1.0f);
+  gtk_snapshot_append_node (snap, self->cache);
+  gtk_snapshot_restore (snap);
+  gtk_snapshot_pop (snap);
 }
 
 /* The rectangle of scene item @i in @v, clipped to the plot. */
@@ -237,8 +374,16 @@ ml_timeline_view_snapshot (GtkWidget *w, GtkSnapshot *snap)
     }
   gint64 t0 = g_get_monotonic_time ();
   update_layout (self, width, height);
-  if (!self->cache || self->cache_w != width || self->cache_h != height || !same_view (&self->cache_view, &self->view))
+  gboolean fresh = self->cache && self->cache_gen == self->gen && self->cache_w == width
+                   && self->cache_h == height && same_view (&self->cache_view, &self->view);
+  /* a stale picture that can stand in while a worker draws: same data,
+   * same size, same addresses (time moves and zooms are transformed) */
+  gboolean usable = self->cache && self->cache_gen == self->gen && self->cache_w == width && self->cache_h == height
+                    && self->cache_view.a0 == self->view.a0 && self->cache_view.a1 == self->view.a1;
+  if (!fresh && (!usable || self->render_ms < ML_TIMELINE_SYNC_MS))
     {
+      /* cheap enough (or nothing to show meanwhile): draw it now */
+      gint64 r0 = g_get_monotonic_time ();
       g_clear_pointer (&self->cache, gsk_render_node_unref);
       self->cache = gsk_cairo_node_new (&GRAPHENE_RECT_INIT (0, 0, width, height));
       cairo_t *cr = gsk_cairo_node_get_draw_context (self->cache);
@@ -246,8 +391,19 @@ ml_timeline_view_snapshot (GtkWidget *w, GtkSnapshot *snap)
       cairo_destroy (cr);
       self->cache_w = width, self->cache_h = height;
       self->cache_view = self->view;
+      self->cache_gen = self->gen;
+      self->render_ms = (double) (g_get_monotonic_time () - r0) / 1000.0;
+      g_array_append_val (self->render_times, self->render_ms);
+      fresh = TRUE;
     }
-  gtk_snapshot_append_node (snap, self->cache);
+  if (fresh)
+    gtk_snapshot_append_node (snap, self->cache);
+  else
+    {
+      append_transformed_cache (self, snap, width, height);
+      if (!self->rendering)
+        start_render (self, width, height);
+    }
   cairo_t *cr = gtk_snapshot_append_cairo (snap, &GRAPHENE_RECT_INIT (0, 0, width, height));
   draw_overlays (self, cr, &self->view, &self->fl, TRUE);
   cairo_destroy (cr);
@@ -699,6 +855,19 @@ ml_timeline_view_get_last_draw_us (MlTimelineView *self)
   return self->last_draw_us;
 }
 
+const GArray *
+ml_timeline_view_get_render_times (MlTimelineView *self)
+{
+  return self->render_times;
+}
+
+gboolean
+ml_timeline_view_is_settled (MlTimelineView *self)
+{
+  return !self->rendering && (!self->scene || (self->cache && self->cache_gen == self->gen
+                                               && same_view (&self->cache_view, &self->view)));
+}
+
 /* ---- GObject ----------------------------------------------------------------------- */
 
 static void
@@ -723,6 +892,7 @@ ml_timeline_view_dispose (GObject *obj)
   g_clear_pointer (&self->item_of, g_free);
   g_clear_pointer (&self->highlights, g_free);
   g_clear_pointer (&self->marker_label, g_free);
+  g_clear_pointer (&self->render_times, g_array_unref);
   G_OBJECT_CLASS (ml_timeline_view_parent_class)->dispose (obj);
 }
 
@@ -746,6 +916,7 @@ ml_timeline_view_init (MlTimelineView *self)
 {
   ml_style_init (&self->style);
   self->style.show_title = false;
+  self->render_times = g_array_new (FALSE, FALSE, sizeof (double));
   self->hover = self->selected = -1;
   self->marker = -1;
   ml_view_init (&self->view, 0, 1, 0, 1, 0, 0, 800, 400);

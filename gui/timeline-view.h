@@ -5,7 +5,11 @@
  * on top and the live / reserved / fragmentation curves under it on the
  * same time axis. The static layer (buffers, curves, axes) is cached in a
  * GskRenderNode and redrawn only when the view or the data changes; hover,
- * selection and markers are drawn on top.
+ * selection and markers are drawn on top. When a full drawing costs more
+ * than a frame (hundreds of thousands of buffers on screen), a worker
+ * thread draws it and the frames in between show the last picture moved
+ * and stretched to the current time span, so zooming and panning never
+ * wait for the renderer.
  *
  * Input: ctrl+scroll and pinch zoom around the pointer, plain scroll pans
  * in time, drag pans, shift-drag selects a time range and zooms to it,
@@ -78,6 +82,11 @@ void ml_timeline_view_draw_to (MlTimelineView *self, cairo_t *cr, int width, int
 /* Frame statistics for bench/viewer: snapshot times in microseconds. */
 guint ml_timeline_view_get_draw_count (MlTimelineView *self);
 gint64 ml_timeline_view_get_last_draw_us (MlTimelineView *self);
+/* Milliseconds of every full drawing of the static layer, in the frame or
+ * in the worker (borrowed). */
+const GArray *ml_timeline_view_get_render_times (MlTimelineView *self);
+/* TRUE when the picture shown is the full drawing of the current view. */
+gboolean ml_timeline_view_is_settled (MlTimelineView *self);
 
 G_END_DECLS
 

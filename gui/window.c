@@ -1084,8 +1084,7 @@ apply_document (MlWindow *self, MlDocument *doc)
   if (gtk_editable_get_text (GTK_EDITABLE (self->search_entry))[0])
     run_search (self);
   ml_timeline_view_select_buffer (ML_TIMELINE_VIEW (self->timeline[0]), sel);
-  if (sel < 0)
-    show_buffer_details (self, -1);
+  show_buffer_details (self, sel);   /* the new run's offsets */
   if (!same_trace)
     {
       grid_clear (self->compare_grid);
@@ -1861,7 +1860,8 @@ ml_window_constructed (GObject *obj)
   GtkCssProvider *css = gtk_css_provider_new ();
   gtk_css_provider_load_from_data (css,
     ".ml-banner { background: #fdf3d0; border-bottom: 1px solid #e0c870; padding: 4px; }\n"
-    "label.numeric { font-feature-settings: \"tnum\"; }\n", -1);
+    "label.numeric { font-feature-settings: \"tnum\"; }\n"
+    "notebook > header > tabs > tab { padding: 4px 7px; min-width: 0; }\n", -1);
   gtk_style_context_add_provider_for_display (gdk_display_get_default (), GTK_STYLE_PROVIDER (css),
                                               GTK_STYLE_PROVIDER_PRIORITY_APPLICATION);
   g_object_unref (css);
