@@ -456,8 +456,13 @@ ml_timeline_draw_layout (cairo_t *cr, const MlView *v, const MlScene *s, const M
   cairo_antialias_t aa = cairo_get_antialias (cr);
   cairo_set_antialias (cr, CAIRO_ANTIALIAS_NONE);
   /* the merged sub-pixel items: vertical runs of one colour per column */
-  if (any_small)
+  uint8_t *cgrid = any_small ? malloc (W * H) : NULL;
+  if (cgrid)
     {
+      /* one pass from items to colour classes (255 = empty), so the
+       * per-class passes below read a small array instead of items */
+      for (size_t p = 0; p < W * H; p++)
+        cgrid[p] = grid[p] == UINT32_MAX ? 255 : s->items[grid[p]].cls[by];
       for (unsigned cls = 0; cls <= ML_PALETTE_N; cls++)
         {
           bool any = false;
@@ -466,14 +471,13 @@ ml_timeline_draw_layout (cairo_t *cr, const MlView *v, const MlScene *s, const M
               size_t r = 0;
               while (r < H)
                 {
-                  uint32_t k = grid[r * W + c];
-                  if (k == UINT32_MAX || s->items[k].cls[by] != cls)
+                  if (cgrid[r * W + c] != cls)
                     {
                       r++;
                       continue;
                     }
                   size_t r2 = r + 1;
-                  while (r2 < H && grid[r2 * W + c] != UINT32_MAX && s->items[grid[r2 * W + c]].cls[by] == cls)
+                  while (r2 < H && cgrid[r2 * W + c] == cls)
                     r2++;
                   cairo_rectangle (cr, v->px + (double) c, v->py + (double) r, 1.0, (double) (r2 - r));
                   any = true;
@@ -552,6 +556,7 @@ ml_timeline_draw_layout (cairo_t *cr, const MlView *v, const MlScene *s, const M
     }
   free (big);
   free (grid);
+  free (cgrid);
 
   if (st->show_peaks && s->metrics.lower_bound)
     {
