@@ -156,8 +156,8 @@ cmd_compare (int argc, char **argv)
       printf ("lower bound  %" PRIu64 " (%s) at tick %" PRIu64 "\n", bufs->lower_bound, cli_size (bufs->lower_bound), bufs->lower_bound_tick);
       if (o.knobs.capacity)
         printf ("capacity     %" PRIu64 " (%s)\n", o.knobs.capacity, cli_size (o.knobs.capacity));
-      printf ("\n%-16s %14s %11s %9s %8s %9s  %-22s %10s\n", "strategy", "peak (bytes)", "peak", "overhead",
-              "frag max", "frag@peak", "OOM", "time");
+      printf ("\n%-16s %14s %11s %9s %8s %9s  %-22s %10s %8s\n", "strategy", "peak (bytes)", "peak", "overhead",
+              "frag max", "frag@peak", "OOM", "time", "nodes/op");
       for (size_t i = 0; i < nres; i++)
         {
           const MlResult *r = &res[i];
@@ -179,8 +179,11 @@ cmd_compare (int argc, char **argv)
             snprintf (time, sizeof time, "%.2f ms", r->plan->seconds * 1e3);
           else
             snprintf (time, sizeof time, "%.2f s", r->plan->seconds);
-          printf ("%-16s %14" PRIu64 " %11s %+8.2f%% %8.3f %9.3f  %-22s %10s%s\n", names[i], m->peak, cli_size (m->peak),
-                  m->overhead * 100.0, m->frag_max, m->frag_at_peak, oom, time, r->plan->optimal ? "  optimal" : "");
+          char nodes[32] = "-";
+          if (r->plan->ops)
+            snprintf (nodes, sizeof nodes, "%.1f", (double) r->plan->nodes_visited / (double) r->plan->ops);
+          printf ("%-16s %14" PRIu64 " %11s %+8.2f%% %8.3f %9.3f  %-22s %10s %8s%s\n", names[i], m->peak, cli_size (m->peak),
+                  m->overhead * 100.0, m->frag_max, m->frag_at_peak, oom, time, nodes, r->plan->optimal ? "  optimal" : "");
         }
     }
 out:

@@ -112,7 +112,10 @@ cli_load (const char *cmd, const char *path, MlCliOpts *o, MlTrace **trace, MlBu
   MlError err = { 0 };
   *trace = NULL;
   *bufs = NULL;
-  if (ml_trace_load (path, &o->load, trace, &err) < 0)
+  o->load.progress = cli_progress (o->quiet);
+  int rc = ml_trace_load (path, &o->load, trace, &err);
+  cli_progress_done ();
+  if (rc < 0)
     return cli_error (cmd, &err);
   if (ml_buffers_build (*trace, o->knobs.align, bufs, &err) < 0)
     {

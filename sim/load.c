@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "sim/io.h"
+#include "sim/strategy.h"
 
 void
 ml_load_options_init (MlLoadOptions *opts)
@@ -113,4 +114,17 @@ ml_trace_save (const MlTrace *trace, const char *path, MlError *err)
   if (strcmp (ext, "jsonl") == 0 || strcmp (ext, "ndjson") == 0 || strcmp (path, "-") == 0)
     return ml_trace_write_jsonl (trace, path, err);
   return ml_error_set (err, ML_EUSAGE, "%s: cannot write format \"%s\" (use .jsonl or .csv)", path, ext);
+}
+
+int
+ml_load_progress (const MlLoadOptions *opts, const void *line_reader, MlError *err)
+{
+  const MlProgress *p = opts->progress;
+  if (!p)
+    return 0;
+  if (p->cancelled && *p->cancelled)
+    return ml_error_set (err, ML_ECANCELLED, "cancelled");
+  if (p->report)
+    p->report (p->user, ml_lines_fraction (line_reader), "loading");
+  return 0;
 }

@@ -268,6 +268,8 @@ ml_trace_load_jsonl (const char *path, const MlLoadOptions *opts, MlTrace **out,
   uint64_t prev_tick = 0;
   while ((rc = ml_lines_next (&r, err)) > 0)
     {
+      if ((r.lineno & 0xffff) == 0 && opts && (rc = ml_load_progress (opts, &r, err)) < 0)
+        break;
       const char *s = r.line;
       size_t len = r.len;
       while (len && (*s == ' ' || *s == '\t'))
