@@ -22,6 +22,7 @@ demo: build
 	$(BUILD)/cli/memlens stats $(SAMPLE)
 	@echo
 	$(BUILD)/cli/memlens compare $(SAMPLE) --strategies all
+	$(BUILD)/cli/memlens report $(SAMPLE) --strategies all -o $(BUILD)/demo-report.html
 
 test: build
 	meson test -C $(BUILD) --print-errorlogs --num-processes 2

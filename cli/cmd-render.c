@@ -177,9 +177,13 @@ cmd_render (int argc, char **argv)
     {
       const char *base = strrchr (path, '/');
       MlSceneOptions so = { .name = base ? base + 1 : path, .issues = &issues };
-      if (ml_check_plan (bufs, plan, &issues, &err) < 0 || ml_scene_new (bufs, plan, &so, &scene, &err) < 0)
+      if (ml_check_plan (bufs, plan, &issues, &err) < 0 || ml_check_races (bufs, plan, &issues, &err) < 0
+          || ml_scene_new (bufs, plan, &so, &scene, &err) < 0)
         rc = cli_error ("render", &err);
     }
+  if (rc == EXIT_OK && t0 >= (double) scene->end_tick)
+    rc = cli_fail ("render", EXIT_BAD, "--range: tick %.0f is past the end of the trace (ticks 0 to %" PRIu64 ")",
+                   t0, scene->end_tick);
   if (rc == EXIT_OK)
     {
       MlView range;

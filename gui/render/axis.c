@@ -11,7 +11,7 @@ nice_step (double raw)
     return 1.0;
   double e = pow (10.0, floor (log10 (raw)));
   double f = raw / e;
-  double n = f <= 1.0 ? 1.0 : f <= 2.0 ? 2.0 : f <= 5.0 ? 5.0 : 10.0;
+  double n = f < 1.5 ? 1.0 : f < 3.0 ? 2.0 : f < 7.0 ? 5.0 : 10.0;
   return n * e;
 }
 
@@ -41,10 +41,8 @@ ml_axis_ticks (MlAxisKind kind, double lo, double hi, int target,
   double raw = (hi - lo) / target, step;
   if (kind == ML_AXIS_BYTES)
     {
-      double u = byte_unit (raw);
-      step = nice_step (raw / u) * u;
-      if (step < 1.0)
-        step = 1.0;
+      /* powers of two: 256 MiB, 512 MiB, 1 GiB */
+      step = raw <= 1.0 ? 1.0 : pow (2.0, ceil (log2 (raw)));
     }
   else
     {

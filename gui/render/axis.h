@@ -1,8 +1,8 @@
 /* axis.h — nice tick positions and their labels (pure functions).
  *
- * Decimal steps 1, 2, 5 × 10^k for ticks and nanoseconds; byte axes use
- * the binary unit that fits (B, KiB, MiB, GiB, TiB) and 1, 2, 5 × 10^k
- * steps of that unit, so labels read "0, 256 MiB, 512 MiB" or "0, 1 GiB".
+ * Decimal steps 1, 2, 5 × 10^k for ticks and nanoseconds; byte axes step
+ * by powers of two and label in the binary unit that fits (B, KiB, MiB,
+ * GiB, TiB), so labels read "0, 256 MiB, 512 MiB, 768 MiB, 1 GiB".
  */
 #ifndef ML_AXIS_H
 #define ML_AXIS_H

@@ -190,7 +190,18 @@ build_classes (MlScene *s)
             x->peak_bytes += it->size;
           slot_of[i] = (uint32_t) sl;
         }
-      if (rc == 0)
+      if (rc == 0 && by == ML_COLOR_BY_SITE && k.n == 1 && k.slots[0].key == 0)
+        {
+          /* no names and no call sites (planning instances): one colour
+           * per buffer, so neighbours can be told apart */
+          s->site_per_buffer = true;
+          for (size_t i = 0; i < s->n_items; i++)
+            {
+              uint64_t h = s->bufs->buf[s->items[i].buffer].id * 0x9E3779B97F4A7C15ull;
+              s->items[i].cls[by] = (uint8_t) ((h >> 32) % ML_PALETTE_N);
+            }
+        }
+      else if (rc == 0)
         rc = assign_classes (s, (MlColorBy) by, &k, slot_of);
       free (k.slots);
       ml_u64map_clear (&k.map);

@@ -20,6 +20,7 @@
 #ifndef ML_SCENE_H
 #define ML_SCENE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -68,6 +69,9 @@ typedef struct {
   /* classes[by][k], k < n_classes[by]; k == ML_PALETTE_N is "other" */
   MlSceneClass classes[ML_COLOR_BY__COUNT][ML_PALETTE_N + 1];
   size_t       n_classes[ML_COLOR_BY__COUNT];
+  bool         site_per_buffer; /* no names or sites: ML_COLOR_BY_SITE
+                                   colours each buffer by a hash of its id,
+                                   and has no classes */
 
   /* tick -> nanoseconds, at the events that carry a time */
   uint64_t    *time_tick;

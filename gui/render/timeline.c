@@ -339,12 +339,12 @@ draw_issues (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st)
           t0 = (double) (x->tick < x->tick_b ? x->tick : x->tick_b);
           t1 = (double) (x->tick < x->tick_b ? x->tick_b : x->tick) + 1.0;
         }
-      /* the buffers involved, outlined */
-      set_rgb (cr, red, 0.9);
-      buffer_rect (cr, v, s, x->a, 3);
-      if (x->b != x->a)
-        buffer_rect (cr, v, s, x->b, 3);
+      /* the buffer that is hurt (the later one), outlined thinly */
+      cairo_set_line_width (cr, 1.0);
+      set_rgb (cr, red, 0.7);
+      buffer_rect (cr, v, s, x->b, 3);
       cairo_stroke (cr);
+      cairo_set_line_width (cr, 1.5);
       /* the racing bytes and ticks, filled */
       issue_rect (cr, v, s, x->segment, x->offset, x->bytes ? x->bytes : 1, t0, t1, 5);
       set_rgb (cr, red, 0.55);
@@ -837,7 +837,7 @@ ml_timeline_draw_curves (cairo_t *cr, const MlView *v, const MlScene *s, const M
   double ymax = (double) (s->curve_max > cap ? s->curve_max : cap);
   if (ymax <= 0)
     ymax = 1;
-  ymax *= 1.12;   /* room for the peak labels */
+  ymax *= 1.25;   /* room for the legend and the peak labels above the data */
   double yscale = a->h / ymax, ybase = a->y + a->h;
   cairo_save (cr);
   cairo_rectangle (cr, a->x, a->y, a->w, a->h);
@@ -887,8 +887,17 @@ ml_timeline_draw_curves (cairo_t *cr, const MlView *v, const MlScene *s, const M
     }
   if (st->show_peaks)
     {
-      /* the reserved peak */
-      if (s->metrics.peak)
+      /* the reserved peak: a marker where it is first reached, or, when
+       * the plan reserves it from the start (a static arena), a label on
+       * the line at the right */
+      bool flat = s->curve.n && s->curve.pts[0].reserved >= s->metrics.peak;
+      if (s->metrics.peak && flat)
+        {
+          double y = ybase - (double) s->metrics.peak * yscale;
+          snprintf (text, sizeof text, "reserved %s", short_size (s->metrics.peak, sz, sizeof sz));
+          text_at (cr, st, text, a->x + a->w - 4, y - 2, AL_RIGHT, VA_BOTTOM, 0.85, true, shade (res_color, 0.8), 1.0, 0);
+        }
+      else if (s->metrics.peak)
         {
           double x = ml_view_time_to_x (v, (double) s->metrics.peak_tick);
           double y = ybase - (double) s->metrics.peak * yscale;
@@ -1020,6 +1029,12 @@ ml_timeline_draw_legend (cairo_t *cr, const MlScene *s, const MlStyle *st, const
   char head[64];
   snprintf (head, sizeof head, "colour by %s:", by_titles[by]);
   x += text_at (cr, st, head, x, y, AL_LEFT, VA_MIDDLE, 0.9, true, fg, 0.85, 0) + 12;
+  if (by == ML_COLOR_BY_SITE && s->site_per_buffer)
+    {
+      text_at (cr, st, "one colour per buffer (the input names no call sites)", x, y, AL_LEFT, VA_MIDDLE, 0.85,
+               false, fg, 0.8, 0);
+      return;
+    }
   double entry_w = 0;
   size_t n = s->n_classes[by];
   bool other = s->classes[by][ML_PALETTE_N].count > 0;
@@ -1095,8 +1110,16 @@ ml_timeline_draw_title (cairo_t *cr, const MlScene *s, const MlStyle *st, const 
         o += snprintf (warn + o, sizeof warn - (size_t) o, " · OOM at tick %" PRIu64 ": %s request, %s",
                        s->plan->oom.tick, short_size (s->plan->oom.request, req, sizeof req),
                        s->plan->oom.fragmentation ? "fragmentation" : "capacity");
+      for (int k = 0; ni && k < ML_ISSUE__COUNT && o < (int) sizeof warn - 40; k++)
+        if (s->issues->total[k])
+          {
+            static const char *const what[ML_ISSUE__COUNT] = {
+              "conflicts", "misaligned offsets", "outside their segment", "cross-stream races", "in-place hazards",
+            };
+            o += snprintf (warn + o, sizeof warn - (size_t) o, " · %zu %s", s->issues->total[k], what[k]);
+          }
       if (ni)
-        snprintf (warn + o, sizeof warn - (size_t) o, " · %zu issue%s (red)", ni, ni == 1 ? "" : "s");
+        snprintf (warn + o, sizeof warn - (size_t) o, " (red)");
       text_at (cr, st, warn, x, sub_y, AL_LEFT, VA_TOP, 1.0, true, ml_style_race (st), 1.0, 0);
     }
 }
@@ -1120,6 +1143,8 @@ ml_figure_layout (const MlScene *s, const MlStyle *st, double width, double heig
     {
       unsigned by = (unsigned) st->color_by < ML_COLOR_BY__COUNT ? (unsigned) st->color_by : 0;
       size_t total = s->n_classes[by] + (s->classes[by][ML_PALETTE_N].count > 0);
+      if (total == 0)
+        total = 1;
       double avail = width - left - right - fp * 9;
       size_t per_row = total < 5 ? total : 5;
       if (per_row && avail / (double) per_row < 150)
