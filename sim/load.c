@@ -4,7 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/graph.h"
 #include "sim/io.h"
+#include "sim/kineto.h"
+#include "sim/snapshot.h"
 #include "sim/strategy.h"
 
 void
@@ -33,10 +36,27 @@ static const MlTraceFormat fmt_csv = {
   "csv", "csv", "MiniMalloc CSV planning instance", sniff_csv, ml_trace_load_csv,
 };
 
+static const MlTraceFormat fmt_snapshot = {
+  "pytorch-snapshot", "pickle pkl", "PyTorch CUDA memory snapshot (torch.cuda.memory._dump_snapshot)",
+  ml_snapshot_sniff, ml_trace_load_snapshot,
+};
+
+/* .json: a Kineto / Chrome trace or a graph, told apart by their keys */
+static const MlTraceFormat fmt_kineto = {
+  "kineto", "json", "Kineto / Chrome trace JSON with [memory] events (plain or .gz); a graph by its keys",
+  ml_kineto_sniff, ml_trace_load_json,
+};
+static const MlTraceFormat fmt_graph = {
+  "graph", "", "computation graph JSON (tensors and ops, docs/formats.md)", ml_graph_sniff, ml_trace_load_graph,
+};
+
 /* Other readers add themselves here. */
 static const MlTraceFormat *const formats[] = {
   &fmt_jsonl,
   &fmt_csv,
+  &fmt_snapshot,
+  &fmt_kineto,
+  &fmt_graph,
   NULL,
 };
 

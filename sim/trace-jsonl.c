@@ -416,7 +416,7 @@ ml_trace_write_jsonl (const MlTrace *t, const char *path, MlError *err)
             fprintf (fp, ",\"stream2\":%u", ev->stream2);
         }
       if (ev->time_ns >= 0)
-        fprintf (fp, ",\"time_ns\":%" PRId64, ev->time_ns);
+        fputs (",\"time_ns\":", fp), ml_json_put_u64 (fp, (uint64_t) ev->time_ns);   /* a string above 2^53 */
       if (ev->name)
         fputs (",\"name\":", fp), ml_json_put_str (fp, ml_trace_str (t, ev->name));
       if (ev->stack)

@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "strategies/caching.h"
 #include "strategies/fit.h"
 #include "strategies/linear.h"
 
@@ -10,6 +11,7 @@ static const MlStrategy *const all[] = {
   &ml_strategy_best_fit,
   &ml_strategy_next_fit,
   &ml_strategy_linear,
+  &ml_strategy_caching,
   NULL,
 };
 
@@ -31,5 +33,5 @@ ml_strategy_find (const char *name)
 const char *
 ml_strategies_default (void)
 {
-  return "first-fit,best-fit,next-fit,linear";
+  return "first-fit,best-fit,next-fit,linear,caching";
 }
