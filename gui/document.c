@@ -330,6 +330,10 @@ build_document (MlTraceBox *box, Job *job, GError **error)
       set_error (error, &err);
       return NULL;
     }
+  doc->time0 = -1;
+  for (size_t i = 0; i < trace->n_events && doc->time0 < 0; i++)
+    if (trace->events[i].time_ns >= 0)
+      doc->time0 = trace->events[i].time_ns;
   for (size_t i = 0; i < trace->n_events; i++)
     if (trace->events[i].kind == ML_EV_OOM)
       doc->n_oom_ticks++;
@@ -517,12 +521,13 @@ ml_document_tick_time (const MlDocument *doc, guint64 tick)
       else
         hi = mid;
     }
+  gint64 t0 = MAX (doc->time0, 0);
   for (gsize i = lo; i-- > 0;)
     if (t->events[i].time_ns >= 0)
-      return t->events[i].time_ns;
+      return t->events[i].time_ns - t0;
   for (gsize i = lo; i < t->n_events; i++)
     if (t->events[i].time_ns >= 0)
-      return t->events[i].time_ns;
+      return t->events[i].time_ns - t0;
   return -1;
 }
 

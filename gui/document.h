@@ -79,6 +79,7 @@ typedef struct {
   guint64     *oom_ticks; /* ticks of the trace's own OOM events */
   gsize        n_oom_ticks;
   double       load_seconds;
+  gint64       time0;     /* ns of the first timed event (-1: untimed) */
 } MlDocument;
 
 MlDocument *ml_document_ref   (MlDocument *doc);
@@ -134,8 +135,9 @@ void       ml_document_compare_async  (MlDocument *doc, const char *names,
                                        GAsyncReadyCallback callback, gpointer user_data);
 GPtrArray *ml_document_compare_finish (GAsyncResult *result, GError **error);
 
-/* Time of @tick in nanoseconds when the trace has times (the time of the
- * last event at or before it), else -1. O(log events). */
+/* Time of @tick in nanoseconds since the first timed event, when the
+ * trace has times (the time of the last event at or before it), else -1.
+ * O(log events). */
 gint64 ml_document_tick_time (const MlDocument *doc, guint64 tick);
 
 /* Buffers whose name, call site, id or address matches @text (a substring,

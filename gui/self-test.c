@@ -218,7 +218,7 @@ test_step (SelfTest *st)
       }
     case 3:
       {
-        double a = st->full0 + (st->full1 - st->full0) * 0.25, b = st->full0 + (st->full1 - st->full0) * 0.5;
+        double a = st->full0 + (st->full1 - st->full0) * 0.25, b = a + MAX ((st->full1 - st->full0) * 0.25, 1.0);
         activate (st, "select-range", g_variant_new ("(dd)", a, b));
         double t0, t1;
         ml_timeline_view_get_time_span (tv (st, 0), &t0, &t1);
@@ -325,6 +325,18 @@ test_step (SelfTest *st)
     case 10:
       check (st, doc->runs[1] == NULL && !gtk_widget_get_visible (gtk_widget_get_parent (GTK_WIDGET (tv (st, 1)))),
              "leaving compare mode hides the second timeline");
+      {
+        gboolean shown = ml_window_show_peak (st->win, 0);
+        const MlPeak *p = doc->peaks.n ? &doc->peaks.peaks[0] : NULL;
+        double t0, t1;
+        ml_timeline_view_get_time_span (tv (st, 0), &t0, &t1);
+        check (st, shown && p && (double) p->tick >= t0 && (double) p->tick < t1, "choosing the first peak shows its tick");
+        check (st, p && p->n_blame && ml_timeline_view_get_selected (tv (st, 0)) == (long) p->blame[0],
+               "and selects the largest buffer live there");
+        st->shot = "window-peak.png";
+      }
+      break;
+    case 11:
       /* knobs: a capacity below the lower bound makes every strategy OOM */
       {
         MlDocument *d = doc;
@@ -547,6 +559,8 @@ tick (gpointer data)
         return G_SOURCE_CONTINUE;
       st->step_draws = n;
       st->frame_wait = now + G_USEC_PER_SEC / 2;
+      if (st->shot && !ml_timeline_view_is_settled (tv (st, 0)) && now < st->frame_wait + 5 * G_USEC_PER_SEC)
+        return G_SOURCE_CONTINUE;   /* a worker is still drawing */
       if (st->shot)
         {
           screenshot (st, st->shot);

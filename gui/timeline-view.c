@@ -225,7 +225,10 @@ append_transformed_cache (MlTimelineView *self, GtkSnapshot *snap, int width, in
   gtk_snapshot_save (snap);
   gtk_snapshot_translate (snap, &GRAPHENE_POINT_INIT ((float) b, 0));
   gtk_snapshot_scale (snap, (float) a, 1.0f);
+  /* only the old picture's plot columns move; its margins stay put */
+  gtk_snapshot_push_clip (snap, &GRAPHENE_RECT_INIT ((float) c->px, 0, (float) c->pw, (float) top_fixed));
   gtk_snapshot_append_node (snap, self->cache);
+  gtk_snapshot_pop (snap);
   gtk_snapshot_restore (snap);
   gtk_snapshot_pop (snap);
 }

@@ -22,6 +22,7 @@ struct _MlWindow {
   GCancellable *job;
   gboolean      applying;              /* guards drop-down / action loops */
   gboolean      linking;               /* guards linked zoom */
+  gboolean      from_list;             /* a list row is being chosen: stay on its page */
   char         *loading_path;
 
   /* header */
@@ -554,6 +555,15 @@ list_clear (GtkWidget *list)
     gtk_list_box_remove (GTK_LIST_BOX (list), c);
 }
 
+/* A label for lists: call sites are often absolute paths; keep the
+ * part after the last '/' ("train.py:54:step"). */
+static const char *
+short_label (const char *label)
+{
+  const char *slash = strrchr (label, '/');
+  return slash && slash[1] ? slash + 1 : label;
+}
+
 /* Rows carry what choosing them does: kind, tick, buffer a, buffer b. */
 typedef struct {
   char     kind;     /* 'p' peak, 'r' race, 'o' OOM (plan), 'O' OOM (trace), 's' search */
@@ -616,7 +626,7 @@ fill_peaks (MlWindow *self)
         {
           char tmp[32];
           const MlBuffer *bb = &d->bufs->buf[p->blame[k]];
-          g_string_append_printf (sub, "%s %s %s", k ? "," : ";", ml_document_buffer_label (d, p->blame[k], tmp, sizeof tmp),
+          g_string_append_printf (sub, "%s %s %s", k ? "," : ";", short_label (ml_document_buffer_label (d, p->blame[k], tmp, sizeof tmp)),
                                   fmt_size (bb->rsize, b, sizeof b));
         }
       RowData rd = { 'p', p->tick, p->n_blame ? (long) p->blame[0] : -1, -1, (guint) i };
@@ -648,8 +658,8 @@ fill_issues (MlWindow *self)
           char ta[32], tb[32];
           g_autofree char *title = g_strdup_printf ("%s at tick %" G_GUINT64_FORMAT ": %s / %s",
                                                     ml_issue_kind_name (is->kind), is->tick,
-                                                    ml_document_buffer_label (d, is->a, ta, sizeof ta),
-                                                    ml_document_buffer_label (d, is->b, tb, sizeof tb));
+                                                    short_label (ml_document_buffer_label (d, is->a, ta, sizeof ta)),
+                                                    short_label (ml_document_buffer_label (d, is->b, tb, sizeof tb)));
           RowData rd = { 'r', is->tick, is->a, is->b, (guint) i };
           list_row (self->issues_list, title, is->why, &rd);
         }
@@ -722,6 +732,7 @@ on_row_activated (GtkListBox *list, GtkListBoxRow *row, MlWindow *self)
   if (!rd || !self->doc)
     return;
   MlTimelineView *tv = ML_TIMELINE_VIEW (self->timeline[0]);
+  self->from_list = TRUE;
   switch (rd->kind)
     {
     case 'p':
@@ -763,6 +774,22 @@ on_row_activated (GtkListBox *list, GtkListBoxRow *row, MlWindow *self)
       ml_timeline_view_select_buffer (tv, rd->a);
       break;
     }
+  self->from_list = FALSE;
+}
+
+gboolean
+ml_window_show_peak (MlWindow *self, guint index)
+{
+  if (!self->doc || index >= self->doc->peaks.n)
+    return FALSE;
+  GtkListBoxRow *row = gtk_list_box_get_row_at_index (GTK_LIST_BOX (self->peaks_list), (int) index);
+  if (!row)
+    return FALSE;
+  gtk_notebook_set_current_page (GTK_NOTEBOOK (self->notebook), PAGE_PEAKS);
+  gtk_list_box_select_row (GTK_LIST_BOX (self->peaks_list), row);
+  gtk_widget_activate (GTK_WIDGET (row));   /* as a click does: row-activated */
+  gtk_notebook_set_current_page (GTK_NOTEBOOK (self->notebook), PAGE_PEAKS);
+  return TRUE;
 }
 
 static void
@@ -788,7 +815,7 @@ run_search (MlWindow *self)
       g_autofree char *sub = g_strdup_printf ("#%" G_GUINT64_FORMAT " · %s · ticks [%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT ")",
                                               b->id, fmt_size (b->size, a, sizeof a), b->start, b->end);
       RowData rd = { 's', b->start, (long) k, -1, i };
-      list_row (self->search_list, ml_document_buffer_label (self->doc, k, tmp, sizeof tmp), sub, &rd);
+      list_row (self->search_list, short_label (ml_document_buffer_label (self->doc, k, tmp, sizeof tmp)), sub, &rd);
     }
   g_autofree char *count = g_strdup_printf (hits->len >= max ? "%u+ buffers match (outlined)" : "%u buffers match (outlined)", hits->len);
   gtk_label_set_text (GTK_LABEL (self->search_count), count);
@@ -852,7 +879,7 @@ show_buffer_details (MlWindow *self, long k)
                           b->start, b->end, (b->flags & ML_BUF_NEVER_FREED) ? " never freed" : "", b->end - b->start);
   gint64 t0 = ml_document_tick_time (d, b->start), t1 = ml_document_tick_time (d, b->end);
   if (t0 >= 0 && t1 >= 0)
-    g_string_append_printf (s, "time\t%.3f ms → %.3f ms (%.3f ms)\n", (double) t0 / 1e6, (double) t1 / 1e6,
+    g_string_append_printf (s, "time\t%.3f → %.3f ms (%.3f ms)\n", (double) t0 / 1e6, (double) t1 / 1e6,
                             (double) (t1 - t0) / 1e6);
   g_string_append_printf (s, "stream\t%s\n", stream_name (b->stream, tmp, sizeof tmp));
   for (int r = 0; r < 2; r++)
@@ -889,14 +916,19 @@ show_buffer_details (MlWindow *self, long k)
       for (guint32 f = 0; f < sk->n; f++)
         {
           const MlFrame *fr = &t->frames[sk->first + f];
-          g_string_append_printf (st, "%2u  %s\n    %s:%u\n", f, ml_trace_str (t, fr->func), ml_trace_str (t, fr->file), fr->line);
+          const char *file = ml_trace_str (t, fr->file);
+          if (!file || !*file || g_str_equal (file, "??"))
+            g_string_append_printf (st, "%2u  %s\n", f, ml_trace_str (t, fr->func));
+          else
+            g_string_append_printf (st, "%2u  %s\n    %s:%u\n", f, ml_trace_str (t, fr->func), file, fr->line);
         }
     }
   else
     g_string_append (st, "No stack frames in this trace.\n(PyTorch snapshots and the CUPTI tracer record them.)");
   gtk_label_set_text (GTK_LABEL (self->stack_label), st->str);
   g_string_free (st, TRUE);
-  gtk_notebook_set_current_page (GTK_NOTEBOOK (self->notebook), PAGE_DETAILS);
+  if (!self->from_list)
+    gtk_notebook_set_current_page (GTK_NOTEBOOK (self->notebook), PAGE_DETAILS);
 }
 
 char *

@@ -53,6 +53,10 @@ char *ml_window_dup_details_text (MlWindow *self);
 /* Writes the current view (both timelines in compare mode) as @format
  * ("png", "svg", "pdf") or the report ("md") to @path. */
 gboolean ml_window_export (MlWindow *self, const char *format, const char *path, GError **error);
+/* Chooses peak point @index in the Peaks list (as a click does): the
+ * view centres on it, outlines what is live there and selects the
+ * largest buffer. FALSE when there is no such peak. */
+gboolean ml_window_show_peak (MlWindow *self, guint index);
 /* Shows a message in the window's banner. */
 void ml_window_show_message (MlWindow *self, const char *text);
 
