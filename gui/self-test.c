@@ -336,12 +336,34 @@ test_step (SelfTest *st)
         st->shot = "window-peak.png";
       }
       break;
-    case 11:
-      /* knobs: a capacity below the lower bound makes every strategy OOM */
+    case 11:   /* a knob: a capacity below the lower bound makes the run OOM */
       {
-        MlDocument *d = doc;
-        (void) d;
+        char cap[32];
+        g_snprintf (cap, sizeof cap, "%" G_GUINT64_FORMAT, doc->bufs->lower_bound / 2);
+        ml_window_set_knob (st->win, "capacity", cap);
+        activate (st, "apply-knobs", NULL);
+        check (st, ml_window_is_busy (st->win), "Apply re-runs in a worker with capacity %s", cap);
+        st->waiting_job = TRUE;
+        break;
       }
+    case 12:
+      check (st, st->job_ok && doc->runs[0]->plan && doc->runs[0]->plan->oom.hit && doc->knobs.capacity == doc->bufs->lower_bound / 2,
+             "under half the lower bound the run reports an OOM at tick %" G_GUINT64_FORMAT,
+             doc->runs[0]->plan ? doc->runs[0]->plan->oom.tick : 0);
+      ml_window_set_knob (st->win, "align", "3");
+      activate (st, "apply-knobs", NULL);
+      check (st, !ml_window_is_busy (st->win) && ml_window_get_document (st->win) == doc,
+             "an alignment that is not a power of two is refused, nothing re-runs");
+      ml_window_set_knob (st->win, "align", "");
+      ml_window_set_knob (st->win, "capacity", "");
+      /* cancel: the table's run is stopped and the view keeps its document */
+      activate (st, "compare-all", NULL);
+      check (st, ml_window_is_busy (st->win), "Run all starts a worker");
+      activate (st, "cancel", NULL);
+      st->waiting_job = TRUE;
+      break;
+    case 13:
+      check (st, !ml_window_is_busy (st->win) && ml_window_get_document (st->win) == doc, "Cancel stops it; the view keeps its run");
       finish (st);
       return FALSE;
     }

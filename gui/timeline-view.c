@@ -220,17 +220,22 @@ append_transformed_cache (MlTimelineView *self, GtkSnapshot *snap, int width, in
       gtk_snapshot_pop (snap);
     }
   graphene_rect_t cols = GRAPHENE_RECT_INIT ((float) v->px, 0, (float) v->pw, (float) top_fixed);
-  gtk_snapshot_push_clip (snap, &cols);
-  gtk_snapshot_append_color (snap, &bgc, &cols);
-  gtk_snapshot_save (snap);
-  gtk_snapshot_translate (snap, &GRAPHENE_POINT_INIT ((float) b, 0));
-  gtk_snapshot_scale (snap, (float) a, 1.0f);
-  /* only the old picture's plot columns move; its margins stay put */
-  gtk_snapshot_push_clip (snap, &GRAPHENE_RECT_INIT ((float) c->px, 0, (float) c->pw, (float) top_fixed));
-  gtk_snapshot_append_node (snap, self->cache);
-  gtk_snapshot_pop (snap);
-  gtk_snapshot_restore (snap);
-  gtk_snapshot_pop (snap);
+  /* the plot columns: the old picture moved and stretched, painted with
+   * the nearest-pixel filter (cairo's default filter makes shrinking cost
+   * more than a frame); only its plot columns move, its margins stay */
+  cairo_t *cr = gtk_snapshot_append_cairo (snap, &cols);
+  cairo_surface_t *src = gsk_cairo_node_get_surface (self->cache);
+  cairo_set_source_rgb (cr, bg.r, bg.g, bg.b);
+  cairo_paint (cr);
+  cairo_translate (cr, b, 0);
+  cairo_scale (cr, a, 1.0);
+  cairo_rectangle (cr, c->px, 0, c->pw, top_fixed);
+  cairo_clip (cr);
+  cairo_set_source_surface (cr, src, 0, 0);
+  cairo_pattern_set_filter (cairo_get_source (cr), CAIRO_FILTER_FAST);
+  cairo_paint (cr);
+  cairo_destroy (cr);
+  (void) bgc;
 }
 
 /* The rectangle of scene item @i in @v, clipped to the plot. */

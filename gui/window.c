@@ -418,6 +418,20 @@ apply_knobs_action (GSimpleAction *a, GVariant *p, gpointer user)
   start_rerun (self);
 }
 
+gboolean
+ml_window_set_knob (MlWindow *self, const char *name, const char *text)
+{
+  GtkWidget *e = g_str_equal (name, "align") ? self->knob_align
+               : g_str_equal (name, "capacity") ? self->knob_capacity
+               : g_str_equal (name, "chunk") ? self->knob_chunk
+               : g_str_equal (name, "time-limit") ? self->knob_time
+               : g_str_equal (name, "options") ? self->knob_options : NULL;
+  if (!e)
+    return FALSE;
+  gtk_editable_set_text (GTK_EDITABLE (e), text);
+  return TRUE;
+}
+
 static void
 fill_knob_entries (MlWindow *self)
 {

@@ -57,6 +57,9 @@ gboolean ml_window_export (MlWindow *self, const char *format, const char *path,
  * view centres on it, outlines what is live there and selects the
  * largest buffer. FALSE when there is no such peak. */
 gboolean ml_window_show_peak (MlWindow *self, guint index);
+/* Types @text into the knob entry @name ("align", "capacity", "chunk",
+ * "time-limit", "options"); win.apply-knobs then re-runs. */
+gboolean ml_window_set_knob (MlWindow *self, const char *name, const char *text);
 /* Shows a message in the window's banner. */
 void ml_window_show_message (MlWindow *self, const char *text);
 
