@@ -7,7 +7,7 @@
 #include "sim/units.h"
 
 /* A full drawing cheaper than this happens in the frame itself. */
-#define ML_TIMELINE_SYNC_MS 8.0
+#define ML_TIMELINE_SYNC_MS 5.0
 
 struct _MlTimelineView {
   GtkWidget    parent;
@@ -26,7 +26,8 @@ struct _MlTimelineView {
   /* the static layer, cached while nothing changes; when drawing it
    * costs more than a frame, a worker draws it and the snapshot shows the
    * last picture moved / stretched to the current time span meanwhile */
-  GskRenderNode *cache;
+  GskRenderNode *cache;       /* paints cache_img */
+  cairo_surface_t *cache_img; /* the picture, device pixels */
   int          cache_w, cache_h;
   MlView       cache_view;
   guint        cache_gen;
@@ -73,6 +74,33 @@ view_changed (MlTimelineView *self)
 {
   gtk_widget_queue_draw (GTK_WIDGET (self));
   g_signal_emit (self, signals[VIEW_CHANGED], 0);
+}
+
+/* A node that paints @img (an image surface with its device scale set)
+ * at @x, @y: replaying it is one blit, where a node drawn with vector
+ * commands replays every command each frame. */
+static GskRenderNode *
+node_from_image (cairo_surface_t *img, double x, double y, double w, double h)
+{
+  GskRenderNode *node = gsk_cairo_node_new (&GRAPHENE_RECT_INIT ((float) x, (float) y, (float) w, (float) h));
+  cairo_t *cr = gsk_cairo_node_get_draw_context (node);
+  cairo_set_source_surface (cr, img, x, y);
+  cairo_set_operator (cr, CAIRO_OPERATOR_SOURCE);
+  cairo_paint (cr);
+  cairo_destroy (cr);
+  return node;
+}
+
+static void
+set_cache (MlTimelineView *self, cairo_surface_t *img, int w, int h, const MlView *view, guint gen)
+{
+  g_clear_pointer (&self->cache, gsk_render_node_unref);
+  g_clear_pointer (&self->cache_img, cairo_surface_destroy);
+  self->cache_img = img;
+  self->cache = node_from_image (img, 0, 0, w, h);
+  self->cache_w = w, self->cache_h = h;
+  self->cache_view = *view;
+  self->cache_gen = gen;
 }
 
 /* ---- layout ----------------------------------------------------------------- */
@@ -137,8 +165,8 @@ render_thread (GTask *task, gpointer src, gpointer data, GCancellable *c)
   RenderJob *j = data;
   gint64 t0 = g_get_monotonic_time ();
   cairo_surface_t *surf = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, j->w * j->scale, j->h * j->scale);
+  cairo_surface_set_device_scale (surf, j->scale, j->scale);
   cairo_t *cr = cairo_create (surf);
-  cairo_scale (cr, j->scale, j->scale);
   draw_static_layer (cr, j->scene, &j->style, &j->view, &j->fl);
   cairo_destroy (cr);
   cairo_surface_flush (surf);
@@ -155,19 +183,7 @@ render_done (GObject *src, GAsyncResult *res, gpointer user)
   self->rendering = FALSE;
   if (surf && j->gen == self->gen)
     {
-      /* a cairo node: the cairo renderer keeps its surface, where a
-       * texture would be converted back to a surface on every frame */
-      g_clear_pointer (&self->cache, gsk_render_node_unref);
-      self->cache = gsk_cairo_node_new (&GRAPHENE_RECT_INIT (0, 0, j->w, j->h));
-      cairo_t *cr = gsk_cairo_node_get_draw_context (self->cache);
-      cairo_scale (cr, 1.0 / j->scale, 1.0 / j->scale);
-      cairo_set_source_surface (cr, surf, 0, 0);
-      cairo_set_operator (cr, CAIRO_OPERATOR_SOURCE);
-      cairo_paint (cr);
-      cairo_destroy (cr);
-      self->cache_w = j->w, self->cache_h = j->h;
-      self->cache_view = j->view;
-      self->cache_gen = j->gen;
+      set_cache (self, cairo_surface_reference (surf), j->w, j->h, &j->view, j->gen);
       self->render_ms = j->ms;
       g_array_append_val (self->render_times, j->ms);
     }
@@ -220,21 +236,57 @@ append_transformed_cache (MlTimelineView *self, GtkSnapshot *snap, int width, in
       gtk_snapshot_pop (snap);
     }
   graphene_rect_t cols = GRAPHENE_RECT_INIT ((float) v->px, 0, (float) v->pw, (float) top_fixed);
-  /* the plot columns: the old picture moved and stretched, painted with
-   * the nearest-pixel filter (cairo's default filter makes shrinking cost
-   * more than a frame); only its plot columns move, its margins stay */
-  cairo_t *cr = gtk_snapshot_append_cairo (snap, &cols);
-  cairo_surface_t *src = gsk_cairo_node_get_surface (self->cache);
-  cairo_set_source_rgb (cr, bg.r, bg.g, bg.b);
-  cairo_paint (cr);
-  cairo_translate (cr, b, 0);
-  cairo_scale (cr, a, 1.0);
-  cairo_rectangle (cr, c->px, 0, c->pw, top_fixed);
-  cairo_clip (cr);
-  cairo_set_source_surface (cr, src, 0, 0);
-  cairo_pattern_set_filter (cairo_get_source (cr), CAIRO_FILTER_FAST);
-  cairo_paint (cr);
-  cairo_destroy (cr);
+  /* the plot columns: the old picture moved and stretched in time (only
+   * its plot columns move; its margins stay). Done by hand with
+   * nearest-pixel sampling: only x scales, so each output column copies
+   * one source column, where cairo's scaled paint of a shrinking picture
+   * costs more than a frame */
+  int scale = gtk_widget_get_scale_factor (GTK_WIDGET (self));
+  cairo_surface_t *dst = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, (int) ceil (cols.size.width * scale),
+                                                     (int) ceil (cols.size.height * scale));
+  cairo_surface_set_device_scale (dst, scale, scale);
+  cairo_surface_t *src = self->cache_img;
+  guint32 bgpx = 0xff000000u | ((guint32) (bg.r * 255 + 0.5) << 16) | ((guint32) (bg.g * 255 + 0.5) << 8)
+                 | (guint32) (bg.b * 255 + 0.5);
+  if (cairo_surface_get_type (dst) == CAIRO_SURFACE_TYPE_IMAGE && src
+      && cairo_surface_get_type (src) == CAIRO_SURFACE_TYPE_IMAGE
+      && cairo_image_surface_get_format (dst) == CAIRO_FORMAT_ARGB32
+      && cairo_image_surface_get_format (src) == CAIRO_FORMAT_ARGB32)
+    {
+      cairo_surface_flush (dst);
+      cairo_surface_flush (src);
+      double sx_scale, sy_scale;
+      cairo_surface_get_device_scale (src, &sx_scale, &sy_scale);
+      int dw = cairo_image_surface_get_width (dst), dh = cairo_image_surface_get_height (dst);
+      int sw = cairo_image_surface_get_width (src), sh = cairo_image_surface_get_height (src);
+      int dstride = cairo_image_surface_get_stride (dst) / 4, sstride = cairo_image_surface_get_stride (src) / 4;
+      guint32 *dd = (guint32 *) cairo_image_surface_get_data (dst);
+      const guint32 *sd = (const guint32 *) cairo_image_surface_get_data (src);
+      double dscale = dw / MAX (cols.size.width, 1.0f);
+      int *map = g_new (int, dw);
+      for (int x = 0; x < dw; x++)
+        {
+          double wx = cols.origin.x + (x + 0.5) / dscale;     /* widget x now */
+          double ox = (wx - b) / a;                            /* widget x in the old picture */
+          map[x] = ox >= c->px && ox < c->px + c->pw ? (int) (ox * sx_scale) : -1;
+          if (map[x] >= sw)
+            map[x] = -1;
+        }
+      for (int y = 0; y < dh; y++)
+        {
+          int sy = (int) ((y + 0.5) / dscale * sy_scale);
+          guint32 *drow = dd + (gsize) y * dstride;
+          const guint32 *srow = sd + (gsize) MIN (sy, sh - 1) * sstride;
+          for (int x = 0; x < dw; x++)
+            drow[x] = map[x] >= 0 ? srow[map[x]] : bgpx;
+        }
+      g_free (map);
+      cairo_surface_mark_dirty (dst);
+    }
+  GskRenderNode *node = node_from_image (dst, cols.origin.x, cols.origin.y, cols.size.width, cols.size.height);
+  cairo_surface_destroy (dst);
+  gtk_snapshot_append_node (snap, node);
+  gsk_render_node_unref (node);
   (void) bgc;
 }
 
@@ -392,14 +444,14 @@ ml_timeline_view_snapshot (GtkWidget *w, GtkSnapshot *snap)
     {
       /* cheap enough (or nothing to show meanwhile): draw it now */
       gint64 r0 = g_get_monotonic_time ();
-      g_clear_pointer (&self->cache, gsk_render_node_unref);
-      self->cache = gsk_cairo_node_new (&GRAPHENE_RECT_INIT (0, 0, width, height));
-      cairo_t *cr = gsk_cairo_node_get_draw_context (self->cache);
+      int scale = gtk_widget_get_scale_factor (w);
+      cairo_surface_t *img = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, width * scale, height * scale);
+      cairo_surface_set_device_scale (img, scale, scale);
+      cairo_t *cr = cairo_create (img);
       draw_static (self, cr, &self->view, &self->fl);
       cairo_destroy (cr);
-      self->cache_w = width, self->cache_h = height;
-      self->cache_view = self->view;
-      self->cache_gen = self->gen;
+      cairo_surface_flush (img);
+      set_cache (self, img, width, height, &self->view, self->gen);
       self->render_ms = (double) (g_get_monotonic_time () - r0) / 1000.0;
       g_array_append_val (self->render_times, self->render_ms);
       fresh = TRUE;
@@ -896,6 +948,7 @@ ml_timeline_view_dispose (GObject *obj)
 {
   MlTimelineView *self = ML_TIMELINE_VIEW (obj);
   g_clear_pointer (&self->cache, gsk_render_node_unref);
+  g_clear_pointer (&self->cache_img, cairo_surface_destroy);
   g_clear_pointer (&self->doc, ml_document_unref);
   g_clear_pointer (&self->item_of, g_free);
   g_clear_pointer (&self->highlights, g_free);

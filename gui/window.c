@@ -1709,6 +1709,12 @@ build_timeline_box (MlWindow *self, int i)
 }
 
 static void
+on_banner_close (MlWindow *self)
+{
+  ml_window_show_message (self, NULL);
+}
+
+static void
 add_key (GtkShortcutController *sc, guint key, GdkModifierType mods, const char *action)
 {
   gtk_shortcut_controller_add_shortcut (sc, gtk_shortcut_new (gtk_keyval_trigger_new (key, mods),
@@ -1814,7 +1820,7 @@ ml_window_constructed (GObject *obj)
   gtk_box_append (GTK_BOX (banner), self->banner_label);
   GtkWidget *close = gtk_button_new_from_icon_name ("window-close-symbolic");
   gtk_widget_add_css_class (close, "flat");
-  g_signal_connect_swapped (close, "clicked", G_CALLBACK (ml_window_show_message), self);
+  g_signal_connect_swapped (close, "clicked", G_CALLBACK (on_banner_close), self);
   gtk_box_append (GTK_BOX (banner), close);
   gtk_revealer_set_child (GTK_REVEALER (self->banner_revealer), banner);
   gtk_box_append (GTK_BOX (main_box), self->banner_revealer);
