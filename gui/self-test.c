@@ -144,7 +144,7 @@ png_colours (const char *path, int *w, int *h)
     for (int x = 0; x < *w; x += 2)
       {
         guint32 px = *(const guint32 *) (data + y * stride + x * 4);
-        g_hash_table_add (seen, GUINT_TO_POINTER (px | 0x1000000u * 0));
+        g_hash_table_add (seen, GUINT_TO_POINTER (px));
       }
   guint n = g_hash_table_size (seen);
   g_hash_table_unref (seen);

@@ -222,7 +222,6 @@ append_transformed_cache (MlTimelineView *self, GtkSnapshot *snap, int width, in
   double b = v->px + (c->t0 - v->t0) * v->pw / span - c->px * a;
   double top_fixed = self->style.show_legend && self->fl.legend.h > 0 ? self->fl.legend.y : height;
   MlRgb bg = ml_style_bg (&self->style);
-  GdkRGBA bgc = { (float) bg.r, (float) bg.g, (float) bg.b, 1.0f };
   /* the margins and the legend, as drawn */
   graphene_rect_t fixed[] = {
     GRAPHENE_RECT_INIT (0, 0, (float) v->px, height),
@@ -287,7 +286,6 @@ append_transformed_cache (MlTimelineView *self, GtkSnapshot *snap, int width, in
   cairo_surface_destroy (dst);
   gtk_snapshot_append_node (snap, node);
   gsk_render_node_unref (node);
-  (void) bgc;
 }
 
 /* The rectangle of scene item @i in @v, clipped to the plot. */

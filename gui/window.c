@@ -149,8 +149,7 @@ on_loaded (GObject *src, GAsyncResult *res, gpointer user)
     {
       ml_window_show_message (self, NULL);
       apply_document (self, doc);
-      ml_application_note_recent (ML_APPLICATION (gtk_window_get_application (GTK_WINDOW (self))),
-                                  ml_document_trace (doc)->n_events ? doc->box->path : doc->box->path);
+      ml_application_note_recent (ML_APPLICATION (gtk_window_get_application (GTK_WINDOW (self))), doc->box->path);
     }
   else if (error && current && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     {
@@ -627,7 +626,6 @@ fill_peaks (MlWindow *self)
   list_clear (self->peaks_list);
   const MlDocument *d = self->doc;
   char a[32], b[32];
-  const MlTrace *t = ml_document_trace (d);
   for (size_t i = 0; i < d->peaks.n; i++)
     {
       const MlPeak *p = &d->peaks.peaks[i];
@@ -647,7 +645,6 @@ fill_peaks (MlWindow *self)
       list_row (self->peaks_list, title, sub->str, &rd);
       g_string_free (sub, TRUE);
     }
-  (void) t;
   if (d->peaks.n == 0)
     list_row (self->peaks_list, "No buffers: nothing to show", NULL, NULL);
 }
