@@ -120,5 +120,7 @@ int cmd_view    (int argc, char **argv);
 int cmd_render  (int argc, char **argv);
 int cmd_diagnose (int argc, char **argv);
 int cmd_report  (int argc, char **argv);
+int cmd_trace   (int argc, char **argv);
+int cmd_replay  (int argc, char **argv);
 
 #endif
