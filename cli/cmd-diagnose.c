@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "sim/diagnose.h"
+#include "sim/report.h"
 #include "sim/jsonutil.h"
 
 static const char usage_text[] =
@@ -47,6 +48,8 @@ print_text (const char *path, const MlBuffers *bufs, const MlDiagnosis *d)
       if (!d->oom.hit)
         printf ("fits (peak %s, headroom %s)\n", cli_size (d->peak),
                 cli_size (d->capacity > d->peak ? d->capacity - d->peak : 0));
+      else if (!d->oom.request)
+        printf ("over the capacity (peak %s); no single request to blame\n", cli_size (d->peak));
       else
         {
           printf ("out of memory\n");
@@ -62,6 +65,15 @@ print_text (const char *path, const MlBuffers *bufs, const MlDiagnosis *d)
             }
           if (d->n_sites > 10)
             printf ("    ... %zu more call sites\n", d->n_sites - 10);
+          printf ("  the largest live buffers:\n");
+          for (size_t i = 0; i < d->n_live && i < 5; i++)
+            {
+              const MlBuffer *b = &bufs->buf[d->live[i]];
+              char label[256];
+              printf ("    %11s  buffer %-8" PRIu64 " %-32s ticks [%" PRIu64 ", %" PRIu64 ") stream %u\n",
+                      cli_size (b->rsize), b->id, ml_report_buffer_label (bufs, d->live[i], label, sizeof label),
+                      b->start, b->end, b->stream);
+            }
         }
       printf ("\n  lower bound of the trace: %s", cli_size (d->lower_bound));
       if (d->lower_bound > d->capacity)
@@ -86,7 +98,8 @@ print_text (const char *path, const MlBuffers *bufs, const MlDiagnosis *d)
             }
         }
     }
-  printf ("\n  alignment (rounding of every size): %s\n", d->oom.hit ? "live at the OOM tick, and the lower bound" : "the lower bound");
+  bool req = d->oom.hit && d->oom.request;
+  printf ("\n  alignment (rounding of every size): %s\n", req ? "live at the OOM tick, and the lower bound" : "the lower bound");
   const MlAlignWhatIf *cur = NULL;
   for (size_t i = 0; i < d->n_what_if; i++)
     if (d->what_if[i].align == bufs->align)
@@ -106,7 +119,7 @@ print_text (const char *path, const MlBuffers *bufs, const MlDiagnosis *d)
         }
       else if (w == cur)
         snprintf (delta, sizeof delta, "(current)");
-      if (d->oom.hit)
+      if (req)
         printf ("    align %-8" PRIu64 " %11s  %11s  %s\n", w->align, cli_size (w->live_at_oom), cli_size (w->lower_bound), delta);
       else
         printf ("    align %-8" PRIu64 " %11s  %s\n", w->align, cli_size (w->lower_bound), delta);
@@ -189,6 +202,13 @@ cmd_diagnose (int argc, char **argv)
     }
   MlPlan *plan = NULL;
   rc = cli_get_plan ("diagnose", bufs, &o, &plan);
+  if (rc == EXIT_OK && !plan->oom.hit && o.knobs.capacity)
+    {
+      /* the recorded plan or a plan file: measured against the capacity */
+      MlMetrics m;
+      if (ml_metrics_compute (bufs, plan, &m, NULL, NULL) == 0 && m.peak > o.knobs.capacity)
+        plan->oom.hit = true;
+    }
   if (rc == EXIT_OK)
     {
       MlDiagnosis d;

@@ -212,11 +212,12 @@ ml_diagnose (const MlBuffers *bufs, const MlPlan *plan, uint64_t capacity,
     return rc;
   d.peak = m.peak;
   d.oom = plan->oom;
-  if (d.oom.hit && d.oom.buffer >= bufs->n)
-    d.oom.hit = false;
-  if (d.oom.hit && (rc = blame (bufs, &d.oom, &d)) < 0)
+  /* a request to blame: an OOM with request 0 only says "over the
+   * capacity" (a recorded plan, or a static plan measured afterwards) */
+  bool request = d.oom.hit && d.oom.request && d.oom.buffer < bufs->n;
+  if (request && (rc = blame (bufs, &d.oom, &d)) < 0)
     return ml_error_set (err, rc, "out of memory");
-  what_if (bufs, d.oom.hit ? &d.oom : NULL, &d);
+  what_if (bufs, request ? &d.oom : NULL, &d);
   if ((rc = recorded_oom (bufs, &d, err)) < 0)
     {
       ml_diagnosis_clear (&d);
@@ -283,14 +284,14 @@ put_oom (FILE *fp, const MlBuffers *bufs, const MlOom *o)
       return;
     }
   fprintf (fp, "{\"tick\":%" PRIu64 ",\"buffer\":", o->tick);
-  if (o->buffer < bufs->n)
+  if (o->request && o->buffer < bufs->n)
     ml_json_put_u64 (fp, bufs->buf[o->buffer].id);
   else
     fputs ("null", fp);
   fprintf (fp, ",\"request\":%" PRIu64 ",\"live\":%" PRIu64 ",\"reserved\":%" PRIu64 ",\"free\":%" PRIu64
            ",\"largest_free\":%" PRIu64 ",\"verdict\":\"%s\"}",
            o->request, o->live, o->reserved, o->free_bytes, o->largest_free,
-           o->fragmentation ? "fragmentation" : "capacity");
+           !o->request ? "over-capacity" : o->fragmentation ? "fragmentation" : "capacity");
 }
 
 void
@@ -301,7 +302,7 @@ ml_diagnosis_write_json (const MlDiagnosis *d, const MlBuffers *bufs, FILE *fp)
   fprintf (fp, ",\"capacity\":%" PRIu64 ",\"peak\":%" PRIu64 ",\"lower_bound\":%" PRIu64 ",\"fits\":%s,\"oom\":",
            d->capacity, d->peak, d->lower_bound, d->oom.hit ? "false" : "true");
   put_oom (fp, bufs, &d->oom);
-  if (d->oom.hit)
+  if (d->oom.hit && d->oom.request)
     {
       fprintf (fp, ",\"live_buffers\":%zu,\"requested_live\":%" PRIu64 ",\"blame\":[", d->n_live_total, d->requested_live);
       for (size_t i = 0; i < d->n_sites; i++)
@@ -320,7 +321,7 @@ ml_diagnosis_write_json (const MlDiagnosis *d, const MlBuffers *bufs, FILE *fp)
     {
       const MlAlignWhatIf *w = &d->what_if[i];
       fprintf (fp, "%s{\"align\":%" PRIu64 ",\"lower_bound\":%" PRIu64, i ? "," : "", w->align, w->lower_bound);
-      if (d->oom.hit)
+      if (d->oom.hit && d->oom.request)
         fprintf (fp, ",\"live_at_oom\":%" PRIu64, w->live_at_oom);
       fprintf (fp, ",\"current\":%s}", w->align == bufs->align ? "true" : "false");
     }

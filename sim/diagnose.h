@@ -47,7 +47,9 @@ typedef struct {
 typedef struct {
   uint64_t      capacity;
   char          strategy[64];
-  MlOom         oom;             /* of the diagnosed plan; hit = false: it fits */
+  MlOom         oom;             /* of the diagnosed plan; hit = false: it fits;
+                                    hit with request 0: over the capacity, no
+                                    request to blame (blame and live_at_oom empty) */
   uint64_t      peak;            /* of the diagnosed plan */
   uint64_t      lower_bound;     /* of the trace: no plan needs less */
   uint64_t      requested_live;  /* requested (unrounded) bytes live at the OOM */

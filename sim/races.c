@@ -193,7 +193,8 @@ on_alloc (Races *r, uint32_t bi, uint64_t tick, Pieces *ps)
       p->lo = p->lo > lo ? p->lo : lo;
       p->hi = p->hi < hi ? p->hi : hi;
     }
-  qsort (ps->items, ps->n, sizeof *ps->items, by_owner);
+  if (ps->n > 1)
+    qsort (ps->items, ps->n, sizeof *ps->items, by_owner);
   for (size_t k = 0; k < ps->n;)
     {
       uint32_t a = ps->items[k].owner;

@@ -154,9 +154,21 @@ ml_report_build (const char *trace_path, const MlBuffers *bufs, const MlStrategy
   if (bufs->trace)
     for (size_t i = 0; i < bufs->trace->n_events && !recorded_oom; i++)
       recorded_oom = bufs->trace->events[i].kind == ML_EV_OOM;
-  if (r->featured >= 0 && (knobs->capacity || recorded_oom))
+  /* the diagnosis: the first plan that fails a request, else the
+   * featured one (under the capacity, or for a recorded OOM) */
+  long dg = r->featured;
+  for (size_t i = 0; i < r->n_rows; i++)
     {
-      if ((rc = ml_diagnose (bufs, r->rows[r->featured].res.plan, knobs->capacity, NULL, knobs, &r->diag, err)) < 0)
+      const MlResult *res = &r->rows[i].res;
+      if (res->status == 0 && res->plan && res->plan->oom.hit && res->plan->oom.request)
+        {
+          dg = (long) i;
+          break;
+        }
+    }
+  if (dg >= 0 && (knobs->capacity || recorded_oom))
+    {
+      if ((rc = ml_diagnose (bufs, r->rows[dg].res.plan, knobs->capacity, NULL, knobs, &r->diag, err)) < 0)
         goto fail;
       r->have_diag = true;
     }

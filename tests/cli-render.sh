@@ -104,6 +104,11 @@ run render "$SAMPLE" --range 5:1 -o "$T/y.png"
 ok $([ $rc -eq 2 ]; echo $?) "render refuses a backwards --range"
 run render "$SAMPLE" --range 999999: -o "$T/y.png"
 ok $([ $rc -eq 2 ] && [ ! -e "$T/y.png" ]; echo $?) "render refuses a range past the end"
+run plan "$SAMPLE" --strategy best-fit -o "$T/p.json" --quiet
+run render "$SAMPLE" --plan "$T/p.json" -o "$T/p.png" --quiet
+ok $rc "render --plan"
+run render "$SAMPLE" --plan "$T/p.json" --strategy first-fit -o "$T/q.png"
+ok $([ $rc -eq 2 ] && [ ! -e "$T/q.png" ]; echo $?) "--plan and --strategy together are refused"
 run render "$T/race.jsonl" --strategy first-fit -o "$T/race.svg" --quiet
 ok $rc "render a plan with a race"
 contains "$T/race.svg" 'rgb(85%,10%,10%)'; ok $? "the race is drawn in red"

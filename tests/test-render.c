@@ -55,6 +55,17 @@ test_view (void)
 }
 
 static void
+test_short_label (void)
+{
+  char b[64];
+  is_str (ml_short_label ("D:\\Dev\\a2\\model.py:397:forward", b, sizeof b), "model.py:397:forward", "Windows path");
+  is_str (ml_short_label ("freed at /home/u/x/opt.py:71:step", b, sizeof b), "freed at opt.py:71:step", "a path inside a sentence");
+  is_str (ml_short_label ("train.py:41:build", b, sizeof b), "train.py:41:build", "no path: unchanged");
+  is_str (ml_short_label ("dir/", b, sizeof b), "dir/", "a trailing separator stays");
+  is_str (ml_short_label ("/a/bbbbbbbbbb", b, 5), "bbbb", "truncated to the buffer");
+}
+
+static void
 test_axis (void)
 {
   double v[16], step;
@@ -140,6 +151,11 @@ test_scene (void)
   ml_view_zoom (&v, 4, 1, 200, 75);  /* around tick 2: ticks [1.5, 3) */
   is_u64 (ml_scene_hit (s, &v, 10, 140), 0, "after a zoom: tick ~1.5, byte 10 is a");
 
+  MlView w;
+  ml_scene_view_init (s, &w, 0, 0, 600, 150);
+  MlRect r;
+  ml_timeline_item_rect (&w, s, 1, &r);   /* b: ticks [1, 4), bytes [100, 150) */
+  ok (near (r.x, 100) && near (r.w, 300) && near (r.y, 0) && near (r.h, 50), "item rect of b: x 100 w 300, y 0 h 50");
   is_str (s->classes[ML_COLOR_BY_STREAM][0].label, "stream 0", "one stream class");
   is_u64 (s->n_classes[ML_COLOR_BY_SITE], 3, "three names, three classes");
   ml_scene_free (s);
@@ -271,6 +287,7 @@ int
 main (void)
 {
   test_view ();
+  test_short_label ();
   test_axis ();
   test_scene ();
   test_lod ();

@@ -316,7 +316,7 @@ ml_report_write_html (const MlReport *r, FILE *fp, const MlStyle *style_in, MlEr
                  d->oom.fragmentation ? "fragmentation" : "capacity", sz (d->oom.free_bytes, s3),
                  sz (d->oom.largest_free, s4), sz (d->oom.live, s1), sz (d->oom.reserved, s2));
       fputs ("</p>\n", fp);
-      if (d->oom.hit && d->n_sites)
+      if (d->oom.hit && d->oom.request && d->n_sites)
         {
           fputs ("<table><thead><tr><th>call site</th><th class=\"r\">live bytes</th><th class=\"r\">buffers</th></tr></thead><tbody>\n", fp);
           for (size_t i = 0; i < d->n_sites && i < 10; i++)
@@ -339,7 +339,7 @@ ml_report_write_html (const MlReport *r, FILE *fp, const MlStyle *style_in, MlEr
             fputs (".</p>\n", fp);
         }
       fputs ("<h3>Alignment</h3><table><thead><tr><th class=\"r\">alignment</th><th class=\"r\">lower bound</th>", fp);
-      if (d->oom.hit)
+      if (d->oom.hit && d->oom.request)
         fputs ("<th class=\"r\">live at the OOM</th>", fp);
       fputs ("</tr></thead><tbody>\n", fp);
       for (size_t i = 0; i < d->n_what_if; i++)
@@ -347,7 +347,7 @@ ml_report_write_html (const MlReport *r, FILE *fp, const MlStyle *style_in, MlEr
           const MlAlignWhatIf *w = &d->what_if[i];
           fprintf (fp, "<tr><td class=\"r\">%" PRIu64 "%s</td><td class=\"r\">%s</td>", w->align,
                    w->align == bufs->align ? " (used)" : "", sz (w->lower_bound, s1));
-          if (d->oom.hit)
+          if (d->oom.hit && d->oom.request)
             fprintf (fp, "<td class=\"r\">%s</td>", sz (w->live_at_oom, s1));
           fputs ("</tr>\n", fp);
         }

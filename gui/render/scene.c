@@ -79,6 +79,37 @@ site_key (const MlBuffers *bufs, const MlBuffer *b)
   return b->name;   /* 0 = unnamed */
 }
 
+char *
+ml_short_label (const char *text, char *buf, size_t len)
+{
+  size_t o = 0;
+  if (!len)
+    return buf;
+  while (*text && o + 1 < len)
+    {
+      if (*text == ' ')
+        {
+          buf[o++] = *text++;
+          continue;
+        }
+      /* one token: keep what follows its last path separator */
+      const char *end = text, *keep = text;
+      while (*end && *end != ' ')
+        {
+          if (*end == '/' || *end == '\\')
+            keep = end + 1;
+          end++;
+        }
+      if (!*keep || keep == end)
+        keep = text;   /* a token that ends with a separator stays whole */
+      while (keep < end && o + 1 < len)
+        buf[o++] = *keep++;
+      text = end;
+    }
+  buf[o] = 0;
+  return buf;
+}
+
 static char *
 class_label (const MlScene *s, MlColorBy by, uint64_t key)
 {
@@ -90,7 +121,10 @@ class_label (const MlScene *s, MlColorBy by, uint64_t key)
       text = key && s->bufs->trace ? ml_trace_str (s->bufs->trace, (uint32_t) key) : "(no call site)";
       if (!text || !*text)
         text = "(no call site)";
-      break;
+      {
+        char shortened[512];
+        return strdup (ml_short_label (text, shortened, sizeof shortened));
+      }
     case ML_COLOR_BY_STREAM:
       snprintf (tmp, sizeof tmp, "stream %" PRIu64, key);
       break;
@@ -352,6 +386,25 @@ ml_scene_new (const MlBuffers *bufs, const MlPlan *plan, const MlSceneOptions *o
     }
   if (me > s->end_tick)
     s->end_tick = me;
+  size_t nb = (s->n_items + ML_SCENE_BLOCK - 1) / ML_SCENE_BLOCK;
+  s->blk_end = calloc (nb + 1, sizeof *s->blk_end);
+  s->blk_lo = calloc (nb + 1, sizeof *s->blk_lo);
+  s->blk_hi = calloc (nb + 1, sizeof *s->blk_hi);
+  if (!s->blk_end || !s->blk_lo || !s->blk_hi)
+    goto oom;
+  for (size_t k = 0; k < nb; k++)
+    s->blk_lo[k] = UINT64_MAX;
+  for (size_t i = 0; i < s->n_items; i++)
+    {
+      const MlSceneItem *it = &s->items[i];
+      size_t k = i / ML_SCENE_BLOCK;
+      if (it->end > s->blk_end[k])
+        s->blk_end[k] = it->end;
+      if (it->addr < s->blk_lo[k])
+        s->blk_lo[k] = it->addr;
+      if (it->addr + it->size > s->blk_hi[k])
+        s->blk_hi[k] = it->addr + it->size;
+    }
   int rc = ml_metrics_compute (bufs, plan, &s->metrics, &s->curve, err);
   if (rc < 0)
     {
@@ -387,6 +440,9 @@ ml_scene_free (MlScene *s)
     return;
   free (s->items);
   free (s->max_end);
+  free (s->blk_end);
+  free (s->blk_lo);
+  free (s->blk_hi);
   free (s->seg_base);
   free (s->seg_extent);
   ml_curve_free (&s->curve);
@@ -456,6 +512,15 @@ ml_scene_hit (const MlScene *s, const MlView *v, double x, double y)
   uint64_t best_size = 0;
   for (size_t i = i0; i < i1; i++)
     {
+      if (i % ML_SCENE_BLOCK == 0 && i + ML_SCENE_BLOCK <= i1)
+        {
+          size_t k = i / ML_SCENE_BLOCK;
+          if ((double) s->blk_end[k] <= tl || (double) s->blk_hi[k] <= al || (double) s->blk_lo[k] >= ah)
+            {
+              i += ML_SCENE_BLOCK - 1;
+              continue;
+            }
+        }
       const MlSceneItem *it = &s->items[i];
       if ((double) it->end <= tl)
         continue;

@@ -29,6 +29,8 @@
 #include "sim/check.h"
 #include "sim/metrics.h"
 
+#define ML_SCENE_BLOCK 64
+
 typedef struct {
   uint64_t start, end;   /* ticks, [start, end)                        */
   uint64_t addr;         /* global address: segment base + offset      */
@@ -54,6 +56,9 @@ typedef struct {
   MlSceneItem *items;          /* by start */
   uint64_t    *max_end;        /* prefix maxima of items[].end */
   size_t       n_items;
+  /* per block of ML_SCENE_BLOCK items: the largest end and the address
+   * span, so hit tests skip blocks that cannot contain the point */
+  uint64_t    *blk_end, *blk_lo, *blk_hi;
 
   uint64_t    *seg_base;       /* plan->n_segments global base addresses */
   uint64_t    *seg_extent;     /* and widths */
@@ -117,6 +122,12 @@ ml_scene_addr (const MlScene *scene, uint32_t segment, uint64_t offset)
  * half a pixel (sub-pixel buffers are drawn merged, and stay reachable).
  * Returns the item index, or -1 when there is none. */
 long ml_scene_hit (const MlScene *scene, const MlView *view, double x, double y);
+
+/* @text with every path shortened to its last component, for labels:
+ * "D:\\src\\model.py:397:forward" -> "model.py:397:forward",
+ * "freed at /home/u/x/opt.py:71:step" -> "freed at opt.py:71:step".
+ * Writes into @buf (truncated to @len) and returns it. */
+char *ml_short_label (const char *text, char *buf, size_t len);
 
 /* Real time of @tick in nanoseconds, interpolated between the events that
  * carry one; false when the trace has no times. */

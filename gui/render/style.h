@@ -20,9 +20,11 @@ typedef enum {
 } MlColorBy;
 
 typedef enum {
-  ML_TIME_AXIS_AUTO = 0,  /* real time when the trace has times         */
-  ML_TIME_AXIS_TICKS,
-  ML_TIME_AXIS_TIME,
+  ML_TIME_AXIS_AUTO = 0,  /* tick labels, each with its real time under it
+                             when the trace has times                  */
+  ML_TIME_AXIS_TICKS,     /* tick labels only                          */
+  ML_TIME_AXIS_TIME,      /* labels at round real times (x stays in ticks,
+                             so their spacing follows the events)      */
 } MlTimeAxis;
 
 typedef struct { double r, g, b; } MlRgb;

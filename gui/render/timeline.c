@@ -135,13 +135,37 @@ clampd (double v, double lo, double hi)
 typedef struct {
   double tick[64];
   char   label[64][32];
+  char   label2[64][32];   /* second line: the real time of a tick label */
   size_t n;
 } TimeTicks;
 
+/* Labels at nice real times (x stays in ticks, so they follow the events). */
 static bool
 use_time (const MlScene *s, const MlStyle *st)
 {
-  return s->n_times >= 2 && st->time_axis != ML_TIME_AXIS_TICKS;
+  return s->n_times >= 2 && st->time_axis == ML_TIME_AXIS_TIME;
+}
+
+/* Labels at nice ticks, each with its real time under it. */
+static bool
+both_axes (const MlScene *s, const MlStyle *st)
+{
+  return s->n_times >= 2 && st->time_axis == ML_TIME_AXIS_AUTO;
+}
+
+/* "12.3 ms": three significant digits. */
+static void
+fmt_ns (double ns, char *buf, size_t len)
+{
+  static const char *const un[] = { "ns", "µs", "ms", "s" };
+  double v = ns < 0 ? 0 : ns;
+  int k = 0;
+  while (k < 3 && v >= 1000.0)
+    {
+      v /= 1000.0;
+      k++;
+    }
+  snprintf (buf, len, v >= 100 || v == floor (v) ? "%.0f %s" : v >= 10 ? "%.1f %s" : "%.2f %s", v, un[k]);
 }
 
 static void
@@ -166,16 +190,25 @@ time_ticks (const MlView *v, const MlScene *s, const MlStyle *st, TimeTicks *tt)
           double t;
           ml_scene_ns_to_tick (s, vals[i] + base, &t);
           tt->tick[tt->n] = t;
+          tt->label2[tt->n][0] = 0;
           ml_axis_label (ML_AXIS_NS, vals[i], step, tt->label[tt->n], sizeof tt->label[0]);
           tt->n++;
         }
       return;
     }
   size_t n = ml_axis_ticks (ML_AXIS_COUNT, v->t0, v->t1, target, vals, 64, &step);
+  double base = 0;
+  bool both = both_axes (s, st);
+  if (both)
+    ml_scene_tick_to_ns (s, (double) s->first_tick, &base);
   for (size_t i = 0; i < n; i++)
     {
       tt->tick[i] = vals[i];
       ml_axis_label (ML_AXIS_COUNT, vals[i], step, tt->label[i], sizeof tt->label[0]);
+      tt->label2[i][0] = 0;
+      double ns;
+      if (both && ml_scene_tick_to_ns (s, vals[i], &ns))
+        fmt_ns (ns - base, tt->label2[i], sizeof tt->label2[0]);
     }
   tt->n = n;
 }
@@ -217,10 +250,10 @@ item_name (const MlScene *s, const MlSceneItem *it, char *buf, size_t len)
       if (t && b->stack && b->stack < t->n_stacks && t->stacks[b->stack].site)
         n = ml_trace_str (t, t->stacks[b->stack].site);
     }
-  char size[32];
+  char size[32], shortened[256];
   short_size (b->rsize, size, sizeof size);
   if (n && *n)
-    snprintf (buf, len, "%s  %s", n, size);
+    snprintf (buf, len, "%s  %s", ml_short_label (n, shortened, sizeof shortened), size);
   else
     snprintf (buf, len, "#%" PRIu64 "  %s", b->id, size);
   return buf;
@@ -455,41 +488,41 @@ ml_timeline_draw_layout (cairo_t *cr, const MlView *v, const MlScene *s, const M
 
   cairo_antialias_t aa = cairo_get_antialias (cr);
   cairo_set_antialias (cr, CAIRO_ANTIALIAS_NONE);
-  /* the merged sub-pixel items: vertical runs of one colour per column */
-  uint8_t *cgrid = any_small ? malloc (W * H) : NULL;
-  if (cgrid)
+  /* the merged sub-pixel items: one pixel per grid cell, in the colour
+   * of the largest buffer there, painted as one image (compact in SVG and
+   * PDF too, whatever the number of buffers) */
+  if (any_small)
     {
-      /* one pass from items to colour classes (255 = empty), so the
-       * per-class passes below read a small array instead of items */
-      for (size_t p = 0; p < W * H; p++)
-        cgrid[p] = grid[p] == UINT32_MAX ? 255 : s->items[grid[p]].cls[by];
-      for (unsigned cls = 0; cls <= ML_PALETTE_N; cls++)
+      cairo_surface_t *img = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, (int) W, (int) H);
+      if (cairo_surface_status (img) == CAIRO_STATUS_SUCCESS)
         {
-          bool any = false;
-          for (size_t c = 0; c < W; c++)
+          uint32_t argb[ML_PALETTE_N + 1];
+          for (unsigned cls = 0; cls <= ML_PALETTE_N; cls++)
             {
-              size_t r = 0;
-              while (r < H)
-                {
-                  if (cgrid[r * W + c] != cls)
-                    {
-                      r++;
-                      continue;
-                    }
-                  size_t r2 = r + 1;
-                  while (r2 < H && cgrid[r2 * W + c] == cls)
-                    r2++;
-                  cairo_rectangle (cr, v->px + (double) c, v->py + (double) r, 1.0, (double) (r2 - r));
-                  any = true;
-                  r = r2;
-                }
+              MlRgb c = ml_style_class_color (st, cls);
+              argb[cls] = 0xff000000u | (uint32_t) lround (c.r * 255) << 16 | (uint32_t) lround (c.g * 255) << 8
+                          | (uint32_t) lround (c.b * 255);
             }
-          if (any)
+          cairo_surface_flush (img);
+          unsigned char *data = cairo_image_surface_get_data (img);
+          int stride = cairo_image_surface_get_stride (img);
+          for (size_t r = 0; r < H; r++)
             {
-              set_rgb (cr, ml_style_class_color (st, cls), 1.0);
-              cairo_fill (cr);
+              uint32_t *row = (uint32_t *) (data + r * (size_t) stride);
+              const uint32_t *g = grid + r * W;
+              for (size_t c = 0; c < W; c++)
+                row[c] = g[c] == UINT32_MAX ? 0 : argb[s->items[g[c]].cls[by] <= ML_PALETTE_N ? s->items[g[c]].cls[by] : ML_PALETTE_N];
             }
+          cairo_surface_mark_dirty (img);
+          cairo_save (cr);
+          cairo_translate (cr, v->px, v->py);
+          cairo_set_source_surface (cr, img, 0, 0);
+          cairo_pattern_set_filter (cairo_get_source (cr), CAIRO_FILTER_NEAREST);
+          cairo_rectangle (cr, 0, 0, (double) W, (double) H);
+          cairo_fill (cr);
+          cairo_restore (cr);
         }
+      cairo_surface_destroy (img);
     }
   /* the buffers at least two pixels each way: one fill per colour */
   for (unsigned cls = 0; cls <= ML_PALETTE_N; cls++)
@@ -530,7 +563,7 @@ ml_timeline_draw_layout (cairo_t *cr, const MlView *v, const MlScene *s, const M
   /* labels where they fit, largest buffers first */
   if (st->show_labels && n_big)
     {
-      double fh = font_px (st) * 0.9 * 1.3;
+      double fh = font_px (st) * 0.9 * 1.1;
       qsort (big, n_big, sizeof *big, by_area_desc);
       size_t shown = 0;
       for (size_t k = 0; k < n_big && shown < 200; k++)
@@ -556,7 +589,9 @@ ml_timeline_draw_layout (cairo_t *cr, const MlView *v, const MlScene *s, const M
     }
   free (big);
   free (grid);
-  free (cgrid);
+  if (s->n_items == 0)
+    text_at (cr, st, "no buffers with bytes in this trace", v->px + v->pw / 2, v->py + v->ph / 2, AL_CENTER, VA_MIDDLE,
+             1.2, false, ml_style_fg (st), 0.6, 0);
 
   if (st->show_peaks && s->metrics.lower_bound)
     {
@@ -603,6 +638,48 @@ ml_timeline_draw_layout (cairo_t *cr, const MlView *v, const MlScene *s, const M
   cairo_set_line_width (cr, 1.0);
   cairo_rectangle (cr, floor (v->px) + 0.5, floor (v->py) + 0.5, round (v->pw) - 1, round (v->ph) - 1);
   cairo_stroke (cr);
+}
+
+void
+ml_timeline_item_rect (const MlView *v, const MlScene *s, size_t item, MlRect *out)
+{
+  const MlSceneItem *it = &s->items[item];
+  double x0 = ml_view_time_to_x (v, (double) it->start), x1 = ml_view_time_to_x (v, (double) it->end);
+  double y0 = ml_view_addr_to_y (v, (double) it->addr + (double) it->size), y1 = ml_view_addr_to_y (v, (double) it->addr);
+  *out = (MlRect) { x0, y0, x1 - x0, y1 - y0 };
+}
+
+void
+ml_timeline_draw_highlight (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st, size_t item, bool selected)
+{
+  if (item >= s->n_items)
+    return;
+  MlRect r;
+  ml_timeline_item_rect (v, s, item, &r);
+  double min = 3.0;
+  if (r.w < min)
+    {
+      r.x -= (min - r.w) / 2;
+      r.w = min;
+    }
+  if (r.h < min)
+    {
+      r.y -= (min - r.h) / 2;
+      r.h = min;
+    }
+  double x0 = clampd (r.x, v->px - 4, v->px + v->pw + 4), x1 = clampd (r.x + r.w, v->px - 4, v->px + v->pw + 4);
+  double y0 = clampd (r.y, v->py - 4, v->py + v->ph + 4), y1 = clampd (r.y + r.h, v->py - 4, v->py + v->ph + 4);
+  cairo_save (cr);
+  cairo_rectangle (cr, v->px, v->py, v->pw, v->ph);
+  cairo_clip (cr);
+  MlRgb fg = ml_style_fg (st);
+  cairo_rectangle (cr, x0, y0, x1 - x0, y1 - y0);
+  set_rgb (cr, fg, selected ? 0.25 : 0.12);
+  cairo_fill_preserve (cr);
+  cairo_set_line_width (cr, selected ? 2.5 : 1.5);
+  set_rgb (cr, fg, 0.95);
+  cairo_stroke (cr);
+  cairo_restore (cr);
 }
 
 /* ---- axes ------------------------------------------------------------------ */
@@ -662,15 +739,21 @@ ml_timeline_draw_time_axis (cairo_t *cr, const MlView *v, const MlScene *s, cons
       cairo_move_to (cr, floor (x) + 0.5, area->y);
       cairo_line_to (cr, floor (x) + 0.5, area->y + 4);
       cairo_stroke (cr);
-      double tw, th;
+      double tw, th, tw2 = 0, th2 = 0;
       text_size (cr, st, tt.label[i], 0.9, false, &tw, &th);
-      double cx = clampd (x, v->px + tw / 2, v->px + v->pw - tw / 2);
-      if (cx - tw / 2 < last_right + 8)
+      if (tt.label2[i][0])
+        text_size (cr, st, tt.label2[i], 0.8, false, &tw2, &th2);
+      double w = tw > tw2 ? tw : tw2;
+      double cx = clampd (x, v->px + w / 2, v->px + v->pw - w / 2);
+      if (cx - w / 2 < last_right + 8)
         continue;
       text_at (cr, st, tt.label[i], cx, area->y + 5, AL_CENTER, VA_TOP, 0.9, false, fg, 0.8, 0);
-      last_right = cx + tw / 2;
+      if (tt.label2[i][0])
+        text_at (cr, st, tt.label2[i], cx, area->y + 5 + th, AL_CENTER, VA_TOP, 0.8, false, fg, 0.55, 0);
+      last_right = cx + w / 2;
     }
-  const char *unit = use_time (s, st) ? "time since the first event" : "tick (event index)";
+  const char *unit = use_time (s, st) ? "time since the first event"
+                   : both_axes (s, st) ? "tick (event index), and time since the first event" : "tick (event index)";
   if (s->bufs->trace && s->bufs->trace->source && !use_time (s, st))
     {
       const char *src = ml_trace_str (s->bufs->trace, s->bufs->trace->source);
@@ -1025,6 +1108,8 @@ ml_timeline_draw_legend (cairo_t *cr, const MlScene *s, const MlStyle *st, const
   unsigned by = (unsigned) st->color_by < ML_COLOR_BY__COUNT ? (unsigned) st->color_by : 0;
   MlRgb fg = ml_style_fg (st);
   double fh = font_px (st) * 1.5;
+  if (s->n_items == 0)
+    return;
   double x = a->x, y = a->y + fh / 2;
   char head[64];
   snprintf (head, sizeof head, "colour by %s:", by_titles[by]);
@@ -1152,7 +1237,7 @@ ml_figure_layout (const MlScene *s, const MlStyle *st, double width, double heig
       size_t rows = per_row ? (total + per_row - 1) / per_row : 1;
       legend_h = (double) rows * fp * 1.5 + fp * 0.5;
     }
-  double axis_h = fp * 2.9;
+  double axis_h = fp * (both_axes (s, st) ? 4.1 : 2.9);   /* two label lines with times */
   double bottom = height - fp * 0.6 - legend_h;
   double gap = fp * 0.7;
   double avail = bottom - axis_h - y;

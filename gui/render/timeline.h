@@ -18,8 +18,8 @@
  * detail: only items overlapping the visible ticks are visited (binary
  * search); items narrower or lower than two pixels are merged into a
  * per-pixel grid that keeps, for each pixel, the largest buffer covering it,
- * and are drawn as one bar per pixel column and colour run, so peaks never
- * vanish; labels are drawn only where they fit. Cost: O(visible items +
+ * painted as one image (one pixel per cell in that buffer's colour), so
+ * peaks never vanish and vector outputs stay small; labels are drawn only where they fit. Cost: O(visible items +
  * width × height) per frame.
  *
  * Nothing here keeps state between calls; nothing is printed.
@@ -27,6 +27,7 @@
 #ifndef ML_TIMELINE_H
 #define ML_TIMELINE_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <cairo.h>
 
@@ -52,6 +53,14 @@ void ml_figure_layout (const MlScene *scene, const MlStyle *style, double width,
 /* The address × time plot inside view->p{x,y,w,h} (clipped to it):
  * background, segment bands, buffers, labels, issues, OOM, peak line. */
 void ml_timeline_draw_layout    (cairo_t *cr, const MlView *view, const MlScene *scene, const MlStyle *style);
+/* The rectangle of item @item (scene.h) in device pixels under @view,
+ * clipped to nothing: it may lie outside the plot. */
+void ml_timeline_item_rect      (const MlView *view, const MlScene *scene, size_t item, MlRect *out);
+/* Hover / selection on top of a cached layout: outlines item @item (grown
+ * to at least 3 px each way so sub-pixel buffers show), clipped to the
+ * plot; @selected draws it heavier. */
+void ml_timeline_draw_highlight (cairo_t *cr, const MlView *view, const MlScene *scene, const MlStyle *style,
+                                 size_t item, bool selected);
 /* Address labels left of the plot rectangle, with grid lines. */
 void ml_timeline_draw_addr_axis (cairo_t *cr, const MlView *view, const MlScene *scene, const MlStyle *style);
 /* Live / reserved curves in @area over the view's ticks (x from @view);
