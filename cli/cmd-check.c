@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "sim/graph.h"
 #include "sim/check.h"
 #include "sim/jsonutil.h"
 
@@ -63,8 +62,7 @@ cmd_check (int argc, char **argv)
   MlIssues issues;
   ml_issues_init (&issues);
   MlError err = { 0 };
-  if (ml_check_plan (bufs, plan, &issues, &err) < 0 || ml_check_races (bufs, plan, &issues, &err) < 0
-      || ml_graph_inplace_issues (bufs, &issues, &err) < 0)
+  if (ml_check_plan (bufs, plan, &issues, &err) < 0 || ml_check_races (bufs, plan, &issues, &err) < 0)
     rc = cli_error ("check", &err);
   else
     {

@@ -3,7 +3,6 @@
 
 #include <string.h>
 
-#include "sim/graph.h"
 #include "strategies/registry.h"
 
 G_DEFINE_QUARK (ml-gui-error-quark, ml_gui_error)
@@ -293,8 +292,6 @@ run_strategy (const MlBuffers *bufs, const char *name, const MlViewKnobs *vk, Jo
     rc = ml_check_plan (bufs, run->plan, &run->issues, &err);
   if (rc == 0 && curves)
     rc = ml_check_races (bufs, run->plan, &run->issues, &err);   /* cross-stream reuse, in-place */
-  if (rc == 0 && curves)
-    rc = ml_graph_inplace_issues (bufs, &run->issues, &err);
   if (rc == 0 && curves)
     {
       /* the scene computes the metrics with their curve (one sweep) */

@@ -7,6 +7,7 @@
 #include "sim/jsonutil.h"
 #include "sim/kineto.h"
 #include "sim/strategy.h"
+#include "sim/u64map.h"
 
 bool
 ml_graph_sniff (const unsigned char *h, size_t len)
@@ -55,15 +56,29 @@ typedef struct {
   size_t      nops;
   uint64_t    align;
   bool        exclude[4];
+  MlU64Map    names;      /* FNV-1a hash of a name -> the first tensor with it */
 } G;
+
+static uint64_t
+name_hash (const char *s)
+{
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++)
+    h = (h ^ (unsigned char) *s) * 1099511628211ull;
+  return h;
+}
 
 static long
 find_tensor (const G *g, const char *name)
 {
-  /* linear scan is fine for graphs of a few thousand tensors; keep it simple */
-  for (size_t i = 0; i < g->nt; i++)
-    if (strcmp (g->t[i].name, name) == 0)
-      return (long) i;
+  uint32_t i;
+  if (!ml_u64map_get (&g->names, name_hash (name), &i))
+    return -1;
+  if (strcmp (g->t[i].name, name) == 0)
+    return (long) i;
+  for (size_t k = 0; k < g->nt; k++)   /* a hash collision: rare */
+    if (strcmp (g->t[k].name, name) == 0)
+      return (long) k;
   return -1;
 }
 
@@ -162,9 +177,15 @@ memory_order (const G *g, uint32_t *order)
   uint32_t *uses = calloc (nt ? nt : 1, sizeof *uses);     /* remaining reads per root */
   uint32_t *missing = calloc (n ? n : 1, sizeof *missing); /* unfinished producers per op */
   bool *done = calloc (n ? n : 1, 1), *made = calloc (nt ? nt : 1, 1);
-  if (!uses || !missing || !done || !made)
+  size_t n_reads = 0;
+  for (size_t o = 0; o < n; o++)
+    n_reads += g->ops[o].n_in;
+  /* the readers of each tensor (CSR), one entry per read */
+  size_t *first = calloc (nt + 1, sizeof *first);
+  uint32_t *readers = calloc (n_reads ? n_reads : 1, sizeof *readers);
+  if (!uses || !missing || !done || !made || !first || !readers)
     {
-      free (uses), free (missing), free (done), free (made);
+      free (uses), free (missing), free (done), free (made), free (first), free (readers);
       return ML_ENOMEM;
     }
   for (size_t o = 0; o < n; o++)
@@ -173,7 +194,25 @@ memory_order (const G *g, uint32_t *order)
         uses[root_of (g, g->ops[o].in[k])]++;
         if (g->t[g->ops[o].in[k]].producer >= 0)
           missing[o]++;
+        first[g->ops[o].in[k] + 1]++;
       }
+  for (size_t i = 0; i < nt; i++)
+    first[i + 1] += first[i];
+  {
+    size_t *fill = calloc (nt + 1, sizeof *fill);
+    if (!fill)
+      {
+        free (uses), free (missing), free (done), free (made), free (first), free (readers);
+        return ML_ENOMEM;
+      }
+    for (size_t o = 0; o < n; o++)
+      for (size_t k = 0; k < g->ops[o].n_in; k++)
+        {
+          uint32_t t = g->ops[o].in[k];
+          readers[first[t] + fill[t]++] = (uint32_t) o;
+        }
+    free (fill);
+  }
   for (size_t i = 0; i < nt; i++)
     made[i] = g->t[i].producer < 0;
   for (size_t p = 0; p < n; p++)
@@ -199,13 +238,13 @@ memory_order (const G *g, uint32_t *order)
               size_t here = 0;
               for (size_t j = 0; j < op->n_in; j++)
                 here += root_of (g, op->in[j]) == r;
-              bool first = true;
+              bool first_read = true;
               for (size_t j = 0; j < k; j++)
-                first &= root_of (g, op->in[j]) != r;
+                first_read &= root_of (g, op->in[j]) != r;
               bool persistent = g->t[r].kind == K_OUTPUT || g->t[r].kind == K_WEIGHT;
               for (size_t j = 0; j < op->n_out; j++)
                 persistent |= root_of (g, op->out[j]) == r;
-              if (first && !persistent && uses[r] == here)
+              if (first_read && !persistent && uses[r] == here)
                 freed += (int64_t) ml_align_up (g->t[r].bytes, g->align);
             }
           int64_t score = freed - alloc;
@@ -214,7 +253,7 @@ memory_order (const G *g, uint32_t *order)
         }
       if (best < 0)
         {
-          free (uses), free (missing), free (done), free (made);
+          free (uses), free (missing), free (done), free (made), free (first), free (readers);
           return ML_EINPUT;   /* a cycle: cannot happen after validation */
         }
       order[p] = (uint32_t) best;
@@ -225,14 +264,13 @@ memory_order (const G *g, uint32_t *order)
       for (size_t k = 0; k < op->n_out; k++)
         if (!made[op->out[k]])
           {
-            made[op->out[k]] = true;
-            for (size_t o = 0; o < n; o++)
-              if (!done[o])
-                for (size_t j = 0; j < g->ops[o].n_in; j++)
-                  missing[o] -= g->ops[o].in[j] == op->out[k];
+            uint32_t t = op->out[k];
+            made[t] = true;
+            for (size_t r = first[t]; r < first[t + 1]; r++)
+              missing[readers[r]]--;
           }
     }
-  free (uses), free (missing), free (done), free (made);
+  free (uses), free (missing), free (done), free (made), free (first), free (readers);
   return 0;
 }
 
@@ -352,6 +390,9 @@ build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
                              g->path, t->name, kind);
       t->producer = -1;
       t->root = (uint32_t) i;
+      if (!ml_u64map_get (&g->names, name_hash (t->name), NULL)
+          && ml_u64map_put (&g->names, name_hash (t->name), (uint32_t) i) < 0)
+        return ml_error_set (g->err, ML_ENOMEM, "out of memory");
       g->nt++;
     }
   cJSON_ArrayForEach (it, ops)
@@ -476,25 +517,36 @@ build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
                           ML_EVF_HAS_ID | kind_flag[g->t[r].kind])) < 0)
             goto oom;
         }
-      /* in-place hazards: the overwritten input is read by a later op */
+      /* in-place writes: recorded for ml_check_races(); a mark names
+       * each hazard (the overwritten input is read by a later op) */
       for (size_t k = 0; k < op->n_ip; k++)
         {
           uint32_t victim = op->ip_in[k];
+          uint64_t last_read = tick;
+          const Op *reader = NULL;
           for (size_t q = p + 1; q < n; q++)
+            for (size_t j = 0; j < g->ops[order[q]].n_in; j++)
+              if (g->ops[order[q]].in[j] == victim)
+                {
+                  last_read = q + 1;
+                  if (!reader)
+                    reader = &g->ops[order[q]];
+                }
+          MlInplaceWrite w = { .op_tick = tick, .output_id = g->t[op->ip_out[k]].root + 1,
+                               .input_id = g->t[victim].root + 1, .last_read = last_read,
+                               .op_name = ml_strtab_intern0 (tr->strings, op->name) };
+          if (g->exclude[g->t[g->t[victim].root].kind])
+            continue;   /* the buffer is not in the trace */
+          if (ml_trace_add_inplace (tr, &w) < 0)
+            goto oom;
+          if (reader)
             {
-              const Op *later = &g->ops[order[q]];
-              bool reads = false;
-              for (size_t j = 0; j < later->n_in; j++)
-                reads |= later->in[j] == victim;
-              if (!reads)
-                continue;
               char msg[400];
               snprintf (msg, sizeof msg, "in-place hazard: op \"%s\" writes \"%s\" over \"%s\", which op \"%s\" reads later",
-                        op->name, g->t[op->ip_out[k]].name, g->t[victim].name, later->name);
+                        op->name, g->t[op->ip_out[k]].name, g->t[victim].name, reader->name);
               if ((rc = emit (tr, ML_EV_MARK, tick, g->t[victim].root + 1, 0, ml_strtab_intern0 (tr->strings, msg),
                               ML_EVF_HAS_ID)) < 0)
                 goto oom;
-              break;
             }
         }
     }
@@ -525,6 +577,7 @@ ml_trace_from_graph (const cJSON *root, const char *name, const MlLoadOptions *o
       opts = &defaults;
     }
   G g = { .path = name, .err = err };
+  ml_u64map_init (&g.names);
   int rc = cJSON_IsObject (root) ? build (&g, root, opts, out)
                                  : ml_error_set (err, ML_EINPUT, "%s: a graph is a JSON object", name);
   for (size_t i = 0; g.ops && i < g.nops; i++)
@@ -536,6 +589,7 @@ ml_trace_from_graph (const cJSON *root, const char *name, const MlLoadOptions *o
     }
   free (g.ops);
   free (g.t);
+  ml_u64map_clear (&g.names);
   return rc;
 }
 
@@ -549,31 +603,4 @@ ml_trace_load_graph (const char *path, const MlLoadOptions *opts, MlTrace **out,
   rc = ml_trace_from_graph (root, path, opts, out, err);
   cJSON_Delete (root);
   return rc;
-}
-
-int
-ml_graph_inplace_issues (const MlBuffers *bufs, MlIssues *issues, MlError *err)
-{
-  const MlTrace *t = bufs->trace;
-  if (!t)
-    return 0;
-  for (size_t i = 0; i < t->n_events; i++)
-    {
-      const MlEvent *ev = &t->events[i];
-      const char *text = ev->kind == ML_EV_MARK ? ml_trace_str (t, ev->name) : NULL;
-      if (!text || strncmp (text, "in-place hazard:", 16) != 0)
-        continue;
-      uint32_t b = UINT32_MAX;
-      for (size_t k = 0; k < bufs->n && b == UINT32_MAX; k++)
-        if (bufs->buf[k].id == ev->id)
-          b = (uint32_t) k;
-      if (b == UINT32_MAX)
-        continue;   /* the victim was excluded */
-      MlIssue is = { .kind = ML_ISSUE_INPLACE, .a = b, .b = b, .tick = ev->tick, .tick_b = ev->tick,
-                     .bytes = bufs->buf[b].rsize, .stream_a = bufs->buf[b].stream, .stream_b = bufs->buf[b].stream };
-      snprintf (is.why, sizeof is.why, "%s", text + 17);
-      if (ml_issues_add (issues, &is) < 0)
-        return ml_error_set (err, ML_ENOMEM, "out of memory");
-    }
-  return 0;
 }

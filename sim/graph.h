@@ -8,8 +8,9 @@
  * buffers round it to the alignment (the graph's "alignment", default
  * 256). The output of an in-place pair is no new buffer: it extends the
  * input's. An in-place pair whose input is still read by a later op is a
- * hazard: the loader adds a mark "in-place hazard: ..." at the op's tick
- * whose id is the overwritten buffer's id (see ml_graph_inplace_issues).
+ * hazard: the loader records every in-place write in the trace
+ * (ml_trace_add_inplace: ml_check_races() reports the hazards) and adds a
+ * mark "in-place hazard: ..." at the op's tick for `stats`.
  *
  * Options (MlLoadOptions.graph_options, "k=v,..."; other keys are left to
  * the strategies): exclude=weights|inputs|outputs (repeatable) leaves
@@ -21,7 +22,8 @@
  * scheduling over the ready ops, taking first the op that frees the most
  * bytes net of what it allocates (so consumers run right after their
  * producers and chains are delayed until their inputs can die), ties by
- * larger outputs first, then by the original order. O(n^2) in the ops.
+ * larger outputs first, then by the original order. O(n · r) for n ops
+ * and r ready ops per step (at most O(n^2)), O(reads) for the bookkeeping.
  * Not optimal (the problem is NP-hard); never worse, since the original
  * order is kept when it is better.
  */
@@ -30,7 +32,6 @@
 
 #include <cjson/cJSON.h>
 
-#include "sim/check.h"
 #include "sim/load.h"
 
 bool ml_graph_sniff (const unsigned char *head, size_t len);
@@ -39,9 +40,5 @@ int  ml_trace_from_graph (const cJSON *root, const char *name, const MlLoadOptio
 
 /* Bytes of one element of @dtype ("f32", "bf16", ...); 0 when unknown. */
 unsigned ml_dtype_size (const char *dtype);
-
-/* Adds an ML_ISSUE_INPLACE issue for every in-place hazard mark of the
- * trace @bufs was built from (a = the overwritten buffer). */
-int ml_graph_inplace_issues (const MlBuffers *bufs, MlIssues *issues, MlError *err);
 
 #endif

@@ -7,10 +7,21 @@
 
 #include "sim/u64map.h"
 
+/* Every value, string and item array lives in an arena of 1 MiB chunks
+ * (bump allocation: the parse is dominated by small allocations
+ * otherwise); growing an item array copies it and leaves the old copy,
+ * at most doubling what the arrays take, so memory stays O(input). */
+typedef struct Chunk {
+  struct Chunk *next;
+  size_t used, cap;
+  max_align_t data[];
+} Chunk;
+
+#define CHUNK_BYTES ((size_t) 1 << 20)
+
 struct MlPkDoc {
-  MlPkValue **all;          /* every value, for freeing */
-  size_t      n_all, cap_all;
-  MlPkValue  *root;
+  Chunk     *chunks;   /* the head is the one being filled */
+  MlPkValue *root;
 };
 
 static const MlPkValue none_value = { .kind = ML_PK_NONE };
@@ -28,13 +39,11 @@ ml_pk_free (MlPkDoc *doc)
 {
   if (!doc)
     return;
-  for (size_t i = 0; i < doc->n_all; i++)
+  for (Chunk *c = doc->chunks, *next; c; c = next)
     {
-      free (doc->all[i]->s);
-      free (doc->all[i]->items);
-      free (doc->all[i]);
+      next = c->next;
+      free (c);
     }
-  free (doc->all);
   free (doc);
 }
 
@@ -44,35 +53,59 @@ ml_pk_root (const MlPkDoc *doc)
   return doc->root ? doc->root : &none_value;
 }
 
+static void *
+arena (MlPkDoc *doc, size_t n)
+{
+  n = (n + 15) & ~(size_t) 15;
+  Chunk *c = doc->chunks;
+  if (c && c->cap - c->used >= n)
+    {
+      void *p = (unsigned char *) c->data + c->used;
+      c->used += n;
+      return p;
+    }
+  size_t cap = n > CHUNK_BYTES / 4 ? n : CHUNK_BYTES;
+  Chunk *fresh = malloc (sizeof *fresh + cap);
+  if (!fresh)
+    return NULL;
+  fresh->used = n;
+  fresh->cap = cap;
+  if (cap == n && c)
+    {
+      /* a big piece: its own chunk, behind the one being filled */
+      fresh->next = c->next;
+      c->next = fresh;
+    }
+  else
+    {
+      fresh->next = c;
+      doc->chunks = fresh;
+    }
+  return fresh->data;
+}
+
 static MlPkValue *
 new_value (MlPkDoc *doc, MlPkKind kind)
 {
-  if (doc->n_all == doc->cap_all)
-    {
-      size_t cap = doc->cap_all ? doc->cap_all * 2 : 256;
-      MlPkValue **a = realloc (doc->all, cap * sizeof *a);
-      if (!a)
-        return NULL;
-      doc->all = a;
-      doc->cap_all = cap;
-    }
-  MlPkValue *v = calloc (1, sizeof *v);
+  MlPkValue *v = arena (doc, sizeof *v);
   if (!v)
     return NULL;
+  memset (v, 0, sizeof *v);
   v->kind = kind;
-  doc->all[doc->n_all++] = v;
   return v;
 }
 
 static int
-push_item (MlPkValue *c, MlPkValue *item)
+push_item (MlPkDoc *doc, MlPkValue *c, MlPkValue *item)
 {
   if (c->n == c->cap)
     {
       size_t cap = c->cap ? c->cap * 2 : 4;
-      MlPkValue **it = realloc (c->items, cap * sizeof *it);
+      MlPkValue **it = arena (doc, cap * sizeof *it);
       if (!it)
         return ML_ENOMEM;
+      if (c->n)
+        memcpy (it, c->items, c->n * sizeof *it);
       c->items = it;
       c->cap = cap;
     }
@@ -229,7 +262,7 @@ push_str (Vm *vm, MlPkKind kind, size_t n)
   MlPkValue *v = new_value (vm->doc, kind);
   if (!v)
     return ml_error_set (vm->err, ML_ENOMEM, "out of memory");
-  v->s = malloc (n + 1);
+  v->s = arena (vm->doc, n + 1);
   if (!v->s)
     return ml_error_set (vm->err, ML_ENOMEM, "out of memory for a %zu byte string", n);
   memcpy (v->s, vm->p, n);
@@ -297,7 +330,7 @@ build_seq (Vm *vm, MlPkKind kind, size_t from)
         return fail (vm, "a MARK inside the items");
       if (vm->stack[k]->depth + 1 > depth)
         depth = vm->stack[k]->depth + 1;
-      if (push_item (t, vm->stack[k]) < 0)
+      if (push_item (vm->doc, t, vm->stack[k]) < 0)
         return ml_error_set (vm->err, ML_ENOMEM, "out of memory");
     }
   if (depth > ML_PK_MAX_DEPTH)
@@ -330,7 +363,7 @@ add_items (Vm *vm, size_t from, bool dict)
         return fail (vm, "containers nested deeper than 256");
       if (it->depth + 1 > c->depth)
         c->depth = it->depth + 1;
-      if (push_item (c, it) < 0)
+      if (push_item (vm->doc, c, it) < 0)
         return ml_error_set (vm->err, ML_ENOMEM, "out of memory");
     }
   vm->sp = from;

@@ -48,6 +48,7 @@ typedef struct {
   uint32_t stream;
   const MlPkValue *frames;
   bool     gone;
+  bool     freed_frames;  /* frames are the free's: allocated before the trace */
 } Blk;
 
 typedef struct {
@@ -55,6 +56,7 @@ typedef struct {
   MlError    *err;
   MlTrace    *t;
   MlU64Map    stacks;     /* frames list pointer -> stack index */
+  MlU64Map    freed;      /* the same for stacks seen only at a free */
   Seg        *segs;
   size_t      n_segs, cap_segs;
   Blk        *blks;
@@ -95,14 +97,18 @@ intern (Ctx *c, const char *s, uint32_t *out)
 }
 
 /* The stack of a frames list; memo-shared lists give one stack. */
+/* The stack of a frames list; memo-shared lists give one stack. With
+ * @at_free the frames are those of the free of a block allocated before
+ * the trace: the call site says so instead of naming an allocation site. */
 static int
-stack_of (Ctx *c, const MlPkValue *frames, uint32_t *out)
+stack_of_ex (Ctx *c, const MlPkValue *frames, bool at_free, uint32_t *out)
 {
   *out = 0;
   if (!frames || (frames->kind != ML_PK_LIST && frames->kind != ML_PK_TUPLE) || frames->n == 0)
     return 0;
   uint32_t idx;
-  if (ml_u64map_get (&c->stacks, (uint64_t) (uintptr_t) frames, &idx))
+  MlU64Map *memo = at_free ? &c->freed : &c->stacks;
+  if (ml_u64map_get (memo, (uint64_t) (uintptr_t) frames, &idx))
     {
       *out = idx;
       return 0;
@@ -127,7 +133,8 @@ stack_of (Ctx *c, const MlPkValue *frames, uint32_t *out)
       if (!site && !ml_snapshot_frame_is_framework (file, func))
         {
           char buf[1024];
-          snprintf (buf, sizeof buf, "%s:%u:%s", file ? file : "", fr[n].line, func ? func : "");
+          snprintf (buf, sizeof buf, "%s%s:%u:%s%s", at_free ? "allocated before the trace, freed at " : "",
+                    file ? file : "", fr[n].line, func ? func : "", "");
           rc = intern (c, buf, &site);
         }
       n++;
@@ -135,13 +142,19 @@ stack_of (Ctx *c, const MlPkValue *frames, uint32_t *out)
   if (rc == 0)
     {
       idx = ml_trace_add_stack (c->t, site, fr, n);
-      if (idx == UINT32_MAX || ml_u64map_put (&c->stacks, (uint64_t) (uintptr_t) frames, idx) < 0)
+      if (idx == UINT32_MAX || ml_u64map_put (memo, (uint64_t) (uintptr_t) frames, idx) < 0)
         rc = oom (c);
       else
         *out = idx;
     }
   free (fr);
   return rc;
+}
+
+static int
+stack_of (Ctx *c, const MlPkValue *frames, uint32_t *out)
+{
+  return stack_of_ex (c, frames, false, out);
 }
 
 static int
@@ -182,7 +195,7 @@ add_blk (Ctx *c, uint64_t addr, uint64_t req, uint32_t stream, const MlPkValue *
 {
   if (grow ((void **) &c->blks, &c->cap_blks, c->n_blks + 1, sizeof *c->blks) < 0)
     return oom (c);
-  c->blks[c->n_blks] = (Blk) { addr, req, stream, frames, false };
+  c->blks[c->n_blks] = (Blk) { addr, req, stream, frames, false, false };
   if (ml_u64map_put (&c->live, addr, (uint32_t) c->n_blks) < 0)
     return oom (c);
   c->n_blks++;
@@ -239,7 +252,7 @@ action_kind (const char *a, MlEventKind *k)
 static int
 load (Ctx *c, const MlPkValue *root, const MlLoadOptions *opts)
 {
-  const MlPkValue *segments, *traces = NULL, *annotations = NULL;
+  const MlPkValue *segments, *traces = NULL, *annotations = NULL, *settings = NULL;
   if (root->kind == ML_PK_LIST)
     segments = root;   /* legacy: a plain list of segments */
   else if (root->kind == ML_PK_DICT)
@@ -247,6 +260,7 @@ load (Ctx *c, const MlPkValue *root, const MlLoadOptions *opts)
       segments = as_list (ml_pk_get (root, "segments"));
       traces = as_list (ml_pk_get (root, "device_traces"));
       annotations = as_list (ml_pk_get (root, "external_annotations"));
+      settings = ml_pk_get (root, "allocator_settings");
       if (!segments)
         return ml_error_set (c->err, ML_EINPUT, "%s: a PyTorch snapshot needs a \"segments\" list", c->path);
     }
@@ -350,7 +364,11 @@ load (Ctx *c, const MlPkValue *root, const MlLoadOptions *opts)
           break;
         case ML_EV_FREE:
           if (!ml_u64map_get (&c->live, addr, &idx))
-            rc = add_blk (c, addr, size, (uint32_t) stream, ml_pk_get (e, "frames"));
+            {
+              rc = add_blk (c, addr, size, (uint32_t) stream, ml_pk_get (e, "frames"));
+              if (rc == 0)
+                c->blks[c->n_blks - 1].freed_frames = true;
+            }
           break;
         case ML_EV_SEGMENT_ALLOC:
         case ML_EV_SEGMENT_MAP:
@@ -381,9 +399,34 @@ load (Ctx *c, const MlPkValue *root, const MlLoadOptions *opts)
         return rc;
     }
 
-  /* tick 0: segments, then the live blocks by address */
+  /* tick 0: the allocator settings as a mark (the caching emulation's
+   * defaults), segments, then the live blocks by address */
   uint32_t small_name = 0, large_name = 0;
   int rc;
+  if (settings && settings->kind == ML_PK_DICT)
+    {
+      char text[256];
+      int64_t max_split = -1, expandable = 0, div = 0;
+      ml_pk_get_int (settings, "max_split_size", &max_split);
+      ml_pk_get_int (settings, "expandable_segments", &expandable);
+      const MlPkValue *rp = ml_pk_get (settings, "roundup_power2_divisions");
+      bool mixed = false;
+      if (rp && (rp->kind == ML_PK_INT))
+        div = rp->i;
+      else if (rp && rp->kind == ML_PK_DICT)
+        for (size_t k = 1; k < rp->n; k += 2)
+          if (rp->items[k]->kind == ML_PK_INT)
+            {
+              if (k > 1 && rp->items[k]->i != div)
+                mixed = true;
+              div = rp->items[k]->i > div ? rp->items[k]->i : div;
+            }
+      snprintf (text, sizeof text, "allocator settings: max_split_size_mb=%" PRId64 ",expandable_segments=%d,roundup_power2_divisions=%" PRId64 "%s",
+                max_split > 0 ? max_split >> 20 : 0, expandable != 0, div, mixed ? " (per size range in the file; the largest)" : "");
+      uint32_t name = 0;
+      if ((rc = intern (c, text, &name)) < 0 || (rc = emit (c, ML_EV_MARK, 0, 0, 0, 0, 0, -1, name, 0, 0)) < 0)
+        return rc;
+    }
   if ((rc = intern (c, "small", &small_name)) < 0 || (rc = intern (c, "large", &large_name)) < 0)
     return rc;
   uint64_t seg_id = 0;
@@ -409,7 +452,7 @@ load (Ctx *c, const MlPkValue *root, const MlLoadOptions *opts)
     {
       const Blk *b = &c->blks[k];
       uint32_t st;
-      if ((rc = stack_of (c, b->frames, &st)) < 0
+      if ((rc = stack_of_ex (c, b->frames, b->freed_frames, &st)) < 0
           || (rc = emit (c, ML_EV_ALLOC, 0, next_id, b->addr, b->req, b->stream, -1, 0, st,
                          ML_EVF_HAS_ID | ML_EVF_HAS_ADDR)) < 0)
         return rc;
@@ -564,6 +607,7 @@ ml_trace_load_snapshot_mem (const unsigned char *data, size_t len, const char *n
     return ml_error_prefix (err, "%s", name);
   Ctx c = { .path = name, .err = err };
   ml_u64map_init (&c.stacks);
+  ml_u64map_init (&c.freed);
   ml_u64map_init (&c.live);
   c.t = ml_trace_new ();
   if (!c.t)
@@ -576,6 +620,7 @@ ml_trace_load_snapshot_mem (const unsigned char *data, size_t len, const char *n
       rc = load (&c, ml_pk_root (doc), opts);
     }
   ml_u64map_clear (&c.stacks);
+  ml_u64map_clear (&c.freed);
   ml_u64map_clear (&c.live);
   free (c.segs);
   free (c.blks);

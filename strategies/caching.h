@@ -57,6 +57,7 @@ typedef enum {
 const char *ml_caching_rule_name (MlCachingRule rule);
 
 typedef struct {
+  char     options[256];            /* the options the emulation ran with */
   /* the rebuilt state at the trace's first event */
   size_t   initial_segments, initial_blocks;
   /* address conformance over the trace's allocations */
@@ -77,7 +78,8 @@ typedef struct {
 } MlCachingConformance;
 
 /* Replays @trace (a PyTorch snapshot: tick-0 segments and blocks, then the
- * trace) through the emulation with @options. New emulated segments take
+ * trace) through the emulation with @options (NULL or "": the settings the
+ * snapshot recorded, from its "allocator settings: ..." mark). New emulated segments take
  * the addresses of the recorded segment_alloc events in creation order;
  * recorded segment_free events release the emulated segment there. After
  * a mismatch the block is placed at the real address when that is free,

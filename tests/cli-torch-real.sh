@@ -20,7 +20,8 @@ done
 run compare "$S/magma27_trace.pickle" --strategies caching --options roundup_power2_divisions=8
 contains "$T/out" "best-fit order"; ok $? "another rounding breaks conformance and names the rule"
 run stats "$S/muduard_legacy_segments.pkl"; contains "$T/out" "segment_alloc 255"; ok $? "legacy list: 255 segments"
-run stats "$S/bcrafton_trace.pickle"; contains "$T/out" "mark 2"; ok $? "bcrafton: annotations as marks"
+run stats "$S/bcrafton_trace.pickle"; contains "$T/out" "Optimizer.step#AdamW.step start"; ok $? "bcrafton: annotations as marks"
+run stats "$S/albi2_expandable.pickle"; contains "$T/out" "allocator settings: max_split_size_mb=128,expandable_segments=1"; ok $? "albi2: the recorded allocator settings"
 run convert "$S/bcrafton_trace.pickle" "$T/b.jsonl"; ok $rc "convert bcrafton to JSON Lines"
 run compare "$T/b.jsonl" --strategies caching --json
 contains "$T/out" '"address_conformance":1.000000'; ok $? "the converted trace keeps the rebuilt state, stacks and epoch times (conformance 100%)"

@@ -33,5 +33,19 @@ for g in resnet50-inference-b32 transformer-train-step; do
 done
 run stats "$SRC/samples/resnet50-inference-b32.json" --json
 contains "$T/out" '"buffers":377'; ok $? "ResNet-50: 377 buffers (161 tensors of weights and BN, activations)"
+cat >"$T/hazard.json" <<'JSON'
+{"format":"memlens-graph","version":1,
+ "tensors":[{"name":"x","shape":[1000],"dtype":"f32","kind":"input"},
+  {"name":"a","shape":[1000],"dtype":"f32"},{"name":"b","shape":[1000],"dtype":"f32"},
+  {"name":"c","shape":[1000],"dtype":"f32","kind":"output"}],
+ "ops":[{"name":"exp","inputs":["x"],"outputs":["a"]},
+  {"name":"relu_","inputs":["a"],"outputs":["b"],"inplace":[["a","b"]]},
+  {"name":"mul","inputs":["b","a"],"outputs":["c"]}]}
+JSON
+run stats "$T/hazard.json"; contains "$T/out" 'in-place hazard: op "relu_" writes "b" over "a", which op "mul" reads later'; ok $? "stats names the in-place hazard"
+run check "$T/hazard.json" -s best-fit; ok $([ $rc -eq 1 ]; echo $?) "check exits 1 on an in-place hazard"
+contains "$T/out" "in-place"; ok $? "and reports it as in-place"
+run convert "$T/hazard.json" "$T/hazard.jsonl"; ok $rc "convert a graph to JSON Lines"
+run check "$T/hazard.jsonl" -s best-fit; ok $([ $rc -eq 1 ]; echo $?) "the converted graph keeps its in-place write"
 run stats "$D/tiny-snapshot.pickle" --reorder sideways; ok $([ $rc -eq 2 ]; echo $?) "--reorder with a bad value exits 2"
 finish

@@ -3,6 +3,7 @@
  * rules worked by hand. argv[1] = the source root. */
 #include <zlib.h>
 
+#include "sim/check.h"
 #include "sim/graph.h"
 #include "sim/kineto.h"
 #include "sim/load.h"
@@ -40,14 +41,19 @@ test_tiny (const char *name)
     return;
   static const MlEventKind want[] = { ML_EV_SEGMENT_ALLOC, ML_EV_ALLOC, ML_EV_ALLOC, ML_EV_MARK,
                                       ML_EV_FREE_REQUESTED, ML_EV_FREE, ML_EV_OOM, ML_EV_SNAPSHOT };
-  is_u64 (t->n_events, 8, "%s: the segment_alloc at the trace start leaves an empty tick 0; 7 entries + 1 mark", name);
-  bool kinds = t->n_events == 8;
+  is_u64 (t->n_events, 9, "%s: tick 0 holds only the settings mark (the segment_alloc is in the trace); 7 entries + 1 annotation", name);
+  ok (t->n_events && t->events[0].kind == ML_EV_MARK && t->events[0].tick == 0, "%s: the allocator settings come first", name);
+  if (t->n_events)
+    is_str (ml_trace_str (t, t->events[0].name),
+            "allocator settings: max_split_size_mb=0,expandable_segments=0,roundup_power2_divisions=0",
+            "the settings mark (the emulation's defaults)");
+  bool kinds = t->n_events == 9;
   for (size_t i = 0; kinds && i < 8; i++)
-    kinds = t->events[i].kind == want[i] && t->events[i].tick == i + 1;
+    kinds = t->events[i + 1].kind == want[i] && t->events[i + 1].tick == i + 1;
   ok (kinds, "%s: kinds and ticks in order (mark merged by time before free_requested)", name);
-  if (t->n_events == 8)
+  if (t->n_events == 9)
     {
-      const MlEvent *e = t->events;
+      const MlEvent *e = t->events + 1;
       is_u64 (e[0].addr, A, "segment address");
       is_u64 (e[0].size, 2 * MiB, "segment size");
       is_str (ml_trace_str (t, e[0].name), "small", "a 2 MiB segment event is named for the small pool");
@@ -98,7 +104,31 @@ test_snapshot_forms (void)
     }
   ml_trace_free (t);
   t = load ("tiny-snapshot.pickle", 1, &err);
-  ok (t && t->n_events == 0, "--device 1: its (empty) trace");
+  ok (t && t->n_events == 1 && t->events[0].kind == ML_EV_MARK, "--device 1: its (empty) trace, only the settings mark");
+  ml_trace_free (t);
+  t = load ("tiny-expandable.pickle", -1, &err);
+  ok (t != NULL, "an expandable-segment snapshot loads (%s)", err.msg);
+  if (t)
+    {
+      MlCachingConformance c;
+      ok (ml_caching_conformance (t, NULL, &c, &err) == 0, "conformance with the recorded settings (%s)", err.msg);
+      is_str (c.options, "max_split_size_mb=0,expandable_segments=1,roundup_power2_divisions=0", "the snapshot's settings are used");
+      is_u64 (c.matched, 3, "expandable: all three allocations at the real address");
+      is_u64 (c.segment_events_matched, 2, "both 2 MiB page mappings reproduced in order");
+      ok (c.end_match, "one 4 MiB expandable segment at the end, as recorded");
+      ok (ml_caching_conformance (t, "expandable_segments=0", &c, &err) == 0, "and with expandable_segments=0");
+      is_u64 (c.matched, 2, "the third allocation then needs a new segment");
+      is_u64 (c.by_rule[ML_RULE_NEW_SEGMENT], 1, "attributed to new segment vs reuse");
+      MlBuffers *bufs = NULL;
+      MlPlan *rec = NULL;
+      if (ml_buffers_build (t, 0, &bufs, &err) == 0 && ml_plan_from_recorded (bufs, &rec, &err) == 0)
+        {
+          is_u64 (rec->n_segments, 1, "the recorded plan: the second page mapping grows the segment");
+          is_u64 (rec->segments[0].size, 4 * MiB, "to 4 MiB");
+        }
+      ml_plan_free (rec);
+      ml_buffers_free (bufs);
+    }
   ml_trace_free (t);
   t = load ("tiny-snapshot.pickle", 5, &err);
   ok (!t && strstr (err.msg, "device 5"), "--device 5 is refused: %s", err.msg);
@@ -252,6 +282,34 @@ test_caching (void)
       ok (p->oom.hit, "under 20 MiB the 30 MiB request is an OOM");
       is_u64 (p->oom.tick, 2, "at its tick");
       ok (!p->oom.fragmentation, "verdict: capacity");
+    }
+  ml_plan_free (p);
+  ml_buffers_free (bufs);
+  ml_trace_free (b.t);
+
+  /* with max_split_size set, oversize cached segments go back first, and only as many as needed */
+  b = (B) { ml_trace_new (), 0 };
+  ev (&b, ML_EV_ALLOC, 1, 64 * MiB, 0);   /* an oversize 64 MiB segment */
+  ev (&b, ML_EV_ALLOC, 2, 2 * MiB, 0);    /* a 20 MiB segment */
+  ev (&b, ML_EV_FREE, 1, 0, 0);
+  ev (&b, ML_EV_FREE, 2, 0, 0);
+  ev (&b, ML_EV_ALLOC, 3, 40 * MiB, 0);   /* 64 >= 40 + 20: refused; 84 + 40 > 120: release the 64 MiB one only */
+  p = run (&b, 120 * MiB, "max_split_size_mb=32", &bufs);
+  if (p)
+    {
+      ok (!p->oom.hit, "no OOM");
+      is_u64 (p->segments[0].end, 4, "the oversize cached segment went back at the 40 MiB request");
+      is_u64 (p->segments[1].end, bufs->end_tick, "the 20 MiB one stayed cached");
+      is_u64 (p->n_segments, 3, "three segments");
+      is_u64 (p->segments[p->n_segments - 1].size, 40 * MiB, "then the 40 MiB segment");
+    }
+  ml_plan_free (p);
+  ml_buffers_free (bufs);
+  p = run (&b, 120 * MiB, NULL, &bufs);
+  if (p)
+    {
+      is_u64 (p->n_segments, 2, "without max_split_size the 40 MiB request splits the cached 64 MiB block");
+      is_u64 (p->segment[2], 0, "in the first segment");
     }
   ml_plan_free (p);
   ml_buffers_free (bufs);
@@ -454,15 +512,28 @@ test_graph (void)
       is_u64 (b->buf[3].size, 1, "c: one bool");
       is_u64 (b->buf[4].size, 8, "y: a scalar i64");
       ok (b->buf[4].flags & ML_BUF_OUTPUT, "y is flagged output");
+      is_u64 (t->n_inplace, 1, "the in-place write is recorded for the race checker");
+      if (t->n_inplace == 1)
+        {
+          is_u64 (t->inplace[0].op_tick, 2, "at relu_'s tick");
+          is_u64 (t->inplace[0].input_id, b->buf[2].id, "over a");
+          is_u64 (t->inplace[0].output_id, b->buf[2].id, "into the same buffer");
+          is_u64 (t->inplace[0].last_read, 3, "a is read last by cmp at tick 3");
+        }
+      bool marked = false;
+      for (size_t i = 0; i < t->n_events; i++)
+        if (t->events[i].kind == ML_EV_MARK && strstr (ml_trace_str (t, t->events[i].name), "\"cmp\" reads later"))
+          marked = true;
+      ok (marked, "a mark names the hazard and its reader");
       MlIssues is;
       ml_issues_init (&is);
-      ok (ml_graph_inplace_issues (b, &is, &err) == 0 && is.n == 1, "one in-place hazard: cmp reads a after relu_ overwrote it");
-      if (is.n == 1)
-        {
-          is_u64 (is.items[0].a, 2, "the victim is a");
-          is_u64 (is.items[0].tick, 2, "at relu_'s tick");
-          has_str (is.items[0].why, "\"cmp\" reads later", "the issue names the reader");
-        }
+      MlPlan *plan = NULL;
+      MlKnobs k;
+      ml_knobs_init (&k);
+      ok (ml_sim_run (b, &ml_strategy_caching, &k, &plan, &err) == 0 && ml_check_races (b, plan, &is, &err) == 0,
+          "the race checker runs on the graph (%s)", err.msg);
+      is_u64 (is.total[ML_ISSUE_INPLACE], 1, "one in-place hazard: cmp reads a after relu_ overwrote it");
+      ml_plan_free (plan);
       ml_issues_clear (&is);
     }
   ml_buffers_free (b);
@@ -516,6 +587,60 @@ test_graph (void)
   ok (!t && strstr (err.msg, "2^56"), "a shape past 2^56 elements: %s", err.msg);
 }
 
+/* Mutated graphs and profiler traces fail cleanly (or load). */
+static void
+test_json_mutations (void)
+{
+  static const char graph_json[] =
+    "{\"alignment\":256,\"tensors\":[{\"name\":\"x\",\"shape\":[4,8],\"dtype\":\"f32\",\"kind\":\"input\"},"
+    "{\"name\":\"a\",\"shape\":[32],\"dtype\":\"bf16\"},{\"name\":\"b\",\"shape\":[32],\"dtype\":\"bf16\"},"
+    "{\"name\":\"y\",\"bytes\":64,\"kind\":\"output\"}],\"ops\":[{\"name\":\"f\",\"inputs\":[\"x\"],\"outputs\":[\"a\"]},"
+    "{\"name\":\"g_\",\"inputs\":[\"a\"],\"outputs\":[\"b\"],\"inplace\":[[\"a\",\"b\"]]},"
+    "{\"name\":\"h\",\"inputs\":[\"b\",\"a\"],\"outputs\":[\"y\"]}]}";
+  const char *seeds[] = { graph_json, kineto_json };
+  uint64_t rng = 12345;
+  size_t loaded = 0, failed = 0, silent = 0;
+  for (int s = 0; s < 2; s++)
+    for (int m = 0; m < 1500; m++)
+      {
+        char buf[4096];
+        size_t n = strlen (seeds[s]);
+        memcpy (buf, seeds[s], n + 1);
+        for (int e = 0; e < 1 + m % 3; e++)
+          {
+            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+            size_t at = (size_t) ((rng >> 33) % n);
+            static const char alphabet[] = "0123456789-.,:[]{}\"eaxyzE ";
+            buf[at] = alphabet[(rng >> 20) % (sizeof alphabet - 1)];
+          }
+        cJSON *doc = cJSON_Parse (buf);
+        if (!doc)
+          continue;
+        MlLoadOptions o;
+        ml_load_options_init (&o);
+        o.graph_options = m % 2 ? "reorder=memory" : NULL;
+        MlTrace *t = NULL;
+        MlError err = { 0 };
+        int rc = s == 0 ? ml_trace_from_graph (doc, "mutant", &o, &t, &err)
+                        : ml_trace_from_kineto (doc, "mutant", &o, &t, &err);
+        if (rc == 0)
+          {
+            MlBuffers *b = NULL;
+            if (ml_buffers_build (t, 0, &b, &err) == 0)
+              loaded++;
+            ml_buffers_free (b);
+          }
+        else if (err.msg[0])
+          failed++;
+        else
+          silent++;
+        ml_trace_free (t);
+        cJSON_Delete (doc);
+      }
+  ok (silent == 0, "mutated graphs and profiler traces: %zu loaded, %zu refused with a message, %zu without", loaded, failed, silent);
+  ok (loaded > 50 && failed > 50, "both outcomes happen");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -528,5 +653,6 @@ main (int argc, char **argv)
   test_conformance_rules ();
   test_kineto ();
   test_graph ();
+  test_json_mutations ();
   return tap_done ();
 }

@@ -33,3 +33,29 @@ with open('tiny-snapshot-p2.pickle', 'wb') as f:
     pickle.dump(snap, f, protocol=2)
 with open('tiny-legacy.pkl', 'wb') as f:
     pickle.dump(snap['segments'], f, protocol=4)
+
+# expandable segments (small pool): pages of 2 MiB mapped at the segment's end
+E = 0x200000000
+exp = {
+    'segments': [
+        {'device': 0, 'address': E, 'total_size': 4 * MiB, 'allocated_size': 512 + MiB, 'active_size': 512 + MiB,
+         'requested_size': 100 + MiB, 'stream': 0, 'segment_type': 'small', 'segment_pool_id': (0, 0),
+         'is_expandable': True, 'frames': [],
+         'blocks': [{'address': E, 'size': 512, 'requested_size': 100, 'state': 'active_allocated', 'frames': []},
+                    {'address': E + 512, 'size': MiB, 'requested_size': 0, 'state': 'inactive', 'frames': []},
+                    {'address': E + 512 + MiB, 'size': MiB, 'requested_size': MiB, 'state': 'active_allocated', 'frames': []},
+                    {'address': E + 512 + 2 * MiB, 'size': 2 * MiB - 512, 'requested_size': 0, 'state': 'inactive', 'frames': []}]},
+    ],
+    'device_traces': [[
+        {'action': 'segment_map', 'addr': E, 'size': 2 * MiB, 'stream': 0, 'time_us': 1, 'frames': []},
+        {'action': 'alloc', 'addr': E, 'size': 100, 'stream': 0, 'time_us': 2, 'frames': []},
+        {'action': 'alloc', 'addr': E + 512, 'size': MiB, 'stream': 0, 'time_us': 3, 'frames': []},
+        {'action': 'segment_map', 'addr': E + 2 * MiB, 'size': 2 * MiB, 'stream': 0, 'time_us': 4, 'frames': []},
+        {'action': 'alloc', 'addr': E + 512 + MiB, 'size': MiB, 'stream': 0, 'time_us': 5, 'frames': []},
+        {'action': 'free_requested', 'addr': E + 512, 'size': MiB, 'stream': 0, 'time_us': 6, 'frames': []},
+        {'action': 'free_completed', 'addr': E + 512, 'size': MiB, 'stream': 0, 'time_us': 7, 'frames': []},
+    ]],
+    'allocator_settings': {'expandable_segments': True},
+}
+with open('tiny-expandable.pickle', 'wb') as f:
+    pickle.dump(exp, f, protocol=4)
