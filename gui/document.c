@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "gui/render/report-html.h"
+#include "sim/report.h"
 #include "strategies/registry.h"
 
 G_DEFINE_QUARK (ml-gui-error-quark, ml_gui_error)
@@ -503,6 +505,75 @@ GPtrArray *
 ml_document_compare_finish (GAsyncResult *result, GError **error)
 {
   return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+static void
+report_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  Job *job = data;
+  const MlBuffers *bufs = job->prev->bufs;
+  MlError err = { 0 };
+  /* the default set, then the extra names not in it ("recorded" is added
+   * by the report itself) */
+  GPtrArray *list = g_ptr_array_new ();
+  g_auto (GStrv) def = g_strsplit (ml_strategies_default (), ",", -1);
+  g_auto (GStrv) extra = g_strsplit (job->names ? job->names : "", ",", -1);
+  for (int pass = 0; pass < 2; pass++)
+    for (char **n = pass ? extra : def; *n; n++)
+      {
+        const MlStrategy *st = **n ? ml_strategy_find (*n) : NULL;
+        if (st && !g_ptr_array_find (list, st, NULL))
+          g_ptr_array_add (list, (gpointer) st);
+      }
+  g_ptr_array_add (list, NULL);
+  MlKnobs k;
+  to_ml_knobs (&job->knobs, bufs->trace, &k);
+  k.align = bufs->align;
+  k.progress = &job->jp.progress;
+  job_report (&job->jp, 0.0, "report");
+  MlReport *r = NULL;
+  int rc = ml_report_build (job->prev->box->path, bufs, (const MlStrategy *const *) list->pdata, &k, &r, &err);
+  if (rc == 0)
+    {
+      job_report (&job->jp, 0.95, "writing");
+      rc = ml_report_write_file (r, job->path, NULL, &err);
+    }
+  ml_report_free (r);
+  g_ptr_array_unref (list);
+  if (rc < 0 || job->jp.cancelled)
+    {
+      GError *error = NULL;
+      if (job->jp.cancelled)
+        g_set_error_literal (&error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "Cancelled");
+      else
+        set_error (&error, &err);
+      g_task_return_error (task, error);
+      return;
+    }
+  g_task_return_boolean (task, TRUE);
+}
+
+void
+ml_document_report_async (MlDocument *doc, const char *extra, const char *path,
+                          GCancellable *cancellable,
+                          MlProgressFunc progress, gpointer progress_data,
+                          GAsyncReadyCallback callback, gpointer user_data)
+{
+  Job *job = job_new (&doc->knobs, NULL, NULL, cancellable, progress, progress_data);
+  job->prev = ml_document_ref (doc);
+  job->names = g_strdup (extra);
+  job->path = g_strdup (path);
+  GTask *task = g_task_new (NULL, cancellable, callback, user_data);
+  g_task_set_source_tag (task, ml_document_report_async);
+  g_task_set_task_data (task, job, job_free);
+  g_task_run_in_thread (task, report_thread);
+  g_object_unref (task);
+}
+
+gboolean
+ml_document_report_finish (GAsyncResult *result, GError **error)
+{
+  return g_task_propagate_boolean (G_TASK (result), error);
 }
 
 /* ---- queries -------------------------------------------------------------- */

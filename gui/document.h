@@ -135,6 +135,17 @@ void       ml_document_compare_async  (MlDocument *doc, const char *names,
                                        GAsyncReadyCallback callback, gpointer user_data);
 GPtrArray *ml_document_compare_finish (GAsyncResult *result, GError **error);
 
+/* Writes the project's tuning report (sim/report.h; .html with pictures,
+ * .md, .json, .csv by the extension of @path) for @doc's trace and knobs
+ * in a worker: the registry's default strategies plus @extra (comma list,
+ * may be NULL), the recorded plan first when the trace has addresses.
+ * The file is written atomically. */
+void     ml_document_report_async  (MlDocument *doc, const char *extra, const char *path,
+                                    GCancellable *cancellable,
+                                    MlProgressFunc progress, gpointer progress_data,
+                                    GAsyncReadyCallback callback, gpointer user_data);
+gboolean ml_document_report_finish (GAsyncResult *result, GError **error);
+
 /* Time of @tick in nanoseconds since the first timed event, when the
  * trace has times (the time of the last event at or before it), else -1.
  * O(log events). */

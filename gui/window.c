@@ -1146,75 +1146,43 @@ visible_views (MlWindow *self)
 }
 
 static gboolean
-write_report (MlWindow *self, const char *path, GError **error)
+is_report_format (const char *fmt)
 {
-  const MlDocument *d = self->doc;
-  g_autofree char *png = NULL;
-  {
-    g_autofree char *stem = g_str_has_suffix (path, ".md") ? g_strndup (path, strlen (path) - 3) : g_strdup (path);
-    png = g_strconcat (stem, ".png", NULL);
-  }
-  if (!ml_window_export (self, "png", png, error))
-    return FALSE;
-  GString *s = g_string_new (NULL);
-  const MlTrace *t = ml_document_trace (d);
-  char a[32], b[32], c[32];
-  g_autofree char *base = g_path_get_basename (d->box->path);
-  g_autofree char *pngbase = g_path_get_basename (png);
-  g_string_append_printf (s, "# Memory report: %s\n\n", base);
-  g_string_append_printf (s, "Source `%s`, %zu events, %zu buffers, alignment %" G_GUINT64_FORMAT " B, lower bound %s at tick %" G_GUINT64_FORMAT ".\n\n",
-                          ml_trace_str (t, t->source), t->n_events, d->bufs->n, d->bufs->align,
-                          fmt_size (d->bufs->lower_bound, a, sizeof a), d->bufs->lower_bound_tick);
-  g_string_append_printf (s, "![the view](%s)\n\n", pngbase);
-  g_string_append (s, "| strategy | peak | overhead | frag max | frag at peak | internal waste | OOM | time |\n"
-                      "|---|---:|---:|---:|---:|---:|---|---:|\n");
-  for (int r = 0; r < 2; r++)
+  return g_strcmp0 (fmt, "html") == 0 || g_strcmp0 (fmt, "md") == 0 || g_strcmp0 (fmt, "json") == 0
+         || g_strcmp0 (fmt, "csv") == 0;
+}
+
+static void
+on_report_done (GObject *src, GAsyncResult *res, gpointer user)
+{
+  JobRef *r = user;
+  MlWindow *self = r->self;
+  GError *error = NULL;
+  gboolean ok = ml_document_report_finish (res, &error);
+  gboolean current = job_end (self, r->cancellable);
+  const char *path = g_object_get_data (G_OBJECT (r->cancellable), "ml-path");
+  if (current)
     {
-      const MlRun *run = d->runs[r];
-      if (!run)
-        continue;
-      if (!run->plan)
-        {
-          g_string_append_printf (s, "| %s | failed: %s | | | | | | |\n", run->strategy, run->error);
-          continue;
-        }
-      const MlMetrics *m = &run->metrics;
-      g_autofree char *oom = run->plan->oom.hit
-        ? g_strdup_printf ("tick %" G_GUINT64_FORMAT " (%s)", run->plan->oom.tick, run->plan->oom.fragmentation ? "fragmentation" : "capacity")
-        : g_strdup ("none");
-      g_string_append_printf (s, "| %s | %s | %.1f%% | %.3f | %.3f | %s | %s | %.3f s |\n", run->strategy,
-                              fmt_size (m->peak, a, sizeof a), m->overhead * 100, m->frag_max, m->frag_at_peak,
-                              fmt_size (m->internal_waste, b, sizeof b), oom, run->plan->seconds);
+      g_autofree char *msg = ok ? g_strdup_printf ("Wrote the report %s", path)
+                                : g_strdup_printf ("Could not write the report: %s", error->message);
+      ml_window_show_message (self, msg);
+      g_signal_emit (self, signals[JOB_FINISHED], 0, ok);
     }
-  g_string_append (s, "\n## Peak points\n\n");
-  for (size_t i = 0; i < d->peaks.n; i++)
-    {
-      const MlPeak *p = &d->peaks.peaks[i];
-      g_string_append_printf (s, "- tick %" G_GUINT64_FORMAT ": %s live in %zu buffers; largest:", p->tick,
-                              fmt_size (p->live, a, sizeof a), p->n_live);
-      for (size_t k = 0; k < MIN (p->n_blame, (size_t) 5); k++)
-        {
-          char tmp[32];
-          g_string_append_printf (s, "%s `%s` %s", k ? "," : "", ml_document_buffer_label (d, p->blame[k], tmp, sizeof tmp),
-                                  fmt_size (d->bufs->buf[p->blame[k]].rsize, c, sizeof c));
-        }
-      g_string_append (s, "\n");
-    }
-  g_string_append (s, "\n## Issues\n\n");
-  for (int r = 0; r < 2; r++)
-    {
-      const MlRun *run = d->runs[r];
-      if (!run)
-        continue;
-      g_string_append_printf (s, "- %s: %zu issues\n", run->strategy, ml_issues_count (&run->issues));
-      for (size_t i = 0; i < MIN (run->issues.n, (size_t) 20); i++)
-        g_string_append_printf (s, "  - %s at tick %" G_GUINT64_FORMAT ": %s\n", ml_issue_kind_name (run->issues.items[i].kind),
-                                run->issues.items[i].tick, run->issues.items[i].why);
-    }
-  g_string_append (s, "\nWritten by the memlens viewer.\n");
-  gboolean ok = g_file_set_contents (path, s->str, (gssize) s->len, error);
-  g_string_free (s, TRUE);
-  return ok;
+  g_clear_error (&error);
+  job_ref_free (r);
+}
+
+void
+ml_window_export_report (MlWindow *self, const char *path)
+{
+  if (!self->doc)
+    return;
+  job_begin (self, "Writing the report");
+  g_object_set_data_full (G_OBJECT (self->job), "ml-path", g_strdup (path), g_free);
+  /* the report compares the registry's default strategies and those shown */
+  g_autofree char *extra = g_strjoin (",", self->doc->runs[0]->strategy,
+                                      self->doc->runs[1] ? self->doc->runs[1]->strategy : "", NULL);
+  ml_document_report_async (self->doc, extra, path, self->job, on_progress, self, on_report_done, job_ref_new (self));
 }
 
 gboolean
@@ -1225,8 +1193,11 @@ ml_window_export (MlWindow *self, const char *format, const char *path, GError *
       g_set_error_literal (error, ML_GUI_ERROR, 1, "Nothing to export: open a trace first");
       return FALSE;
     }
-  if (g_strcmp0 (format, "md") == 0)
-    return write_report (self, path, error);
+  if (is_report_format (format))
+    {
+      g_set_error (error, ML_GUI_ERROR, 2, "Reports are written by a worker: use win.export or ml_window_export_report");
+      return FALSE;
+    }
   int nv = visible_views (self);
   int w = MAX (gtk_widget_get_width (self->timeline[0]), 400);
   int hs[2], h = 0;
@@ -1242,7 +1213,7 @@ ml_window_export (MlWindow *self, const char *format, const char *path, GError *
     surf = cairo_pdf_surface_create (tmp, w, h);
   else
     {
-      g_set_error (error, ML_GUI_ERROR, 2, "Unknown export format \"%s\" (png, svg, pdf, md)", format);
+      g_set_error (error, ML_GUI_ERROR, 2, "Unknown export format \"%s\" (png, svg, pdf; reports: html, md, json, csv)", format);
       return FALSE;
     }
   cairo_t *cr = cairo_create (surf);
@@ -1288,6 +1259,11 @@ export_action (GSimpleAction *a, GVariant *p, gpointer user)
   MlWindow *self = user;
   const char *fmt, *path;
   g_variant_get (p, "(&s&s)", &fmt, &path);
+  if (is_report_format (fmt))
+    {
+      ml_window_export_report (self, path);
+      return;
+    }
   GError *error = NULL;
   if (!ml_window_export (self, fmt, path, &error))
     {
@@ -1322,7 +1298,7 @@ export_dialog_action (GSimpleAction *a, GVariant *p, gpointer user)
   if (!self->doc)
     return;
   const char *fmt = g_variant_get_string (p, NULL);
-  GtkFileChooserNative *dlg = gtk_file_chooser_native_new (g_str_equal (fmt, "md") ? "Export the report" : "Export the view",
+  GtkFileChooserNative *dlg = gtk_file_chooser_native_new (is_report_format (fmt) ? "Export the report" : "Export the view",
                                                            GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_SAVE,
                                                            "_Export", "_Cancel");
   g_autofree char *base = g_path_get_basename (self->doc->box->path);
@@ -1642,7 +1618,8 @@ build_menus (MlWindow *self, GMenuModel **export_menu, GMenuModel **open_menu)
   g_menu_append (exp, "View as _PNG…", "win.export-dialog::png");
   g_menu_append (exp, "View as _SVG…", "win.export-dialog::svg");
   g_menu_append (exp, "View as P_DF…", "win.export-dialog::pdf");
-  g_menu_append (exp, "_Report (Markdown + PNG)…", "win.export-dialog::md");
+  g_menu_append (exp, "_Report (HTML with pictures)…", "win.export-dialog::html");
+  g_menu_append (exp, "Report as _Markdown…", "win.export-dialog::md");
   *export_menu = G_MENU_MODEL (exp);
 
   GMenu *open = g_menu_new ();

@@ -15,7 +15,8 @@
  *   win.select-buffer(i) select a buffer by index (-1 none),
  *   win.strategy(s), win.strategy2(s), win.compare(b) (stateful),
  *   win.color-by(s), win.time-axis(s) (stateful),
- *   win.export((ss)) format ("png", "svg", "pdf", "md") and path,
+ *   win.export((ss)) format ("png", "svg", "pdf"; reports "html", "md",
+ *   "json", "csv") and path,
  *   win.export-dialog(s), win.apply-knobs, win.compare-all, win.cancel,
  *   win.search, win.show-panel(b), win.close.
  */
@@ -53,6 +54,9 @@ char *ml_window_dup_details_text (MlWindow *self);
 /* Writes the current view (both timelines in compare mode) as @format
  * ("png", "svg", "pdf") or the report ("md") to @path. */
 gboolean ml_window_export (MlWindow *self, const char *format, const char *path, GError **error);
+/* Writes the project's report (sim/report.h) to @path (.html, .md, .json,
+ * .csv) in a worker; "job-finished" tells when it is done. */
+void ml_window_export_report (MlWindow *self, const char *path);
 /* Chooses peak point @index in the Peaks list (as a click does): the
  * view centres on it, outlines what is live there and selects the
  * largest buffer. FALSE when there is no such peak. */
