@@ -1130,6 +1130,10 @@ apply_document (MlWindow *self, MlDocument *doc)
   show_buffer_details (self, sel);   /* the new run's offsets */
   if (!same_trace)
     {
+      /* a new trace: start where the question usually is, at the peak,
+       * with the keys (+, -, 0, arrows) going to the timeline */
+      gtk_notebook_set_current_page (GTK_NOTEBOOK (self->notebook), PAGE_PEAKS);
+      gtk_widget_grab_focus (self->timeline[0]);
       grid_clear (self->compare_grid);
       gtk_label_set_text (GTK_LABEL (self->compare_status),
                           "Press \"Run all\" to measure every fast strategy on this trace with the current knobs.");
