@@ -647,7 +647,8 @@ ml_document_search (const MlDocument *doc, const MlRun *run, const char *text, g
   GArray *out = g_array_new (FALSE, FALSE, sizeof (guint32));
   if (!text)
     return out;
-  g_autofree char *needle = g_ascii_strdown (g_strstrip (g_strdup (text)), -1);
+  g_autofree char *copy = g_strstrip (g_strdup (text));
+  g_autofree char *needle = g_ascii_strdown (copy, -1);
   if (!*needle)
     return out;
   const MlTrace *t = ml_document_trace (doc);
