@@ -23,6 +23,7 @@ xrun() { timeout 150 xvfb-run -a -s "-screen 0 1600x1000x24" "$@"; }
 # the command hands over to the viewer
 "$MEMLENS" view --help >"$T/help" 2>&1; ok $? "memlens view --help exits 0"
 grep -q "Usage: memlens view" "$T/help"; ok $? "it shows its usage"
+out=$("$MEMLENS" view --version 2>&1); [ "$out" = "memlens-view $("$MEMLENS" --version | cut -d' ' -f2)" ]; ok $? "memlens view runs memlens-view from the build tree ($out)"
 MEMLENS_VIEW=/nonexistent/memlens-view "$MEMLENS" view x.jsonl >/dev/null 2>"$T/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "cannot run" "$T/err"; ok $? "a missing viewer is a clear error, exit 2"
 
