@@ -6,6 +6,7 @@
 
 #include "sim/jsonutil.h"
 #include "sim/kineto.h"
+#include "sim/sort.h"
 #include "sim/strategy.h"
 #include "sim/u64map.h"
 
@@ -56,6 +57,7 @@ typedef struct {
   size_t      nops;
   uint64_t    align;
   bool        exclude[4];
+  bool        pin[4];     /* resident for the whole graph at a fixed offset */
   MlU64Map    names;      /* FNV-1a hash of a name -> the first tensor with it */
 } G;
 
@@ -145,8 +147,13 @@ lifetimes (const G *g, const uint32_t *order, uint64_t *start, uint64_t *end, ui
         }
     }
   for (size_t i = 0; i < g->nt; i++)
-    if (g->t[i].kind == K_OUTPUT || g->t[i].kind == K_WEIGHT)
-      end[root_of (g, (uint32_t) i)] = n + 1;
+    {
+      uint32_t r = root_of (g, (uint32_t) i);
+      if (g->t[i].kind == K_OUTPUT || g->t[i].kind == K_WEIGHT || g->pin[g->t[i].kind])
+        end[r] = n + 1;
+      if (g->pin[g->t[i].kind])
+        start[r] = 0;
+    }
   /* peak: a difference array over ticks 0 .. n + 1 */
   memset (scratch, 0, (n + 2) * sizeof *scratch);
   uint64_t *minus = scratch + n + 2;
@@ -292,16 +299,17 @@ graph_option (void *user, const char *key, const char *value, MlError *err)
       else
         return ml_error_set (err, ML_EUSAGE, "graph option reorder=%s: use memory or none", value);
     }
-  else if (strcmp (key, "exclude") == 0)
+  else if (strcmp (key, "exclude") == 0 || strcmp (key, "pin") == 0)
     {
+      bool *set = key[0] == 'e' ? o->g->exclude : o->g->pin;
       if (strcmp (value, "weights") == 0)
-        o->g->exclude[K_WEIGHT] = true;
+        set[K_WEIGHT] = true;
       else if (strcmp (value, "inputs") == 0)
-        o->g->exclude[K_INPUT] = true;
+        set[K_INPUT] = true;
       else if (strcmp (value, "outputs") == 0)
-        o->g->exclude[K_OUTPUT] = true;
+        set[K_OUTPUT] = true;
       else
-        return ml_error_set (err, ML_EUSAGE, "graph option exclude=%s: use weights, inputs or outputs", value);
+        return ml_error_set (err, ML_EUSAGE, "graph option %s=%s: use weights, inputs or outputs", key, value);
     }
   return 0;   /* other keys belong to the strategies */
 }
@@ -460,6 +468,7 @@ build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
   uint32_t *order = calloc (n + 1, sizeof *order), *best = calloc (n + 1, sizeof *best);
   uint64_t *start = calloc (g->nt + 1, sizeof *start), *end = calloc (g->nt + 1, sizeof *end);
   uint64_t *scratch = calloc (2 * (n + 2), sizeof *scratch);
+  uint32_t *by_end = NULL;
   MlTrace *tr = ml_trace_new ();
   if (!order || !best || !start || !end || !scratch || !tr)
     {
@@ -495,18 +504,39 @@ build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
   static const uint16_t kind_flag[] = { ML_EVF_ACTIVATION, ML_EVF_INPUT, ML_EVF_OUTPUT, ML_EVF_WEIGHT };
   if (note[0] && (rc = emit (tr, ML_EV_MARK, 0, 0, 0, ml_strtab_intern0 (tr->strings, note), 0)) < 0)
     goto oom;
+  /* pinned tensors are packed from offset 0 in declaration order */
+  uint64_t pin_at = 0;
   for (size_t i = 0; i < g->nt; i++)
     if (g->t[i].root == i && start[i] == 0 && !g->exclude[g->t[i].kind])
-      if ((rc = emit (tr, ML_EV_ALLOC, 0, i + 1, g->t[i].bytes, ml_strtab_intern0 (tr->strings, g->t[i].name),
-                      ML_EVF_HAS_ID | kind_flag[g->t[i].kind])) < 0)
-        goto oom;
+      {
+        uint16_t flags = ML_EVF_HAS_ID | kind_flag[g->t[i].kind];
+        MlEvent ev = { .tick = 0, .id = i + 1, .size = g->t[i].bytes, .time_ns = -1,
+                       .name = ml_strtab_intern0 (tr->strings, g->t[i].name), .kind = ML_EV_ALLOC, .flags = flags };
+        if (g->pin[g->t[i].kind])
+          {
+            ev.flags |= ML_EVF_PINNED;
+            ev.addr = pin_at;
+            pin_at += ml_align_up (g->t[i].bytes, align);
+          }
+        if (!ml_trace_append (tr, &ev))
+          goto oom;
+      }
+  /* the roots by end tick (stable), for the frees */
+  size_t n_by_end = 0, next_end = 0;
+  by_end = calloc (g->nt + 1, sizeof *by_end);
+  if (!by_end)
+    goto oom;
+  for (size_t i = 0; i < g->nt; i++)
+    if (g->t[i].root == i && start[i] != UINT64_MAX && end[i] <= n && !g->exclude[g->t[i].kind])
+      by_end[n_by_end++] = (uint32_t) i;
+  if (ml_sort_indexes_by_key (by_end, n_by_end, end, sizeof *end) < 0)
+    goto oom;
   for (size_t p = 0; p < n; p++)
     {
       uint64_t tick = p + 1;
-      for (size_t i = 0; i < g->nt; i++)
-        if (g->t[i].root == i && end[i] == tick && start[i] != UINT64_MAX && !g->exclude[g->t[i].kind])
-          if ((rc = emit (tr, ML_EV_FREE, tick, i + 1, 0, 0, ML_EVF_HAS_ID)) < 0)
-            goto oom;
+      for (; next_end < n_by_end && end[by_end[next_end]] == tick; next_end++)
+        if ((rc = emit (tr, ML_EV_FREE, tick, by_end[next_end] + 1, 0, 0, ML_EVF_HAS_ID)) < 0)
+          goto oom;
       const Op *op = &g->ops[order[p]];
       for (size_t k = 0; k < op->n_out; k++)
         {
@@ -560,6 +590,7 @@ out:
   free (start);
   free (end);
   free (scratch);
+  free (by_end);
   if (rc < 0)
     ml_trace_free (tr);
   else

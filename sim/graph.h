@@ -14,7 +14,9 @@
  *
  * Options (MlLoadOptions.graph_options, "k=v,..."; other keys are left to
  * the strategies): exclude=weights|inputs|outputs (repeatable) leaves
- * those tensors out; reorder=memory runs the ops in a memory-aware
+ * those tensors out; pin=weights|inputs|outputs (repeatable) keeps them
+ * resident for the whole graph, flagged pinned, at offsets (addr) packed
+ * from 0 in declaration order; reorder=memory runs the ops in a memory-aware
  * topological order (below) and keeps it when its peak is lower; a mark
  * at tick 0 reports both peaks.
  *

@@ -16,7 +16,8 @@
  * before anything is allocated (a length of 2^60 is an error, not an
  * attempt), so memory is O(input size); the VM stack and the nesting depth
  * of containers are limited (ML_PK_MAX_DEPTH); errors name the byte offset,
- * the opcode and the value.
+ * the opcode and the value. Every value, string and item array lives in
+ * the document's arena and goes with ml_pk_free().
  */
 #ifndef ML_PICKLE_H
 #define ML_PICKLE_H

@@ -577,7 +577,7 @@ parse_option (void *user, const char *key, const char *value, MlError *err)
 {
   Config *cfg = user;
   char *end;
-  if (strcmp (key, "reorder") == 0 || strcmp (key, "exclude") == 0)
+  if (strcmp (key, "reorder") == 0 || strcmp (key, "exclude") == 0 || strcmp (key, "pin") == 0)
     return 0;   /* graph loader options share --options */
   unsigned long long v = strtoull (value, &end, 10);
   if (*end || !*value)
@@ -613,6 +613,8 @@ parse_config (const char *options, Config *cfg, MlError *err)
   cfg->max_split = UINT64_MAX;
   return ml_options_foreach (options, parse_option, cfg, err);
 }
+
+static const char *recorded_settings (const MlTrace *t);
 
 /* ---- the strategy ---- */
 
@@ -657,11 +659,20 @@ static int
 strat_create (MlSimContext *ctx, const MlKnobs *knobs, void **state, MlError *err)
 {
   Config cfg;
-  int rc = parse_config (knobs->options, &cfg, err);
+  const MlBuffers *bufs = ml_sim_buffers (ctx);
+  const char *options = knobs->options;
+  char settings[256];
+  if ((!options || !*options) && bufs->trace && recorded_settings (bufs->trace))
+    {
+      /* a PyTorch snapshot: run with the settings it recorded */
+      snprintf (settings, sizeof settings, "%s", recorded_settings (bufs->trace));
+      settings[strcspn (settings, " ")] = 0;
+      options = settings;
+    }
+  int rc = parse_config (options, &cfg, err);
   if (rc < 0)
     return rc;
   Strat *s = calloc (1, sizeof *s);
-  const MlBuffers *bufs = ml_sim_buffers (ctx);
   if (!s || !(s->block = calloc (bufs->n ? bufs->n : 1, sizeof *s->block)))
     {
       free (s);

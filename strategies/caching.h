@@ -24,7 +24,8 @@
  *   expandable one growable segment per (pool, stream) that maps 2 MiB /
  *             20 MiB pages at its end when no free block fits.
  * Options (knobs->options): max_split_size_mb=N, expandable_segments=0|1,
- * roundup_power2_divisions=D.
+ * roundup_power2_divisions=D; without options, a PyTorch snapshot's
+ * recorded settings (its tick-0 "allocator settings: ..." mark).
  * Complexity: O(log f) per operation (f = free blocks; treaps), O(s) for a
  * release (s = segments).
  * Optimality: none; it reproduces what PyTorch would do, which is the

@@ -545,6 +545,28 @@ test_graph (void)
              "exclude=weights,exclude=inputs", &err);
   ok (t && t->n_events == 1, "exclude=weights,exclude=inputs keeps only the output (%s)", err.msg);
   ml_trace_free (t);
+  t = graph ("{\"tensors\":[{\"name\":\"x\",\"shape\":[4],\"dtype\":\"f32\",\"kind\":\"input\"},"
+             "{\"name\":\"w1\",\"shape\":[100],\"dtype\":\"f32\",\"kind\":\"weight\"},"
+             "{\"name\":\"w2\",\"shape\":[4],\"dtype\":\"f32\",\"kind\":\"weight\"},"
+             "{\"name\":\"h\",\"shape\":[4],\"dtype\":\"f32\"},"
+             "{\"name\":\"y\",\"shape\":[4],\"dtype\":\"f32\",\"kind\":\"output\"}],"
+             "\"ops\":[{\"name\":\"a\",\"inputs\":[\"x\",\"w1\"],\"outputs\":[\"h\"]},"
+             "{\"name\":\"b\",\"inputs\":[\"h\",\"w2\"],\"outputs\":[\"y\"]}]}",
+             "pin=weights,pin=inputs", &err);
+  b = NULL;
+  if (t && ml_buffers_build (t, 0, &b, &err) == 0)
+    {
+      ok ((b->buf[1].flags & ML_BUF_PINNED) && (b->buf[2].flags & ML_BUF_PINNED), "pin=weights flags the weights");
+      is_u64 (b->buf[0].addr, 0, "pinned tensors are packed from 0: x");
+      is_u64 (b->buf[1].addr, 256, "w1 after x (16 B rounded to 256)");
+      is_u64 (b->buf[2].addr, 256 + 512, "w2 after w1 (400 B rounded to 512)");
+      ok (b->buf[0].flags & ML_BUF_NEVER_FREED, "a pinned input stays resident");
+      ok (!(b->buf[3].flags & ML_BUF_PINNED), "activations are not pinned");
+    }
+  else
+    ok (0, "pinned graph loads (%s)", err.msg);
+  ml_buffers_free (b);
+  ml_trace_free (t);
 
   /* two branches: A and B make 100 KiB each, C and D shrink them */
   const char *branches = "{\"alignment\":1,\"tensors\":[{\"name\":\"in\",\"bytes\":1,\"kind\":\"input\"},"
