@@ -325,7 +325,7 @@ build_document (MlTraceBox *box, Job *job, GError **error)
   doc->box = ml_trace_box_ref (box);
   doc->knobs = job->knobs;
 
-  job->jp.base = 0.1, job->jp.scale = 0.0;
+  job->jp.base = 0.5, job->jp.scale = 0.0;
   job_report (&job->jp, 0.0, "lifetimes");
   if (ml_buffers_build (trace, job->knobs.align, &doc->bufs, &err) < 0
       || ml_peaks_find (doc->bufs, MAX_PEAKS, MAX_BLAME, &doc->peaks, &err) < 0)
@@ -352,8 +352,8 @@ build_document (MlTraceBox *box, Job *job, GError **error)
       const char *name = job->strategy[r] ? job->strategy[r] : ml_document_default_strategy (trace);
       if (strcmp (name, ML_RECORDED) == 0 && !trace->has_addrs)
         name = "best-fit";
-      job->jp.base = 0.2 + 0.8 * r / n_runs;
-      job->jp.scale = 0.8 / n_runs;
+      job->jp.base = 0.6 + 0.4 * r / n_runs;
+      job->jp.scale = 0.4 / n_runs;
       doc->runs[r] = run_strategy (doc->bufs, name, &job->knobs, &job->jp, TRUE, box->path, error);
       if (!doc->runs[r])
         {
@@ -377,10 +377,12 @@ load_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancella
     box = ml_trace_box_ref (job->prev->box);
   else
     {
-      job->jp.base = 0.0, job->jp.scale = 0.1;
+      /* reading is most of the time for large files: 0 .. 50 % */
+      job->jp.base = 0.0, job->jp.scale = 0.5;
       job_report (&job->jp, 0.0, "reading");
       MlLoadOptions opts;
       ml_load_options_init (&opts);
+      opts.progress = &job->jp.progress;   /* share read; Cancel stops the reader */
       MlTrace *trace = NULL;
       if (ml_trace_load (job->path, &opts, &trace, &err) < 0)
         {
