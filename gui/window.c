@@ -34,6 +34,7 @@ struct _MlWindow {
 
   /* main area */
   GtkWidget *content_stack;            /* "empty" | "main" */
+  GtkWidget *empty_title;
   GtkWidget *summary[2];
   GtkWidget *timeline[2];
   GtkWidget *timeline_box[2];
@@ -156,6 +157,8 @@ on_loaded (GObject *src, GAsyncResult *res, gpointer user)
       g_autofree char *msg = g_strdup_printf ("Could not open %s: %s", self->loading_path, error->message);
       ml_window_show_message (self, msg);
     }
+  if (current && !self->doc)
+    gtk_label_set_markup (GTK_LABEL (self->empty_title), "<span size='x-large' weight='bold'>Open a memory trace</span>");
   if (current)
     g_signal_emit (self, signals[JOB_FINISHED], 0, doc != NULL);
   if (doc)
@@ -172,6 +175,11 @@ ml_window_open_path (MlWindow *self, const char *path)
   g_autofree char *base = g_path_get_basename (path);
   g_autofree char *what = g_strdup_printf ("Opening %s", base);
   job_begin (self, what);
+  if (!self->doc)
+    {
+      g_autofree char *m = g_markup_printf_escaped ("<span size='x-large' weight='bold'>Opening %s…</span>", base);
+      gtk_label_set_markup (GTK_LABEL (self->empty_title), m);
+    }
   /* a new file starts from its own default alignment and capacity */
   MlViewKnobs k = self->knobs;
   k.align = 0;
@@ -1049,6 +1057,8 @@ apply_document (MlWindow *self, MlDocument *doc)
       g_clear_pointer (&self->doc, ml_document_unref);
       self->doc = doc;
     }
+  gtk_widget_set_sensitive (self->strategy_dd, doc != NULL);
+  gtk_widget_set_sensitive (self->compare_btn, doc != NULL);
   if (!doc)
     {
       gtk_stack_set_visible_child_name (GTK_STACK (self->content_stack), "empty");
@@ -1649,6 +1659,7 @@ build_empty_page (MlWindow *self)
   gtk_box_append (GTK_BOX (box), icon);
   GtkWidget *t = gtk_label_new (NULL);
   gtk_label_set_markup (GTK_LABEL (t), "<span size='x-large' weight='bold'>Open a memory trace</span>");
+  self->empty_title = t;
   gtk_box_append (GTK_BOX (box), t);
   GtkWidget *s = gtk_label_new ("PyTorch snapshots (.pickle), memlens traces (.jsonl), profiler traces,\n"
                                 "MiniMalloc CSV, graphs. Drop a file here or press Ctrl+O.");
