@@ -1,6 +1,10 @@
 /* self-test.c — the scripted path through a real window (see self-test.h). */
 #include "gui/self-test.h"
 
+#ifdef GDK_WINDOWING_X11
+#include <gdk/x11/gdkx.h>
+#endif
+
 #include <glib/gstdio.h>
 #include <math.h>
 #include <stdio.h>
@@ -20,6 +24,11 @@ typedef struct {
   gint64    deadline;
   /* test state */
   double    full0, full1;
+  double    ix, iy;       /* input steps: a point in the plot (widget) */
+  double    it0, it1;     /* the span before the input */
+  double    itick;        /* the tick under the pointer before */
+  char     *xid;          /* the window for xdotool */
+  double    ox, oy;       /* timeline origin in the X window */
   long      picked;
   /* bench */
   GArray   *frames;     /* double ms, before-paint -> after-paint */
@@ -174,6 +183,64 @@ largest_buffer (const MlDocument *doc)
     if (best < 0 || doc->bufs->buf[i].rsize > doc->bufs->buf[best].rsize)
       best = (long) i;
   return best;
+}
+
+/* Runs xdotool with @fmt (real input through the X server's XTEST). */
+static void
+xdo (SelfTest *st, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *args = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  g_autofree char *cmd = g_strconcat ("xdotool ", args, NULL);
+  GError *error = NULL;
+  int status = 0;
+  if (!g_spawn_command_line_sync (cmd, NULL, NULL, &status, &error))
+    {
+      fprintf (stderr, "memlens-view: %s: %s\n", cmd, error->message);
+      g_error_free (error);
+    }
+}
+
+/* The input steps need X11 and xdotool; without them they are skipped
+ * (TAP "# SKIP"). Returns FALSE when skipped. */
+static gboolean
+input_begin (SelfTest *st)
+{
+  GtkWidget *w = GTK_WIDGET (st->win);
+  g_autofree char *xdotool = g_find_program_in_path ("xdotool");
+  const char *why = NULL;
+#ifdef GDK_WINDOWING_X11
+  GdkSurface *surface = gtk_native_get_surface (GTK_NATIVE (w));
+  if (!xdotool)
+    why = "xdotool is not installed";
+  else if (!GDK_IS_X11_SURFACE (surface))
+    why = "not an X11 display";
+  else
+    {
+      st->xid = g_strdup_printf ("%lu", (unsigned long) gdk_x11_surface_get_xid (surface));
+      double sx = 0, sy = 0;
+      gtk_native_get_surface_transform (GTK_NATIVE (w), &sx, &sy);
+      graphene_point_t p;
+      if (!gtk_widget_compute_point (GTK_WIDGET (tv (st, 0)), w, &GRAPHENE_POINT_INIT (0, 0), &p))
+        why = "the timeline has no position";
+      st->ox = p.x + sx, st->oy = p.y + sy;
+    }
+#else
+  why = "built without X11";
+#endif
+  if (why)
+    {
+      st->n_tests++;
+      printf ("ok %d - input through the X server # SKIP %s\n", st->n_tests, why);
+      return FALSE;
+    }
+  activate (st, "zoom-fit", NULL);
+  ml_timeline_view_get_time_span (tv (st, 0), &st->it0, &st->it1);
+  gtk_widget_grab_focus (GTK_WIDGET (tv (st, 0)));
+  xdo (st, "windowfocus --sync %s key plus", st->xid);
+  return TRUE;
 }
 
 /* One step of the test script; returns FALSE when it is waiting. */
@@ -372,6 +439,81 @@ test_step (SelfTest *st)
       break;
     case 14:
       check (st, !ml_window_is_busy (st->win) && ml_window_get_document (st->win) == doc, "Cancel stops it; the view keeps its run");
+      if (!input_begin (st))
+        {
+          finish (st);
+          return FALSE;
+        }
+      break;
+    case 15:   /* real key presses through the X server */
+      check (st, fabs (span (st, 0) - (st->it1 - st->it0) / 2) < 1e-6 * (st->it1 - st->it0),
+             "input: the + key zooms in (span %g -> %g)", st->it1 - st->it0, span (st, 0));
+      xdo (st, "key 0");
+      break;
+    case 16:
+      {
+        double t0, t1;
+        ml_timeline_view_get_time_span (tv (st, 0), &t0, &t1);
+        check (st, t0 == st->full0 && t1 == st->full1, "input: the 0 key fits");
+        const MlView *v = ml_timeline_view_get_view (tv (st, 0));
+        st->ix = v->px + v->pw * 0.3;
+        st->iy = v->py + v->ph * 0.5;
+        st->it0 = t0, st->it1 = t1;
+        st->itick = ml_view_x_to_time (v, st->ix);
+        xdo (st, "mousemove --window %s %.0f %.0f keydown ctrl click 4 keyup ctrl", st->xid, st->ox + st->ix, st->oy + st->iy);
+        break;
+      }
+    case 17:
+      {
+        const MlView *v = ml_timeline_view_get_view (tv (st, 0));
+        double after = ml_view_x_to_time (v, st->ix);
+        double px = ml_view_ticks_per_px (v);
+        check (st, span (st, 0) < (st->it1 - st->it0) * 0.95, "input: ctrl+scroll zooms in (span %g -> %g)", st->it1 - st->it0, span (st, 0));
+        check (st, fabs (after - st->itick) <= 1.5 * px + 1e-9, "input: around the pointer (tick %.1f stays under it: %.1f)", st->itick, after);
+        ml_timeline_view_get_time_span (tv (st, 0), &st->it0, &st->it1);
+        /* to the left: the view has room on the right after the zoom */
+        xdo (st, "mousemove --window %s %.0f %.0f mousedown 1 mousemove --window %s %.0f %.0f mousemove --window %s %.0f %.0f mouseup 1",
+             st->xid, st->ox + st->ix + 100, st->oy + st->iy, st->xid, st->ox + st->ix + 50, st->oy + st->iy,
+             st->xid, st->ox + st->ix, st->oy + st->iy);
+        break;
+      }
+    case 18:
+      {
+        double t0, t1;
+        ml_timeline_view_get_time_span (tv (st, 0), &t0, &t1);
+        const MlView *v = ml_timeline_view_get_view (tv (st, 0));
+        double want = 100 * ml_view_ticks_per_px (v);
+        check (st, fabs ((t0 - st->it0) - want) <= 0.05 * want && fabs ((t1 - t0) - (st->it1 - st->it0)) < 1e-6 * (t1 - t0),
+               "input: dragging 100 px to the left shows later ticks (moved %.1f, want %.1f)", t0 - st->it0, want);
+        activate (st, "zoom-fit", NULL);
+        v = ml_timeline_view_get_view (tv (st, 0));
+        st->it0 = ml_view_x_to_time (v, st->ix);
+        st->it1 = ml_view_x_to_time (v, st->ix + 200);
+        xdo (st, "mousemove --window %s %.0f %.0f keydown shift mousedown 1 mousemove --window %s %.0f %.0f "
+                 "mousemove --window %s %.0f %.0f mouseup 1 keyup shift",
+             st->xid, st->ox + st->ix, st->oy + st->iy, st->xid, st->ox + st->ix + 100, st->oy + st->iy,
+             st->xid, st->ox + st->ix + 200, st->oy + st->iy);
+        break;
+      }
+    case 19:
+      {
+        double t0, t1;
+        ml_timeline_view_get_time_span (tv (st, 0), &t0, &t1);
+        double tol = (st->it1 - st->it0) * 0.03;
+        check (st, fabs (t0 - st->it0) <= tol && fabs (t1 - st->it1) <= tol,
+               "input: shift-drag over 200 px zooms to that range ([%.1f, %.1f), want [%.1f, %.1f))", t0, t1, st->it0, st->it1);
+        activate (st, "zoom-fit", NULL);
+        ml_timeline_view_select_buffer (tv (st, 0), -1);
+        long want = largest_buffer (doc);
+        double x = 0, y = 0;
+        ml_timeline_view_buffer_point (tv (st, 0), (guint32) want, &x, &y);
+        st->picked = want;
+        xdo (st, "mousemove --window %s %.0f %.0f click 1", st->xid, st->ox + x, st->oy + y);
+        break;
+      }
+    case 20:
+      check (st, ml_timeline_view_get_selected (tv (st, 0)) == st->picked,
+             "input: a click on the largest buffer selects it (got %ld)", ml_timeline_view_get_selected (tv (st, 0)));
       finish (st);
       return FALSE;
     }

@@ -663,6 +663,8 @@ on_drag_begin (GtkGestureDrag *g, double x, double y, MlTimelineView *self)
   gtk_widget_grab_focus (GTK_WIDGET (self));
 }
 
+static void pan_to (MlTimelineView *self, double dx, double dy);
+
 static void
 on_drag_update (GtkGestureDrag *g, double dx, double dy, MlTimelineView *self)
 {
@@ -676,6 +678,13 @@ on_drag_update (GtkGestureDrag *g, double dx, double dy, MlTimelineView *self)
     }
   if (!self->panning && fabs (dx) + fabs (dy) < 4)
     return;
+  pan_to (self, dx, dy);
+}
+
+/* Pans to the drag's total offset from where it began. */
+static void
+pan_to (MlTimelineView *self, double dx, double dy)
+{
   self->panning = TRUE;
   gtk_widget_set_cursor_from_name (GTK_WIDGET (self), "grabbing");
   MlView v = self->drag_start_view;
@@ -703,7 +712,9 @@ on_drag_end (GtkGestureDrag *g, double dx, double dy, MlTimelineView *self)
         }
       gtk_widget_queue_draw (GTK_WIDGET (self));
     }
-  else if (!self->panning)
+  else if (self->panning || fabs (dx) + fabs (dy) >= 4)
+    pan_to (self, dx, dy);   /* the last motion may come with the release */
+  else
     {
       /* a click: pick through the hit test */
       ml_timeline_view_select_buffer (self, ml_timeline_view_pick (self, self->drag_x, self->drag_y));
