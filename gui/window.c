@@ -522,7 +522,10 @@ on_compare_done (GObject *src, GAsyncResult *res, gpointer user)
                         run->plan->oom.fragmentation ? "frag" : "cap");
           else
             g_strlcpy (d, "—", sizeof d);
-          g_snprintf (e, sizeof e, "%.3f s", run->plan->seconds);
+          if (run->plan->seconds < 1.0)
+            g_snprintf (e, sizeof e, "%.2f ms", run->plan->seconds * 1e3);
+          else
+            g_snprintf (e, sizeof e, "%.2f s", run->plan->seconds);
           gboolean win = run->metrics.peak == best;
           gtk_grid_attach (GTK_GRID (self->compare_grid), cell (run->strategy, FALSE, win), 0, i + 1, 1, 1);
           gtk_grid_attach (GTK_GRID (self->compare_grid), cell (a, TRUE, win), 1, i + 1, 1, 1);
