@@ -619,6 +619,8 @@ list_row (GtkWidget *list, const char *title, const char *sub, const RowData *da
   gtk_widget_set_margin_bottom (box, 4);
   GtkWidget *row = gtk_list_box_row_new ();
   gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (row), box);
+  if (sub)   /* the subtitle is ellipsized: the whole text on hover */
+    gtk_widget_set_tooltip_text (row, sub);
   if (data)
     g_object_set_data_full (G_OBJECT (row), "ml-row", g_memdup2 (data, sizeof *data), g_free);
   else
@@ -1026,7 +1028,7 @@ update_summary (MlWindow *self, int i)
                             run->plan->oom.tick, run->plan->oom.fragmentation ? "fragmentation" : "capacity");
   size_t ni = ml_issues_count (&run->issues);
   if (ni)
-    g_string_append_printf (s, "   <span foreground='#c0392b'><b>%zu issues</b></span>", ni);
+    g_string_append_printf (s, "   <span foreground='#c0392b'><b>%zu issue%s</b></span>", ni, ni == 1 ? "" : "s");
   if (run->plan->note)
     {
       g_autofree char *note = g_markup_escape_text (run->plan->note, -1);
