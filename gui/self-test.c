@@ -258,6 +258,11 @@ test_step (SelfTest *st)
           return FALSE;
         }
       check (st, doc->bufs->n > 0, "it has buffers (%zu)", doc->bufs->n);
+      {
+        g_autofree char *uri = g_filename_to_uri (doc->box->path, NULL, NULL);
+        check (st, uri && gtk_recent_manager_has_item (gtk_recent_manager_get_default (), uri),
+               "the file is in the recent files");
+      }
       check (st, ml_timeline_view_get_scene (tv (st, 0)) != NULL, "the timeline has a scene");
       break;
     case 1:
