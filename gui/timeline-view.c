@@ -181,7 +181,8 @@ render_done (GObject *src, GAsyncResult *res, gpointer user)
   RenderJob *j = g_task_get_task_data (G_TASK (res));
   cairo_surface_t *surf = g_task_propagate_pointer (G_TASK (res), NULL);
   self->rendering = FALSE;
-  if (surf && j->gen == self->gen)
+  /* a widget disposed while the worker drew has no document any more */
+  if (surf && j->gen == self->gen && self->doc)
     {
       set_cache (self, cairo_surface_reference (surf), j->w, j->h, &j->view, j->gen);
       self->render_ms = j->ms;
@@ -962,14 +963,22 @@ ml_timeline_view_dispose (GObject *obj)
   g_clear_pointer (&self->item_of, g_free);
   g_clear_pointer (&self->highlights, g_free);
   g_clear_pointer (&self->marker_label, g_free);
-  g_clear_pointer (&self->render_times, g_array_unref);
   G_OBJECT_CLASS (ml_timeline_view_parent_class)->dispose (obj);
+}
+
+static void
+ml_timeline_view_finalize (GObject *obj)
+{
+  MlTimelineView *self = ML_TIMELINE_VIEW (obj);
+  g_array_unref (self->render_times);
+  G_OBJECT_CLASS (ml_timeline_view_parent_class)->finalize (obj);
 }
 
 static void
 ml_timeline_view_class_init (MlTimelineViewClass *klass)
 {
   G_OBJECT_CLASS (klass)->dispose = ml_timeline_view_dispose;
+  G_OBJECT_CLASS (klass)->finalize = ml_timeline_view_finalize;
   GtkWidgetClass *wc = GTK_WIDGET_CLASS (klass);
   wc->snapshot = ml_timeline_view_snapshot;
   wc->measure = ml_timeline_view_measure;
