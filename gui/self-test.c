@@ -509,16 +509,25 @@ test_step (SelfTest *st)
                "input: shift-drag over 200 px zooms to that range ([%.1f, %.1f), want [%.1f, %.1f))", t0, t1, st->it0, st->it1);
         activate (st, "zoom-fit", NULL);
         ml_timeline_view_select_buffer (tv (st, 0), -1);
-        long want = largest_buffer (doc);
+        /* a whole pixel where the hit test finds a buffer (the pointer
+         * moves by whole pixels; sub-pixel buffers of a large trace are
+         * merged there) */
+        const MlView *v = ml_timeline_view_get_view (tv (st, 0));
+        long want = -1;
         double x = 0, y = 0;
-        ml_timeline_view_buffer_point (tv (st, 0), (guint32) want, &x, &y);
+        for (int gy = 1; gy < 8 && want < 0; gy++)
+          for (int gx = 1; gx < 8 && want < 0; gx++)
+            {
+              x = floor (v->px + v->pw * gx / 8.0), y = floor (v->py + v->ph * gy / 8.0);
+              want = ml_timeline_view_pick (tv (st, 0), x, y);
+            }
         st->picked = want;
         xdo (st, "mousemove --window %s %.0f %.0f click 1", st->xid, st->ox + x, st->oy + y);
         break;
       }
     case 20:
-      check (st, ml_timeline_view_get_selected (tv (st, 0)) == st->picked,
-             "input: a click on the largest buffer selects it (got %ld)", ml_timeline_view_get_selected (tv (st, 0)));
+      check (st, st->picked >= 0 && ml_timeline_view_get_selected (tv (st, 0)) == st->picked,
+             "input: a click on a buffer selects it (want %ld, got %ld)", st->picked, ml_timeline_view_get_selected (tv (st, 0)));
       finish (st);
       return FALSE;
     }

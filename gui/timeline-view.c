@@ -8,6 +8,8 @@
 
 /* A full drawing cheaper than this happens in the frame itself. */
 #define ML_TIMELINE_SYNC_MS 5.0
+/* Scenes with more items than this are drawn in the worker from the start. */
+#define ML_TIMELINE_BIG 200000
 
 struct _MlTimelineView {
   GtkWidget    parent;
@@ -289,6 +291,27 @@ append_transformed_cache (MlTimelineView *self, GtkSnapshot *snap, int width, in
   gsk_render_node_unref (node);
 }
 
+/* While the first picture of a large trace is drawn: the background and
+ * a word on what is happening. */
+static void
+append_placeholder (MlTimelineView *self, GtkSnapshot *snap, int width, int height)
+{
+  cairo_t *cr = gtk_snapshot_append_cairo (snap, &GRAPHENE_RECT_INIT (0, 0, width, height));
+  MlRgb bg = ml_style_bg (&self->style);
+  cairo_set_source_rgb (cr, bg.r, bg.g, bg.b);
+  cairo_paint (cr);
+  PangoLayout *pl = gtk_widget_create_pango_layout (GTK_WIDGET (self), NULL);
+  g_autofree char *msg = g_strdup_printf ("Drawing %zu buffers…", self->scene->n_items);
+  pango_layout_set_text (pl, msg, -1);
+  int tw, th;
+  pango_layout_get_pixel_size (pl, &tw, &th);
+  cairo_set_source_rgb (cr, 0.45, 0.45, 0.5);
+  cairo_move_to (cr, (width - tw) / 2.0, (height - th) / 2.0);
+  pango_cairo_show_layout (cr, pl);
+  g_object_unref (pl);
+  cairo_destroy (cr);
+}
+
 /* The rectangle of scene item @i in @v, clipped to the plot. */
 static gboolean
 item_rect (const MlScene *s, const MlView *v, long i, double *x, double *y, double *w, double *h)
@@ -437,9 +460,12 @@ ml_timeline_view_snapshot (GtkWidget *w, GtkSnapshot *snap)
                    && self->cache_h == height && same_view (&self->cache_view, &self->view);
   /* a stale picture that can stand in while a worker draws: same data,
    * same size, same addresses (time moves and zooms are transformed) */
-  gboolean usable = self->cache && self->cache_gen == self->gen && self->cache_w == width && self->cache_h == height
+  gboolean usable = self->cache && self->cache_w == width && self->cache_h == height
                     && self->cache_view.a0 == self->view.a0 && self->cache_view.a1 == self->view.a1;
-  if (!fresh && (!usable || self->render_ms < ML_TIMELINE_SYNC_MS))
+  /* expensive: the last drawing took more than the budget, or there are
+   * so many buffers that the first one will (a new large trace) */
+  gboolean expensive = self->render_ms >= ML_TIMELINE_SYNC_MS || self->scene->n_items > ML_TIMELINE_BIG;
+  if (!fresh && !expensive)
     {
       /* cheap enough (or nothing to show meanwhile): draw it now */
       gint64 r0 = g_get_monotonic_time ();
@@ -459,7 +485,10 @@ ml_timeline_view_snapshot (GtkWidget *w, GtkSnapshot *snap)
     gtk_snapshot_append_node (snap, self->cache);
   else
     {
-      append_transformed_cache (self, snap, width, height);
+      if (usable)
+        append_transformed_cache (self, snap, width, height);
+      else
+        append_placeholder (self, snap, width, height);
       if (!self->rendering)
         start_render (self, width, height);
     }
