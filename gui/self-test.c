@@ -745,7 +745,9 @@ tick (gpointer data)
         return G_SOURCE_CONTINUE;
       st->step_draws = n;
       st->frame_wait = now + G_USEC_PER_SEC / 2;
-      if (st->shot && !ml_timeline_view_is_settled (tv (st, 0)) && now < st->frame_wait + 5 * G_USEC_PER_SEC)
+      gboolean settled = ml_timeline_view_is_settled (tv (st, 0))
+                         && (!gtk_widget_get_mapped (GTK_WIDGET (tv (st, 1))) || ml_timeline_view_is_settled (tv (st, 1)));
+      if (st->shot && !settled && now < st->frame_wait + 5 * G_USEC_PER_SEC)
         return G_SOURCE_CONTINUE;   /* a worker is still drawing */
       if (st->shot)
         {

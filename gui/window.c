@@ -1125,7 +1125,10 @@ apply_document (MlWindow *self, MlDocument *doc)
   ml_timeline_view_style_changed (ML_TIMELINE_VIEW (self->timeline[0]));
   if (cmp && doc->runs[0]->scene && doc->runs[1]->scene)
     {
-      double ext = (double) MAX (doc->runs[0]->scene->addr_extent, doc->runs[1]->scene->addr_extent);
+      /* one scale while the two are within 4x of each other; beyond that
+       * the smaller would be a flat line, and the summary lines say it */
+      double e0 = (double) MAX (doc->runs[0]->scene->addr_extent, 1), e1 = (double) MAX (doc->runs[1]->scene->addr_extent, 1);
+      double ext = MAX (e0, e1) <= 4 * MIN (e0, e1) ? MAX (e0, e1) : 0;
       ml_timeline_view_set_addr_extent (ML_TIMELINE_VIEW (self->timeline[0]), ext);
       ml_timeline_view_set_addr_extent (ML_TIMELINE_VIEW (self->timeline[1]), ext);
     }
