@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "strategies/fit.h"
+#include "strategies/greedy.h"
 #include "strategies/linear.h"
 
 static const MlStrategy *const all[] = {
@@ -10,6 +11,10 @@ static const MlStrategy *const all[] = {
   &ml_strategy_best_fit,
   &ml_strategy_next_fit,
   &ml_strategy_linear,
+  &ml_strategy_greedy_size,
+  &ml_strategy_greedy_breadth,
+  &ml_strategy_greedy_conflict,
+  &ml_strategy_hybrid,
   NULL,
 };
 
@@ -31,5 +36,5 @@ ml_strategy_find (const char *name)
 const char *
 ml_strategies_default (void)
 {
-  return "first-fit,best-fit,next-fit,linear";
+  return "first-fit,best-fit,next-fit,linear,greedy-size,greedy-breadth,greedy-conflict,hybrid";
 }
