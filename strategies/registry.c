@@ -4,6 +4,7 @@
 
 #include "strategies/fit.h"
 #include "strategies/greedy.h"
+#include "strategies/exact.h"
 #include "strategies/linear.h"
 
 static const MlStrategy *const all[] = {
@@ -15,6 +16,7 @@ static const MlStrategy *const all[] = {
   &ml_strategy_greedy_breadth,
   &ml_strategy_greedy_conflict,
   &ml_strategy_hybrid,
+  &ml_strategy_exact,
   NULL,
 };
 
