@@ -37,6 +37,7 @@ struct MlPlacer {
   size_t    n_touched;
   TNode    *pool;
   uint32_t  n_pool, cap_pool;
+  uint32_t  free_list;    /* recycled nodes, linked through left */
   uint64_t  rng;
   uint64_t *offset;       /* per placed buffer */
   uint32_t  qs, qe;
@@ -77,6 +78,7 @@ _ml_placer_new (const MlBuffers *bufs, MlPlacer **out, MlError *err)
     goto oom;
   p->bufs = bufs;
   p->rng = 0x9e3779b97f4a7c15ull;
+  p->free_list = NIL;
   size_t m = 0;
   for (size_t i = 0; i < n; i++)
     {
@@ -139,6 +141,7 @@ _ml_placer_reset (MlPlacer *p)
     p->own[p->touched[i]] = p->sub[p->touched[i]] = NIL;
   p->n_touched = 0;
   p->n_pool = 0;
+  p->free_list = NIL;
   p->rng = 0x9e3779b97f4a7c15ull;
 }
 
@@ -225,9 +228,59 @@ tprefix_max (const MlPlacer *p, uint32_t t, uint64_t x)
   return m;
 }
 
+static uint32_t
+tmerge (MlPlacer *p, uint32_t a, uint32_t b)
+{
+  if (a == NIL)
+    return b;
+  if (b == NIL)
+    return a;
+  if (p->pool[a].prio > p->pool[b].prio)
+    {
+      p->pool[a].right = tmerge (p, p->pool[a].right, b);
+      tfix (p, a);
+      return a;
+    }
+  p->pool[b].left = tmerge (p, a, p->pool[b].left);
+  tfix (p, b);
+  return b;
+}
+
+static uint32_t
+tremove (MlPlacer *p, uint32_t t, uint64_t off, uint32_t id)
+{
+  if (t == NIL)
+    return NIL;
+  TNode *x = &p->pool[t];
+  if (x->off == off && x->id == id)
+    {
+      uint32_t r = tmerge (p, x->left, x->right);
+      p->pool[t].left = p->free_list;
+      p->free_list = t;
+      return r;
+    }
+  if (off < x->off || (off == x->off && id < x->id))
+    x->left = tremove (p, x->left, off, id);
+  else
+    x->right = tremove (p, x->right, off, id);
+  tfix (p, t);
+  return t;
+}
+
 static bool
 tadd (MlPlacer *p, uint32_t *root, uint32_t b, uint64_t off, uint64_t top)
 {
+  if (p->free_list != NIL)
+    {
+      uint32_t nn = p->free_list;
+      p->free_list = p->pool[nn].left;
+      p->rng ^= p->rng << 13;
+      p->rng ^= p->rng >> 7;
+      p->rng ^= p->rng << 17;
+      p->pool[nn] = (TNode) { off, top, top, NIL, NIL, (uint32_t) (p->rng >> 32), b };
+      *root = tinsert (p, *root, nn);
+      return true;
+    }
   if (p->n_pool == p->cap_pool)
     {
       uint32_t cap = p->cap_pool * 2;
@@ -288,6 +341,67 @@ gather (MlPlacer *p, uint32_t node, uint32_t lo, uint32_t hi)
     gather (p, 2 * node, lo, mid);
   if (p->qe > mid)
     gather (p, 2 * node + 1, mid, hi);
+}
+
+static void
+erase (MlPlacer *p, uint32_t node, uint32_t lo, uint32_t hi, uint32_t b, uint64_t off)
+{
+  p->sub[node] = tremove (p, p->sub[node], off, b);
+  if (p->qs <= lo && hi <= p->qe)
+    {
+      p->own[node] = tremove (p, p->own[node], off, b);
+      return;
+    }
+  uint32_t mid = lo + (hi - lo) / 2;
+  if (p->qs < mid)
+    erase (p, 2 * node, lo, mid, b, off);
+  if (p->qe > mid)
+    erase (p, 2 * node + 1, mid, hi, b, off);
+}
+
+void
+_ml_placer_remove (MlPlacer *p, uint32_t b)
+{
+  if (p->bufs->buf[b].rsize == 0 || p->ls[b] >= p->le[b])
+    return;
+  p->qs = p->ls[b];
+  p->qe = p->le[b];
+  erase (p, 1, 0, p->leaves, b, p->offset[b]);
+}
+
+uint64_t
+_ml_placer_peak (const MlPlacer *p)
+{
+  return tmax (p, p->sub[1]);
+}
+
+uint32_t
+_ml_placer_random_neighbour (MlPlacer *p, uint32_t b, uint64_t *rng)
+{
+  if (p->bufs->buf[b].rsize == 0 || p->ls[b] >= p->le[b])
+    return b;
+  p->qs = p->ls[b];
+  p->qe = p->le[b];
+  p->n_roots = 0;
+  gather (p, 1, 0, p->leaves);
+  if (!p->n_roots)
+    return b;
+  *rng ^= *rng << 13; *rng ^= *rng >> 7; *rng ^= *rng << 17;
+  uint32_t t = p->roots[*rng % p->n_roots];
+  for (;;)
+    {
+      *rng ^= *rng << 13; *rng ^= *rng >> 7; *rng ^= *rng << 17;
+      unsigned pick = (unsigned) (*rng >> 33) % 3;
+      const TNode *x = &p->pool[t];
+      if (pick == 0 || (x->left == NIL && x->right == NIL))
+        return x->id;
+      if (pick == 1 && x->left != NIL)
+        t = x->left;
+      else if (x->right != NIL)
+        t = x->right;
+      else
+        t = x->left;
+    }
 }
 
 void

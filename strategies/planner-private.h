@@ -30,6 +30,14 @@ bool     _ml_placer_failed (const MlPlacer *p);
 /* Places @b at @offset without looking (the caller knows it fits). */
 void     _ml_placer_put   (MlPlacer *p, uint32_t b, uint64_t offset);
 
+/* Takes placed buffer @b out again. */
+void     _ml_placer_remove (MlPlacer *p, uint32_t b);
+/* The highest top placed (the peak). */
+uint64_t _ml_placer_peak (const MlPlacer *p);
+/* A random placed buffer whose lifetime overlaps @b's (or @b itself when
+ * none); @rng is an xorshift state. */
+uint32_t _ml_placer_random_neighbour (MlPlacer *p, uint32_t b, uint64_t *rng);
+
 /* Places all buffers in @order (a permutation of 0..n-1), lowest fit each;
  * writes @offsets (n) and returns the peak through @peak. */
 int _ml_place_in_order (const MlBuffers *bufs, MlPlacer *p, const uint32_t *order,

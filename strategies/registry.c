@@ -5,6 +5,7 @@
 #include "strategies/fit.h"
 #include "strategies/greedy.h"
 #include "strategies/exact.h"
+#include "strategies/anneal.h"
 #include "strategies/linear.h"
 
 static const MlStrategy *const all[] = {
@@ -17,6 +18,7 @@ static const MlStrategy *const all[] = {
   &ml_strategy_greedy_conflict,
   &ml_strategy_hybrid,
   &ml_strategy_exact,
+  &ml_strategy_anneal,
   NULL,
 };
 

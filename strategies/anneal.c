@@ -1,0 +1,227 @@
+#include "strategies/anneal.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sim.h"
+#include "strategies/planner-private.h"
+
+typedef struct {
+  uint64_t moves;   /* 0 = until the time limit */
+} AnnealOptions;
+
+static int
+anneal_option (void *user, const char *key, const char *value, MlError *err)
+{
+  AnnealOptions *o = user;
+  if (strcmp (key, "moves") == 0)
+    {
+      char *end;
+      unsigned long long v = strtoull (value, &end, 10);
+      if (*value == 0 || *end || v == 0)
+        return ml_error_set (err, ML_EUSAGE, "anneal: moves \"%s\" is not a positive count", value);
+      o->moves = v;
+      return 0;
+    }
+  return ml_error_set (err, ML_EUSAGE, "anneal: unknown option \"%s\" (known: moves=N)", key);
+}
+
+static inline uint64_t
+next_rand (uint64_t *s)
+{
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return *s;
+}
+
+#define MAX_MOVE 5
+
+static int
+anneal_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *err)
+{
+  AnnealOptions opt = { 0 };
+  int rc = ml_options_foreach (knobs->options, anneal_option, &opt, err);
+  if (rc < 0)
+    return rc;
+  size_t n = bufs->n;
+  double limit = _ml_time_limit (knobs, 5.0), t0 = ml_now ();
+  uint64_t peak;
+  MlOrder seed_order;
+  if ((rc = _ml_greedy_best (bufs, plan->offset, &seed_order, &peak, err)) < 0)
+    return rc;
+  uint64_t greedy_peak = peak, lb = bufs->lower_bound;
+  if (n == 0 || peak <= lb)
+    {
+      plan->optimal = true;
+      plan->proven_lb = lb;
+      return 0;
+    }
+  MlPlacer *p = NULL;
+  uint64_t *cur = malloc (n * sizeof *cur);
+  uint32_t *crit = malloc (n * sizeof *crit);
+  if (!cur || !crit)
+    {
+      rc = ml_error_set (err, ML_ENOMEM, "anneal: out of memory for %zu buffers", n);
+      goto out;
+    }
+  if ((rc = _ml_placer_new (bufs, &p, err)) < 0)
+    goto out;
+  memcpy (cur, plan->offset, n * sizeof *cur);
+  for (size_t i = 0; i < n; i++)
+    _ml_placer_put (p, (uint32_t) i, cur[i]);
+  uint64_t rng = knobs->seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+  if (!rng)
+    rng = 1;
+  uint64_t cur_peak = peak, best_peak = peak, moves = 0, accepted = 0;
+  size_t n_crit = 0;
+  bool rescan = true;
+  double now = t0;
+  for (;;)
+    {
+      if (opt.moves ? moves >= opt.moves : (moves & 63) == 0 && (now = ml_now ()) - t0 >= limit)
+        break;
+      if ((moves & 1023) == 0)
+        {
+          if (_ml_cancelled (knobs))
+            {
+              rc = ml_error_set (err, ML_ECANCELLED, "anneal: cancelled");
+              goto out;
+            }
+          if ((moves & 0xffff) == 0)
+            _ml_report (knobs, opt.moves ? (double) moves / (double) opt.moves : (now - t0) / limit, "anneal");
+        }
+      moves++;
+      if (rescan)
+        {
+          n_crit = 0;
+          for (size_t i = 0; i < n; i++)
+            if (bufs->buf[i].rsize && cur[i] + bufs->buf[i].rsize == cur_peak)
+              crit[n_crit++] = (uint32_t) i;
+          rescan = false;
+        }
+      /* a buffer at the peak (drop the ones that no longer are) */
+      uint32_t c = 0;
+      while (n_crit)
+        {
+          size_t k = next_rand (&rng) % n_crit;
+          c = crit[k];
+          if (cur[c] + bufs->buf[c].rsize == cur_peak)
+            break;
+          crit[k] = crit[--n_crit];
+        }
+      if (!n_crit)
+        {
+          rescan = true;
+          continue;
+        }
+      uint32_t set[MAX_MOVE];
+      uint64_t old[MAX_MOVE];
+      size_t k = 1, want = 2 + next_rand (&rng) % (MAX_MOVE - 1);
+      set[0] = c;
+      for (size_t tries = 0; k < want && tries < 4 * MAX_MOVE; tries++)
+        {
+          uint32_t b = _ml_placer_random_neighbour (p, set[next_rand (&rng) % k], &rng);
+          bool dup = false;
+          for (size_t j = 0; j < k; j++)
+            dup |= set[j] == b;
+          if (!dup && bufs->buf[b].rsize)
+            set[k++] = b;
+        }
+      for (size_t j = 0; j < k; j++)
+        {
+          old[j] = cur[set[j]];
+          _ml_placer_remove (p, set[j]);
+        }
+      /* re-place: random order, or largest first */
+      if (next_rand (&rng) & 1)
+        {
+          for (size_t j = k; j > 1; j--)
+            {
+              size_t r = next_rand (&rng) % j;
+              uint32_t t = set[j - 1]; set[j - 1] = set[r]; set[r] = t;
+              uint64_t o = old[j - 1]; old[j - 1] = old[r]; old[r] = o;
+            }
+        }
+      else
+        {
+          for (size_t a = 1; a < k; a++)
+            for (size_t b = a; b > 0 && bufs->buf[set[b]].rsize > bufs->buf[set[b - 1]].rsize; b--)
+              {
+                uint32_t t = set[b]; set[b] = set[b - 1]; set[b - 1] = t;
+                uint64_t o = old[b]; old[b] = old[b - 1]; old[b - 1] = o;
+              }
+        }
+      for (size_t j = 0; j < k; j++)
+        cur[set[j]] = _ml_placer_place (p, set[j], 0);
+      if (_ml_placer_failed (p))
+        {
+          rc = ml_error_set (err, ML_ENOMEM, "anneal: out of memory");
+          goto out;
+        }
+      uint64_t new_peak = _ml_placer_peak (p);
+      bool accept = new_peak <= cur_peak;
+      if (!accept)
+        {
+          double frac = opt.moves ? (double) moves / (double) opt.moves : (now - t0) / limit;
+          double temp = 0.002 * (1.0 - (frac < 1 ? frac : 1));
+          double delta = (double) (new_peak - cur_peak) / (double) cur_peak;
+          double u = (double) (next_rand (&rng) >> 11) * (1.0 / 9007199254740992.0);
+          accept = temp > 0 && u < exp (-delta / temp);
+        }
+      if (accept)
+        {
+          accepted++;
+          if (new_peak != cur_peak)
+            rescan = true;
+          else
+            for (size_t j = 0; j < k; j++)
+              if (cur[set[j]] + bufs->buf[set[j]].rsize == new_peak)
+                crit[n_crit++ < n ? n_crit - 1 : 0] = set[j];
+          cur_peak = new_peak;
+          if (cur_peak < best_peak)
+            {
+              best_peak = cur_peak;
+              memcpy (plan->offset, cur, n * sizeof *cur);
+              if (best_peak <= lb)
+                break;
+            }
+        }
+      else
+        {
+          for (size_t j = 0; j < k; j++)
+            _ml_placer_remove (p, set[j]);
+          for (size_t j = 0; j < k; j++)
+            {
+              cur[set[j]] = old[j];
+              _ml_placer_put (p, set[j], old[j]);
+            }
+        }
+    }
+  char note[200];
+  snprintf (note, sizeof note, "%" PRIu64 " moves, %" PRIu64 " kept; seed: greedy by %s, peak %" PRIu64,
+            moves, accepted, _ml_order_name (seed_order), greedy_peak);
+  if (ml_plan_set_note (plan, note) < 0)
+    rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+  plan->ops = moves;
+  if (best_peak <= lb)
+    {
+      plan->optimal = true;
+      plan->proven_lb = lb;
+    }
+out:
+  _ml_placer_free (p);
+  free (cur);
+  free (crit);
+  return rc;
+}
+
+const MlStrategy ml_strategy_anneal = {
+  .name = "anneal",
+  .summary = "offline: simulated annealing from the best greedy plan (re-places buffers at the peak); never worse than greedy",
+  .kind = ML_STRATEGY_OFFLINE,
+  .plan = anneal_plan,
+};
