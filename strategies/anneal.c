@@ -179,8 +179,8 @@ anneal_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError 
             rescan = true;
           else
             for (size_t j = 0; j < k; j++)
-              if (cur[set[j]] + bufs->buf[set[j]].rsize == new_peak)
-                crit[n_crit++ < n ? n_crit - 1 : 0] = set[j];
+              if (cur[set[j]] + bufs->buf[set[j]].rsize == new_peak && n_crit < n)
+                crit[n_crit++] = set[j];
           cur_peak = new_peak;
           if (cur_peak < best_peak)
             {

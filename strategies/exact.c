@@ -480,8 +480,6 @@ exact_option (void *user, const char *key, const char *value, MlError *err)
         return ml_error_set (err, ML_EUSAGE, "exact: mode \"%s\" is not fit or minimize", value);
       return 0;
     }
-  if (strcmp (key, "write-model") == 0)
-    return 0;   /* ilp's; harmless here */
   return ml_error_set (err, ML_EUSAGE, "exact: unknown option \"%s\" (known: mode=fit|minimize)", key);
 }
 

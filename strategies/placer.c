@@ -33,7 +33,8 @@ struct MlPlacer {
   uint32_t  leaves;       /* elementary time intervals */
   uint32_t *ls, *le;      /* per buffer: leaf range [ls, le) */
   uint32_t *own, *sub;    /* 4 * leaves treap roots */
-  uint32_t *touched;      /* nodes with a non-empty sub, for reset */
+  uint32_t *touched;      /* nodes ever filled since the reset */
+  uint8_t  *is_touched;
   size_t    n_touched;
   TNode    *pool;
   uint32_t  n_pool, cap_pool;
@@ -98,9 +99,10 @@ _ml_placer_new (const MlBuffers *bufs, MlPlacer **out, MlError *err)
   p->sub = malloc (4 * (size_t) p->leaves * sizeof *p->sub);
   p->touched = malloc (4 * (size_t) p->leaves * sizeof *p->touched);
   p->roots = malloc (4 * (size_t) p->leaves * sizeof *p->roots);
+  p->is_touched = calloc (4 * (size_t) p->leaves, 1);
   p->cap_pool = n < 1024 ? 1024 : (uint32_t) (n * 8);
   p->pool = malloc (p->cap_pool * sizeof *p->pool);
-  if (!p->ls || !p->le || !p->offset || !p->own || !p->sub || !p->touched || !p->roots || !p->pool)
+  if (!p->ls || !p->le || !p->offset || !p->own || !p->sub || !p->touched || !p->is_touched || !p->roots || !p->pool)
     goto oom;
   for (size_t i = 0; i < 4 * (size_t) p->leaves; i++)
     p->own[i] = p->sub[i] = NIL;
@@ -126,6 +128,7 @@ _ml_placer_free (MlPlacer *p)
   free (p->own);
   free (p->sub);
   free (p->touched);
+  free (p->is_touched);
   free (p->roots);
   free (p->pool);
   free (p->ls);
@@ -138,7 +141,10 @@ void
 _ml_placer_reset (MlPlacer *p)
 {
   for (size_t i = 0; i < p->n_touched; i++)
-    p->own[p->touched[i]] = p->sub[p->touched[i]] = NIL;
+    {
+      p->own[p->touched[i]] = p->sub[p->touched[i]] = NIL;
+      p->is_touched[p->touched[i]] = 0;
+    }
   p->n_touched = 0;
   p->n_pool = 0;
   p->free_list = NIL;
@@ -307,8 +313,11 @@ tadd (MlPlacer *p, uint32_t *root, uint32_t b, uint64_t off, uint64_t top)
 static void
 insert (MlPlacer *p, uint32_t node, uint32_t lo, uint32_t hi, uint32_t b, uint64_t off, uint64_t top)
 {
-  if (p->sub[node] == NIL && p->own[node] == NIL)
-    p->touched[p->n_touched++] = node;
+  if (!p->is_touched[node])
+    {
+      p->is_touched[node] = 1;
+      p->touched[p->n_touched++] = node;
+    }
   if (!tadd (p, &p->sub[node], b, off, top))
     return;
   if (p->qs <= lo && hi <= p->qe)

@@ -6,6 +6,7 @@
 #include "strategies/greedy.h"
 #include "strategies/exact.h"
 #include "strategies/anneal.h"
+#include "strategies/ilp.h"
 #include "strategies/linear.h"
 
 static const MlStrategy *const all[] = {
@@ -19,6 +20,9 @@ static const MlStrategy *const all[] = {
   &ml_strategy_hybrid,
   &ml_strategy_exact,
   &ml_strategy_anneal,
+#ifdef ML_HAVE_GLPK
+  &ml_strategy_ilp,
+#endif
   NULL,
 };
 
