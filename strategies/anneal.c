@@ -77,7 +77,9 @@ anneal_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError 
   if (!rng)
     rng = 1;
   uint64_t cur_peak = peak, best_peak = peak, moves = 0, accepted = 0;
-  size_t n_crit = 0;
+  size_t n_crit = 0, cur_count = 0;
+  for (size_t i = 0; i < n; i++)
+    cur_count += bufs->buf[i].rsize && cur[i] + bufs->buf[i].rsize == peak;
   bool rescan = true;
   double now = t0;
   for (;;)
@@ -122,22 +124,36 @@ anneal_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError 
       uint64_t old[MAX_MOVE];
       size_t k = 1, want = 2 + next_rand (&rng) % (MAX_MOVE - 1);
       set[0] = c;
-      for (size_t tries = 0; k < want && tries < 4 * MAX_MOVE; tries++)
+      /* the buffers right under c: sample overlapping ones, keep the
+       * highest tops at or below c's offset */
+      uint32_t pool[24];
+      size_t np = 0;
+      for (size_t tries = 0; tries < 24; tries++)
         {
-          uint32_t b = _ml_placer_random_neighbour (p, set[next_rand (&rng) % k], &rng);
+          uint32_t b = _ml_placer_random_neighbour (p, c, &rng);
+          if (b == c || !bufs->buf[b].rsize || cur[b] >= cur[c])
+            continue;
           bool dup = false;
-          for (size_t j = 0; j < k; j++)
-            dup |= set[j] == b;
-          if (!dup && bufs->buf[b].rsize)
-            set[k++] = b;
+          for (size_t j = 0; j < np; j++)
+            dup |= pool[j] == b;
+          if (!dup)
+            pool[np++] = b;
         }
+      for (size_t a = 1; a < np; a++)
+        for (size_t j = a; j > 0 && cur[pool[j]] + bufs->buf[pool[j]].rsize > cur[pool[j - 1]] + bufs->buf[pool[j - 1]].rsize; j--)
+          {
+            uint32_t t = pool[j]; pool[j] = pool[j - 1]; pool[j - 1] = t;
+          }
+      for (size_t j = 0; j < np && k < want; j++)
+        set[k++] = pool[j];
       for (size_t j = 0; j < k; j++)
         {
           old[j] = cur[set[j]];
           _ml_placer_remove (p, set[j]);
         }
-      /* re-place: random order, or largest first */
-      if (next_rand (&rng) & 1)
+      /* re-place c first (it drops into the room just freed), then the
+       * others largest first, or all in a random order */
+      if (next_rand (&rng) % 4 == 0)
         {
           for (size_t j = k; j > 1; j--)
             {
@@ -148,11 +164,11 @@ anneal_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError 
         }
       else
         {
-          for (size_t a = 1; a < k; a++)
-            for (size_t b = a; b > 0 && bufs->buf[set[b]].rsize > bufs->buf[set[b - 1]].rsize; b--)
+          for (size_t a = 2; a < k; a++)
+            for (size_t j = a; j > 1 && bufs->buf[set[j]].rsize > bufs->buf[set[j - 1]].rsize; j--)
               {
-                uint32_t t = set[b]; set[b] = set[b - 1]; set[b - 1] = t;
-                uint64_t o = old[b]; old[b] = old[b - 1]; old[b - 1] = o;
+                uint32_t t = set[j]; set[j] = set[j - 1]; set[j - 1] = t;
+                uint64_t o = old[j]; old[j] = old[j - 1]; old[j - 1] = o;
               }
         }
       for (size_t j = 0; j < k; j++)
@@ -163,7 +179,12 @@ anneal_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError 
           goto out;
         }
       uint64_t new_peak = _ml_placer_peak (p);
-      bool accept = new_peak <= cur_peak;
+      /* at an equal peak, fewer buffers reaching it is progress */
+      size_t new_count = 0;
+      if (new_peak == cur_peak)
+        for (size_t i = 0; i < n; i++)
+          new_count += bufs->buf[i].rsize && cur[i] + bufs->buf[i].rsize == new_peak;
+      bool accept = new_peak < cur_peak || (new_peak == cur_peak && new_count <= cur_count);
       if (!accept)
         {
           double frac = opt.moves ? (double) moves / (double) opt.moves : (now - t0) / limit;
@@ -181,6 +202,13 @@ anneal_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError 
             for (size_t j = 0; j < k; j++)
               if (cur[set[j]] + bufs->buf[set[j]].rsize == new_peak && n_crit < n)
                 crit[n_crit++] = set[j];
+          if (new_peak != cur_peak)
+            {
+              new_count = 0;
+              for (size_t i = 0; i < n; i++)
+                new_count += bufs->buf[i].rsize && cur[i] + bufs->buf[i].rsize == new_peak;
+            }
+          cur_count = new_count;
           cur_peak = new_peak;
           if (cur_peak < best_peak)
             {
