@@ -2,7 +2,7 @@
 #   make demo   set up, build, and compare strategies on the bundled sample
 #   make test   set up, build, and run the whole test suite
 BUILD ?= build
-MESON_OPTS ?=
+MESON_OPTS ?= -Db_lto=true
 SAMPLE ?= samples/train-step.jsonl
 
 .PHONY: all deps build demo test sanitize clean
@@ -22,6 +22,7 @@ demo: build
 	$(BUILD)/cli/memlens stats $(SAMPLE)
 	@echo
 	$(BUILD)/cli/memlens compare $(SAMPLE) --strategies all
+	$(BUILD)/cli/memlens report $(SAMPLE) --strategies all -o $(BUILD)/demo-report.html
 
 test: build
 	meson test -C $(BUILD) --print-errorlogs --num-processes 2

@@ -52,6 +52,7 @@ int  cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
 #define CLI_OPT_CHUNK     1009
 #define CLI_OPT_QUIET     1010
 #define CLI_OPT_RETRIES   1011
+#define CLI_OPT_REORDER   1012
 
 #define CLI_COMMON_LONGOPTS                                        \
   { "align",      required_argument, 0, CLI_OPT_ALIGN },           \
@@ -64,6 +65,7 @@ int  cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
   { "seed",       required_argument, 0, CLI_OPT_SEED },            \
   { "chunk",      required_argument, 0, CLI_OPT_CHUNK },           \
   { "retries",    required_argument, 0, CLI_OPT_RETRIES },         \
+  { "reorder",    required_argument, 0, CLI_OPT_REORDER },         \
   { "quiet",      no_argument,       0, CLI_OPT_QUIET },           \
   { "help",       no_argument,       0, 'h' }
 
@@ -77,6 +79,7 @@ int  cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
   "  --seed N           seed for randomised strategies (default 1)\n" \
   "  --chunk SIZE       pool chunk size (default 4M)\n" \
   "  --retries N        retries on allocation failure (default 3)\n" \
+  "  --reorder memory   graphs: run the ops in a memory-aware order\n" \
   "  --quiet            no progress on stderr\n" \
   "  --json             machine-readable output\n" \
   "  -h, --help         this help\n"
@@ -113,5 +116,10 @@ int cmd_plan    (int argc, char **argv);
 int cmd_check   (int argc, char **argv);
 int cmd_convert (int argc, char **argv);
 int cmd_strategies (int argc, char **argv);
+int cmd_render  (int argc, char **argv);
+int cmd_diagnose (int argc, char **argv);
+int cmd_report  (int argc, char **argv);
+int cmd_trace   (int argc, char **argv);
+int cmd_replay  (int argc, char **argv);
 
 #endif

@@ -10,7 +10,10 @@
 static const char usage_text[] =
   "Usage: memlens check [OPTIONS] TRACE [PLAN.json]\n"
   "Validates a plan against the trace: buffers whose lifetimes and bytes\n"
-  "overlap (conflicts), misaligned offsets, buffers outside their segment.\n"
+  "overlap (conflicts), misaligned offsets, buffers outside their segment,\n"
+  "bytes reused across streams with no synchronisation between the free\n"
+  "and the reuse (cross-stream), and in-place writes over inputs that are\n"
+  "still read (in-place; graph inputs). See docs/races.md.\n"
   "Without PLAN: the --strategy's plan, else the recorded addresses.\n"
   "Exit code 1 when anything is found.\n";
 
@@ -59,7 +62,7 @@ cmd_check (int argc, char **argv)
   MlIssues issues;
   ml_issues_init (&issues);
   MlError err = { 0 };
-  if (ml_check_plan (bufs, plan, &issues, &err) < 0)
+  if (ml_check_plan (bufs, plan, &issues, &err) < 0 || ml_check_races (bufs, plan, &issues, &err) < 0)
     rc = cli_error ("check", &err);
   else
     {
@@ -81,9 +84,9 @@ cmd_check (int argc, char **argv)
               ml_json_put_u64 (stdout, bufs->buf[is->a].id);
               printf (",\"b\":");
               ml_json_put_u64 (stdout, bufs->buf[is->b].id);
-              printf (",\"tick\":%" PRIu64 ",\"segment\":%u,\"offset\":%" PRIu64 ",\"bytes\":%" PRIu64
+              printf (",\"tick\":%" PRIu64 ",\"tick_b\":%" PRIu64 ",\"segment\":%u,\"offset\":%" PRIu64 ",\"bytes\":%" PRIu64
                       ",\"stream_a\":%u,\"stream_b\":%u,\"why\":",
-                      is->tick, is->segment, is->offset, is->bytes, is->stream_a, is->stream_b);
+                      is->tick, is->tick_b, is->segment, is->offset, is->bytes, is->stream_a, is->stream_b);
               ml_json_put_str (stdout, is->why);
               printf ("}");
             }

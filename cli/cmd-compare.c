@@ -5,13 +5,16 @@
 
 #include "cli/cli.h"
 #include "sim/jsonutil.h"
+#include "strategies/caching.h"
 
 static const char usage_text[] =
   "Usage: memlens compare [OPTIONS] TRACE\n"
   "Runs each strategy over the trace and prints one row per strategy: peak,\n"
   "overhead over the lower bound, fragmentation (max and at the peak), the\n"
   "OOM verdict under --capacity, and time. A trace with real addresses also\n"
-  "gets the row \"recorded\": what the real allocator did.\n"
+  "gets the row \"recorded\": what the real allocator did. A PyTorch snapshot\n"
+  "also gets the caching emulation's conformance: the share of allocations it\n"
+  "places at the real address, replayed from the state rebuilt at the trace's start.\n"
   "Exit code 1 when a strategy runs out of memory under --capacity.\n";
 
 static void
@@ -135,6 +138,17 @@ cmd_compare (int argc, char **argv)
     if (res[i].status == 0 && res[i].plan->oom.hit)
       exit_code = EXIT_PROBLEMS;
 
+  /* PyTorch snapshots: how closely `caching` reproduces the real allocator */
+  MlCachingConformance conf;
+  bool have_conf = false;
+  if (strcmp (ml_trace_str (t, t->source), "pytorch-snapshot") == 0)
+    {
+      MlError cerr = { 0 };
+      if (ml_caching_conformance (t, o.knobs.options, &conf, &cerr) == 0)
+        have_conf = true;
+      else
+        fprintf (stderr, "memlens compare: caching conformance: %s\n", cerr.msg);
+    }
   if (o.json)
     {
       printf ("{\"trace\":");
@@ -148,7 +162,13 @@ cmd_compare (int argc, char **argv)
             printf (",");
           json_result (bufs, &res[i], names[i]);
         }
-      printf ("]}\n");
+      printf ("]");
+      if (have_conf)
+        {
+          printf (",\"caching_conformance\":");
+          ml_caching_conformance_print (stdout, &conf, true);
+        }
+      printf ("}\n");
     }
   else
     {
@@ -156,8 +176,8 @@ cmd_compare (int argc, char **argv)
       printf ("lower bound  %" PRIu64 " (%s) at tick %" PRIu64 "\n", bufs->lower_bound, cli_size (bufs->lower_bound), bufs->lower_bound_tick);
       if (o.knobs.capacity)
         printf ("capacity     %" PRIu64 " (%s)\n", o.knobs.capacity, cli_size (o.knobs.capacity));
-      printf ("\n%-16s %14s %11s %9s %8s %9s  %-22s %10s\n", "strategy", "peak (bytes)", "peak", "overhead",
-              "frag max", "frag@peak", "OOM", "time");
+      printf ("\n%-16s %14s %11s %9s %8s %9s  %-22s %10s %8s\n", "strategy", "peak (bytes)", "peak", "overhead",
+              "frag max", "frag@peak", "OOM", "time", "nodes/op");
       for (size_t i = 0; i < nres; i++)
         {
           const MlResult *r = &res[i];
@@ -179,9 +199,17 @@ cmd_compare (int argc, char **argv)
             snprintf (time, sizeof time, "%.2f ms", r->plan->seconds * 1e3);
           else
             snprintf (time, sizeof time, "%.2f s", r->plan->seconds);
-          printf ("%-16s %14" PRIu64 " %11s %+8.2f%% %8.3f %9.3f  %-22s %10s%s\n", names[i], m->peak, cli_size (m->peak),
-                  m->overhead * 100.0, m->frag_max, m->frag_at_peak, oom, time, r->plan->optimal ? "  optimal" : "");
+          char nodes[32] = "-";
+          if (r->plan->ops)
+            snprintf (nodes, sizeof nodes, "%.1f", (double) r->plan->nodes_visited / (double) r->plan->ops);
+          printf ("%-16s %14" PRIu64 " %11s %+8.2f%% %8.3f %9.3f  %-22s %10s %8s%s\n", names[i], m->peak, cli_size (m->peak),
+                  m->overhead * 100.0, m->frag_max, m->frag_at_peak, oom, time, nodes, r->plan->optimal ? "  optimal" : "");
         }
+    }
+  if (have_conf && !o.json)
+    {
+      printf ("\ncaching conformance (replayed from the state rebuilt at the trace's first event)\n");
+      ml_caching_conformance_print (stdout, &conf, false);
     }
 out:
   for (size_t i = 0; i < nres; i++)

@@ -23,6 +23,9 @@ cmd_convert (int argc, char **argv)
       if (c == 'h')
         {
           printf ("%s\nOptions:\n%s", usage_text, CLI_COMMON_HELP);
+          printf ("\nInput formats (--format NAME; extensions in brackets):\n");
+          for (const MlTraceFormat *const *f = ml_trace_formats (); *f; f++)
+            printf ("  %-17s [%s] %s\n", (*f)->name, (*f)->extensions, (*f)->description);
           return EXIT_OK;
         }
       if (c == '?' || !cli_common_option ("convert", &o, c, optarg))

@@ -128,7 +128,15 @@ cmd_stats (int argc, char **argv)
             printf ("%s\"%s\":%zu", first ? "" : ",", ml_event_kind_name ((MlEventKind) k), kinds[k]);
             first = false;
           }
-      printf ("},\"peaks\":[");
+      printf ("},\"marks\":[");
+      for (size_t i = 0, m = 0; i < t->n_events && m < 100; i++)
+        if (t->events[i].kind == ML_EV_MARK)
+          {
+            printf ("%s{\"tick\":%" PRIu64 ",\"text\":", m++ ? "," : "", t->events[i].tick);
+            ml_json_put_str (stdout, ml_trace_str (t, t->events[i].name));
+            printf ("}");
+          }
+      printf ("],\"peaks\":[");
       for (size_t p = 0; p < peaks.n; p++)
         {
           printf ("%s{\"tick\":%" PRIu64 ",\"live\":%" PRIu64 ",\"live_buffers\":%zu,\"blame\":[",
@@ -169,6 +177,13 @@ cmd_stats (int argc, char **argv)
         printf ("dropped      %" PRIu64 " tracer records were lost\n", t->dropped_records);
       printf ("lower bound  %" PRIu64 " (%s) at tick %" PRIu64 "\n", bufs->lower_bound,
               cli_size (bufs->lower_bound), bufs->lower_bound_tick);
+      /* marks: annotations, graph notes and in-place hazards */
+      size_t n_marks = 0;
+      for (size_t i = 0; i < t->n_events; i++)
+        if (t->events[i].kind == ML_EV_MARK && n_marks++ < 10)
+          printf ("mark         tick %" PRIu64 ": %s\n", t->events[i].tick, ml_trace_str (t, t->events[i].name));
+      if (n_marks > 10)
+        printf ("mark         ... and %zu more\n", n_marks - 10);
       for (size_t p = 0; p < peaks.n; p++)
         {
           const MlPeak *pk = &peaks.peaks[p];

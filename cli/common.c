@@ -93,6 +93,17 @@ cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
       o->knobs.options = arg;
       o->load.graph_options = arg;
       return 1;
+    case CLI_OPT_REORDER:
+      {
+        /* graph loader option: appended to --options for the graph reader */
+        static char buf[1024];
+        if (strcmp (arg, "memory") != 0 && strcmp (arg, "none") != 0)
+          exit (cli_fail (cmd, EXIT_BAD, "--reorder %s: use memory or none", arg));
+        snprintf (buf, sizeof buf, "%s%sreorder=%s", o->load.graph_options ? o->load.graph_options : "",
+                  o->load.graph_options ? "," : "", arg);
+        o->load.graph_options = buf;
+      }
+      return 1;
     case CLI_OPT_SEED:
       if (ml_parse_u64 (arg, strlen (arg), &o->knobs.seed) < 0)
         exit (cli_fail (cmd, EXIT_BAD, "--seed %s: not a non-negative integer", arg));
@@ -112,7 +123,10 @@ cli_load (const char *cmd, const char *path, MlCliOpts *o, MlTrace **trace, MlBu
   MlError err = { 0 };
   *trace = NULL;
   *bufs = NULL;
-  if (ml_trace_load (path, &o->load, trace, &err) < 0)
+  o->load.progress = cli_progress (o->quiet);
+  int rc = ml_trace_load (path, &o->load, trace, &err);
+  cli_progress_done ();
+  if (rc < 0)
     return cli_error (cmd, &err);
   if (ml_buffers_build (*trace, o->knobs.align, bufs, &err) < 0)
     {

@@ -14,8 +14,13 @@ static const MlCommand commands[] = {
   { "sim",        "same as compare", cmd_compare },
   { "plan",       "run one strategy and write its plan (JSON, or CSV with offsets)", cmd_plan },
   { "check",      "validate a plan against a trace: conflicts, alignment, bounds", cmd_check },
+  { "diagnose",   "explain an out-of-memory under a capacity: verdict, blame, what would fit", cmd_diagnose },
+  { "report",     "write a tuning report: strategies, peaks with blame, OOM, races (.html/.md/.json/.csv)", cmd_report },
+  { "render",     "draw the timeline of a plan: address x time, curves, peaks, races (.png/.svg/.pdf)", cmd_render },
   { "convert",    "convert between trace formats (.jsonl, .csv)", cmd_convert },
   { "strategies", "list the allocation strategies", cmd_strategies },
+  { "trace",      "run a CUDA program under the CUPTI tracer and write its allocation timeline", cmd_trace },
+  { "replay",     "validate a plan by replaying it on memory (host, or a GPU with --backend cuda)", cmd_replay },
 };
 
 static void

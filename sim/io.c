@@ -157,6 +157,7 @@ int
 ml_lines_open (MlLineReader *r, const char *path, MlError *err)
 {
   memset (r, 0, sizeof *r);
+  r->size = -1;
   if (strcmp (path, "-") == 0)
     {
       r->fp = stdin;
@@ -173,7 +174,17 @@ ml_lines_open (MlLineReader *r, const char *path, MlError *err)
       return ml_error_set (err, ML_EINPUT, "%s: is a directory", path);
     }
   r->own = true;
+  r->size = S_ISREG (st.st_mode) ? (long long) st.st_size : -1;
   return 0;
+}
+
+double
+ml_lines_fraction (const MlLineReader *r)
+{
+  if (!r->fp || r->size <= 0)
+    return 0;
+  long pos = ftell (r->fp);
+  return pos > 0 ? (double) pos / (double) r->size : 0;
 }
 
 int

@@ -35,7 +35,11 @@ typedef struct {
   long    lineno;   /* 1-based number of the current line */
   bool    own;
   bool    missing_newline;  /* the last line had no '\n' (truncated file?) */
+  long long size;           /* file size in bytes, -1 when unknown */
 } MlLineReader;
+
+/* The share of the file read so far, in [0, 1] (0 when unknown). */
+double ml_lines_fraction (const MlLineReader *r);
 
 /* Opens @path ("-" = stdin). Errors name the file. */
 int  ml_lines_open  (MlLineReader *r, const char *path, MlError *err);

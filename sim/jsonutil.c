@@ -65,6 +65,18 @@ ml_json_i64 (const cJSON *obj, const char *key, bool required, int64_t *out, MlE
         return ml_error_set (err, ML_EINPUT, "missing field \"%s\"", key);
       return 1;
     }
+  if (cJSON_IsString (v))
+    {
+      /* non-negative values above 2^53 travel as strings (ml_json_put_u64) */
+      uint64_t u;
+      int rc = ml_json_value_u64 (v, key, &u, err);
+      if (rc < 0)
+        return rc;
+      if (u > (uint64_t) INT64_MAX)
+        return ml_error_set (err, ML_EINPUT, "%s %s is out of range", key, v->valuestring);
+      *out = (int64_t) u;
+      return 0;
+    }
   if (!cJSON_IsNumber (v))
     return ml_error_set (err, ML_EINPUT, "%s is not a number", key);
   double d = v->valuedouble;

@@ -4,7 +4,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/graph.h"
 #include "sim/io.h"
+#include "sim/kineto.h"
+#include "sim/snapshot.h"
+#include "sim/strategy.h"
 
 void
 ml_load_options_init (MlLoadOptions *opts)
@@ -32,10 +36,27 @@ static const MlTraceFormat fmt_csv = {
   "csv", "csv", "MiniMalloc CSV planning instance", sniff_csv, ml_trace_load_csv,
 };
 
+static const MlTraceFormat fmt_snapshot = {
+  "pytorch-snapshot", "pickle pkl", "PyTorch CUDA memory snapshot (torch.cuda.memory._dump_snapshot)",
+  ml_snapshot_sniff, ml_trace_load_snapshot,
+};
+
+/* .json: a Kineto / Chrome trace or a graph, told apart by their keys */
+static const MlTraceFormat fmt_kineto = {
+  "kineto", "json", "Kineto / Chrome trace JSON with [memory] events (plain or .gz); a graph by its keys",
+  ml_kineto_sniff, ml_trace_load_json,
+};
+static const MlTraceFormat fmt_graph = {
+  "graph", "", "computation graph JSON (tensors and ops, docs/formats.md)", ml_graph_sniff, ml_trace_load_graph,
+};
+
 /* Other readers add themselves here. */
 static const MlTraceFormat *const formats[] = {
   &fmt_jsonl,
   &fmt_csv,
+  &fmt_snapshot,
+  &fmt_kineto,
+  &fmt_graph,
   NULL,
 };
 
@@ -113,4 +134,17 @@ ml_trace_save (const MlTrace *trace, const char *path, MlError *err)
   if (strcmp (ext, "jsonl") == 0 || strcmp (ext, "ndjson") == 0 || strcmp (path, "-") == 0)
     return ml_trace_write_jsonl (trace, path, err);
   return ml_error_set (err, ML_EUSAGE, "%s: cannot write format \"%s\" (use .jsonl or .csv)", path, ext);
+}
+
+int
+ml_load_progress (const MlLoadOptions *opts, const void *line_reader, MlError *err)
+{
+  const MlProgress *p = opts->progress;
+  if (!p)
+    return 0;
+  if (p->cancelled && *p->cancelled)
+    return ml_error_set (err, ML_ECANCELLED, "cancelled");
+  if (p->report)
+    p->report (p->user, ml_lines_fraction (line_reader), "loading");
+  return 0;
 }

@@ -15,6 +15,9 @@ typedef struct {
   int         device;   /* snapshots: which device; -1 = the longest trace */
   const char *format;   /* NULL = guess; else a reader's name            */
   const char *graph_options; /* graph reader: "reorder=memory,exclude=weights" */
+  /* Long reads report the share of the file read and poll cancellation
+   * (may be NULL). */
+  const void *progress;      /* const MlProgress * (sim/strategy.h) */
 } MlLoadOptions;
 
 void ml_load_options_init (MlLoadOptions *opts);
@@ -27,6 +30,10 @@ typedef struct {
   bool (*sniff) (const unsigned char *head, size_t len);
   int  (*load)  (const char *path, const MlLoadOptions *opts, MlTrace **out, MlError *err);
 } MlTraceFormat;
+
+/* For readers: reports progress from @r and polls cancellation; returns
+ * ML_ECANCELLED when the caller cancelled. */
+int ml_load_progress (const MlLoadOptions *opts, const void *line_reader, MlError *err);
 
 /* The readers, NULL-terminated. */
 const MlTraceFormat *const *ml_trace_formats (void);

@@ -337,6 +337,19 @@ ml_plan_from_recorded (const MlBuffers *bufs, MlPlan **out, MlError *err)
                 g->size = ev->size;
               continue;
             }
+          if (ev->kind == ML_EV_SEGMENT_MAP)
+            {
+              /* PyTorch's segment_map names the mapped range: pages right
+               * after a live expandable segment grow it */
+              uint32_t below = ml_treap_predecessor (&live, ev->addr, 0, NULL);
+              MlSegment *g = below != ML_TREAP_NIL ? &p->segments[live.nodes[below].value] : NULL;
+              if (g && (g->flags & ML_SEG_EXPANDABLE) && ev->addr <= g->addr + g->size)
+                {
+                  if (ev->addr + ev->size - g->addr > g->size)
+                    g->size = ev->addr + ev->size - g->addr;
+                  continue;
+                }
+            }
           MlSegment g = { .size = ev->size, .start = ev->tick, .end = bufs->end_tick, .addr = ev->addr,
                           .stream = ev->stream, .flags = ev->kind == ML_EV_SEGMENT_MAP ? ML_SEG_EXPANDABLE : 0 };
           long s = ml_plan_add_segment (p, &g);
@@ -346,6 +359,8 @@ ml_plan_from_recorded (const MlBuffers *bufs, MlPlan **out, MlError *err)
       else if (ev->kind == ML_EV_SEGMENT_FREE || ev->kind == ML_EV_SEGMENT_UNMAP)
         {
           uint32_t node = ml_treap_find (&live, ev->addr, 0, NULL);
+          /* an unmap inside an expandable segment (not at its base) leaves
+           * it live: its size stays the high-water mark */
           if (node != ML_TREAP_NIL)
             {
               p->segments[live.nodes[node].value].end = ev->tick;

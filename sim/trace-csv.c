@@ -123,6 +123,8 @@ ml_trace_load_csv (const char *path, const MlLoadOptions *opts, MlTrace **out, M
 
   while ((rc = ml_lines_next (&r, err)) > 0)
     {
+      if ((r.lineno & 0xffff) == 0 && opts && (rc = ml_load_progress (opts, &r, err)) < 0)
+        break;
       if (r.len == 0)
         continue;
       char *f[64];

@@ -3,7 +3,9 @@
  * Line 1: {"format":"memlens-trace","version":1, ...header}
  * Then one object per line: an event, or a stack definition
  * {"kind":"stack","sid":N,"site":"...","frames":[["file",line,"func"],...]}
- * that events reference with "stack":N. The reader streams: memory grows
+ * that events reference with "stack":N, or a graph's in-place write
+ * {"kind":"inplace","tick":T,"output":ID,"input":ID,"last_read":T,"op":"relu_"}
+ * (sim/trace.h MlInplaceWrite). The reader streams: memory grows
  * with the events kept, not with the text.
  */
 #include "sim/load.h"
@@ -125,6 +127,23 @@ parse_stack (MlTrace *t, const cJSON *o, MlU64Map *stacks, MlError *err)
   uint32_t idx = ml_trace_add_stack (t, ml_strtab_intern0 (t->strings, site ? site : ""), fr, n);
   free (fr);
   if (idx == UINT32_MAX || ml_u64map_put (stacks, sid, idx) < 0)
+    return ml_error_set (err, ML_ENOMEM, "out of memory");
+  return 0;
+}
+
+static int
+parse_inplace (MlTrace *t, const cJSON *o, MlError *err)
+{
+  MlInplaceWrite w = { 0 };
+  int rc;
+  if ((rc = ml_json_u64 (o, "tick", true, &w.op_tick, err)) < 0) return rc;
+  if ((rc = ml_json_u64 (o, "output", true, &w.output_id, err)) < 0) return rc;
+  if ((rc = ml_json_u64 (o, "input", true, &w.input_id, err)) < 0) return rc;
+  if ((rc = ml_json_u64 (o, "last_read", true, &w.last_read, err)) < 0) return rc;
+  const char *op = ml_json_str (o, "op");
+  if (op && *op)
+    w.op_name = ml_strtab_intern0 (t->strings, op);
+  if (w.op_name == UINT32_MAX || ml_trace_add_inplace (t, &w) < 0)
     return ml_error_set (err, ML_ENOMEM, "out of memory");
   return 0;
 }
@@ -268,6 +287,8 @@ ml_trace_load_jsonl (const char *path, const MlLoadOptions *opts, MlTrace **out,
   uint64_t prev_tick = 0;
   while ((rc = ml_lines_next (&r, err)) > 0)
     {
+      if ((r.lineno & 0xffff) == 0 && opts && (rc = ml_load_progress (opts, &r, err)) < 0)
+        break;
       const char *s = r.line;
       size_t len = r.len;
       while (len && (*s == ' ' || *s == '\t'))
@@ -297,6 +318,8 @@ ml_trace_load_jsonl (const char *path, const MlLoadOptions *opts, MlTrace **out,
           const char *kind = ml_json_str (o, "kind");
           if (kind && strcmp (kind, "stack") == 0)
             rc = parse_stack (t, o, &stacks, err);
+          else if (kind && strcmp (kind, "inplace") == 0)
+            rc = parse_inplace (t, o, err);
           else
             rc = parse_event (t, o, &stacks, &prev_tick, err);
         }
@@ -393,7 +416,7 @@ ml_trace_write_jsonl (const MlTrace *t, const char *path, MlError *err)
             fprintf (fp, ",\"stream2\":%u", ev->stream2);
         }
       if (ev->time_ns >= 0)
-        fprintf (fp, ",\"time_ns\":%" PRId64, ev->time_ns);
+        fputs (",\"time_ns\":", fp), ml_json_put_u64 (fp, (uint64_t) ev->time_ns);   /* a string above 2^53 */
       if (ev->name)
         fputs (",\"name\":", fp), ml_json_put_str (fp, ml_trace_str (t, ev->name));
       if (ev->stack)
@@ -411,6 +434,18 @@ ml_trace_write_jsonl (const MlTrace *t, const char *path, MlError *err)
               }
           fputc (']', fp);
         }
+      fputs ("}\n", fp);
+    }
+  for (size_t i = 0; i < t->n_inplace; i++)
+    {
+      const MlInplaceWrite *w = &t->inplace[i];
+      fprintf (fp, "{\"kind\":\"inplace\",\"tick\":%" PRIu64 ",\"output\":", w->op_tick);
+      ml_json_put_u64 (fp, w->output_id);
+      fputs (",\"input\":", fp);
+      ml_json_put_u64 (fp, w->input_id);
+      fprintf (fp, ",\"last_read\":%" PRIu64, w->last_read);
+      if (w->op_name)
+        fputs (",\"op\":", fp), ml_json_put_str (fp, ml_trace_str (t, w->op_name));
       fputs ("}\n", fp);
     }
   free (written);

@@ -33,6 +33,7 @@ ml_trace_free (MlTrace *t)
   free (t->events);
   free (t->stacks);
   free (t->frames);
+  free (t->inplace);
   ml_strtab_free (t->strings);
   free (t);
 }
@@ -135,4 +136,13 @@ ml_sync_kind_parse (const char *name, MlSyncKind *kind)
         return 0;
       }
   return ML_EINPUT;
+}
+
+int
+ml_trace_add_inplace (MlTrace *t, const MlInplaceWrite *w)
+{
+  if (grow ((void **) &t->inplace, &t->cap_inplace, t->n_inplace + 1, sizeof *t->inplace) < 0)
+    return ML_ENOMEM;
+  t->inplace[t->n_inplace++] = *w;
+  return 0;
 }

@@ -99,6 +99,21 @@ typedef struct {
   uint32_t line;
 } MlFrame;
 
+/* An op that writes its output into the bytes of one of its inputs (a
+ * graph's in-place pair, e.g. relu_). Graph importers record one per
+ * in-place op with ml_trace_add_inplace(); ml_check_races() reports a
+ * hazard when the input's old value is still read after the write
+ * (last_read > op_tick). Buffers are named by their trace ids; when the
+ * importer models the output as the same buffer as the input, both ids
+ * are equal. */
+typedef struct {
+  uint64_t op_tick;    /* tick of the op that writes in place          */
+  uint64_t output_id;  /* the op's output buffer (trace id)            */
+  uint64_t input_id;   /* the input whose bytes it overwrites          */
+  uint64_t last_read;  /* tick of the last op reading the input's value */
+  uint32_t op_name;    /* interned op name, 0 = none                   */
+} MlInplaceWrite;
+
 typedef struct {
   MlEvent  *events;
   size_t    n_events, cap_events;
@@ -117,6 +132,9 @@ typedef struct {
   uint64_t  device_total;    /* bytes of device memory, when known */
   bool      has_times;       /* some events carry time_ns */
   bool      has_addrs;       /* allocations carry real addresses */
+
+  MlInplaceWrite *inplace;   /* graph inputs: in-place writes, in op order */
+  size_t    n_inplace, cap_inplace;
 } MlTrace;
 
 MlTrace *ml_trace_new  (void);
@@ -125,6 +143,9 @@ void     ml_trace_free (MlTrace *trace);
 /* Appends a copy of @ev; returns a pointer to the stored event (valid until
  * the next append) or NULL when out of memory. */
 MlEvent *ml_trace_append (MlTrace *trace, const MlEvent *ev);
+
+/* Appends a copy of @w; 0 or ML_ENOMEM. */
+int      ml_trace_add_inplace (MlTrace *trace, const MlInplaceWrite *w);
 
 /* Interns a stack of @n frames with call site @site; returns its index
  * (> 0), 0 for an empty stack, UINT32_MAX when out of memory. */

@@ -1,5 +1,6 @@
 #include "sim/treap.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 
 #define N(t, i) ((t)->nodes[i])
@@ -17,6 +18,8 @@ cmp_key (uint64_t a1, uint64_t b1, uint64_t a2, uint64_t b2)
 static inline void
 update (MlTreap *t, uint32_t i)
 {
+  if (t->plain)
+    return;
   MlTreapNode *n = &N (t, i);
   uint64_t m = n->value;
   if (n->left != ML_TREAP_NIL && N (t, n->left).max > m)
@@ -33,13 +36,23 @@ ml_treap_init (MlTreap *t)
   t->root = t->free_list = ML_TREAP_NIL;
   t->count = t->cap = 0;
   t->rng = 0x9E3779B97F4A7C15ull;
+  t->plain = false;
+}
+
+void
+ml_treap_init_plain (MlTreap *t)
+{
+  ml_treap_init (t);
+  t->plain = true;
 }
 
 void
 ml_treap_clear (MlTreap *t)
 {
+  bool plain = t->plain;
   free (t->nodes);
   ml_treap_init (t);
+  t->plain = plain;
 }
 
 static uint32_t
@@ -52,63 +65,61 @@ next_prio (MlTreap *t)
   return (uint32_t) ((t->rng * 2685821657736338717ull) >> 32);
 }
 
-/* Splits @i into keys < (a, b) and keys >= (a, b). */
+/* Recomputes maxima from @i up to the root, stopping where nothing
+ * changes any more. */
 static void
-split (MlTreap *t, uint32_t i, uint64_t a, uint64_t b, uint32_t *l, uint32_t *r)
+fix_up (MlTreap *t, uint32_t i)
 {
-  if (i == ML_TREAP_NIL)
+  if (t->plain)
+    return;
+  while (i != ML_TREAP_NIL)
     {
-      *l = *r = ML_TREAP_NIL;
-      return;
+      uint64_t old = N (t, i).max;
+      update (t, i);
+      if (N (t, i).max == old)
+        return;
+      i = N (t, i).parent;
     }
-  if (cmp_key (N (t, i).a, N (t, i).b, a, b) < 0)
+}
+
+static void
+replace_child (MlTreap *t, uint32_t parent, uint32_t old, uint32_t new_child)
+{
+  if (parent == ML_TREAP_NIL)
+    t->root = new_child;
+  else if (N (t, parent).left == old)
+    N (t, parent).left = new_child;
+  else
+    N (t, parent).right = new_child;
+  if (new_child != ML_TREAP_NIL)
+    N (t, new_child).parent = parent;
+}
+
+/* Rotates @x above its parent. */
+static void
+rotate_up (MlTreap *t, uint32_t x)
+{
+  uint32_t p = N (t, x).parent, g = N (t, p).parent;
+  if (N (t, p).left == x)
     {
-      split (t, N (t, i).right, a, b, &N (t, i).right, r);
-      *l = i;
+      uint32_t b = N (t, x).right;
+      N (t, p).left = b;
+      if (b != ML_TREAP_NIL)
+        N (t, b).parent = p;
+      N (t, x).right = p;
     }
   else
     {
-      split (t, N (t, i).left, a, b, l, &N (t, i).left);
-      *r = i;
+      uint32_t b = N (t, x).left;
+      N (t, p).right = b;
+      if (b != ML_TREAP_NIL)
+        N (t, b).parent = p;
+      N (t, x).left = p;
     }
-  update (t, i);
-}
-
-static uint32_t
-merge (MlTreap *t, uint32_t l, uint32_t r)
-{
-  if (l == ML_TREAP_NIL)
-    return r;
-  if (r == ML_TREAP_NIL)
-    return l;
-  if (N (t, l).prio > N (t, r).prio)
-    {
-      N (t, l).right = merge (t, N (t, l).right, r);
-      update (t, l);
-      return l;
-    }
-  N (t, r).left = merge (t, l, N (t, r).left);
-  update (t, r);
-  return r;
-}
-
-static uint32_t
-insert_node (MlTreap *t, uint32_t root, uint32_t node)
-{
-  if (root == ML_TREAP_NIL)
-    return node;
-  if (N (t, node).prio > N (t, root).prio)
-    {
-      split (t, root, N (t, node).a, N (t, node).b, &N (t, node).left, &N (t, node).right);
-      update (t, node);
-      return node;
-    }
-  if (cmp_key (N (t, node).a, N (t, node).b, N (t, root).a, N (t, root).b) < 0)
-    N (t, root).left = insert_node (t, N (t, root).left, node);
-  else
-    N (t, root).right = insert_node (t, N (t, root).right, node);
-  update (t, root);
-  return root;
+  N (t, p).parent = x;
+  replace_child (t, g, p, x);
+  update (t, p);
+  update (t, x);
 }
 
 uint32_t
@@ -139,64 +150,81 @@ ml_treap_insert (MlTreap *t, uint64_t a, uint64_t b, uint64_t value)
   n->a = a; n->b = b; n->value = n->max = value;
   n->left = n->right = ML_TREAP_NIL;
   n->prio = next_prio (t);
-  t->root = insert_node (t, t->root, id);
+  /* plain BST insertion, then rotations up by priority */
+  uint32_t p = ML_TREAP_NIL, i = t->root;
+  bool left = false;
+  while (i != ML_TREAP_NIL)
+    {
+      p = i;
+      left = cmp_key (a, b, N (t, i).a, N (t, i).b) < 0;
+      i = left ? N (t, i).left : N (t, i).right;
+    }
+  n->parent = p;
+  if (p == ML_TREAP_NIL)
+    t->root = id;
+  else if (left)
+    N (t, p).left = id;
+  else
+    N (t, p).right = id;
+  while (N (t, id).parent != ML_TREAP_NIL && N (t, id).prio > N (t, N (t, id).parent).prio)
+    rotate_up (t, id);
+  fix_up (t, N (t, id).parent);
   return id;
 }
 
-static uint32_t
-remove_node (MlTreap *t, uint32_t root, uint64_t a, uint64_t b, uint32_t *removed)
+void
+ml_treap_remove_node (MlTreap *t, uint32_t x)
 {
-  if (root == ML_TREAP_NIL)
-    return ML_TREAP_NIL;
-  int c = cmp_key (a, b, N (t, root).a, N (t, root).b);
-  if (c == 0)
+  /* rotate x down until it has at most one child */
+  while (N (t, x).left != ML_TREAP_NIL && N (t, x).right != ML_TREAP_NIL)
     {
-      *removed = root;
-      return merge (t, N (t, root).left, N (t, root).right);
+      uint32_t l = N (t, x).left, r = N (t, x).right;
+      rotate_up (t, N (t, l).prio > N (t, r).prio ? l : r);
     }
-  if (c < 0)
-    N (t, root).left = remove_node (t, N (t, root).left, a, b, removed);
-  else
-    N (t, root).right = remove_node (t, N (t, root).right, a, b, removed);
-  update (t, root);
-  return root;
+  uint32_t c = N (t, x).left != ML_TREAP_NIL ? N (t, x).left : N (t, x).right;
+  uint32_t p = N (t, x).parent;
+  replace_child (t, p, x, c);
+  fix_up (t, p);
+  N (t, x).left = t->free_list;
+  t->free_list = x;
 }
 
 bool
 ml_treap_remove (MlTreap *t, uint64_t a, uint64_t b)
 {
-  uint32_t removed = ML_TREAP_NIL;
-  t->root = remove_node (t, t->root, a, b, &removed);
-  if (removed == ML_TREAP_NIL)
+  uint32_t x = ml_treap_find (t, a, b, NULL);
+  if (x == ML_TREAP_NIL)
     return false;
-  N (t, removed).left = t->free_list;
-  t->free_list = removed;
+  ml_treap_remove_node (t, x);
   return true;
 }
 
-static bool
-set_value (MlTreap *t, uint32_t i, uint64_t a, uint64_t b, uint64_t value)
+void
+ml_treap_set_node (MlTreap *t, uint32_t id, uint64_t a, uint64_t b, uint64_t value)
 {
-  if (i == ML_TREAP_NIL)
-    return false;
-  int c = cmp_key (a, b, N (t, i).a, N (t, i).b);
-  bool found;
-  if (c == 0)
+  N (t, id).a = a;
+  N (t, id).b = b;
+  N (t, id).value = value;
+  if (t->plain)
+    return;
+  /* the maxima above may go up or down: recompute along the path */
+  for (uint32_t i = id; i != ML_TREAP_NIL; i = N (t, i).parent)
     {
-      N (t, i).value = value;
-      found = true;
+      uint64_t old = N (t, i).max;
+      update (t, i);
+      if (i != id && N (t, i).max == old)
+        break;
     }
-  else
-    found = set_value (t, c < 0 ? N (t, i).left : N (t, i).right, a, b, value);
-  if (found)
-    update (t, i);
-  return found;
 }
 
 bool
 ml_treap_set_value (MlTreap *t, uint64_t a, uint64_t b, uint64_t value)
 {
-  return set_value (t, t->root, a, b, value);
+  uint32_t x = ml_treap_find (t, a, b, NULL);
+  if (x == ML_TREAP_NIL)
+    return false;
+  ml_treap_set_node (t, x, a, b, value);
+  return true;
 }
 
 uint32_t

@@ -22,21 +22,29 @@ typedef struct {
   uint64_t a, b;      /* key, lexicographic */
   uint64_t value;
   uint64_t max;       /* max value in the subtree */
-  uint32_t left, right, prio;
+  uint32_t left, right, parent, prio;
 } MlTreapNode;
 
 typedef struct {
   MlTreapNode *nodes;
   uint32_t     root, free_list, count, cap;
   uint64_t     rng;
+  bool         plain;   /* no subtree maxima: skip their upkeep */
 } MlTreap;
 
 void     ml_treap_init    (MlTreap *t);
+/* A treap whose values are payloads, not searched by (faster upkeep). */
+void     ml_treap_init_plain (MlTreap *t);
 void     ml_treap_clear   (MlTreap *t);   /* frees the nodes */
 /* Returns the new node or ML_TREAP_NIL when out of memory. Keys must be unique. */
 uint32_t ml_treap_insert  (MlTreap *t, uint64_t a, uint64_t b, uint64_t value);
 /* Removes the node with key (a, b); returns false if absent. */
 bool     ml_treap_remove  (MlTreap *t, uint64_t a, uint64_t b);
+/* Removes node @id (a handle from a search). */
+void     ml_treap_remove_node (MlTreap *t, uint32_t id);
+/* Changes node @id's key and value in place; the caller guarantees the new
+ * key keeps the node's place in the order. O(depth) for the maxima. */
+void     ml_treap_set_node (MlTreap *t, uint32_t id, uint64_t a, uint64_t b, uint64_t value);
 /* Changes the value of the node with key (a, b). */
 bool     ml_treap_set_value (MlTreap *t, uint64_t a, uint64_t b, uint64_t value);
 /* Exact lookup. */

@@ -14,6 +14,8 @@ typedef struct {
   uint64_t top;       /* start of the free tail                 */
   uint64_t cursor;    /* next-fit: end of the last placement    */
   uint64_t capacity;
+  uint32_t *xref;     /* best-fit: by_addr handle -> by_size handle */
+  uint32_t  xcap;
 } Fit;
 
 static int
@@ -24,7 +26,7 @@ fit_create (MlSimContext *ctx, const MlKnobs *knobs, void **state, Policy policy
     return ml_error_set (err, ML_ENOMEM, "out of memory");
   f->policy = policy;
   ml_treap_init (&f->by_addr);
-  ml_treap_init (&f->by_size);
+  ml_treap_init_plain (&f->by_size);
   f->capacity = knobs->capacity;
   long s = ml_sim_reserve (ctx, 0, 0, ML_SEG_GROWABLE);
   if (s < 0)
@@ -41,22 +43,37 @@ static int create_first (MlSimContext *c, const MlKnobs *k, void **s, MlError *e
 static int create_best  (MlSimContext *c, const MlKnobs *k, void **s, MlError *e) { return fit_create (c, k, s, BEST, e); }
 static int create_next  (MlSimContext *c, const MlKnobs *k, void **s, MlError *e) { return fit_create (c, k, s, NEXT, e); }
 
+/* best-fit keeps a second index by (size, offset) whose nodes point back
+ * at the hole's by_addr node, and xref points forward, so neither side
+ * ever searches for the other. */
 static int
-hole_insert (Fit *f, uint64_t off, uint64_t size)
+size_index_add (Fit *f, uint32_t hole, uint64_t off, uint64_t size)
 {
-  if (ml_treap_insert (&f->by_addr, off, 0, size) == ML_TREAP_NIL)
+  if (f->policy != BEST)
+    return 0;
+  if (hole >= f->xcap)
+    {
+      uint32_t cap = f->xcap ? f->xcap : 64;
+      while (cap <= hole)
+        cap *= 2;
+      uint32_t *x = realloc (f->xref, cap * sizeof *x);
+      if (!x)
+        return ML_ENOMEM;
+      f->xref = x;
+      f->xcap = cap;
+    }
+  uint32_t id = ml_treap_insert (&f->by_size, size, off, hole);
+  if (id == ML_TREAP_NIL)
     return ML_ENOMEM;
-  if (f->policy == BEST && ml_treap_insert (&f->by_size, size, off, 0) == ML_TREAP_NIL)
-    return ML_ENOMEM;
+  f->xref[hole] = id;
   return 0;
 }
 
 static void
-hole_remove (Fit *f, uint64_t off, uint64_t size)
+size_index_del (Fit *f, uint32_t hole)
 {
-  ml_treap_remove (&f->by_addr, off, 0);
   if (f->policy == BEST)
-    ml_treap_remove (&f->by_size, size, off);
+    ml_treap_remove_node (&f->by_size, f->xref[hole]);
 }
 
 static int
@@ -71,7 +88,6 @@ fit_alloc (void *state, const MlRequest *req, MlPlacement *out, uint64_t *visite
       return 0;
     }
   uint32_t node = ML_TREAP_NIL;
-  uint64_t off = 0, size = 0;
   switch (f->policy)
     {
     case FIRST:
@@ -81,7 +97,10 @@ fit_alloc (void *state, const MlRequest *req, MlPlacement *out, uint64_t *visite
       {
         uint32_t s = ml_treap_lower_bound (&f->by_size, n, 0, visited);
         if (s != ML_TREAP_NIL)
-          node = ml_treap_find (&f->by_addr, f->by_size.nodes[s].b, 0, visited);
+          {
+            node = (uint32_t) f->by_size.nodes[s].value;
+            ml_treap_remove_node (&f->by_size, s);
+          }
       }
       break;
     case NEXT:
@@ -90,21 +109,19 @@ fit_alloc (void *state, const MlRequest *req, MlPlacement *out, uint64_t *visite
         node = ml_treap_first_with_value (&f->by_addr, n, visited);
       break;
     }
+  uint64_t off;
   if (node != ML_TREAP_NIL)
     {
       off = f->by_addr.nodes[node].a;
-      size = f->by_addr.nodes[node].value;
-      if (size == n || f->policy == BEST)
-        {
-          hole_remove (f, off, size);
-          if (size > n && hole_insert (f, off + n, size - n) < 0)
-            return ML_ENOMEM;
-        }
+      uint64_t size = f->by_addr.nodes[node].value;
+      if (size == n)
+        ml_treap_remove_node (&f->by_addr, node);
       else
         {
-          /* shrink in place: the hole's order among holes does not change */
-          f->by_addr.nodes[node].a = off + n;
-          ml_treap_set_value (&f->by_addr, off + n, 0, size - n);
+          /* shrink in place: the hole keeps its place among the holes */
+          ml_treap_set_node (&f->by_addr, node, off + n, 0, size - n);
+          if (size_index_add (f, node, off + n, size - n) < 0)
+            return ML_ENOMEM;
         }
     }
   else
@@ -124,28 +141,61 @@ fit_release (void *state, const MlRequest *req, const MlPlacement *at, uint64_t 
   uint64_t off = at->offset, n = req->size;
   if (n == 0)
     return;
-  uint32_t pred = ml_treap_predecessor (&f->by_addr, off, 0, visited);
-  if (pred != ML_TREAP_NIL)
+  MlTreap *t = &f->by_addr;
+  /* one descent finds both neighbours */
+  uint32_t pred = ML_TREAP_NIL, succ = ML_TREAP_NIL;
+  for (uint32_t i = t->root; i != ML_TREAP_NIL;)
     {
-      uint64_t po = f->by_addr.nodes[pred].a, ps = f->by_addr.nodes[pred].value;
-      if (po + ps == off)
+      if (visited)
+        (*visited)++;
+      if (t->nodes[i].a < off)
         {
-          hole_remove (f, po, ps);
-          off = po;
-          n += ps;
+          pred = i;
+          i = t->nodes[i].right;
+        }
+      else
+        {
+          succ = i;
+          i = t->nodes[i].left;
         }
     }
-  uint32_t succ = ml_treap_lower_bound (&f->by_addr, off + n, 0, visited);
-  if (succ != ML_TREAP_NIL && f->by_addr.nodes[succ].a == off + n)
+  bool join_pred = pred != ML_TREAP_NIL && t->nodes[pred].a + t->nodes[pred].value == off;
+  bool join_succ = succ != ML_TREAP_NIL && t->nodes[succ].a == off + n;
+  uint64_t start = off, size = n;
+  if (join_pred)
     {
-      uint64_t ss = f->by_addr.nodes[succ].value;
-      hole_remove (f, off + n, ss);
-      n += ss;
+      start = t->nodes[pred].a;
+      size += t->nodes[pred].value;
+      size_index_del (f, pred);
     }
-  if (off + n == f->top)
-    f->top = off;
-  else
-    hole_insert (f, off, n);   /* out of memory here only loses a hole */
+  if (join_succ)
+    {
+      size += t->nodes[succ].value;
+      size_index_del (f, succ);
+    }
+  if (start + size == f->top)
+    {
+      /* the free block reaches the tail: the tail grows down */
+      if (join_succ)
+        ml_treap_remove_node (t, succ);
+      if (join_pred)
+        ml_treap_remove_node (t, pred);
+      f->top = start;
+      return;
+    }
+  uint32_t hole;
+  if (join_pred && join_succ)
+    {
+      ml_treap_remove_node (t, succ);   /* node handles stay valid */
+      ml_treap_set_node (t, hole = pred, start, 0, size);
+    }
+  else if (join_pred)
+    ml_treap_set_node (t, hole = pred, start, 0, size);
+  else if (join_succ)
+    ml_treap_set_node (t, hole = succ, start, 0, size);
+  else if ((hole = ml_treap_insert (t, start, 0, size)) == ML_TREAP_NIL)
+    return;   /* out of memory only loses a hole */
+  size_index_add (f, hole, start, size);
 }
 
 static uint64_t
@@ -170,6 +220,7 @@ fit_destroy (void *state)
   Fit *f = state;
   ml_treap_clear (&f->by_addr);
   ml_treap_clear (&f->by_size);
+  free (f->xref);
   free (f);
 }
 

@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "strategies/caching.h"
 #include "strategies/fit.h"
 #include "strategies/greedy.h"
 #include "strategies/exact.h"
@@ -14,6 +15,7 @@ static const MlStrategy *const all[] = {
   &ml_strategy_best_fit,
   &ml_strategy_next_fit,
   &ml_strategy_linear,
+  &ml_strategy_caching,
   &ml_strategy_greedy_size,
   &ml_strategy_greedy_breadth,
   &ml_strategy_greedy_conflict,
@@ -44,5 +46,5 @@ ml_strategy_find (const char *name)
 const char *
 ml_strategies_default (void)
 {
-  return "first-fit,best-fit,next-fit,linear,greedy-size,greedy-breadth,greedy-conflict,hybrid";
+  return "first-fit,best-fit,next-fit,linear,caching,greedy-size,greedy-breadth,greedy-conflict,hybrid";
 }

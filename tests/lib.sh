@@ -4,13 +4,13 @@ MEMLENS=$1
 SRC=$2
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-n=0
+tap_n=0
 failed=0
 ok() {  # ok CONDITION_EXIT_STATUS DESCRIPTION
-  n=$((n + 1))
-  if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi
+  tap_n=$((tap_n + 1))
+  if [ "$1" -eq 0 ]; then echo "ok $tap_n - $2"; else echo "not ok $tap_n - $2"; failed=$((failed + 1)); fi
 }
 # run CMD...: runs memlens, keeps stdout in $T/out, stderr in $T/err, status in $rc
 run() { "$MEMLENS" "$@" >"$T/out" 2>"$T/err"; rc=$?; }
 contains() { grep -qF -- "$2" "$1"; }
-finish() { echo "1..$n"; [ "$failed" -eq 0 ]; }
+finish() { echo "1..$tap_n"; [ "$failed" -eq 0 ]; }

@@ -1,0 +1,26 @@
+/* gen.h — synthetic allocation traces for benchmarks: a live set that
+ * hovers around a target size, sizes from a chosen distribution, several
+ * streams, deterministic for a seed. */
+#ifndef ML_BENCH_GEN_H
+#define ML_BENCH_GEN_H
+
+#include "sim/trace.h"
+
+typedef enum { GEN_UNIFORM, GEN_LOGNORMAL, GEN_POW2 } GenDist;
+
+typedef struct {
+  uint64_t events;     /* alloc + free events */
+  uint64_t live;       /* target live-set size (buffers) */
+  GenDist  dist;
+  uint64_t min_size, max_size;
+  uint32_t streams;
+  uint64_t seed;
+} GenParams;
+
+void gen_params_init (GenParams *p);
+/* Parses "uniform", "lognormal", "pow2". */
+int  gen_parse_dist  (const char *s, GenDist *d);
+/* Appends the events to @t (ids 1.., ticks = indexes, no addresses). */
+int  gen_trace       (const GenParams *p, MlTrace *t);
+
+#endif

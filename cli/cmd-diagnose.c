@@ -1,0 +1,241 @@
+/* memlens diagnose — why a trace runs out of memory under a capacity. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "sim/diagnose.h"
+#include "sim/report.h"
+#include "sim/jsonutil.h"
+
+static const char usage_text[] =
+  "Usage: memlens diagnose [OPTIONS] TRACE --capacity SIZE [--strategy S]\n"
+  "Replays the trace with strategy S (default: caching when built, else\n"
+  "best-fit) under the capacity and explains the first allocation that\n"
+  "fails: the verdict (fragmentation: enough free bytes but no block large\n"
+  "enough; capacity: not enough bytes), live / reserved / free bytes and the\n"
+  "largest free block, the buffers to blame by call site, which other\n"
+  "strategies fit and with how much headroom, and what another alignment\n"
+  "would save. A trace with a recorded OOM (PyTorch snapshot) also gets\n"
+  "that OOM explained. Exit code 1 when the strategy runs out of memory.\n";
+
+static void
+print_oom_line (const MlBuffers *bufs, const MlOom *o)
+{
+  const MlBuffer *b = &bufs->buf[o->buffer];
+  printf ("  OOM at tick %" PRIu64 ": request %s (buffer %" PRIu64 ", %s, stream %u)\n", o->tick, cli_size (o->request),
+          b->id, ml_diagnosis_site_label (bufs, b->stack && bufs->trace && b->stack < bufs->trace->n_stacks
+                                                      && bufs->trace->stacks[b->stack].site
+                                                      ? bufs->trace->stacks[b->stack].site : b->name),
+          b->stream);
+  if (o->fragmentation)
+    printf ("  verdict: FRAGMENTATION — %s free under the capacity, but the largest free block is %s\n",
+            cli_size (o->free_bytes), cli_size (o->largest_free));
+  else
+    printf ("  verdict: CAPACITY — only %s free under the capacity for a %s request\n", cli_size (o->free_bytes),
+            cli_size (o->request));
+  printf ("  live %s · reserved %s · free %s · largest free block %s\n", cli_size (o->live), cli_size (o->reserved),
+          cli_size (o->free_bytes), cli_size (o->largest_free));
+}
+
+static void
+print_text (const char *path, const MlBuffers *bufs, const MlDiagnosis *d)
+{
+  if (d->capacity)
+    {
+      printf ("%s under %s with %s: ", path, cli_size (d->capacity), d->strategy);
+      if (!d->oom.hit)
+        printf ("fits (peak %s, headroom %s)\n", cli_size (d->peak),
+                cli_size (d->capacity > d->peak ? d->capacity - d->peak : 0));
+      else if (!d->oom.request)
+        printf ("over the capacity (peak %s); no single request to blame\n", cli_size (d->peak));
+      else
+        {
+          printf ("out of memory\n");
+          print_oom_line (bufs, &d->oom);
+          printf ("\n  blame: live at the OOM by call site (%zu buffers, %s requested)\n", d->n_live_total,
+                  cli_size (d->requested_live));
+          for (size_t i = 0; i < d->n_sites && i < 10; i++)
+            {
+              const MlSiteBlame *s = &d->sites[i];
+              printf ("    %11s  %5zu buffer%s  %s (largest: buffer %" PRIu64 ", %s)\n", cli_size (s->bytes), s->count,
+                      s->count == 1 ? " " : "s", ml_diagnosis_site_label (bufs, s->site), bufs->buf[s->largest].id,
+                      cli_size (bufs->buf[s->largest].rsize));
+            }
+          if (d->n_sites > 10)
+            printf ("    ... %zu more call sites\n", d->n_sites - 10);
+          printf ("  the largest live buffers:\n");
+          for (size_t i = 0; i < d->n_live && i < 5; i++)
+            {
+              const MlBuffer *b = &bufs->buf[d->live[i]];
+              char label[256];
+              printf ("    %11s  buffer %-8" PRIu64 " %-32s ticks [%" PRIu64 ", %" PRIu64 ") stream %u\n",
+                      cli_size (b->rsize), b->id, ml_report_buffer_label (bufs, d->live[i], label, sizeof label),
+                      b->start, b->end, b->stream);
+            }
+        }
+      printf ("\n  lower bound of the trace: %s", cli_size (d->lower_bound));
+      if (d->lower_bound > d->capacity)
+        printf (" — more than the capacity: no strategy can fit without freeing sooner or shrinking buffers\n");
+      else
+        printf (" — a planner could fit it with %s to spare\n", cli_size (d->capacity - d->lower_bound));
+      if (d->n_alts)
+        {
+          printf ("\n  other strategies under %s:\n", cli_size (d->capacity));
+          for (size_t i = 0; i < d->n_alts; i++)
+            {
+              const MlDiagAlt *a = &d->alts[i];
+              if (a->status < 0)
+                printf ("    %-16s error (%s)\n", a->name, ml_error_code_name (a->status));
+              else if (!a->oom.hit)
+                printf ("    %-16s fits: peak %s, headroom %s\n", a->name, cli_size (a->peak), cli_size (d->capacity - a->peak));
+              else if (a->oom.request)
+                printf ("    %-16s OOM at tick %" PRIu64 " (%s), peak %s\n", a->name, a->oom.tick,
+                        a->oom.fragmentation ? "fragmentation" : "capacity", cli_size (a->peak));
+              else
+                printf ("    %-16s over the capacity: peak %s\n", a->name, cli_size (a->peak));
+            }
+        }
+    }
+  bool req = d->oom.hit && d->oom.request;
+  printf ("\n  alignment (rounding of every size): %s\n", req ? "live at the OOM tick, and the lower bound" : "the lower bound");
+  const MlAlignWhatIf *cur = NULL;
+  for (size_t i = 0; i < d->n_what_if; i++)
+    if (d->what_if[i].align == bufs->align)
+      cur = &d->what_if[i];
+  for (size_t i = 0; i < d->n_what_if; i++)
+    {
+      const MlAlignWhatIf *w = &d->what_if[i];
+      char delta[64] = "";
+      if (cur && w != cur)
+        {
+          int64_t diff = (int64_t) cur->lower_bound - (int64_t) w->lower_bound;
+          if (diff == 0)
+            snprintf (delta, sizeof delta, "same");
+          else
+            snprintf (delta, sizeof delta, "%s %s", diff > 0 ? "saves" : "costs",
+                      cli_size ((uint64_t) (diff > 0 ? diff : -diff)));
+        }
+      else if (w == cur)
+        snprintf (delta, sizeof delta, "(current)");
+      if (req)
+        printf ("    align %-8" PRIu64 " %11s  %11s  %s\n", w->align, cli_size (w->live_at_oom), cli_size (w->lower_bound), delta);
+      else
+        printf ("    align %-8" PRIu64 " %11s  %s\n", w->align, cli_size (w->lower_bound), delta);
+    }
+  if (d->recorded)
+    {
+      printf ("\n  recorded OOM at tick %" PRIu64 " on stream %u: request %s, device free %s\n", d->rec_tick, d->rec_stream,
+              cli_size (d->rec_request), cli_size (d->rec_device_free));
+      if (d->rec_have_plan)
+        {
+          printf ("    live %s · reserved %s · cached free %s (largest block %s)\n", cli_size (d->rec_live),
+                  cli_size (d->rec_reserved), cli_size (d->rec_cached_free), cli_size (d->rec_largest_cached));
+          if (d->rec_fragmentation)
+            printf ("    verdict: FRAGMENTATION — cached free + device free = %s would hold the request, but no block is large enough\n",
+                    cli_size (d->rec_cached_free + d->rec_device_free));
+          else
+            printf ("    verdict: CAPACITY — cached free + device free = %s is less than the request\n",
+                    cli_size (d->rec_cached_free + d->rec_device_free));
+        }
+      else
+        printf ("    live %s (the trace has no addresses: cached blocks unknown)\n", cli_size (d->rec_live));
+    }
+}
+
+int
+cmd_diagnose (int argc, char **argv)
+{
+  static const struct option longopts[] = {
+    CLI_COMMON_LONGOPTS,
+    { "strategy", required_argument, 0, 's' },
+    { "strategies", required_argument, 0, 'S' },
+    { 0, 0, 0, 0 },
+  };
+  MlCliOpts o;
+  cli_opts_init (&o);
+  int c;
+  optind = 1;
+  while ((c = getopt_long (argc, argv, "hs:", longopts, NULL)) != -1)
+    {
+      if (c == 'h')
+        {
+          printf ("%s\nOptions:\n  -s, --strategy S   the allocator to diagnose (default caching, else best-fit)\n"
+                  "  --strategies A,B   the alternatives to try (default: all)\n%s", usage_text, CLI_COMMON_HELP);
+          return EXIT_OK;
+        }
+      if (c == 's')
+        o.strategy = optarg;
+      else if (c == 'S')
+        o.strategies = optarg;
+      else if (c == '?' || !cli_common_option ("diagnose", &o, c, optarg))
+        return cli_usage ("diagnose", usage_text);
+    }
+  if (optind + 1 != argc)
+    return cli_usage ("diagnose", usage_text);
+  if (!o.strategy)
+    o.strategy = ml_strategy_find ("caching") ? "caching" : "best-fit";
+  if (strcmp (o.strategy, "recorded") != 0 && !ml_strategy_find (o.strategy))
+    return cli_fail ("diagnose", EXIT_BAD, "unknown strategy \"%s\" (see 'memlens strategies')", o.strategy);
+  const MlStrategy **alts = cli_strategies ("diagnose", o.strategies ? o.strategies : "all");
+  if (!alts)
+    return EXIT_BAD;
+  const char *path = argv[optind];
+  MlTrace *t;
+  MlBuffers *bufs;
+  int rc = cli_load ("diagnose", path, &o, &t, &bufs);
+  if (rc)
+    {
+      free (alts);
+      return rc;
+    }
+  if (!o.knobs.capacity)
+    o.knobs.capacity = t->capacity ? t->capacity : t->device_total;
+  bool has_oom_event = false;
+  for (size_t i = 0; i < t->n_events && !has_oom_event; i++)
+    has_oom_event = t->events[i].kind == ML_EV_OOM;
+  if (!o.knobs.capacity && !has_oom_event)
+    {
+      rc = cli_fail ("diagnose", EXIT_BAD, "%s: give --capacity (e.g. --capacity 80G); the trace records no OOM to explain", path);
+      goto out;
+    }
+  MlPlan *plan = NULL;
+  rc = cli_get_plan ("diagnose", bufs, &o, &plan);
+  if (rc == EXIT_OK && !plan->oom.hit && o.knobs.capacity)
+    {
+      /* the recorded plan or a plan file: measured against the capacity */
+      MlMetrics m;
+      if (ml_metrics_compute (bufs, plan, &m, NULL, NULL) == 0 && m.peak > o.knobs.capacity)
+        plan->oom.hit = true;
+    }
+  if (rc == EXIT_OK)
+    {
+      MlDiagnosis d;
+      MlError err = { 0 };
+      o.knobs.progress = NULL;
+      if (ml_diagnose (bufs, plan, o.knobs.capacity, alts, &o.knobs, &d, &err) < 0)
+        rc = cli_error ("diagnose", &err);
+      else
+        {
+          if (o.json)
+            {
+              printf ("{\"trace\":");
+              ml_json_put_str (stdout, path);
+              printf (",\"alignment\":%" PRIu64 ",\"diagnosis\":", bufs->align);
+              ml_diagnosis_write_json (&d, bufs, stdout);
+              printf ("}\n");
+            }
+          else
+            print_text (path, bufs, &d);
+          rc = d.oom.hit ? EXIT_PROBLEMS : EXIT_OK;
+          ml_diagnosis_clear (&d);
+        }
+      ml_plan_free (plan);
+    }
+out:
+  free (alts);
+  ml_buffers_free (bufs);
+  ml_trace_free (t);
+  return rc;
+}

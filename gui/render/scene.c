@@ -1,0 +1,590 @@
+#include "gui/render/scene.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/u64map.h"
+
+/* Distinct keys of one colouring, ranked into classes. */
+typedef struct {
+  uint64_t key;
+  double   area;
+  uint64_t peak_bytes;
+  size_t   count;
+  uint32_t cls;
+} Slot;
+
+typedef struct {
+  Slot    *slots;
+  size_t   n, cap;
+  MlU64Map map;
+} Keys;
+
+static long
+keys_slot (Keys *k, uint64_t key)
+{
+  uint32_t v;
+  if (ml_u64map_get (&k->map, key, &v))
+    return v;
+  if (k->n == k->cap)
+    {
+      size_t cap = k->cap ? k->cap * 2 : 64;
+      Slot *p = realloc (k->slots, cap * sizeof *p);
+      if (!p)
+        return -1;
+      k->slots = p;
+      k->cap = cap;
+    }
+  k->slots[k->n] = (Slot) { .key = key };
+  if (ml_u64map_put (&k->map, key, (uint32_t) k->n) < 0)
+    return -1;
+  return (long) k->n++;
+}
+
+static int by_area_desc (const void *a, const void *b)
+{
+  const Slot *x = *(Slot *const *) a, *y = *(Slot *const *) b;
+  if (x->area != y->area)
+    return x->area > y->area ? -1 : 1;
+  return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static int by_key (const void *a, const void *b)
+{
+  const Slot *x = *(Slot *const *) a, *y = *(Slot *const *) b;
+  return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static const char *const kind_labels[] = { "activation", "weight", "input", "output", "unknown kind" };
+
+static uint64_t
+kind_key (uint32_t flags)
+{
+  if (flags & ML_BUF_ACTIVATION) return 0;
+  if (flags & ML_BUF_WEIGHT) return 1;
+  if (flags & ML_BUF_INPUT) return 2;
+  if (flags & ML_BUF_OUTPUT) return 3;
+  return 4;
+}
+
+static uint64_t
+site_key (const MlBuffers *bufs, const MlBuffer *b)
+{
+  const MlTrace *t = bufs->trace;
+  if (t && b->stack && b->stack < t->n_stacks && t->stacks[b->stack].site)
+    return t->stacks[b->stack].site;
+  return b->name;   /* 0 = unnamed */
+}
+
+char *
+ml_short_label (const char *text, char *buf, size_t len)
+{
+  size_t o = 0;
+  if (!len)
+    return buf;
+  while (*text && o + 1 < len)
+    {
+      if (*text == ' ')
+        {
+          buf[o++] = *text++;
+          continue;
+        }
+      /* one token: keep what follows its last path separator */
+      const char *end = text, *keep = text;
+      while (*end && *end != ' ')
+        {
+          if (*end == '/' || *end == '\\')
+            keep = end + 1;
+          end++;
+        }
+      if (!*keep || keep == end)
+        keep = text;   /* a token that ends with a separator stays whole */
+      while (keep < end && o + 1 < len)
+        buf[o++] = *keep++;
+      text = end;
+    }
+  buf[o] = 0;
+  return buf;
+}
+
+static char *
+class_label (const MlScene *s, MlColorBy by, uint64_t key)
+{
+  char tmp[64];
+  const char *text = tmp;
+  switch (by)
+    {
+    case ML_COLOR_BY_SITE:
+      text = key && s->bufs->trace ? ml_trace_str (s->bufs->trace, (uint32_t) key) : "(no call site)";
+      if (!text || !*text)
+        text = "(no call site)";
+      {
+        char shortened[512];
+        return strdup (ml_short_label (text, shortened, sizeof shortened));
+      }
+    case ML_COLOR_BY_STREAM:
+      snprintf (tmp, sizeof tmp, "stream %" PRIu64, key);
+      break;
+    case ML_COLOR_BY_KIND:
+      text = kind_labels[key < 5 ? key : 4];
+      break;
+    default:
+      text = "?";
+    }
+  return strdup (text);
+}
+
+/* Ranks the keys of one colouring into classes and labels them. Kinds
+ * and streams keep their natural order (the same stream is the same
+ * colour in every trace); call sites are ranked by drawn area. */
+static int
+assign_classes (MlScene *s, MlColorBy by, Keys *k, uint32_t *slot_of)
+{
+  Slot **order = malloc ((k->n ? k->n : 1) * sizeof *order);
+  if (!order)
+    return -1;
+  for (size_t i = 0; i < k->n; i++)
+    order[i] = &k->slots[i];
+  qsort (order, k->n, sizeof *order, by == ML_COLOR_BY_SITE ? by_area_desc : by_key);
+  MlSceneClass *other = &s->classes[by][ML_PALETTE_N];
+  for (size_t r = 0; r < k->n; r++)
+    {
+      Slot *sl = order[r];
+      if (r < ML_PALETTE_N)
+        {
+          sl->cls = (uint32_t) r;
+          MlSceneClass *c = &s->classes[by][r];
+          c->label = class_label (s, by, sl->key);
+          if (!c->label)
+            {
+              free (order);
+              return -1;
+            }
+          c->area = sl->area;
+          c->peak_bytes = sl->peak_bytes;
+          c->count = sl->count;
+          s->n_classes[by] = r + 1;
+        }
+      else
+        {
+          sl->cls = ML_PALETTE_N;
+          other->area += sl->area;
+          other->peak_bytes += sl->peak_bytes;
+          other->count += sl->count;
+        }
+    }
+  if (other->count)
+    {
+      char tmp[64];
+      snprintf (tmp, sizeof tmp, "%zu others", k->n - ML_PALETTE_N);
+      other->label = strdup (tmp);
+      if (!other->label)
+        {
+          free (order);
+          return -1;
+        }
+    }
+  for (size_t i = 0; i < s->n_items; i++)
+    s->items[i].cls[by] = (uint8_t) k->slots[slot_of[i]].cls;
+  free (order);
+  return 0;
+}
+
+static int
+build_classes (MlScene *s)
+{
+  uint32_t *slot_of = malloc ((s->n_items ? s->n_items : 1) * sizeof *slot_of);
+  if (!slot_of)
+    return -1;
+  int rc = 0;
+  uint64_t lbt = s->bufs->lower_bound_tick;
+  for (int by = 0; by < ML_COLOR_BY__COUNT && rc == 0; by++)
+    {
+      Keys k = { 0 };
+      ml_u64map_init (&k.map);
+      for (size_t i = 0; i < s->n_items && rc == 0; i++)
+        {
+          const MlSceneItem *it = &s->items[i];
+          const MlBuffer *b = &s->bufs->buf[it->buffer];
+          uint64_t key = by == ML_COLOR_BY_SITE ? site_key (s->bufs, b)
+                       : by == ML_COLOR_BY_STREAM ? b->stream : kind_key (b->flags);
+          long sl = keys_slot (&k, key);
+          if (sl < 0)
+            {
+              rc = -1;
+              break;
+            }
+          Slot *x = &k.slots[sl];
+          x->area += (double) it->size * (double) (it->end - it->start);
+          x->count++;
+          if (it->start <= lbt && lbt < it->end)
+            x->peak_bytes += it->size;
+          slot_of[i] = (uint32_t) sl;
+        }
+      if (rc == 0 && by == ML_COLOR_BY_SITE && k.n == 1 && k.slots[0].key == 0)
+        {
+          /* no names and no call sites (planning instances): one colour
+           * per buffer, so neighbours can be told apart */
+          s->site_per_buffer = true;
+          for (size_t i = 0; i < s->n_items; i++)
+            {
+              uint64_t h = s->bufs->buf[s->items[i].buffer].id * 0x9E3779B97F4A7C15ull;
+              s->items[i].cls[by] = (uint8_t) ((h >> 32) % ML_PALETTE_N);
+            }
+        }
+      else if (rc == 0)
+        rc = assign_classes (s, (MlColorBy) by, &k, slot_of);
+      free (k.slots);
+      ml_u64map_clear (&k.map);
+    }
+  free (slot_of);
+  return rc;
+}
+
+static int
+build_times (MlScene *s)
+{
+  const MlTrace *t = s->bufs->trace;
+  if (!t || !t->has_times)
+    return 0;
+  size_t n = 0;
+  for (size_t i = 0; i < t->n_events; i++)
+    n += t->events[i].time_ns >= 0;
+  if (n < 2)
+    return 0;
+  s->time_tick = malloc (n * sizeof *s->time_tick);
+  s->time_ns = malloc (n * sizeof *s->time_ns);
+  if (!s->time_tick || !s->time_ns)
+    return -1;
+  int64_t last = INT64_MIN;
+  for (size_t i = 0; i < t->n_events; i++)
+    {
+      const MlEvent *e = &t->events[i];
+      if (e->time_ns < 0)
+        continue;
+      if (s->n_times && s->time_tick[s->n_times - 1] == e->tick)
+        continue;
+      int64_t ns = e->time_ns > last ? e->time_ns : last;
+      last = ns;
+      s->time_tick[s->n_times] = e->tick;
+      s->time_ns[s->n_times] = ns;
+      s->n_times++;
+    }
+  if (s->n_times < 2 || s->time_ns[s->n_times - 1] == s->time_ns[0])
+    s->n_times = 0;
+  return 0;
+}
+
+/* Segments side by side: by recorded base address when every segment has
+ * one, else by index. */
+static const MlPlan *sort_plan;
+static int
+seg_by_addr (const void *a, const void *b)
+{
+  uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
+  uint64_t ax = sort_plan->segments[x].addr, ay = sort_plan->segments[y].addr;
+  if (ax != ay)
+    return ax < ay ? -1 : 1;
+  return x < y ? -1 : x > y;
+}
+
+static int
+build_layout (MlScene *s)
+{
+  const MlPlan *p = s->plan;
+  size_t ns = p->n_segments;
+  s->seg_base = calloc (ns + 1, sizeof *s->seg_base);
+  s->seg_extent = calloc (ns + 1, sizeof *s->seg_extent);
+  uint32_t *order = malloc ((ns + 1) * sizeof *order);
+  if (!s->seg_base || !s->seg_extent || !order)
+    {
+      free (order);
+      return -1;
+    }
+  bool all_addr = ns > 0;
+  for (size_t g = 0; g < ns; g++)
+    {
+      s->seg_extent[g] = p->segments[g].size;
+      order[g] = (uint32_t) g;
+      all_addr = all_addr && p->segments[g].addr;
+    }
+  for (size_t i = 0; i < p->n; i++)
+    {
+      uint32_t g = p->segment[i];
+      if (g < ns)
+        {
+          uint64_t top = p->offset[i] + s->bufs->buf[i].rsize;
+          if (top > s->seg_extent[g])
+            s->seg_extent[g] = top;
+        }
+    }
+  if (all_addr)
+    {
+      sort_plan = p;   /* qsort has no user pointer in C11 */
+      qsort (order, ns, sizeof *order, seg_by_addr);
+      sort_plan = NULL;
+    }
+  uint64_t x = 0;
+  for (size_t k = 0; k < ns; k++)
+    {
+      s->seg_base[order[k]] = x;
+      x += s->seg_extent[order[k]];
+    }
+  s->addr_extent = x;
+  free (order);
+  return 0;
+}
+
+int
+ml_scene_new (const MlBuffers *bufs, const MlPlan *plan, const MlSceneOptions *opts,
+              MlScene **out, MlError *err)
+{
+  if (plan->n != bufs->n)
+    return ml_error_set (err, ML_EINPUT, "the plan places %zu buffers, the trace has %zu", plan->n, bufs->n);
+  MlSceneOptions o = { 0 };
+  if (opts)
+    o = *opts;
+  if (!o.max_peaks)
+    o.max_peaks = 3;
+  if (!o.max_blame)
+    o.max_blame = 8;
+  MlScene *s = calloc (1, sizeof *s);
+  if (!s)
+    return ml_error_set (err, ML_ENOMEM, "out of memory");
+  s->bufs = bufs;
+  s->plan = plan;
+  s->issues = o.issues;
+  s->end_tick = bufs->end_tick;
+  s->name = strdup (o.name ? o.name : "");
+  if (!s->name || build_layout (s) < 0)
+    goto oom;
+  s->items = malloc ((bufs->n ? bufs->n : 1) * sizeof *s->items);
+  s->max_end = malloc ((bufs->n ? bufs->n : 1) * sizeof *s->max_end);
+  if (!s->items || !s->max_end)
+    goto oom;
+  uint64_t me = 0;
+  s->first_tick = bufs->n ? bufs->buf[0].start : 0;
+  for (size_t i = 0; i < bufs->n; i++)
+    {
+      const MlBuffer *b = &bufs->buf[i];
+      uint32_t g = plan->segment[i];
+      if (!b->rsize || g >= plan->n_segments)
+        continue;
+      MlSceneItem *it = &s->items[s->n_items];
+      memset (it, 0, sizeof *it);
+      it->start = b->start;
+      it->end = b->end > b->start ? b->end : b->start + 1;   /* zero-length lifetimes stay visible */
+      it->addr = s->seg_base[g] + plan->offset[i];
+      it->size = b->rsize;
+      it->buffer = (uint32_t) i;
+      if (it->end > me)
+        me = it->end;
+      s->max_end[s->n_items++] = me;
+    }
+  if (me > s->end_tick)
+    s->end_tick = me;
+  size_t nb = (s->n_items + ML_SCENE_BLOCK - 1) / ML_SCENE_BLOCK;
+  s->blk_end = calloc (nb + 1, sizeof *s->blk_end);
+  s->blk_lo = calloc (nb + 1, sizeof *s->blk_lo);
+  s->blk_hi = calloc (nb + 1, sizeof *s->blk_hi);
+  if (!s->blk_end || !s->blk_lo || !s->blk_hi)
+    goto oom;
+  for (size_t k = 0; k < nb; k++)
+    s->blk_lo[k] = UINT64_MAX;
+  for (size_t i = 0; i < s->n_items; i++)
+    {
+      const MlSceneItem *it = &s->items[i];
+      size_t k = i / ML_SCENE_BLOCK;
+      if (it->end > s->blk_end[k])
+        s->blk_end[k] = it->end;
+      if (it->addr < s->blk_lo[k])
+        s->blk_lo[k] = it->addr;
+      if (it->addr + it->size > s->blk_hi[k])
+        s->blk_hi[k] = it->addr + it->size;
+    }
+  int rc = ml_metrics_compute (bufs, plan, &s->metrics, &s->curve, err);
+  if (rc < 0)
+    {
+      ml_scene_free (s);
+      return rc;
+    }
+  for (size_t i = 0; i < s->curve.n; i++)
+    {
+      const MlCurvePoint *pt = &s->curve.pts[i];
+      uint64_t v = pt->reserved > pt->live ? pt->reserved : pt->live;
+      if (v > s->curve_max)
+        s->curve_max = v;
+    }
+  rc = ml_peaks_find (bufs, o.max_peaks, o.max_blame, &s->peaks, err);
+  if (rc < 0)
+    {
+      ml_scene_free (s);
+      return rc;
+    }
+  if (build_classes (s) < 0 || build_times (s) < 0)
+    goto oom;
+  *out = s;
+  return 0;
+oom:
+  ml_scene_free (s);
+  return ml_error_set (err, ML_ENOMEM, "out of memory for the scene of %zu buffers", bufs->n);
+}
+
+void
+ml_scene_free (MlScene *s)
+{
+  if (!s)
+    return;
+  free (s->items);
+  free (s->max_end);
+  free (s->blk_end);
+  free (s->blk_lo);
+  free (s->blk_hi);
+  free (s->seg_base);
+  free (s->seg_extent);
+  ml_curve_free (&s->curve);
+  ml_peaks_free (&s->peaks);
+  for (int by = 0; by < ML_COLOR_BY__COUNT; by++)
+    for (int k = 0; k <= ML_PALETTE_N; k++)
+      free (s->classes[by][k].label);
+  free (s->time_tick);
+  free (s->time_ns);
+  free (s->name);
+  free (s);
+}
+
+void
+ml_scene_set_issues (MlScene *s, const MlIssues *issues)
+{
+  s->issues = issues;
+}
+
+void
+ml_scene_view_init (const MlScene *s, MlView *v, double px, double py, double pw, double ph)
+{
+  double a1 = s->addr_extent ? (double) s->addr_extent : 1.0;
+  ml_view_init (v, 0.0, (double) (s->end_tick ? s->end_tick : 1), 0.0, a1, px, py, pw, ph);
+}
+
+size_t
+ml_scene_first_visible (const MlScene *s, double t0)
+{
+  size_t lo = 0, hi = s->n_items;   /* first i with max_end[i] > t0 */
+  while (lo < hi)
+    {
+      size_t mid = lo + (hi - lo) / 2;
+      if ((double) s->max_end[mid] > t0)
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+  return lo;
+}
+
+size_t
+ml_scene_end_visible (const MlScene *s, double t1)
+{
+  size_t lo = 0, hi = s->n_items;   /* first i with start >= t1 */
+  while (lo < hi)
+    {
+      size_t mid = lo + (hi - lo) / 2;
+      if ((double) s->items[mid].start < t1)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo;
+}
+
+long
+ml_scene_hit (const MlScene *s, const MlView *v, double x, double y)
+{
+  if (x < v->px || x > v->px + v->pw || y < v->py || y > v->py + v->ph)
+    return -1;
+  double t = ml_view_x_to_time (v, x), a = ml_view_y_to_addr (v, y);
+  double tpp = ml_view_ticks_per_px (v), bpp = ml_view_bytes_per_px (v);
+  double tl = t - tpp / 2, th = t + tpp / 2, al = a - bpp / 2, ah = a + bpp / 2;
+  size_t i0 = ml_scene_first_visible (s, tl), i1 = ml_scene_end_visible (s, th);
+  long best = -1;
+  uint64_t best_size = 0;
+  for (size_t i = i0; i < i1; i++)
+    {
+      if (i % ML_SCENE_BLOCK == 0 && i + ML_SCENE_BLOCK <= i1)
+        {
+          size_t k = i / ML_SCENE_BLOCK;
+          if ((double) s->blk_end[k] <= tl || (double) s->blk_hi[k] <= al || (double) s->blk_lo[k] >= ah)
+            {
+              i += ML_SCENE_BLOCK - 1;
+              continue;
+            }
+        }
+      const MlSceneItem *it = &s->items[i];
+      if ((double) it->end <= tl)
+        continue;
+      if ((double) it->addr + (double) it->size <= al || (double) it->addr >= ah)
+        continue;
+      if ((double) it->start <= t && t < (double) it->end && (double) it->addr <= a
+          && a < (double) it->addr + (double) it->size)
+        return (long) i;   /* valid plans have one such item */
+      if (best < 0 || it->size > best_size)
+        {
+          best = (long) i;
+          best_size = it->size;
+        }
+    }
+  return best;
+}
+
+static double
+interp (const uint64_t *xs_u, const int64_t *xs_i, const int64_t *ys_i, const uint64_t *ys_u,
+        size_t n, double x)
+{
+  /* xs: one of xs_u / xs_i; ys: one of ys_i / ys_u */
+#define XS(k) (xs_u ? (double) xs_u[k] : (double) xs_i[k])
+#define YS(k) (ys_u ? (double) ys_u[k] : (double) ys_i[k])
+  if (x <= XS (0))
+    {
+      double slope = (YS (1) - YS (0)) / (XS (1) - XS (0) > 0 ? XS (1) - XS (0) : 1);
+      return YS (0) + (x - XS (0)) * slope;
+    }
+  if (x >= XS (n - 1))
+    {
+      double dx = XS (n - 1) - XS (n - 2);
+      double slope = (YS (n - 1) - YS (n - 2)) / (dx > 0 ? dx : 1);
+      return YS (n - 1) + (x - XS (n - 1)) * slope;
+    }
+  size_t lo = 0, hi = n - 1;   /* XS(lo) <= x < XS(hi) */
+  while (hi - lo > 1)
+    {
+      size_t mid = (lo + hi) / 2;
+      if (XS (mid) <= x)
+        lo = mid;
+      else
+        hi = mid;
+    }
+  double dx = XS (hi) - XS (lo);
+  return dx > 0 ? YS (lo) + (x - XS (lo)) / dx * (YS (hi) - YS (lo)) : YS (lo);
+#undef XS
+#undef YS
+}
+
+bool
+ml_scene_tick_to_ns (const MlScene *s, double tick, double *ns)
+{
+  if (s->n_times < 2)
+    return false;
+  *ns = interp (s->time_tick, NULL, s->time_ns, NULL, s->n_times, tick);
+  return true;
+}
+
+bool
+ml_scene_ns_to_tick (const MlScene *s, double ns, double *tick)
+{
+  if (s->n_times < 2)
+    return false;
+  *tick = interp (NULL, s->time_ns, NULL, s->time_tick, s->n_times, ns);
+  return true;
+}

@@ -1,0 +1,138 @@
+/* scene.h — the geometry a figure draws, prepared once per (trace, plan).
+ *
+ * A scene lays every segment of a plan side by side on one "global
+ * address" axis (segments ordered by their recorded base address when all
+ * have one, else by index; each as wide as its size or its highest
+ * buffer), and turns every buffer with bytes into an item: [start, end)
+ * in ticks × [addr, addr + size) in global bytes. Items keep the buffers'
+ * order, which is sorted by start; max_end[i] is the largest end among
+ * items 0..i, so the items that overlap ticks [t0, t1) all lie in
+ * [ml_scene_first_visible (t0), ml_scene_end_visible (t1)), found by
+ * binary search.
+ *
+ * The scene also owns what the other panels draw: the live / reserved /
+ * fragmentation curve and the metrics (sim/metrics.h), the peak points
+ * with blame (sim/buffers.h), the colour classes of each colouring (the
+ * legend), the plan's OOM, and a borrowed list of issues (races).
+ *
+ * Fields are public for drawing and reading; treat them as read-only.
+ */
+#ifndef ML_SCENE_H
+#define ML_SCENE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gui/render/style.h"
+#include "gui/render/view.h"
+#include "sim/check.h"
+#include "sim/metrics.h"
+
+#define ML_SCENE_BLOCK 64
+
+typedef struct {
+  uint64_t start, end;   /* ticks, [start, end)                        */
+  uint64_t addr;         /* global address: segment base + offset      */
+  uint64_t size;         /* rounded bytes                              */
+  uint32_t buffer;       /* index in MlBuffers                         */
+  uint8_t  cls[ML_COLOR_BY__COUNT]; /* colour class per colouring      */
+  uint8_t  pad;
+} MlSceneItem;
+
+/* A colour class: a legend entry. */
+typedef struct {
+  char    *label;        /* owned: "model.py:12:forward", "stream 7"   */
+  double   area;         /* byte-ticks drawn in this class             */
+  uint64_t peak_bytes;   /* bytes of the class live at the lower-bound tick */
+  size_t   count;        /* buffers                                    */
+} MlSceneClass;
+
+typedef struct {
+  const MlBuffers *bufs;       /* borrowed */
+  const MlPlan    *plan;       /* borrowed */
+  const MlIssues  *issues;     /* borrowed, may be NULL */
+
+  MlSceneItem *items;          /* by start */
+  uint64_t    *max_end;        /* prefix maxima of items[].end */
+  size_t       n_items;
+  /* per block of ML_SCENE_BLOCK items: the largest end and the address
+   * span, so hit tests skip blocks that cannot contain the point */
+  uint64_t    *blk_end, *blk_lo, *blk_hi;
+
+  uint64_t    *seg_base;       /* plan->n_segments global base addresses */
+  uint64_t    *seg_extent;     /* and widths */
+  uint64_t     addr_extent;    /* sum of the widths: the address axis */
+  uint64_t     end_tick;       /* the time axis is [0, end_tick) */
+  uint64_t     first_tick;     /* the first tick anything happens */
+
+  MlMetrics    metrics;
+  MlCurve      curve;
+  uint64_t     curve_max;      /* largest live or reserved value */
+  MlPeaks      peaks;
+
+  /* classes[by][k], k < n_classes[by]; k == ML_PALETTE_N is "other" */
+  MlSceneClass classes[ML_COLOR_BY__COUNT][ML_PALETTE_N + 1];
+  size_t       n_classes[ML_COLOR_BY__COUNT];
+  bool         site_per_buffer; /* no names or sites: ML_COLOR_BY_SITE
+                                   colours each buffer by a hash of its id,
+                                   and has no classes */
+
+  /* tick -> nanoseconds, at the events that carry a time */
+  uint64_t    *time_tick;
+  int64_t     *time_ns;
+  size_t       n_times;
+
+  char        *name;           /* owned: the trace's name for titles */
+} MlScene;
+
+typedef struct {
+  const char     *name;        /* the trace's name ("train-step.jsonl"), may be NULL */
+  const MlIssues *issues;      /* borrowed; may be NULL */
+  size_t          max_peaks;   /* 0 = 3 */
+  size_t          max_blame;   /* 0 = 8 */
+} MlSceneOptions;
+
+/* Builds the scene of @plan over @bufs (O(n log n)). Both are borrowed
+ * and must outlive the scene. @opts may be NULL. Free with ml_scene_free. */
+int  ml_scene_new  (const MlBuffers *bufs, const MlPlan *plan, const MlSceneOptions *opts,
+                    MlScene **out, MlError *err);
+void ml_scene_free (MlScene *scene);
+
+/* Replaces the borrowed issue list (NULL = none). */
+void ml_scene_set_issues (MlScene *scene, const MlIssues *issues);
+
+/* A view of the whole scene fitted to the plot rectangle. */
+void ml_scene_view_init (const MlScene *scene, MlView *view, double px, double py, double pw, double ph);
+
+/* The first item whose lifetime may reach past @t0 (binary search over
+ * max_end), and one past the last item that starts before @t1. */
+size_t ml_scene_first_visible (const MlScene *scene, double t0);
+size_t ml_scene_end_visible   (const MlScene *scene, double t1);
+
+/* The global address of byte @offset of segment @segment. */
+static inline uint64_t
+ml_scene_addr (const MlScene *scene, uint32_t segment, uint64_t offset)
+{
+  return scene->seg_base[segment] + offset;
+}
+
+/* Hit testing over the drawn geometry: the item under device pixel
+ * (@x, @y) of @view: one that contains the point, else the largest within
+ * half a pixel (sub-pixel buffers are drawn merged, and stay reachable).
+ * Returns the item index, or -1 when there is none. */
+long ml_scene_hit (const MlScene *scene, const MlView *view, double x, double y);
+
+/* @text with every path shortened to its last component, for labels:
+ * "D:\\src\\model.py:397:forward" -> "model.py:397:forward",
+ * "freed at /home/u/x/opt.py:71:step" -> "freed at opt.py:71:step".
+ * Writes into @buf (truncated to @len) and returns it. */
+char *ml_short_label (const char *text, char *buf, size_t len);
+
+/* Real time of @tick in nanoseconds, interpolated between the events that
+ * carry one; false when the trace has no times. */
+bool ml_scene_tick_to_ns (const MlScene *scene, double tick, double *ns);
+/* And back (for axes that label real time); false without times. */
+bool ml_scene_ns_to_tick (const MlScene *scene, double ns, double *tick);
+
+#endif

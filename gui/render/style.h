@@ -1,0 +1,56 @@
+/* style.h — how a figure looks: colours, fonts, what is shown.
+ *
+ * Pure data (no cairo types) so the viewer can keep one in its settings.
+ * The palette is fixed and colour-blind-aware (Okabe–Ito + Tableau
+ * tones): class k of a colouring (see scene.h) always gets palette[k], so
+ * the same trace draws the same way every time; the last class, "other",
+ * is grey.
+ */
+#ifndef ML_STYLE_H
+#define ML_STYLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum {
+  ML_COLOR_BY_SITE = 0,   /* call site, or the buffer's name            */
+  ML_COLOR_BY_STREAM,     /* CUDA stream                                */
+  ML_COLOR_BY_KIND,       /* weight / activation / input / output       */
+  ML_COLOR_BY__COUNT
+} MlColorBy;
+
+typedef enum {
+  ML_TIME_AXIS_AUTO = 0,  /* tick labels, each with its real time under it
+                             when the trace has times                  */
+  ML_TIME_AXIS_TICKS,     /* tick labels only                          */
+  ML_TIME_AXIS_TIME,      /* labels at round real times (x stays in ticks,
+                             so their spacing follows the events)      */
+} MlTimeAxis;
+
+typedef struct { double r, g, b; } MlRgb;
+
+/* Classes per colouring: ML_PALETTE_N coloured ones, then "other". */
+#define ML_PALETTE_N 10
+
+typedef struct {
+  MlColorBy   color_by;
+  MlTimeAxis  time_axis;
+  const char *font;          /* Pango family, default "Sans"           */
+  double      font_size;     /* points at 96 dpi, default 9            */
+  bool        dark;          /* dark background                        */
+  bool        show_title, show_legend, show_curves, show_frag;
+  bool        show_peaks, show_issues, show_oom, show_labels;
+  const char *title;         /* NULL: made from the scene              */
+} MlStyle;
+
+void  ml_style_init (MlStyle *style);
+/* Colour of class @cls (>= ML_PALETTE_N: "other", grey). */
+MlRgb ml_style_class_color (const MlStyle *style, unsigned cls);
+MlRgb ml_style_fg   (const MlStyle *style);   /* text, axes   */
+MlRgb ml_style_bg   (const MlStyle *style);   /* background   */
+MlRgb ml_style_grid (const MlStyle *style);   /* grid lines   */
+MlRgb ml_style_race (const MlStyle *style);   /* races, OOM   */
+const char *ml_color_by_name  (MlColorBy by);
+int         ml_color_by_parse (const char *name, MlColorBy *by);
+
+#endif

@@ -1,0 +1,1390 @@
+#include "gui/render/timeline.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cairo-pdf.h>
+#include <cairo-svg.h>
+#include <pango/pangocairo.h>
+
+#include "gui/render/axis.h"
+#include "sim/io.h"
+#include "sim/units.h"
+
+/* ---- small helpers ------------------------------------------------------ */
+
+/* "128 MiB", "1.5 GiB", "96 KiB": three significant digits at most. */
+static char *
+short_size (uint64_t bytes, char *buf, size_t len)
+{
+  static const char *const u[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+  double v = (double) bytes;
+  int k = 0;
+  while (v >= 1024.0 && k < 5)
+    {
+      v /= 1024.0;
+      k++;
+    }
+  if (k == 0 || v >= 100.0 || v == floor (v))
+    snprintf (buf, len, "%.0f %s", v, u[k]);
+  else
+    snprintf (buf, len, v >= 10.0 ? "%.1f %s" : "%.2f %s", v, u[k]);
+  /* trim "1.50" -> "1.5" */
+  char *sp = strchr (buf, ' '), *dot = strchr (buf, '.');
+  if (dot && sp && dot < sp)
+    {
+      char *e = sp;
+      while (e > dot + 1 && e[-1] == '0')
+        e--;
+      if (e == dot + 1)
+        e = dot;
+      memmove (e, sp, strlen (sp) + 1);
+    }
+  return buf;
+}
+
+static void
+set_rgb (cairo_t *cr, MlRgb c, double alpha)
+{
+  cairo_set_source_rgba (cr, c.r, c.g, c.b, alpha);
+}
+
+static MlRgb
+shade (MlRgb c, double f)   /* f < 1 darker, > 1 lighter */
+{
+  if (f < 1.0)
+    return (MlRgb) { c.r * f, c.g * f, c.b * f };
+  double k = f - 1.0;
+  return (MlRgb) { c.r + (1 - c.r) * k, c.g + (1 - c.g) * k, c.b + (1 - c.b) * k };
+}
+
+static double
+luminance (MlRgb c)
+{
+  return 0.2126 * c.r + 0.7152 * c.g + 0.0722 * c.b;
+}
+
+static double
+font_px (const MlStyle *st)
+{
+  return st->font_size * 96.0 / 72.0;
+}
+
+enum { AL_LEFT = 0, AL_CENTER = 1, AL_RIGHT = 2 };
+enum { VA_TOP = 0, VA_MIDDLE = 1, VA_BOTTOM = 2 };
+
+/* Lays out @text in the style's font scaled by @scale; @max_w > 0
+ * ellipsizes in the middle. Caller unrefs. */
+static PangoLayout *
+make_layout (cairo_t *cr, const MlStyle *st, const char *text, double scale, bool bold, double max_w)
+{
+  PangoLayout *l = pango_cairo_create_layout (cr);
+  PangoFontDescription *fd = pango_font_description_new ();
+  pango_font_description_set_family (fd, st->font ? st->font : "Sans");
+  pango_font_description_set_absolute_size (fd, font_px (st) * scale * PANGO_SCALE);
+  if (bold)
+    pango_font_description_set_weight (fd, PANGO_WEIGHT_BOLD);
+  pango_layout_set_font_description (l, fd);
+  pango_font_description_free (fd);
+  if (max_w > 0)
+    {
+      pango_layout_set_width (l, (int) (max_w * PANGO_SCALE));
+      pango_layout_set_ellipsize (l, PANGO_ELLIPSIZE_MIDDLE);
+    }
+  pango_layout_set_text (l, text, -1);
+  return l;
+}
+
+static void
+text_size (cairo_t *cr, const MlStyle *st, const char *text, double scale, bool bold, double *w, double *h)
+{
+  PangoLayout *l = make_layout (cr, st, text, scale, bold, 0);
+  int iw, ih;
+  pango_layout_get_pixel_size (l, &iw, &ih);
+  g_object_unref (l);
+  *w = iw;
+  *h = ih;
+}
+
+/* Draws @text anchored at (@x, @y); returns its width. */
+static double
+text_at (cairo_t *cr, const MlStyle *st, const char *text, double x, double y, int align, int valign,
+         double scale, bool bold, MlRgb color, double alpha, double max_w)
+{
+  PangoLayout *l = make_layout (cr, st, text, scale, bold, max_w);
+  int iw, ih;
+  pango_layout_get_pixel_size (l, &iw, &ih);
+  double tx = align == AL_CENTER ? x - iw / 2.0 : align == AL_RIGHT ? x - iw : x;
+  double ty = valign == VA_MIDDLE ? y - ih / 2.0 : valign == VA_BOTTOM ? y - ih : y;
+  set_rgb (cr, color, alpha);
+  cairo_move_to (cr, tx, ty);
+  pango_cairo_show_layout (cr, l);
+  g_object_unref (l);
+  return iw;
+}
+
+static double
+clampd (double v, double lo, double hi)
+{
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* Nice tick positions on the view's time axis, in ticks, with labels. */
+typedef struct {
+  double tick[64];
+  char   label[64][32];
+  char   label2[64][32];   /* second line: the real time of a tick label */
+  size_t n;
+} TimeTicks;
+
+/* Labels at nice real times (x stays in ticks, so they follow the events). */
+static bool
+use_time (const MlScene *s, const MlStyle *st)
+{
+  return s->n_times >= 2 && st->time_axis == ML_TIME_AXIS_TIME;
+}
+
+/* Labels at nice ticks, each with its real time under it. */
+static bool
+both_axes (const MlScene *s, const MlStyle *st)
+{
+  return s->n_times >= 2 && st->time_axis == ML_TIME_AXIS_AUTO;
+}
+
+/* "12.3 ms": three significant digits. */
+static void
+fmt_ns (double ns, char *buf, size_t len)
+{
+  static const char *const un[] = { "ns", "µs", "ms", "s" };
+  double v = ns < 0 ? 0 : ns;
+  int k = 0;
+  while (k < 3 && v >= 1000.0)
+    {
+      v /= 1000.0;
+      k++;
+    }
+  snprintf (buf, len, v >= 100 || v == floor (v) ? "%.0f %s" : v >= 10 ? "%.1f %s" : "%.2f %s", v, un[k]);
+}
+
+static void
+time_ticks (const MlView *v, const MlScene *s, const MlStyle *st, TimeTicks *tt)
+{
+  int target = (int) (v->pw / 110.0);
+  if (target < 2)
+    target = 2;
+  double vals[64], step;
+  tt->n = 0;
+  if (use_time (s, st))
+    {
+      double n0, n1, base;
+      ml_scene_tick_to_ns (s, v->t0, &n0);
+      ml_scene_tick_to_ns (s, v->t1, &n1);
+      ml_scene_tick_to_ns (s, (double) s->first_tick, &base);
+      if (n0 < base)
+        n0 = base;
+      size_t n = ml_axis_ticks (ML_AXIS_NS, n0 - base, n1 - base, target, vals, 64, &step);
+      for (size_t i = 0; i < n; i++)
+        {
+          double t;
+          ml_scene_ns_to_tick (s, vals[i] + base, &t);
+          tt->tick[tt->n] = t;
+          tt->label2[tt->n][0] = 0;
+          ml_axis_label (ML_AXIS_NS, vals[i], step, tt->label[tt->n], sizeof tt->label[0]);
+          tt->n++;
+        }
+      return;
+    }
+  size_t n = ml_axis_ticks (ML_AXIS_COUNT, v->t0, v->t1, target, vals, 64, &step);
+  double base = 0;
+  bool both = both_axes (s, st);
+  if (both)
+    ml_scene_tick_to_ns (s, (double) s->first_tick, &base);
+  for (size_t i = 0; i < n; i++)
+    {
+      tt->tick[i] = vals[i];
+      ml_axis_label (ML_AXIS_COUNT, vals[i], step, tt->label[i], sizeof tt->label[0]);
+      tt->label2[i][0] = 0;
+      double ns;
+      if (both && ml_scene_tick_to_ns (s, vals[i], &ns))
+        fmt_ns (ns - base, tt->label2[i], sizeof tt->label2[0]);
+    }
+  tt->n = n;
+}
+
+static void
+time_grid (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st, double y0, double y1)
+{
+  TimeTicks tt;
+  time_ticks (v, s, st, &tt);
+  set_rgb (cr, ml_style_grid (st), 1.0);
+  cairo_set_line_width (cr, 1.0);
+  for (size_t i = 0; i < tt.n; i++)
+    {
+      double x = floor (ml_view_time_to_x (v, tt.tick[i])) + 0.5;
+      if (x < v->px || x > v->px + v->pw)
+        continue;
+      cairo_move_to (cr, x, y0);
+      cairo_line_to (cr, x, y1);
+    }
+  cairo_stroke (cr);
+}
+
+/* ---- the address × time layout ----------------------------------------- */
+
+typedef struct {
+  double x0, y0, x1, y1;
+  uint32_t item;
+  uint8_t cls;
+} BigRect;
+
+static const char *
+item_name (const MlScene *s, const MlSceneItem *it, char *buf, size_t len)
+{
+  const MlBuffer *b = &s->bufs->buf[it->buffer];
+  const MlTrace *t = s->bufs->trace;
+  const char *n = t && b->name ? ml_trace_str (t, b->name) : NULL;
+  if (!n || !*n)
+    {
+      if (t && b->stack && b->stack < t->n_stacks && t->stacks[b->stack].site)
+        n = ml_trace_str (t, t->stacks[b->stack].site);
+    }
+  char size[32], shortened[256];
+  short_size (b->rsize, size, sizeof size);
+  if (n && *n)
+    snprintf (buf, len, "%s  %s", ml_short_label (n, shortened, sizeof shortened), size);
+  else
+    snprintf (buf, len, "#%" PRIu64 "  %s", b->id, size);
+  return buf;
+}
+
+static int
+by_area_desc (const void *a, const void *b)
+{
+  const BigRect *x = a, *y = b;
+  double ax = (x->x1 - x->x0) * (x->y1 - x->y0), ay = (y->x1 - y->x0) * (y->y1 - y->y0);
+  if (ax != ay)
+    return ax > ay ? -1 : 1;
+  return x->item < y->item ? -1 : x->item > y->item;
+}
+
+static void
+draw_segments (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st)
+{
+  const MlPlan *p = s->plan;
+  MlRgb band = st->dark ? (MlRgb) { 0.18, 0.18, 0.20 } : (MlRgb) { 0.945, 0.945, 0.955 };
+  set_rgb (cr, band, 1.0);
+  double bpp = ml_view_bytes_per_px (v);
+  for (size_t g = 0; g < p->n_segments; g++)
+    {
+      const MlSegment *seg = &p->segments[g];
+      double x0 = clampd (ml_view_time_to_x (v, (double) seg->start), v->px - 2, v->px + v->pw + 2);
+      double x1 = clampd (ml_view_time_to_x (v, (double) seg->end), v->px - 2, v->px + v->pw + 2);
+      double lo = (double) s->seg_base[g], hi = lo + (double) s->seg_extent[g];
+      if (hi < v->a0 || lo > v->a1 || x1 <= v->px || x0 >= v->px + v->pw)
+        continue;
+      double y0 = clampd (ml_view_addr_to_y (v, hi), v->py - 2, v->py + v->ph + 2);
+      double y1 = clampd (ml_view_addr_to_y (v, lo), v->py - 2, v->py + v->ph + 2);
+      cairo_rectangle (cr, round (x0), round (y0), fmax (1, round (x1) - round (x0)), fmax (1, round (y1) - round (y0)));
+    }
+  cairo_fill (cr);
+  /* boundaries between segments, when they are at least 4 px apart */
+  if (p->n_segments > 1)
+    {
+      set_rgb (cr, ml_style_fg (st), 0.18);
+      cairo_set_line_width (cr, 1.0);
+      double last = -1e9;
+      for (size_t g = 0; g < p->n_segments; g++)
+        {
+          double y = ml_view_addr_to_y (v, (double) s->seg_base[g]);
+          if (y < v->py || y > v->py + v->ph || (double) s->seg_extent[g] / bpp < 4 || fabs (y - last) < 4)
+            continue;
+          last = y;
+          cairo_move_to (cr, v->px, floor (y) + 0.5);
+          cairo_line_to (cr, v->px + v->pw, floor (y) + 0.5);
+        }
+      cairo_stroke (cr);
+    }
+}
+
+/* The rectangle of buffer @b's bytes [off, off + bytes) of its segment
+ * over ticks [t0, t1), in pixels, grown to at least @min px each way. */
+static void
+issue_rect (cairo_t *cr, const MlView *v, const MlScene *s, uint32_t seg, uint64_t off, uint64_t bytes,
+            double t0, double t1, double min)
+{
+  double lo = (double) s->seg_base[seg] + (double) off, hi = lo + (double) bytes;
+  double x0 = ml_view_time_to_x (v, t0), x1 = ml_view_time_to_x (v, t1);
+  double y0 = ml_view_addr_to_y (v, hi), y1 = ml_view_addr_to_y (v, lo);
+  if (x1 - x0 < min)
+    {
+      double c = (x0 + x1) / 2;
+      x0 = c - min / 2;
+      x1 = c + min / 2;
+    }
+  if (y1 - y0 < min)
+    {
+      double c = (y0 + y1) / 2;
+      y0 = c - min / 2;
+      y1 = c + min / 2;
+    }
+  x0 = clampd (x0, v->px - 4, v->px + v->pw + 4);
+  x1 = clampd (x1, v->px - 4, v->px + v->pw + 4);
+  y0 = clampd (y0, v->py - 4, v->py + v->ph + 4);
+  y1 = clampd (y1, v->py - 4, v->py + v->ph + 4);
+  cairo_rectangle (cr, x0, y0, x1 - x0, y1 - y0);
+}
+
+static void
+buffer_rect (cairo_t *cr, const MlView *v, const MlScene *s, uint32_t buf, double min)
+{
+  const MlBuffer *b = &s->bufs->buf[buf];
+  uint32_t g = s->plan->segment[buf];
+  if (g >= s->plan->n_segments)
+    return;
+  double end = b->end > b->start ? (double) b->end : (double) b->start + 1;
+  issue_rect (cr, v, s, g, s->plan->offset[buf], b->rsize ? b->rsize : 1, (double) b->start, end, min);
+}
+
+static void
+draw_issues (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st)
+{
+  const MlIssues *is = s->issues;
+  if (!is || !is->n)
+    return;
+  MlRgb red = ml_style_race (st);
+  cairo_set_line_width (cr, 1.5);
+  for (size_t i = 0; i < is->n; i++)
+    {
+      const MlIssue *x = &is->items[i];
+      if (x->a >= s->bufs->n || x->b >= s->bufs->n || x->segment >= s->plan->n_segments)
+        continue;
+      const MlBuffer *a = &s->bufs->buf[x->a], *b = &s->bufs->buf[x->b];
+      double t0, t1;
+      if (x->kind == ML_ISSUE_CONFLICT)
+        {
+          t0 = (double) (a->start > b->start ? a->start : b->start);
+          t1 = (double) (a->end < b->end ? a->end : b->end);
+        }
+      else
+        {
+          t0 = (double) (x->tick < x->tick_b ? x->tick : x->tick_b);
+          t1 = (double) (x->tick < x->tick_b ? x->tick_b : x->tick) + 1.0;
+        }
+      /* the buffer that is hurt (the later one), outlined thinly */
+      cairo_set_line_width (cr, 1.0);
+      set_rgb (cr, red, 0.7);
+      buffer_rect (cr, v, s, x->b, 3);
+      cairo_stroke (cr);
+      cairo_set_line_width (cr, 1.5);
+      /* the racing bytes and ticks, filled */
+      issue_rect (cr, v, s, x->segment, x->offset, x->bytes ? x->bytes : 1, t0, t1, 5);
+      set_rgb (cr, red, 0.55);
+      cairo_fill_preserve (cr);
+      set_rgb (cr, red, 1.0);
+      cairo_stroke (cr);
+    }
+}
+
+static void
+dashed_vline (cairo_t *cr, double x, double y0, double y1, MlRgb c, double alpha, double width)
+{
+  static const double dash[] = { 4.0, 3.0 };
+  cairo_save (cr);
+  cairo_set_dash (cr, dash, 2, 0);
+  cairo_set_line_width (cr, width);
+  set_rgb (cr, c, alpha);
+  cairo_move_to (cr, floor (x) + 0.5, y0);
+  cairo_line_to (cr, floor (x) + 0.5, y1);
+  cairo_stroke (cr);
+  cairo_restore (cr);
+}
+
+static void
+dashed_hline (cairo_t *cr, double x0, double x1, double y, MlRgb c, double alpha, double width)
+{
+  static const double dash[] = { 6.0, 4.0 };
+  cairo_save (cr);
+  cairo_set_dash (cr, dash, 2, 0);
+  cairo_set_line_width (cr, width);
+  set_rgb (cr, c, alpha);
+  cairo_move_to (cr, x0, floor (y) + 0.5);
+  cairo_line_to (cr, x1, floor (y) + 0.5);
+  cairo_stroke (cr);
+  cairo_restore (cr);
+}
+
+void
+ml_timeline_draw_layout (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st)
+{
+  cairo_save (cr);
+  cairo_rectangle (cr, v->px, v->py, v->pw, v->ph);
+  cairo_clip (cr);
+  set_rgb (cr, ml_style_bg (st), 1.0);
+  cairo_paint (cr);
+  draw_segments (cr, v, s, st);
+  time_grid (cr, v, s, st, v->py, v->py + v->ph);
+  /* keep the grid under the segment bands faint: redraw bands lightly */
+
+  size_t W = (size_t) ceil (v->pw), H = (size_t) ceil (v->ph);
+  double tpp = ml_view_ticks_per_px (v), bpp = ml_view_bytes_per_px (v);
+  size_t i0 = ml_scene_first_visible (s, v->t0), i1 = ml_scene_end_visible (s, v->t1);
+  uint32_t *grid = NULL;
+  BigRect *big = NULL;
+  size_t n_big = 0, cap_big = 0;
+  bool any_small = false;
+  unsigned by = (unsigned) st->color_by < ML_COLOR_BY__COUNT ? (unsigned) st->color_by : 0;
+  for (size_t i = i0; i < i1; i++)
+    {
+      const MlSceneItem *it = &s->items[i];
+      if ((double) it->end <= v->t0)
+        continue;
+      double lo = (double) it->addr, hi = lo + (double) it->size;
+      if (hi <= v->a0 || lo >= v->a1)
+        continue;
+      double x0 = ((double) it->start - v->t0) / tpp, x1 = ((double) it->end - v->t0) / tpp;
+      double y0 = (v->a1 - hi) / bpp, y1 = (v->a1 - lo) / bpp;
+      if (x1 - x0 >= 2.0 && y1 - y0 >= 2.0)
+        {
+          if (n_big == cap_big)
+            {
+              size_t cap = cap_big ? cap_big * 2 : 1024;
+              BigRect *p = realloc (big, cap * sizeof *p);
+              if (!p)
+                break;
+              big = p;
+              cap_big = cap;
+            }
+          big[n_big++] = (BigRect) { clampd (x0, -2, (double) W + 2), clampd (y0, -2, (double) H + 2),
+                                     clampd (x1, -2, (double) W + 2), clampd (y1, -2, (double) H + 2),
+                                     (uint32_t) i, it->cls[by] };
+          continue;
+        }
+      if (!grid)
+        {
+          grid = malloc (W * H * sizeof *grid);
+          if (!grid)
+            break;
+          memset (grid, 0xff, W * H * sizeof *grid);
+        }
+      any_small = true;
+      long c0 = (long) floor (x0), c1 = (long) ceil (x1) - 1;
+      long r0 = (long) floor (y0), r1 = (long) ceil (y1) - 1;
+      if (c1 < c0) c1 = c0;
+      if (r1 < r0) r1 = r0;
+      if (c0 < 0) c0 = 0;
+      if (r0 < 0) r0 = 0;
+      if (c1 >= (long) W) c1 = (long) W - 1;
+      if (r1 >= (long) H) r1 = (long) H - 1;
+      for (long r = r0; r <= r1; r++)
+        {
+          uint32_t *row = grid + (size_t) r * W;
+          for (long c = c0; c <= c1; c++)
+            if (row[c] == UINT32_MAX || s->items[row[c]].size < it->size)
+              row[c] = (uint32_t) i;
+        }
+    }
+
+  cairo_antialias_t aa = cairo_get_antialias (cr);
+  cairo_set_antialias (cr, CAIRO_ANTIALIAS_NONE);
+  /* the merged sub-pixel items: one pixel per grid cell, in the colour
+   * of the largest buffer there, painted as one image (compact in SVG and
+   * PDF too, whatever the number of buffers) */
+  if (any_small)
+    {
+      cairo_surface_t *img = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, (int) W, (int) H);
+      if (cairo_surface_status (img) == CAIRO_STATUS_SUCCESS)
+        {
+          uint32_t argb[ML_PALETTE_N + 1];
+          for (unsigned cls = 0; cls <= ML_PALETTE_N; cls++)
+            {
+              MlRgb c = ml_style_class_color (st, cls);
+              argb[cls] = 0xff000000u | (uint32_t) lround (c.r * 255) << 16 | (uint32_t) lround (c.g * 255) << 8
+                          | (uint32_t) lround (c.b * 255);
+            }
+          cairo_surface_flush (img);
+          unsigned char *data = cairo_image_surface_get_data (img);
+          int stride = cairo_image_surface_get_stride (img);
+          for (size_t r = 0; r < H; r++)
+            {
+              uint32_t *row = (uint32_t *) (data + r * (size_t) stride);
+              const uint32_t *g = grid + r * W;
+              for (size_t c = 0; c < W; c++)
+                row[c] = g[c] == UINT32_MAX ? 0 : argb[s->items[g[c]].cls[by] <= ML_PALETTE_N ? s->items[g[c]].cls[by] : ML_PALETTE_N];
+            }
+          cairo_surface_mark_dirty (img);
+          cairo_save (cr);
+          cairo_translate (cr, v->px, v->py);
+          cairo_set_source_surface (cr, img, 0, 0);
+          cairo_pattern_set_filter (cairo_get_source (cr), CAIRO_FILTER_NEAREST);
+          cairo_rectangle (cr, 0, 0, (double) W, (double) H);
+          cairo_fill (cr);
+          cairo_restore (cr);
+        }
+      cairo_surface_destroy (img);
+    }
+  /* the buffers at least two pixels each way: one fill per colour */
+  for (unsigned cls = 0; cls <= ML_PALETTE_N; cls++)
+    {
+      bool any = false;
+      for (size_t k = 0; k < n_big; k++)
+        if (big[k].cls == cls)
+          {
+            const BigRect *b = &big[k];
+            double x0 = round (b->x0), x1 = round (b->x1), y0 = round (b->y0), y1 = round (b->y1);
+            cairo_rectangle (cr, v->px + x0, v->py + y0, fmax (1, x1 - x0), fmax (1, y1 - y0));
+            any = true;
+          }
+      if (any)
+        {
+          set_rgb (cr, ml_style_class_color (st, cls), 1.0);
+          cairo_fill (cr);
+        }
+    }
+  cairo_set_antialias (cr, aa);
+  /* outlines where they help tell neighbours apart */
+  cairo_set_line_width (cr, 1.0);
+  bool any_outline = false;
+  for (size_t k = 0; k < n_big; k++)
+    {
+      const BigRect *b = &big[k];
+      if (b->x1 - b->x0 < 6 || b->y1 - b->y0 < 6)
+        continue;
+      double x0 = round (b->x0), x1 = round (b->x1), y0 = round (b->y0), y1 = round (b->y1);
+      cairo_rectangle (cr, v->px + x0 + 0.5, v->py + y0 + 0.5, x1 - x0 - 1, y1 - y0 - 1);
+      any_outline = true;
+    }
+  if (any_outline)
+    {
+      set_rgb (cr, ml_style_bg (st), 0.85);
+      cairo_stroke (cr);
+    }
+  /* labels where they fit, largest buffers first */
+  if (st->show_labels && n_big)
+    {
+      double fh = font_px (st) * 0.9 * 1.1;
+      qsort (big, n_big, sizeof *big, by_area_desc);
+      size_t shown = 0;
+      for (size_t k = 0; k < n_big && shown < 200; k++)
+        {
+          const BigRect *b = &big[k];
+          double x0 = fmax (b->x0, 0), x1 = fmin (b->x1, (double) W);
+          double y0 = fmax (b->y0, 0), y1 = fmin (b->y1, (double) H);
+          if (x1 - x0 < 40 || y1 - y0 < fh + 2)
+            break;   /* sorted by area: later ones rarely fit; cheap stop */
+          char text[200];
+          item_name (s, &s->items[b->item], text, sizeof text);
+          double tw, th;
+          text_size (cr, st, text, 0.9, false, &tw, &th);
+          MlRgb fill = ml_style_class_color (st, b->cls);
+          MlRgb ink = luminance (fill) > 0.45 ? (MlRgb) { 0.1, 0.1, 0.1 } : (MlRgb) { 1, 1, 1 };
+          double maxw = x1 - x0 - 6;
+          if (maxw < 30)
+            continue;
+          text_at (cr, st, text, v->px + x0 + 3, v->py + (y0 + y1) / 2, AL_LEFT, VA_MIDDLE, 0.9, false, ink, 0.95,
+                   tw > maxw ? maxw : 0);
+          shown++;
+        }
+    }
+  free (big);
+  free (grid);
+  if (s->n_items == 0)
+    text_at (cr, st, "no buffers with bytes in this trace", v->px + v->pw / 2, v->py + v->ph / 2, AL_CENTER, VA_MIDDLE,
+             1.2, false, ml_style_fg (st), 0.6, 0);
+
+  if (st->show_peaks && s->metrics.lower_bound)
+    {
+      double x = ml_view_time_to_x (v, (double) s->metrics.lower_bound_tick);
+      if (x >= v->px && x <= v->px + v->pw)
+        dashed_vline (cr, x, v->py, v->py + v->ph, ml_style_fg (st), 0.55, 1.0);
+    }
+  if (st->show_issues)
+    draw_issues (cr, v, s, st);
+  if (st->show_oom && s->plan->oom.hit)
+    {
+      MlRgb red = ml_style_race (st);
+      double x = ml_view_time_to_x (v, (double) s->plan->oom.tick);
+      if (x >= v->px - 1 && x <= v->px + v->pw + 1)
+        {
+          cairo_set_line_width (cr, 2.0);
+          set_rgb (cr, red, 0.9);
+          cairo_move_to (cr, round (x), v->py);
+          cairo_line_to (cr, round (x), v->py + v->ph);
+          cairo_stroke (cr);
+          if (s->plan->oom.buffer < s->bufs->n)
+            {
+              static const double dash[] = { 3.0, 2.0 };
+              cairo_set_dash (cr, dash, 2, 0);
+              buffer_rect (cr, v, s, s->plan->oom.buffer, 4);
+              cairo_stroke (cr);
+              cairo_set_dash (cr, NULL, 0, 0);
+            }
+          char text[128], req[32];
+          snprintf (text, sizeof text, "OOM: %s request (%s)", short_size (s->plan->oom.request, req, sizeof req),
+                    s->plan->oom.fragmentation ? "fragmentation" : "capacity");
+          double tw, th;
+          text_size (cr, st, text, 0.95, true, &tw, &th);
+          double tx = x + 4 + tw > v->px + v->pw ? x - 4 - tw : x + 4;
+          set_rgb (cr, ml_style_bg (st), 0.85);
+          cairo_rectangle (cr, tx - 2, v->py + 3, tw + 4, th + 2);
+          cairo_fill (cr);
+          text_at (cr, st, text, tx, v->py + 4, AL_LEFT, VA_TOP, 0.95, true, red, 1.0, 0);
+        }
+    }
+  cairo_restore (cr);
+  /* frame */
+  set_rgb (cr, ml_style_fg (st), 0.35);
+  cairo_set_line_width (cr, 1.0);
+  cairo_rectangle (cr, floor (v->px) + 0.5, floor (v->py) + 0.5, round (v->pw) - 1, round (v->ph) - 1);
+  cairo_stroke (cr);
+}
+
+void
+ml_timeline_item_rect (const MlView *v, const MlScene *s, size_t item, MlRect *out)
+{
+  const MlSceneItem *it = &s->items[item];
+  double x0 = ml_view_time_to_x (v, (double) it->start), x1 = ml_view_time_to_x (v, (double) it->end);
+  double y0 = ml_view_addr_to_y (v, (double) it->addr + (double) it->size), y1 = ml_view_addr_to_y (v, (double) it->addr);
+  *out = (MlRect) { x0, y0, x1 - x0, y1 - y0 };
+}
+
+void
+ml_timeline_draw_highlight (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st, size_t item, bool selected)
+{
+  if (item >= s->n_items)
+    return;
+  MlRect r;
+  ml_timeline_item_rect (v, s, item, &r);
+  double min = 3.0;
+  if (r.w < min)
+    {
+      r.x -= (min - r.w) / 2;
+      r.w = min;
+    }
+  if (r.h < min)
+    {
+      r.y -= (min - r.h) / 2;
+      r.h = min;
+    }
+  double x0 = clampd (r.x, v->px - 4, v->px + v->pw + 4), x1 = clampd (r.x + r.w, v->px - 4, v->px + v->pw + 4);
+  double y0 = clampd (r.y, v->py - 4, v->py + v->ph + 4), y1 = clampd (r.y + r.h, v->py - 4, v->py + v->ph + 4);
+  cairo_save (cr);
+  cairo_rectangle (cr, v->px, v->py, v->pw, v->ph);
+  cairo_clip (cr);
+  MlRgb fg = ml_style_fg (st);
+  cairo_rectangle (cr, x0, y0, x1 - x0, y1 - y0);
+  set_rgb (cr, fg, selected ? 0.25 : 0.12);
+  cairo_fill_preserve (cr);
+  cairo_set_line_width (cr, selected ? 2.5 : 1.5);
+  set_rgb (cr, fg, 0.95);
+  cairo_stroke (cr);
+  cairo_restore (cr);
+}
+
+/* ---- axes ------------------------------------------------------------------ */
+
+static void
+bytes_axis (cairo_t *cr, const MlStyle *st, double x, double y_top, double h, double lo, double hi, int target,
+            double grid_x0, double grid_x1)
+{
+  double vals[32], step;
+  size_t n = ml_axis_ticks (ML_AXIS_BYTES, lo, hi, target, vals, 32, &step);
+  MlRgb fg = ml_style_fg (st);
+  for (size_t i = 0; i < n; i++)
+    {
+      double y = y_top + h - (vals[i] - lo) / (hi - lo) * h;
+      if (grid_x1 > grid_x0)
+        {
+          set_rgb (cr, ml_style_grid (st), 1.0);
+          cairo_set_line_width (cr, 1.0);
+          cairo_move_to (cr, grid_x0, floor (y) + 0.5);
+          cairo_line_to (cr, grid_x1, floor (y) + 0.5);
+          cairo_stroke (cr);
+          continue;
+        }
+      char label[32];
+      ml_axis_label (ML_AXIS_BYTES, vals[i], step, label, sizeof label);
+      set_rgb (cr, fg, 0.5);
+      cairo_set_line_width (cr, 1.0);
+      cairo_move_to (cr, x - 4, floor (y) + 0.5);
+      cairo_line_to (cr, x, floor (y) + 0.5);
+      cairo_stroke (cr);
+      double ty = clampd (y, y_top + font_px (st) * 0.5, y_top + h - font_px (st) * 0.5);
+      text_at (cr, st, label, x - 6, ty, AL_RIGHT, VA_MIDDLE, 0.9, false, fg, 0.8, 0);
+    }
+}
+
+void
+ml_timeline_draw_addr_axis (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st)
+{
+  int target = (int) (v->ph / 60.0);
+  bytes_axis (cr, st, v->px, v->py, v->ph, v->a0, v->a1, target < 2 ? 2 : target, 0, 0);
+}
+
+void
+ml_timeline_draw_time_axis (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st, const MlRect *area)
+{
+  TimeTicks tt;
+  time_ticks (v, s, st, &tt);
+  MlRgb fg = ml_style_fg (st);
+  double last_right = -1e9;
+  for (size_t i = 0; i < tt.n; i++)
+    {
+      double x = ml_view_time_to_x (v, tt.tick[i]);
+      if (x < v->px - 0.5 || x > v->px + v->pw + 0.5)
+        continue;
+      set_rgb (cr, fg, 0.5);
+      cairo_set_line_width (cr, 1.0);
+      cairo_move_to (cr, floor (x) + 0.5, area->y);
+      cairo_line_to (cr, floor (x) + 0.5, area->y + 4);
+      cairo_stroke (cr);
+      double tw, th, tw2 = 0, th2 = 0;
+      text_size (cr, st, tt.label[i], 0.9, false, &tw, &th);
+      if (tt.label2[i][0])
+        text_size (cr, st, tt.label2[i], 0.8, false, &tw2, &th2);
+      double w = tw > tw2 ? tw : tw2;
+      double cx = clampd (x, v->px + w / 2, v->px + v->pw - w / 2);
+      if (cx - w / 2 < last_right + 8)
+        continue;
+      text_at (cr, st, tt.label[i], cx, area->y + 5, AL_CENTER, VA_TOP, 0.9, false, fg, 0.8, 0);
+      if (tt.label2[i][0])
+        text_at (cr, st, tt.label2[i], cx, area->y + 5 + th, AL_CENTER, VA_TOP, 0.8, false, fg, 0.55, 0);
+      last_right = cx + w / 2;
+    }
+  const char *unit = use_time (s, st) ? "time since the first event"
+                   : both_axes (s, st) ? "tick (event index), and time since the first event" : "tick (event index)";
+  if (s->bufs->trace && s->bufs->trace->source && !use_time (s, st))
+    {
+      const char *src = ml_trace_str (s->bufs->trace, s->bufs->trace->source);
+      if (src && strcmp (src, "csv") == 0)
+        unit = "time step";
+    }
+  text_at (cr, st, unit, v->px + v->pw, area->y + area->h, AL_RIGHT, VA_BOTTOM, 0.85, false, fg, 0.6, 0);
+}
+
+/* ---- curves ---------------------------------------------------------------- */
+
+typedef struct {
+  double *live, *res, *frag;
+  size_t  W;
+} Cols;
+
+/* The largest value of each curve within each pixel column (a step
+ * function: a point's values hold until the next point). */
+static bool
+columns (const MlView *v, const MlScene *s, double x0, double w, Cols *c)
+{
+  size_t W = (size_t) ceil (w);
+  if (W == 0)
+    return false;
+  c->W = W;
+  c->live = calloc (W, sizeof *c->live);
+  c->res = calloc (W, sizeof *c->res);
+  c->frag = calloc (W, sizeof *c->frag);
+  if (!c->live || !c->res || !c->frag)
+    {
+      free (c->live);
+      free (c->res);
+      free (c->frag);
+      return false;
+    }
+  const MlCurve *cv = &s->curve;
+  if (!cv->n)
+    return true;
+  double t0 = ml_view_x_to_time (v, x0);
+  double tpp = ml_view_ticks_per_px (v);
+  /* the last point at or before t0 */
+  size_t lo = 0, hi = cv->n;
+  while (lo < hi)
+    {
+      size_t mid = (lo + hi) / 2;
+      if ((double) cv->pts[mid].tick <= t0)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  size_t i = lo;   /* next point to take */
+  double cl = 0, cr_ = 0, cf = 0;
+  if (lo > 0)
+    {
+      const MlCurvePoint *p = &cv->pts[lo - 1];
+      cl = (double) p->live;
+      cr_ = (double) p->reserved;
+      cf = p->frag;
+    }
+  for (size_t col = 0; col < W; col++)
+    {
+      double tend = t0 + (double) (col + 1) * tpp;
+      double ml = cl, mr = cr_, mf = cf;
+      while (i < cv->n && (double) cv->pts[i].tick < tend)
+        {
+          const MlCurvePoint *p = &cv->pts[i++];
+          cl = (double) p->live;
+          cr_ = (double) p->reserved;
+          cf = p->frag;
+          if (cl > ml) ml = cl;
+          if (cr_ > mr) mr = cr_;
+          if (cf > mf) mf = cf;
+        }
+      c->live[col] = ml;
+      c->res[col] = mr;
+      c->frag[col] = mf;
+    }
+  return true;
+}
+
+static void
+cols_free (Cols *c)
+{
+  free (c->live);
+  free (c->res);
+  free (c->frag);
+}
+
+static void
+step_path (cairo_t *cr, const double *vals, size_t W, double x0, double ybase, double yscale, double top, bool close)
+{
+  if (close)
+    cairo_move_to (cr, x0, ybase);
+  for (size_t c = 0; c < W; c++)
+    {
+      double y = ybase - vals[c] * yscale;
+      if (y < top)
+        y = top;
+      if (c == 0 && !close)
+        cairo_move_to (cr, x0, y);
+      else
+        cairo_line_to (cr, x0 + (double) c, y);
+      cairo_line_to (cr, x0 + (double) c + 1, y);
+    }
+  if (close)
+    {
+      cairo_line_to (cr, x0 + (double) W, ybase);
+      cairo_close_path (cr);
+    }
+}
+
+static const MlRgb live_color = { 0.306, 0.475, 0.655 };
+static const MlRgb res_color  = { 0.85, 0.45, 0.10 };
+static const MlRgb frag_color = { 0.55, 0.35, 0.65 };
+
+static uint64_t
+capacity_of (const MlScene *s)
+{
+  const MlOom *o = &s->plan->oom;
+  return o->hit ? o->live + o->free_bytes : 0;
+}
+
+static void
+swatch_legend (cairo_t *cr, const MlStyle *st, double x, double y, const char *const *labels,
+               const MlRgb *colors, const int *styles, size_t n)
+{
+  /* styles: 0 filled box, 1 line, 2 dashed line */
+  MlRgb fg = ml_style_fg (st);
+  for (size_t i = 0; i < n; i++)
+    {
+      double tw, th;
+      text_size (cr, st, labels[i], 0.85, false, &tw, &th);
+      set_rgb (cr, ml_style_bg (st), 0.8);
+      cairo_rectangle (cr, x - 2, y - th / 2 - 1, tw + 26, th + 2);
+      cairo_fill (cr);
+      if (styles[i] == 0)
+        {
+          set_rgb (cr, colors[i], 0.45);
+          cairo_rectangle (cr, x, y - 4, 16, 8);
+          cairo_fill (cr);
+        }
+      else
+        {
+          if (styles[i] == 2)
+            {
+              static const double dash[] = { 4.0, 2.0 };
+              cairo_set_dash (cr, dash, 2, 0);
+            }
+          set_rgb (cr, colors[i], 1.0);
+          cairo_set_line_width (cr, 2.0);
+          cairo_move_to (cr, x, floor (y) + 0.5);
+          cairo_line_to (cr, x + 16, floor (y) + 0.5);
+          cairo_stroke (cr);
+          cairo_set_dash (cr, NULL, 0, 0);
+        }
+      x += 20 + text_at (cr, st, labels[i], x + 20, y, AL_LEFT, VA_MIDDLE, 0.85, false, fg, 0.85, 0) + 14;
+    }
+}
+
+void
+ml_timeline_draw_curves (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st, const MlRect *a)
+{
+  uint64_t cap = capacity_of (s);
+  double ymax = (double) (s->curve_max > cap ? s->curve_max : cap);
+  if (ymax <= 0)
+    ymax = 1;
+  ymax *= 1.25;   /* room for the legend and the peak labels above the data */
+  double yscale = a->h / ymax, ybase = a->y + a->h;
+  cairo_save (cr);
+  cairo_rectangle (cr, a->x, a->y, a->w, a->h);
+  cairo_clip (cr);
+  set_rgb (cr, ml_style_bg (st), 1.0);
+  cairo_paint (cr);
+  time_grid (cr, v, s, st, a->y, a->y + a->h);
+  bytes_axis (cr, st, a->x, a->y, a->h, 0, ymax, (int) (a->h / 45) < 2 ? 2 : (int) (a->h / 45), a->x, a->x + a->w);
+  Cols c;
+  if (columns (v, s, a->x, a->w, &c))
+    {
+      step_path (cr, c.live, c.W, a->x, ybase, yscale, a->y, true);
+      set_rgb (cr, live_color, 0.35);
+      cairo_fill (cr);
+      step_path (cr, c.live, c.W, a->x, ybase, yscale, a->y, false);
+      set_rgb (cr, live_color, 1.0);
+      cairo_set_line_width (cr, 1.2);
+      cairo_stroke (cr);
+      step_path (cr, c.res, c.W, a->x, ybase, yscale, a->y, false);
+      set_rgb (cr, res_color, 1.0);
+      cairo_set_line_width (cr, 1.6);
+      cairo_stroke (cr);
+      cols_free (&c);
+    }
+  MlRgb fg = ml_style_fg (st);
+  char text[160], sz[32];
+  if (s->metrics.lower_bound)
+    {
+      double y = ybase - (double) s->metrics.lower_bound * yscale;
+      dashed_hline (cr, a->x, a->x + a->w, y, fg, 0.55, 1.0);
+    }
+  if (cap)
+    {
+      double y = ybase - (double) cap * yscale;
+      dashed_hline (cr, a->x, a->x + a->w, y, ml_style_race (st), 0.9, 1.5);
+      snprintf (text, sizeof text, "capacity %s", short_size (cap, sz, sizeof sz));
+      text_at (cr, st, text, a->x + a->w - 4, y - 1, AL_RIGHT, VA_BOTTOM, 0.85, true, ml_style_race (st), 1.0, 0);
+    }
+  if (st->show_oom && s->plan->oom.hit)
+    {
+      double x = ml_view_time_to_x (v, (double) s->plan->oom.tick);
+      cairo_set_line_width (cr, 2.0);
+      set_rgb (cr, ml_style_race (st), 0.9);
+      cairo_move_to (cr, round (x), a->y);
+      cairo_line_to (cr, round (x), a->y + a->h);
+      cairo_stroke (cr);
+    }
+  if (st->show_peaks)
+    {
+      /* the reserved peak: a marker where it is first reached, or, when
+       * the plan reserves it from the start (a static arena), a label on
+       * the line at the right */
+      bool flat = s->curve.n && s->curve.pts[0].reserved >= s->metrics.peak;
+      if (s->metrics.peak && flat)
+        {
+          double y = ybase - (double) s->metrics.peak * yscale;
+          snprintf (text, sizeof text, "reserved %s", short_size (s->metrics.peak, sz, sizeof sz));
+          text_at (cr, st, text, a->x + a->w - 4, y - 2, AL_RIGHT, VA_BOTTOM, 0.85, true, shade (res_color, 0.8), 1.0, 0);
+        }
+      else if (s->metrics.peak)
+        {
+          double x = ml_view_time_to_x (v, (double) s->metrics.peak_tick);
+          double y = ybase - (double) s->metrics.peak * yscale;
+          if (x >= a->x && x <= a->x + a->w)
+            {
+              set_rgb (cr, res_color, 1.0);
+              cairo_move_to (cr, x, y - 1);
+              cairo_line_to (cr, x - 5, y - 9);
+              cairo_line_to (cr, x + 5, y - 9);
+              cairo_close_path (cr);
+              cairo_fill (cr);
+              snprintf (text, sizeof text, "peak %s", short_size (s->metrics.peak, sz, sizeof sz));
+              double tw, th;
+              text_size (cr, st, text, 0.85, true, &tw, &th);
+              double tx = clampd (x + 8, a->x + 2, a->x + a->w - tw - 2);
+              text_at (cr, st, text, tx, y - 4, AL_LEFT, VA_BOTTOM, 0.85, true, shade (res_color, 0.8), 1.0, 0);
+            }
+        }
+      double last_right = -1e9;
+      for (size_t k = 0; k < s->peaks.n; k++)
+        {
+          const MlPeak *p = &s->peaks.peaks[k];
+          double x = ml_view_time_to_x (v, (double) p->tick);
+          if (x < a->x || x > a->x + a->w)
+            continue;
+          double y = ybase - (double) p->live * yscale;
+          set_rgb (cr, ml_style_bg (st), 1.0);
+          cairo_arc (cr, x, y, 4.5, 0, 2 * M_PI);
+          cairo_fill (cr);
+          set_rgb (cr, k == 0 ? fg : live_color, 1.0);
+          cairo_arc (cr, x, y, 3.2, 0, 2 * M_PI);
+          cairo_fill (cr);
+          snprintf (text, sizeof text, "%s%s", k == 0 ? "live max " : "", short_size (p->live, sz, sizeof sz));
+          double tw, th;
+          text_size (cr, st, text, 0.85, k == 0, &tw, &th);
+          double tx = clampd (x - tw / 2, a->x + 2, a->x + a->w - tw - 2);
+          if (tx < last_right + 6 && k > 0)
+            continue;
+          double ty = y + 6 + th < ybase ? y + 6 : y - 6 - th;
+          set_rgb (cr, ml_style_bg (st), 0.75);
+          cairo_rectangle (cr, tx - 1, ty, tw + 2, th);
+          cairo_fill (cr);
+          text_at (cr, st, text, tx, ty, AL_LEFT, VA_TOP, 0.85, k == 0, fg, 0.9, 0);
+          if (k == 0 || tx + tw > last_right)
+            last_right = tx + tw;
+        }
+    }
+  const char *labels[] = { "live", "reserved", "lower bound" };
+  const MlRgb colors[] = { live_color, res_color, fg };
+  const int styles[] = { 0, 1, 2 };
+  swatch_legend (cr, st, a->x + 6, a->y + font_px (st) * 0.75, labels, colors, styles, 3);
+  cairo_restore (cr);
+  set_rgb (cr, fg, 0.35);
+  cairo_set_line_width (cr, 1.0);
+  cairo_rectangle (cr, floor (a->x) + 0.5, floor (a->y) + 0.5, round (a->w) - 1, round (a->h) - 1);
+  cairo_stroke (cr);
+  /* the axis labels outside the clip */
+  bytes_axis (cr, st, a->x, a->y, a->h, 0, ymax, (int) (a->h / 45) < 2 ? 2 : (int) (a->h / 45), 0, 0);
+}
+
+void
+ml_timeline_draw_frag (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st, const MlRect *a)
+{
+  MlRgb fg = ml_style_fg (st);
+  cairo_save (cr);
+  cairo_rectangle (cr, a->x, a->y, a->w, a->h);
+  cairo_clip (cr);
+  set_rgb (cr, ml_style_bg (st), 1.0);
+  cairo_paint (cr);
+  time_grid (cr, v, s, st, a->y, a->y + a->h);
+  set_rgb (cr, ml_style_grid (st), 1.0);
+  cairo_move_to (cr, a->x, floor (a->y + a->h / 2) + 0.5);
+  cairo_line_to (cr, a->x + a->w, floor (a->y + a->h / 2) + 0.5);
+  cairo_stroke (cr);
+  double top = a->y + 2, h = a->h - 2;
+  Cols c;
+  if (columns (v, s, a->x, a->w, &c))
+    {
+      step_path (cr, c.frag, c.W, a->x, top + h, h, top, true);
+      set_rgb (cr, frag_color, 0.35);
+      cairo_fill (cr);
+      step_path (cr, c.frag, c.W, a->x, top + h, h, top, false);
+      set_rgb (cr, frag_color, 1.0);
+      cairo_set_line_width (cr, 1.0);
+      cairo_stroke (cr);
+      cols_free (&c);
+    }
+  if (st->show_oom && s->plan->oom.hit)
+    {
+      double x = ml_view_time_to_x (v, (double) s->plan->oom.tick);
+      cairo_set_line_width (cr, 2.0);
+      set_rgb (cr, ml_style_race (st), 0.9);
+      cairo_move_to (cr, round (x), a->y);
+      cairo_line_to (cr, round (x), a->y + a->h);
+      cairo_stroke (cr);
+    }
+  char text[96];
+  snprintf (text, sizeof text, "fragmentation (max %.0f%%, mean %.0f%%)", s->metrics.frag_max * 100.0,
+            s->metrics.frag_mean * 100.0);
+  const char *labels[] = { text };
+  const MlRgb colors[] = { frag_color };
+  const int styles[] = { 0 };
+  swatch_legend (cr, st, a->x + 6, a->y + font_px (st) * 0.75, labels, colors, styles, 1);
+  cairo_restore (cr);
+  set_rgb (cr, fg, 0.35);
+  cairo_set_line_width (cr, 1.0);
+  cairo_rectangle (cr, floor (a->x) + 0.5, floor (a->y) + 0.5, round (a->w) - 1, round (a->h) - 1);
+  cairo_stroke (cr);
+  const char *ticks[] = { "0%", "50%", "100%" };
+  for (int i = 0; i < 3; i++)
+    {
+      double y = top + h - h * i / 2.0;
+      y = clampd (y, a->y + font_px (st) * 0.5, a->y + a->h - font_px (st) * 0.5);
+      text_at (cr, st, ticks[i], a->x - 6, y, AL_RIGHT, VA_MIDDLE, 0.9, false, fg, 0.8, 0);
+    }
+}
+
+/* ---- title and legend -------------------------------------------------- */
+
+static const char *const by_titles[] = { "call site", "stream", "kind" };
+
+void
+ml_timeline_draw_legend (cairo_t *cr, const MlScene *s, const MlStyle *st, const MlRect *a)
+{
+  unsigned by = (unsigned) st->color_by < ML_COLOR_BY__COUNT ? (unsigned) st->color_by : 0;
+  MlRgb fg = ml_style_fg (st);
+  double fh = font_px (st) * 1.5;
+  if (s->n_items == 0)
+    return;
+  double x = a->x, y = a->y + fh / 2;
+  char head[64];
+  snprintf (head, sizeof head, "colour by %s:", by_titles[by]);
+  x += text_at (cr, st, head, x, y, AL_LEFT, VA_MIDDLE, 0.9, true, fg, 0.85, 0) + 12;
+  if (by == ML_COLOR_BY_SITE && s->site_per_buffer)
+    {
+      text_at (cr, st, "one colour per buffer (the input names no call sites)", x, y, AL_LEFT, VA_MIDDLE, 0.85,
+               false, fg, 0.8, 0);
+      return;
+    }
+  double entry_w = 0;
+  size_t n = s->n_classes[by];
+  bool other = s->classes[by][ML_PALETTE_N].count > 0;
+  size_t total = n + other;
+  /* entries in columns as wide as the space allows, at most 5 per row */
+  size_t per_row = total < 5 ? total : 5;
+  if (per_row == 0)
+    return;
+  double x_start = x;
+  entry_w = (a->x + a->w - x_start) / (double) per_row;
+  if (entry_w < 150 && per_row > 1)
+    {
+      per_row = (size_t) ((a->x + a->w - x_start) / 150);
+      if (per_row < 1)
+        per_row = 1;
+      entry_w = (a->x + a->w - x_start) / (double) per_row;
+    }
+  for (size_t k = 0; k < total; k++)
+    {
+      unsigned cls = k < n ? (unsigned) k : ML_PALETTE_N;
+      const MlSceneClass *c = &s->classes[by][cls];
+      size_t col = k % per_row, row = k / per_row;
+      double ex = x_start + (double) col * entry_w, ey = y + (double) row * fh;
+      if (ey + fh / 2 > a->y + a->h + 2)
+        break;
+      set_rgb (cr, ml_style_class_color (st, cls), 1.0);
+      cairo_rectangle (cr, ex, ey - 5, 10, 10);
+      cairo_fill (cr);
+      char text[256], sz[32];
+      if (c->peak_bytes)
+        snprintf (text, sizeof text, "%s (%s at peak)", c->label ? c->label : "?",
+                  short_size (c->peak_bytes, sz, sizeof sz));
+      else
+        snprintf (text, sizeof text, "%s", c->label ? c->label : "?");
+      text_at (cr, st, text, ex + 14, ey, AL_LEFT, VA_MIDDLE, 0.85, false, fg, 0.9, entry_w - 22);
+    }
+}
+
+static size_t
+issue_total (const MlScene *s)
+{
+  return s->issues ? ml_issues_count (s->issues) : 0;
+}
+
+void
+ml_timeline_draw_title (cairo_t *cr, const MlScene *s, const MlStyle *st, const MlRect *a)
+{
+  MlRgb fg = ml_style_fg (st);
+  char line[512], pk[32], lb[32];
+  const char *strategy = s->plan->strategy ? s->plan->strategy : "plan";
+  if (st->title)
+    snprintf (line, sizeof line, "%s", st->title);
+  else if (s->name && *s->name)
+    snprintf (line, sizeof line, "%s — %s", s->name, strategy);
+  else
+    snprintf (line, sizeof line, "%s", strategy);
+  double tw = text_at (cr, st, line, a->x, a->y, AL_LEFT, VA_TOP, 1.35, true, fg, 1.0, a->w);
+  (void) tw;
+  const MlMetrics *m = &s->metrics;
+  int len = snprintf (line, sizeof line, "peak %s · lower bound %s (%+.1f%%) · fragmentation max %.0f%% · %zu buffers · %zu segment%s",
+                      short_size (m->peak, pk, sizeof pk), short_size (m->lower_bound, lb, sizeof lb),
+                      m->overhead * 100.0, m->frag_max * 100.0, s->bufs->n, s->plan->n_segments,
+                      s->plan->n_segments == 1 ? "" : "s");
+  double sub_y = a->y + font_px (st) * 1.35 * 1.35;
+  double x = a->x + text_at (cr, st, line, a->x, sub_y, AL_LEFT, VA_TOP, 1.0, false, fg, 0.75, 0);
+  (void) len;
+  size_t ni = issue_total (s);
+  if (s->plan->oom.hit || ni)
+    {
+      char warn[256], req[32];
+      int o = 0;
+      if (s->plan->oom.hit)
+        o += snprintf (warn + o, sizeof warn - (size_t) o, " · OOM at tick %" PRIu64 ": %s request, %s",
+                       s->plan->oom.tick, short_size (s->plan->oom.request, req, sizeof req),
+                       s->plan->oom.fragmentation ? "fragmentation" : "capacity");
+      for (int k = 0; ni && k < ML_ISSUE__COUNT && o < (int) sizeof warn - 40; k++)
+        if (s->issues->total[k])
+          {
+            static const char *const what[ML_ISSUE__COUNT] = {
+              "conflicts", "misaligned offsets", "outside their segment", "cross-stream races", "in-place hazards",
+            };
+            o += snprintf (warn + o, sizeof warn - (size_t) o, " · %zu %s", s->issues->total[k], what[k]);
+          }
+      if (ni)
+        snprintf (warn + o, sizeof warn - (size_t) o, " (red)");
+      text_at (cr, st, warn, x, sub_y, AL_LEFT, VA_TOP, 1.0, true, ml_style_race (st), 1.0, 0);
+    }
+}
+
+/* ---- the figure -------------------------------------------------------- */
+
+void
+ml_figure_layout (const MlScene *s, const MlStyle *st, double width, double height, MlFigureLayout *out)
+{
+  memset (out, 0, sizeof *out);
+  double fp = font_px (st);
+  double left = fp * 6.2, right = fp * 1.3, top = fp * 0.9;
+  double y = top;
+  if (st->show_title)
+    {
+      out->title = (MlRect) { left * 0.25, y, width - left * 0.25 - right, fp * 3.4 };
+      y += out->title.h;
+    }
+  double legend_h = 0;
+  if (st->show_legend)
+    {
+      unsigned by = (unsigned) st->color_by < ML_COLOR_BY__COUNT ? (unsigned) st->color_by : 0;
+      size_t total = s->n_classes[by] + (s->classes[by][ML_PALETTE_N].count > 0);
+      if (total == 0)
+        total = 1;
+      double avail = width - left - right - fp * 9;
+      size_t per_row = total < 5 ? total : 5;
+      if (per_row && avail / (double) per_row < 150)
+        per_row = avail / 150 >= 1 ? (size_t) (avail / 150) : 1;
+      size_t rows = per_row ? (total + per_row - 1) / per_row : 1;
+      legend_h = (double) rows * fp * 1.5 + fp * 0.5;
+    }
+  double axis_h = fp * (both_axes (s, st) ? 4.1 : 2.9);   /* two label lines with times */
+  double bottom = height - fp * 0.6 - legend_h;
+  double gap = fp * 0.7;
+  double avail = bottom - axis_h - y;
+  int panels = 1 + (st->show_curves ? 1 : 0) + (st->show_frag ? 1 : 0);
+  avail -= gap * (panels - 1);
+  if (avail < 30)
+    avail = 30;
+  double wl = 1.0, wc = st->show_curves ? 0.42 : 0, wf = st->show_frag ? 0.16 : 0;
+  double unit = avail / (wl + wc + wf);
+  out->layout = (MlRect) { left, y, width - left - right, unit * wl };
+  y += out->layout.h;
+  if (st->show_curves)
+    {
+      y += gap;
+      out->curves = (MlRect) { left, y, width - left - right, unit * wc };
+      y += out->curves.h;
+    }
+  if (st->show_frag)
+    {
+      y += gap;
+      out->frag = (MlRect) { left, y, width - left - right, unit * wf };
+      y += out->frag.h;
+    }
+  out->time_axis = (MlRect) { left, y, width - left - right, axis_h };
+  y += axis_h;
+  if (st->show_legend)
+    out->legend = (MlRect) { left * 0.25, y, width - left * 0.25 - right, legend_h };
+}
+
+void
+ml_timeline_draw_figure (cairo_t *cr, const MlScene *s, const MlStyle *st, double width, double height,
+                         const MlView *range)
+{
+  MlFigureLayout fl;
+  ml_figure_layout (s, st, width, height, &fl);
+  MlView v;
+  ml_scene_view_init (s, &v, fl.layout.x, fl.layout.y, fl.layout.w, fl.layout.h);
+  if (range)
+    {
+      ml_view_set_time (&v, range->t0, range->t1);
+      ml_view_set_addr (&v, range->a0, range->a1);
+    }
+  cairo_save (cr);
+  set_rgb (cr, ml_style_bg (st), 1.0);
+  cairo_paint (cr);
+  if (st->show_title)
+    ml_timeline_draw_title (cr, s, st, &fl.title);
+  ml_timeline_draw_layout (cr, &v, s, st);
+  ml_timeline_draw_addr_axis (cr, &v, s, st);
+  if (st->show_curves)
+    ml_timeline_draw_curves (cr, &v, s, st, &fl.curves);
+  if (st->show_frag)
+    ml_timeline_draw_frag (cr, &v, s, st, &fl.frag);
+  ml_timeline_draw_time_axis (cr, &v, s, st, &fl.time_axis);
+  if (st->show_legend)
+    ml_timeline_draw_legend (cr, s, st, &fl.legend);
+  cairo_restore (cr);
+}
+
+/* ---- files --------------------------------------------------------------- */
+
+int
+ml_render_format_from_path (const char *path, MlRenderFormat *fmt, MlError *err)
+{
+  char ext[16];
+  bool gz;
+  ml_path_ext (path, ext, sizeof ext, &gz);
+  if (strcmp (ext, "png") == 0)
+    *fmt = ML_RENDER_PNG;
+  else if (strcmp (ext, "svg") == 0)
+    *fmt = ML_RENDER_SVG;
+  else if (strcmp (ext, "pdf") == 0)
+    *fmt = ML_RENDER_PDF;
+  else
+    return ml_error_set (err, ML_EUSAGE, "%s: unknown picture format \"%s\" (use .png, .svg or .pdf)", path, ext);
+  return 0;
+}
+
+static cairo_status_t
+write_fp (void *closure, const unsigned char *data, unsigned int length)
+{
+  return fwrite (data, 1, length, closure) == length ? CAIRO_STATUS_SUCCESS : CAIRO_STATUS_WRITE_ERROR;
+}
+
+int
+ml_render_figure_write (FILE *fp, MlRenderFormat fmt, const MlScene *s, const MlStyle *st,
+                        int width, int height, const MlView *range, MlError *err)
+{
+  if (width < 200 || height < 150 || width > 20000 || height > 20000)
+    return ml_error_set (err, ML_EUSAGE, "picture size %dx%d is outside 200x150 .. 20000x20000", width, height);
+  cairo_surface_t *surf;
+  switch (fmt)
+    {
+    case ML_RENDER_SVG:
+      surf = cairo_svg_surface_create_for_stream (write_fp, fp, width, height);
+      break;
+    case ML_RENDER_PDF:
+      surf = cairo_pdf_surface_create_for_stream (write_fp, fp, width, height);
+      break;
+    default:
+      surf = cairo_image_surface_create (CAIRO_FORMAT_RGB24, width, height);
+    }
+  if (cairo_surface_status (surf) != CAIRO_STATUS_SUCCESS)
+    {
+      cairo_surface_destroy (surf);
+      return ml_error_set (err, ML_ENOMEM, "cannot create a %dx%d picture", width, height);
+    }
+  cairo_t *cr = cairo_create (surf);
+  ml_timeline_draw_figure (cr, s, st, width, height, range);
+  cairo_status_t cs = cairo_status (cr);
+  cairo_destroy (cr);
+  if (cs == CAIRO_STATUS_SUCCESS)
+    {
+      if (fmt == ML_RENDER_PNG)
+        cs = cairo_surface_write_to_png_stream (surf, write_fp, fp);
+      else
+        {
+          cairo_surface_finish (surf);
+          cs = cairo_surface_status (surf);
+        }
+    }
+  cairo_surface_destroy (surf);
+  if (cs != CAIRO_STATUS_SUCCESS)
+    return ml_error_set (err, cs == CAIRO_STATUS_WRITE_ERROR ? ML_EIO : ML_ENOMEM, "drawing failed: %s",
+                         cairo_status_to_string (cs));
+  return 0;
+}
+
+int
+ml_render_figure_to_file (const char *path, const MlScene *s, const MlStyle *st,
+                          int width, int height, const MlView *range, MlError *err)
+{
+  MlRenderFormat fmt = ML_RENDER_PNG;
+  if (strcmp (path, "-") != 0)
+    {
+      int rc = ml_render_format_from_path (path, &fmt, err);
+      if (rc < 0)
+        return rc;
+    }
+  MlOut *out = ml_out_open (path, err);
+  if (!out)
+    return err ? err->code : ML_EIO;
+  int rc = ml_render_figure_write (ml_out_file (out), fmt, s, st, width, height, range, err);
+  if (rc < 0)
+    {
+      ml_out_abort (out);
+      return rc;
+    }
+  return ml_out_commit (out, err);
+}

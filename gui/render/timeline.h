@@ -1,0 +1,100 @@
+/* timeline.h — drawing a scene with cairo (and pango-cairo), no GTK.
+ *
+ * The figure, top to bottom, all panels sharing one time axis:
+ *
+ *   title      the trace, the strategy and its headline metrics
+ *   layout     address × time: one rectangle per buffer, coloured by call
+ *              site, stream or kind; segments as faint bands; races as red
+ *              overlaps; the OOM as a red line; the lower-bound tick dashed
+ *   curves     live bytes (filled), reserved bytes (line), the lower bound
+ *              and the capacity (dashed), the peak points labelled
+ *   frag       fragmentation 0..100 %
+ *   time axis  ticks, or real time when the trace has it
+ *   legend     the colour classes, with their bytes at the peak
+ *
+ * Each draw function takes a cairo_t, the view (time and address spans and
+ * the plot rectangle, see view.h), the scene and a style; the viewer calls
+ * them from its snapshot, exports call ml_timeline_draw_figure(). Level of
+ * detail: only items overlapping the visible ticks are visited (binary
+ * search); items narrower or lower than two pixels are merged into a
+ * per-pixel grid that keeps, for each pixel, the largest buffer covering it,
+ * painted as one image (one pixel per cell in that buffer's colour), so
+ * peaks never vanish and vector outputs stay small; labels are drawn only where they fit. Cost: O(visible items +
+ * width × height) per frame.
+ *
+ * Nothing here keeps state between calls; nothing is printed.
+ */
+#ifndef ML_TIMELINE_H
+#define ML_TIMELINE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <cairo.h>
+
+#include "gui/render/scene.h"
+#include "gui/render/style.h"
+#include "gui/render/view.h"
+
+typedef struct { double x, y, w, h; } MlRect;
+
+/* Where the panels of a figure of @width × @height go. */
+typedef struct {
+  MlRect title;
+  MlRect layout;     /* the address × time plot (MlView's rectangle)   */
+  MlRect curves;     /* live / reserved bytes                          */
+  MlRect frag;       /* fragmentation                                  */
+  MlRect time_axis;  /* labels under the last panel                    */
+  MlRect legend;
+} MlFigureLayout;
+
+void ml_figure_layout (const MlScene *scene, const MlStyle *style, double width, double height,
+                       MlFigureLayout *out);
+
+/* The address × time plot inside view->p{x,y,w,h} (clipped to it):
+ * background, segment bands, buffers, labels, issues, OOM, peak line. */
+void ml_timeline_draw_layout    (cairo_t *cr, const MlView *view, const MlScene *scene, const MlStyle *style);
+/* The rectangle of item @item (scene.h) in device pixels under @view,
+ * clipped to nothing: it may lie outside the plot. */
+void ml_timeline_item_rect      (const MlView *view, const MlScene *scene, size_t item, MlRect *out);
+/* Hover / selection on top of a cached layout: outlines item @item (grown
+ * to at least 3 px each way so sub-pixel buffers show), clipped to the
+ * plot; @selected draws it heavier. */
+void ml_timeline_draw_highlight (cairo_t *cr, const MlView *view, const MlScene *scene, const MlStyle *style,
+                                 size_t item, bool selected);
+/* Address labels left of the plot rectangle, with grid lines. */
+void ml_timeline_draw_addr_axis (cairo_t *cr, const MlView *view, const MlScene *scene, const MlStyle *style);
+/* Live / reserved curves in @area over the view's ticks (x from @view);
+ * with the bytes axis left of @area. */
+void ml_timeline_draw_curves    (cairo_t *cr, const MlView *view, const MlScene *scene, const MlStyle *style,
+                                 const MlRect *area);
+/* Fragmentation in @area, 0..100 %. */
+void ml_timeline_draw_frag      (cairo_t *cr, const MlView *view, const MlScene *scene, const MlStyle *style,
+                                 const MlRect *area);
+/* Time labels and tick marks in @area (under the panels; each panel
+ * draws its own vertical grid lines). */
+void ml_timeline_draw_time_axis (cairo_t *cr, const MlView *view, const MlScene *scene, const MlStyle *style,
+                                 const MlRect *area);
+void ml_timeline_draw_legend    (cairo_t *cr, const MlScene *scene, const MlStyle *style, const MlRect *area);
+void ml_timeline_draw_title     (cairo_t *cr, const MlScene *scene, const MlStyle *style, const MlRect *area);
+
+/* The whole figure on @cr at @width × @height. @range gives the visible
+ * ticks and addresses (its plot rectangle is ignored); NULL shows all. */
+void ml_timeline_draw_figure (cairo_t *cr, const MlScene *scene, const MlStyle *style,
+                              double width, double height, const MlView *range);
+
+typedef enum { ML_RENDER_PNG, ML_RENDER_SVG, ML_RENDER_PDF } MlRenderFormat;
+
+/* The format a file name asks for (.png, .svg, .pdf); ML_EUSAGE otherwise. */
+int ml_render_format_from_path (const char *path, MlRenderFormat *fmt, MlError *err);
+
+/* Renders the figure to @fp (PNG / SVG / PDF). */
+int ml_render_figure_write (FILE *fp, MlRenderFormat fmt, const MlScene *scene, const MlStyle *style,
+                            int width, int height, const MlView *range, MlError *err);
+
+/* Renders the figure to @path, format by extension, atomically (a
+ * temporary file renamed into place only when complete; "-" = stdout,
+ * format PNG unless the name says otherwise). */
+int ml_render_figure_to_file (const char *path, const MlScene *scene, const MlStyle *style,
+                              int width, int height, const MlView *range, MlError *err);
+
+#endif

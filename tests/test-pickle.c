@@ -1,0 +1,276 @@
+/* The pickle reader: opcodes one by one, bounds, and a few thousand
+ * mutated pickles that must fail cleanly (or parse), never crash. */
+#include <math.h>
+
+#include "sim/pickle.h"
+#include "sim/snapshot.h"
+#include "tap.h"
+
+static MlPkDoc *
+parse (const char *bytes, size_t len, MlError *err)
+{
+  MlPkDoc *doc = NULL;
+  memset (err, 0, sizeof *err);
+  if (ml_pk_parse ((const unsigned char *) bytes, len, &doc, err) < 0)
+    return NULL;
+  return doc;
+}
+
+#define P(lit) lit, sizeof lit - 1
+
+static void
+test_scalars (void)
+{
+  MlError err;
+  MlPkDoc *d;
+  d = parse (P ("\x80\x02K\x05."), &err);
+  ok (d && ml_pk_root (d)->kind == ML_PK_INT && ml_pk_root (d)->i == 5, "BININT1 5");
+  ml_pk_free (d);
+  d = parse (P ("\x80\x02M\x34\x12."), &err);
+  ok (d && ml_pk_root (d)->i == 0x1234, "BININT2 is little-endian");
+  ml_pk_free (d);
+  d = parse (P ("\x80\x02J\xfe\xff\xff\xff."), &err);
+  ok (d && ml_pk_root (d)->i == -2, "BININT is signed");
+  ml_pk_free (d);
+  d = parse (P ("\x80\x02\x8a\x05\x00\x00\x00\x00\x01."), &err);
+  ok (d && ml_pk_root (d)->kind == ML_PK_INT && ml_pk_root (d)->i == ((int64_t) 1 << 32), "LONG1 of 5 bytes: 2^32");
+  ml_pk_free (d);
+  d = parse (P ("\x80\x02\x8a\x01\xff."), &err);
+  ok (d && ml_pk_root (d)->i == -1, "LONG1 sign-extends");
+  ml_pk_free (d);
+  d = parse (P ("\x80\x02\x8a\x09\xff\xff\xff\xff\xff\xff\xff\xff\xff."), &err);
+  ok (d && ml_pk_root (d)->kind == ML_PK_INT && ml_pk_root (d)->i == -1, "LONG1 of 9 bytes that fits: -1");
+  ml_pk_free (d);
+  d = parse (P ("\x80\x02\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x00\x01."), &err);
+  ok (d && ml_pk_root (d)->kind == ML_PK_BIGINT && fabs (ml_pk_root (d)->f - 18446744073709551616.0) < 1.0,
+      "LONG1 of 9 bytes: 2^64 as a big int");
+  ml_pk_free (d);
+  d = parse (P ("\x80\x02\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x80\x00."), &err);
+  ok (d && ml_pk_root (d)->kind == ML_PK_BIGINT, "LONG1 2^63 does not fit int64");
+  ml_pk_free (d);
+  d = parse (P ("\x80\x02G?\xf8\x00\x00\x00\x00\x00\x00."), &err);
+  ok (d && ml_pk_root (d)->kind == ML_PK_FLOAT && ml_pk_root (d)->f == 1.5, "BINFLOAT 1.5 (big-endian)");
+  ml_pk_free (d);
+  d = parse (P ("\x80\x04\x8c\x03" "abc."), &err);
+  ok (d && ml_pk_root (d)->kind == ML_PK_STR && strcmp (ml_pk_root (d)->s, "abc") == 0, "SHORT_BINUNICODE");
+  ml_pk_free (d);
+  d = parse (P ("\x80\x02X\x02\x00\x00\x00hi."), &err);
+  ok (d && ml_pk_root (d)->len == 2 && strcmp (ml_pk_root (d)->s, "hi") == 0, "BINUNICODE");
+  ml_pk_free (d);
+  d = parse (P ("\x80\x04\x8d\x01\x00\x00\x00\x00\x00\x00\x00z."), &err);
+  ok (d && strcmp (ml_pk_root (d)->s, "z") == 0, "BINUNICODE8");
+  ml_pk_free (d);
+  d = parse (P ("\x80\x02\x88."), &err);
+  ok (d && ml_pk_root (d)->kind == ML_PK_BOOL && ml_pk_root (d)->i == 1, "NEWTRUE");
+  ml_pk_free (d);
+  d = parse (P ("\x80\x02\x8b\x02\x00\x00\x00\x00\x01."), &err);
+  ok (d && ml_pk_root (d)->kind == ML_PK_INT && ml_pk_root (d)->i == 256, "LONG4 of 2 bytes: 256");
+  ml_pk_free (d);
+  d = parse (P ("\x80\x02\x8b\xff\xff\xff\xff."), &err);
+  ok (!d && strstr (err.msg, "negative"), "LONG4 with a negative length: %s", err.msg);
+  d = parse (P ("\x80\x03" "C\x02\x00\x01."), &err);
+  ok (d && ml_pk_root (d)->kind == ML_PK_BYTES && ml_pk_root (d)->len == 2, "SHORT_BINBYTES keeps NUL bytes");
+  ml_pk_free (d);
+  d = parse (P ("\x80\x03" "B\x03\x00\x00\x00" "xyz."), &err);
+  ok (d && ml_pk_root (d)->kind == ML_PK_BYTES && ml_pk_root (d)->len == 3, "BINBYTES");
+  ml_pk_free (d);
+  d = parse (P ("\x80\x02)."), &err);
+  ok (d && ml_pk_root (d)->kind == ML_PK_TUPLE && ml_pk_root (d)->n == 0, "EMPTY_TUPLE");
+  ml_pk_free (d);
+  d = parse (P ("\x80\x02K\x07\x85."), &err);
+  ok (d && ml_pk_root (d)->n == 1 && ml_pk_root (d)->items[0]->i == 7, "TUPLE1");
+  ml_pk_free (d);
+  d = parse (P ("\x80\x02K\x01K\x02K\x03\x87."), &err);
+  ok (d && ml_pk_root (d)->n == 3, "TUPLE3");
+  ml_pk_free (d);
+  d = parse (P ("\x80\x05\x95\x02\x00\x00\x00\x00\x00\x00\x00N."), &err);
+  ok (d && ml_pk_root (d)->kind == ML_PK_NONE, "protocol 5 framing");
+  ml_pk_free (d);
+  d = parse (P ("\x80\x05\x97."), &err);
+  ok (!d && strstr (err.msg, "0x97"), "protocol 5 out-of-band buffers are refused: %s", err.msg);
+  d = parse (P ("\x80\x02N."), &err);
+  ok (d && ml_pk_root (d)->kind == ML_PK_NONE, "NONE");
+  ml_pk_free (d);
+}
+
+static void
+test_containers (void)
+{
+  MlError err;
+  MlPkDoc *d;
+  d = parse (P ("\x80\x02K\x01K\x02\x86."), &err);
+  ok (d && ml_pk_root (d)->kind == ML_PK_TUPLE && ml_pk_root (d)->n == 2 && ml_pk_root (d)->items[1]->i == 2, "TUPLE2");
+  ml_pk_free (d);
+  d = parse (P ("\x80\x02(K\x01K\x02K\x03K\x04t."), &err);
+  ok (d && ml_pk_root (d)->n == 4, "MARK ... TUPLE");
+  ml_pk_free (d);
+  d = parse (P ("\x80\x02](K\x01K\x02" "eK\x03" "a."), &err);
+  ok (d && ml_pk_root (d)->kind == ML_PK_LIST && ml_pk_root (d)->n == 3 && ml_pk_root (d)->items[2]->i == 3,
+      "APPENDS then APPEND");
+  ml_pk_free (d);
+  /* {"a": L, "b": L} with L memoised by BINPUT 1 and fetched by BINGET */
+  d = parse (P ("\x80\x02}q\x00(X\x01\x00\x00\x00" "a]q\x01X\x01\x00\x00\x00" "bh\x01u."), &err);
+  ok (d != NULL, "dict with SETITEMS parses (%s)", err.msg);
+  if (d)
+    {
+      const MlPkValue *a = ml_pk_get (ml_pk_root (d), "a"), *b = ml_pk_get (ml_pk_root (d), "b");
+      ok (a && a == b && a->kind == ML_PK_LIST, "BINGET shares the memoised list (same pointer)");
+    }
+  ml_pk_free (d);
+  /* protocol 4: FRAME, MEMOIZE, LONG_BINGET */
+  d = parse (P ("\x80\x04\x95\x0e\x00\x00\x00\x00\x00\x00\x00}\x94\x8c\x01k\x94]\x94sj\x02\x00\x00\x00\x86."), &err);
+  ok (d && ml_pk_root (d)->kind == ML_PK_TUPLE && ml_pk_root (d)->items[1] == ml_pk_get (ml_pk_root (d)->items[0], "k"),
+      "FRAME + MEMOIZE + LONG_BINGET share the list (%s)", err.msg);
+  ml_pk_free (d);
+  /* LONG_BINPUT at a sparse index */
+  d = parse (P ("\x80\x02]r\x10\x00\x01\x00j\x10\x00\x01\x00\x86."), &err);
+  ok (d && ml_pk_root (d)->items[0] == ml_pk_root (d)->items[1], "LONG_BINPUT at index 65552 and LONG_BINGET");
+  ml_pk_free (d);
+  d = parse (P ("\x80\x02K\x01K\x02" "0K\x03\x86."), &err);
+  ok (d && ml_pk_root (d)->items[1]->i == 3, "POP drops the top");
+  ml_pk_free (d);
+  d = parse (P ("\x80\x02K\x01(K\x02K\x03" "1K\x05" "2\x87."), &err);
+  ok (d && ml_pk_root (d)->n == 3 && ml_pk_root (d)->items[2]->i == 5, "POP_MARK and DUP (%s)", err.msg);
+  ml_pk_free (d);
+}
+
+static void
+test_errors (void)
+{
+  MlError err;
+  MlPkDoc *d;
+  d = parse (P ("\x80\x04\x8d\x00\x00\x00\x00\x00\x00\x00\x10z."), &err);
+  ok (!d && err.code == ML_EINPUT, "a string length of 2^60 is an error, not an allocation");
+  has_str (err.msg, "1152921504606846976", "the message names the length");
+  d = parse (P ("\x80\x04\x95\x00\x00\x00\x00\x00\x00\x00\x01."), &err);
+  ok (!d, "a FRAME longer than the file is an error");
+  d = parse (P ("\x80\x02X\xff\xff\xff\x7f" "ab"), &err);
+  ok (!d && strstr (err.msg, "truncated"), "a BINUNICODE past the end says truncated: %s", err.msg);
+  d = parse (P ("\x80\x02cos\nsystem\n."), &err);
+  ok (!d && strstr (err.msg, "not supported"), "GLOBAL is refused: %s", err.msg);
+  d = parse (P ("\x80\x02K\x01"), &err);
+  ok (!d && strstr (err.msg, "without STOP"), "no STOP: %s", err.msg);
+  d = parse (P ("\x80\x02h\x05."), &err);
+  ok (!d && strstr (err.msg, "never stored"), "BINGET of an unknown index: %s", err.msg);
+  d = parse (P ("\x80\x02K\x01K\x02."), &err);
+  ok (!d, "two values at STOP");
+  d = parse (P ("\x80\x02K\x01u."), &err);
+  ok (!d && strstr (err.msg, "MARK"), "SETITEMS without MARK: %s", err.msg);
+  d = parse (P ("\x80\x02K\x01K\x02" "a."), &err);
+  ok (!d && strstr (err.msg, "adding items to a int"), "APPEND to an int: %s", err.msg);
+  d = parse (P ("\x80\x09."), &err);
+  ok (!d && strstr (err.msg, "protocol 9"), "protocol 9: %s", err.msg);
+  d = parse (P ("\x80\x02]q\x00h\x00" "a."), &err);
+  ok (!d && strstr (err.msg, "inside itself"), "a list appended to itself: %s", err.msg);
+  /* 300 nested lists */
+  char deep[1024];
+  size_t n = 0;
+  deep[n++] = (char) 0x80;
+  deep[n++] = 2;
+  for (int k = 0; k < 300; k++)
+    deep[n++] = ']';
+  for (int k = 0; k < 299; k++)
+    deep[n++] = 'a';
+  deep[n++] = '.';
+  d = parse (deep, n, &err);
+  ok (!d && strstr (err.msg, "deeper"), "nesting deeper than 256 is refused: %s", err.msg);
+}
+
+/* Small pickles made here, mutated a few thousand ways. */
+static void
+test_mutations (void)
+{
+  /* a snapshot in miniature: {"segments": [{"address": 4096, "total_size": 2097152,
+   * "blocks": [{"address": 4096, "size": 512, "state": "active_allocated"}]}],
+   * "device_traces": [[{"action": "free_completed", "addr": 4096, "size": 1}]]} */
+  static const char s0[] =
+    "\x80\x02}q\x00(X\x01\x00\x00\x00" "a]q\x01X\x01\x00\x00\x00" "bh\x01u.";
+  static const char s1[] =
+    "\x80\x04\x95\x0e\x00\x00\x00\x00\x00\x00\x00}\x94\x8c\x01k\x94]\x94sj\x02\x00\x00\x00\x86.";
+  static const char s2[] =
+    "\x80\x02(K\x01K\x02K\x03K\x04t.";
+  static const char s3[] =
+    "\x80\x02\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x00\x01.";
+  static const char s4[] =
+    "\200\002}(X\010\000\000\000segments](}(X\007\000\000\000addressM\000\020X\012\000\000"
+    "\000total_sizeJ\000\000 \000X\006\000\000\000blocks]}(X\007\000\000\000addre"
+    "ssM\000\020X\004\000\000\000sizeM\000\002X\005\000\000\000stateX\020\000\000\000active_a"
+    "llocateduaueX\015\000\000\000device_traces]]}(X\006\000\000\000a"
+    "ctionX\016\000\000\000free_completedX\004\000\000\000addrM\000\020X\004\000\000"
+    "\000sizeK\001uaau.";
+  static const char *const seeds[] = { s0, s1, s2, s3, s4 };
+  static const size_t lens[] = { sizeof s0 - 1, sizeof s1 - 1, sizeof s2 - 1, sizeof s3 - 1, sizeof s4 - 1 };
+  uint64_t rng = 0x9e3779b97f4a7c15ull;
+  size_t parsed = 0, failed = 0, bad = 0, loaded = 0, cases = 0;
+  for (size_t s = 0; s < sizeof seeds / sizeof seeds[0]; s++)
+    {
+      size_t len = lens[s];
+      if (s == 4)
+        {
+          /* the snapshot seed must load as it is */
+          MlTrace *t = NULL;
+          MlError err = { 0 };
+          int rc = ml_trace_load_snapshot_mem ((const unsigned char *) seeds[s], len, "seed", NULL, &t, &err);
+          ok (rc == 0 && t && t->n_events == 3, "the miniature snapshot loads: %zu events (%s)", t ? t->n_events : 0, err.msg);
+          ml_trace_free (t);
+        }
+      unsigned char buf[1024];
+      for (int m = 0; m < 1000; m++)
+        {
+          memcpy (buf, seeds[s], len);
+          size_t n = len;
+          int edits = 1 + (int) ((rng >> 33) % 3);
+          for (int e = 0; e < edits; e++)
+            {
+              rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+              size_t at = (size_t) ((rng >> 33) % n);
+              unsigned char byte = (unsigned char) (rng >> 17);
+              switch ((rng >> 60) % 4)
+                {
+                case 0: buf[at] = byte; break;                   /* replace */
+                case 1: n = at ? at : 1; break;                  /* truncate */
+                case 2: buf[at] ^= (unsigned char) (1u << (byte % 8)); break; /* flip a bit */
+                default:                                         /* insert */
+                  if (n < sizeof buf)
+                    {
+                      memmove (buf + at + 1, buf + at, n - at);
+                      buf[at] = byte;
+                      n++;
+                    }
+                }
+            }
+          MlPkDoc *d = NULL;
+          MlError err = { 0 };
+          int rc = ml_pk_parse (buf, n, &d, &err);
+          cases++;
+          if (rc == 0)
+            parsed++;
+          else if (rc < 0 && err.msg[0])
+            failed++;
+          else
+            bad++;
+          ml_pk_free (d);
+          MlTrace *t = NULL;
+          memset (&err, 0, sizeof err);
+          rc = ml_trace_load_snapshot_mem (buf, n, "mutant", NULL, &t, &err);
+          if (rc == 0)
+            loaded++;
+          else if (!err.msg[0])
+            bad++;
+          ml_trace_free (t);
+        }
+    }
+  ok (cases == 5000, "%zu mutated pickles", cases);
+  ok (bad == 0, "every failure has a message (%zu parsed, %zu failed, %zu snapshots loaded)", parsed, failed, loaded);
+  ok (failed > 1000 && parsed > 100, "mutations exercise both outcomes (%zu parsed, %zu failed)", parsed, failed);
+}
+
+int
+main (void)
+{
+  test_scalars ();
+  test_containers ();
+  test_errors ();
+  test_mutations ();
+  return tap_done ();
+}

@@ -1,0 +1,296 @@
+/* The renderer: view state, axes, scene geometry and hit testing with
+ * hand-worked coordinates, level of detail, and the PNG / SVG / PDF files. */
+#include "tests/tap.h"
+
+#include <math.h>
+#include <cairo.h>
+
+#include "gui/render/axis.h"
+#include "gui/render/scene.h"
+#include "gui/render/timeline.h"
+#include "gui/render/view.h"
+#include "sim/load.h"
+
+#define near(a, b) (fabs ((a) - (b)) < 1e-9)
+
+static void
+test_view (void)
+{
+  MlView v;
+  ml_view_init (&v, 0, 100, 0, 1000, 10, 20, 200, 100);
+  ok (near (ml_view_time_to_x (&v, 0), 10) && near (ml_view_time_to_x (&v, 100), 210), "time -> x at both ends");
+  ok (near (ml_view_addr_to_y (&v, 0), 120) && near (ml_view_addr_to_y (&v, 1000), 20), "address 0 at the bottom, top at the top");
+  ok (near (ml_view_x_to_time (&v, 60), 25) && near (ml_view_y_to_addr (&v, 70), 500), "x -> time, y -> address");
+  ok (ml_view_is_fit (&v), "init fits");
+  ml_view_zoom (&v, 2, 1, 110, 70);   /* the pointer is at tick 50 */
+  ok (near (v.t0, 25) && near (v.t1, 75) && near (v.a0, 0) && near (v.a1, 1000), "zoom x2 around tick 50: [25, 75)");
+  ok (near (ml_view_x_to_time (&v, 110), 50), "the tick under the pointer stays");
+  ml_view_zoom (&v, 2, 1, 10, 70);    /* anchored at the left edge, tick 25 */
+  ok (near (v.t0, 25) && near (v.t1, 50), "zoom at the left edge keeps t0");
+  ml_view_pan (&v, 40, 0);            /* 40 px at 0.125 tick/px: 5 ticks earlier */
+  ok (near (v.t0, 20) && near (v.t1, 45), "drag right shows earlier ticks");
+  ml_view_pan (&v, 1000, 0);
+  ok (near (v.t0, 0) && near (v.t1, 25), "pan clamps at the start, span kept");
+  ml_view_pan (&v, -1e6, 0);
+  ok (near (v.t0, 75) && near (v.t1, 100), "pan clamps at the end");
+  ml_view_zoom (&v, 1e9, 1, 110, 70);
+  ok (near (v.t1 - v.t0, 1), "zoom in stops at one tick");
+  ml_view_zoom (&v, 1, 4, 10, 120);   /* addresses, anchored at address 0 */
+  ok (near (v.a0, 0) && near (v.a1, 250), "address zoom at the bottom: [0, 250)");
+  ml_view_pan (&v, 0, -50);           /* drag up: 50 px at 2.5 B/px -> lower addresses... clamped */
+  ok (near (v.a0, 0) && near (v.a1, 250), "address pan clamps at 0");
+  ml_view_pan (&v, 0, 40);            /* drag down shows higher addresses */
+  ok (near (v.a0, 100) && near (v.a1, 350), "drag down: +100 bytes");
+  ml_view_zoom (&v, 1e-6, 1e-6, 50, 50);
+  ok (ml_view_is_fit (&v), "zooming far out fits");
+  ml_view_set_time (&v, 90, 200);
+  ok (near (v.t0, 0) && near (v.t1, 100), "set_time wider than the data fits it");
+  ml_view_set_time (&v, 90, 95);
+  ok (near (v.t0, 90) && near (v.t1, 95), "set_time inside the bounds");
+  ml_view_set_time (&v, 98, 108);
+  ok (near (v.t0, 90) && near (v.t1, 100), "set_time past the end slides back, span kept");
+  MlView e;
+  ml_view_init (&e, 5, 5, 0, 0, 0, 0, 0, 0);
+  ok (e.t1 > e.t0 && e.a1 > e.a0 && e.pw >= 1 && e.ph >= 1, "empty bounds and a zero plot stay usable");
+}
+
+static void
+test_short_label (void)
+{
+  char b[64];
+  is_str (ml_short_label ("D:\\Dev\\a2\\model.py:397:forward", b, sizeof b), "model.py:397:forward", "Windows path");
+  is_str (ml_short_label ("freed at /home/u/x/opt.py:71:step", b, sizeof b), "freed at opt.py:71:step", "a path inside a sentence");
+  is_str (ml_short_label ("train.py:41:build", b, sizeof b), "train.py:41:build", "no path: unchanged");
+  is_str (ml_short_label ("dir/", b, sizeof b), "dir/", "a trailing separator stays");
+  is_str (ml_short_label ("/a/bbbbbbbbbb", b, 5), "bbbb", "truncated to the buffer");
+}
+
+static void
+test_axis (void)
+{
+  double v[16], step;
+  char b[32];
+  size_t n = ml_axis_ticks (ML_AXIS_BYTES, 0, 1073741824.0, 4, v, 16, &step);
+  is_u64 (n, 5, "0..1 GiB in about 4: five ticks");
+  is_u64 ((uint64_t) step, 268435456, "step 256 MiB");
+  is_str (ml_axis_label (ML_AXIS_BYTES, 805306368.0, step, b, sizeof b), "768 MiB", "768 MiB");
+  is_str (ml_axis_label (ML_AXIS_BYTES, 1342177280.0, step, b, sizeof b), "1.25 GiB", "1.25 GiB");
+  is_str (ml_axis_label (ML_AXIS_BYTES, 0, step, b, sizeof b), "0", "zero is 0");
+  n = ml_axis_ticks (ML_AXIS_COUNT, 13, 97, 4, v, 16, &step);
+  ok (n == 4 && near (v[0], 20) && near (v[3], 80) && near (step, 20), "ticks 13..97: 20 40 60 80");
+  is_str (ml_axis_label (ML_AXIS_COUNT, 1500000, 500000, b, sizeof b), "1.5M", "1.5M ticks");
+  is_str (ml_axis_label (ML_AXIS_NS, 2500000, 500000, b, sizeof b), "2.5 ms", "2.5 ms");
+  is_str (ml_axis_label (ML_AXIS_PERCENT, 0.5, 0.25, b, sizeof b), "50%", "50%");
+}
+
+/* ticks are event indexes: a [0,2) 100 B at 0; b [1,4) 50 B at 100;
+ * c [3,5) 100 B at 0 (one arena); the trace ends at tick 6. */
+static const char three[] =
+  "{\"format\":\"memlens-trace\",\"version\":1,\"alignment\":1}\n"
+  "{\"kind\":\"alloc\",\"id\":1,\"size\":100,\"name\":\"a\"}\n"
+  "{\"kind\":\"alloc\",\"id\":2,\"size\":50,\"name\":\"b\"}\n"
+  "{\"kind\":\"free\",\"id\":1}\n"
+  "{\"kind\":\"alloc\",\"id\":3,\"size\":100,\"name\":\"c\"}\n"
+  "{\"kind\":\"free\",\"id\":2}\n"
+  "{\"kind\":\"free\",\"id\":3}\n";
+
+static MlTrace *
+load_text (const char *text)
+{
+  char *path = tap_write_temp (text, ".jsonl");
+  MlTrace *t = NULL;
+  MlError err = { 0 };
+  if (ml_trace_load (path, NULL, &t, &err) < 0)
+    printf ("# load: %s\n", err.msg);
+  unlink (path);
+  free (path);
+  return t;
+}
+
+static MlPlan *
+arena (const MlBuffers *b, const uint64_t *offsets)
+{
+  MlPlan *p = ml_plan_new (b->n, "hand");
+  for (size_t i = 0; i < b->n; i++)
+    p->offset[i] = offsets[i];
+  ml_plan_make_arena (p, b);
+  return p;
+}
+
+static void
+test_scene (void)
+{
+  MlTrace *t = load_text (three);
+  MlBuffers *b = NULL;
+  ml_buffers_build (t, 1, &b, NULL);
+  static const uint64_t off[] = { 0, 100, 0 };
+  MlPlan *p = arena (b, off);
+  MlScene *s = NULL;
+  MlError err = { 0 };
+  ok (ml_scene_new (b, p, NULL, &s, &err) == 0, "scene of three buffers");
+  is_u64 (s->n_items, 3, "three items");
+  is_u64 (s->addr_extent, 150, "address axis: the arena, 150 bytes");
+  is_u64 (s->items[1].start, 1, "b starts at tick 1");
+  is_u64 (s->items[1].addr, 100, "b at address 100");
+  is_u64 (s->end_tick, 6, "time axis [0, 6)");
+  is_u64 (s->max_end[0], 2, "prefix max end 0");
+  is_u64 (s->max_end[1], 4, "prefix max end 1");
+  is_u64 (s->max_end[2], 5, "prefix max end 2");
+  is_u64 (ml_scene_first_visible (s, 3.5), 1, "from tick 3.5: a ended, b may show");
+  is_u64 (ml_scene_end_visible (s, 2), 2, "before tick 2: a and b");
+  is_u64 (ml_scene_end_visible (s, 0), 0, "before tick 0: nothing");
+  is_u64 (s->metrics.lower_bound, 150, "lower bound 150");
+
+  MlView v;   /* ticks [0, 6) on 600 px, bytes [0, 150) on 150 px: 100 px/tick, 1 px/B */
+  ml_scene_view_init (s, &v, 0, 0, 600, 150);
+  is_u64 (ml_scene_hit (s, &v, 50, 149), 0, "tick 0.5, byte 0.5: a");
+  is_u64 (ml_scene_hit (s, &v, 150, 25), 1, "tick 1.5, byte 125: b");
+  is_u64 (ml_scene_hit (s, &v, 350, 100), 2, "tick 3.5, byte 50: c");
+  ok (ml_scene_hit (s, &v, 450, 10) == -1, "tick 4.5, byte 140: nothing");
+  ok (ml_scene_hit (s, &v, 600, 10) == -1, "outside the plot: nothing");
+  ml_view_zoom (&v, 4, 1, 200, 75);  /* around tick 2: ticks [1.5, 3) */
+  is_u64 (ml_scene_hit (s, &v, 10, 140), 0, "after a zoom: tick ~1.5, byte 10 is a");
+
+  MlView w;
+  ml_scene_view_init (s, &w, 0, 0, 600, 150);
+  MlRect r;
+  ml_timeline_item_rect (&w, s, 1, &r);   /* b: ticks [1, 4), bytes [100, 150) */
+  ok (near (r.x, 100) && near (r.w, 300) && near (r.y, 0) && near (r.h, 50), "item rect of b: x 100 w 300, y 0 h 50");
+  is_str (s->classes[ML_COLOR_BY_STREAM][0].label, "stream 0", "one stream class");
+  is_u64 (s->n_classes[ML_COLOR_BY_SITE], 3, "three names, three classes");
+  ml_scene_free (s);
+  ml_plan_free (p);
+  ml_buffers_free (b);
+  ml_trace_free (t);
+}
+
+/* Counts the pixels of @surf inside [x0,x1)x[y0,y1) that are not white. */
+static size_t
+inked (cairo_surface_t *surf, int x0, int y0, int x1, int y1)
+{
+  cairo_surface_flush (surf);
+  unsigned char *d = cairo_image_surface_get_data (surf);
+  int stride = cairo_image_surface_get_stride (surf);
+  size_t n = 0;
+  for (int y = y0; y < y1; y++)
+    for (int x = x0; x < x1; x++)
+      {
+        uint32_t px = *(uint32_t *) (d + y * stride + x * 4) & 0xffffff;
+        n += px != 0xffffff;
+      }
+  return n;
+}
+
+/* 20000 one-tick buffers and one 1 MiB spike lasting one tick among
+ * 100000 ticks: far below a pixel each, still drawn. */
+static void
+test_lod (void)
+{
+  MlTrace *t = ml_trace_new ();
+  uint64_t tick = 0;
+  for (uint64_t i = 1; i <= 20000; i++)
+    {
+      MlEvent a = { .kind = ML_EV_ALLOC, .tick = tick, .id = i, .size = i == 10000 ? 1048576 : 4096 + (i % 7) * 256,
+                    .time_ns = -1, .flags = ML_EVF_HAS_ID };
+      ml_trace_append (t, &a);
+      MlEvent f = { .kind = ML_EV_FREE, .tick = tick + 1, .id = i, .time_ns = -1, .flags = ML_EVF_HAS_ID };
+      ml_trace_append (t, &f);
+      tick += 5;
+    }
+  MlBuffers *b = NULL;
+  ml_buffers_build (t, 256, &b, NULL);
+  uint64_t *off = calloc (b->n, sizeof *off);
+  MlPlan *p = arena (b, off);
+  MlScene *s = NULL;
+  ok (ml_scene_new (b, p, NULL, &s, NULL) == 0, "scene of 20000 buffers");
+  cairo_surface_t *surf = cairo_image_surface_create (CAIRO_FORMAT_RGB24, 400, 200);
+  cairo_t *cr = cairo_create (surf);
+  cairo_set_source_rgb (cr, 1, 1, 1);
+  cairo_paint (cr);
+  MlStyle st;
+  ml_style_init (&st);
+  MlView v;
+  ml_scene_view_init (s, &v, 0, 0, 400, 200);
+  ml_timeline_draw_layout (cr, &v, s, &st);
+  /* the spike: buffer index 9999 at tick 49995 of 100000 -> x ~ 200 */
+  double x = ml_view_time_to_x (&v, 49995.5);
+  size_t spike = inked (surf, (int) x - 1, 5, (int) x + 2, 150);
+  ok (spike >= 100, "the 1 MiB one-tick spike is a full column (%zu px inked)", spike);
+  size_t low = inked (surf, 1, 198, 399, 199);
+  ok (low >= 390, "the small buffers fill the bottom row (%zu of 398)", low);
+  cairo_destroy (cr);
+  cairo_surface_destroy (surf);
+  ml_scene_free (s);
+  ml_plan_free (p);
+  free (off);
+  ml_buffers_free (b);
+  ml_trace_free (t);
+}
+
+static void
+test_files (void)
+{
+  MlTrace *t = load_text (three);
+  MlBuffers *b = NULL;
+  ml_buffers_build (t, 1, &b, NULL);
+  static const uint64_t off[] = { 0, 100, 0 };
+  MlPlan *p = arena (b, off);
+  MlScene *s = NULL;
+  ml_scene_new (b, p, &(MlSceneOptions) { .name = "three.jsonl" }, &s, NULL);
+  MlStyle st;
+  ml_style_init (&st);
+  static const struct { const char *ext, *magic; } kinds[] = {
+    { ".png", "\x89PNG" }, { ".svg", "<?xml" }, { ".pdf", "%PDF" },
+  };
+  for (size_t k = 0; k < 3; k++)
+    {
+      char *path = tap_write_temp ("", kinds[k].ext);
+      MlError err = { 0 };
+      int rc = ml_render_figure_to_file (path, s, &st, 800, 450, NULL, &err);
+      ok (rc == 0, "render %s (%s)", kinds[k].ext, err.msg);
+      FILE *fp = fopen (path, "rb");
+      char head[8] = { 0 };
+      size_t got = fp ? fread (head, 1, sizeof head, fp) : 0;
+      long size = 0;
+      if (fp)
+        {
+          fseek (fp, 0, SEEK_END);
+          size = ftell (fp);
+          fclose (fp);
+        }
+      ok (got >= 4 && memcmp (head, kinds[k].magic, strlen (kinds[k].magic)) == 0, "%s starts with its magic", kinds[k].ext);
+      ok (size > 2000, "%s is not empty (%ld bytes)", kinds[k].ext, size);
+      if (k == 0)
+        {
+          cairo_surface_t *img = cairo_image_surface_create_from_png (path);
+          ok (cairo_surface_status (img) == CAIRO_STATUS_SUCCESS && cairo_image_surface_get_width (img) == 800
+              && cairo_image_surface_get_height (img) == 450, "the PNG reads back at 800x450");
+          size_t ink = inked (img, 0, 0, 800, 450);
+          ok (ink > 800 * 450 / 10, "the PNG is not blank (%zu px inked)", ink);
+          cairo_surface_destroy (img);
+        }
+      unlink (path);
+      free (path);
+    }
+  MlError err = { 0 };
+  ok (ml_render_figure_to_file ("/nonexistent-dir/x.png", s, &st, 800, 450, NULL, &err) < 0 && err.msg[0],
+      "an unwritable path is an error with a message");
+  ok (ml_render_figure_to_file ("x.bmp", s, &st, 800, 450, NULL, &err) == ML_EUSAGE, "an unknown extension is refused");
+  ok (access ("x.bmp", F_OK) != 0, "and nothing is written");
+  ml_scene_free (s);
+  ml_plan_free (p);
+  ml_buffers_free (b);
+  ml_trace_free (t);
+}
+
+int
+main (void)
+{
+  test_view ();
+  test_short_label ();
+  test_axis ();
+  test_scene ();
+  test_lod ();
+  test_files ();
+  return tap_done ();
+}
