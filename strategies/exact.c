@@ -692,9 +692,14 @@ exact_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *
             {
               break;
             }
-          uint64_t mid = lo == proven && lo == lb ? lo : lo + (hi - lo) / 2;
-          /* each probe gets a share of what is left */
-          double slice = (deadline - now) / (mid == lb ? 3.0 : 2.0);
+          /* the lower bound first (a short probe: it is often the optimum
+           * or clearly out of reach), then steps down from the best plan
+           * by a quarter of the gap: probes just under a feasible peak are
+           * found fast, probes deep in the gap rarely finish */
+          bool first = lo == proven && lo == lb;
+          uint64_t step = (hi - lo) / 4 ? (hi - lo) / 4 : 1;
+          uint64_t mid = first ? lo : hi - step;
+          double slice = first ? limit * 0.15 : (deadline - now) / 3.0;
           int r = fit_all (&x, mid, now + slice, plan->offset, &bad);
           if (r == R_FOUND)
             hi = overall_best (&x);

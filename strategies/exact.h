@@ -18,8 +18,9 @@
  *   fit       (default when a capacity is given) find a plan within the
  *             capacity or prove that none exists (ML_EINFEASIBLE);
  *   minimize  (default without a capacity) the smallest peak: starts from
- *             the best greedy plan, tries the lower bound, then bisects
- *             between the proven lower bound and the best plan found.
+ *             the best greedy plan, tries the lower bound, then steps
+ *             below the best plan found by a quarter of the gap to the
+ *             proven lower bound at a time.
  *             When the time limit (default 10 s) stops it, the plan is the
  *             best found and plan->proven_lb the bound proven so far.
  * Complexity: exponential in the worst case (the problem is NP-hard);
