@@ -78,13 +78,16 @@ anneal_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError 
     rng = 1;
   uint64_t cur_peak = peak, best_peak = peak, moves = 0, accepted = 0;
   size_t n_crit = 0, cur_count = 0;
+  /* converged: no better peak in this many moves */
+  uint64_t last_gain = 0, stall = 2000 + 50 * (uint64_t) n;
   for (size_t i = 0; i < n; i++)
     cur_count += bufs->buf[i].rsize && cur[i] + bufs->buf[i].rsize == peak;
   bool rescan = true;
   double now = t0;
   for (;;)
     {
-      if (opt.moves ? moves >= opt.moves : (moves & 63) == 0 && (now = ml_now ()) - t0 >= limit)
+      if (opt.moves ? moves >= opt.moves
+                    : ((moves & 63) == 0 && (now = ml_now ()) - t0 >= limit) || moves - last_gain > stall)
         break;
       if ((moves & 1023) == 0)
         {
@@ -212,6 +215,7 @@ anneal_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError 
           cur_peak = new_peak;
           if (cur_peak < best_peak)
             {
+              last_gain = moves;
               best_peak = cur_peak;
               memcpy (plan->offset, cur, n * sizeof *cur);
               if (best_peak <= lb)

@@ -7,7 +7,8 @@
  * them back, one by one in a random order (or largest first), each at the
  * lowest offset that fits. A move that does not raise the peak is kept; a
  * worse one is kept with probability exp(-delta / (T * peak)), T falling
- * linearly from 0.2 % to 0 over the time limit (default 5 s). The best
+ * linearly from 0.2 % to 0 over the time limit (default 5 s; it also
+ * stops after 2000 + 50 n moves without a better peak). The best
  * plan seen is returned, so it is never worse than its seed; the random
  * generator is seeded from --seed, so a seed and a move budget give the
  * same plan (with a time limit the number of moves depends on the
