@@ -685,8 +685,18 @@ exact_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *
     {
       /* minimise: the lower bound first, then bisect */
       uint64_t hi = overall_best (&x), proven = lb, lo = lb;
-      while (lo < hi && !x.s.cancelled)
+      int pass = 0;
+      for (;;)
         {
+          if (x.s.cancelled || proven >= hi)
+            break;
+          if (lo >= hi)
+            {
+              /* every probe below the best timed out: go round again from
+               * the proven bound, each probe getting a larger share */
+              lo = proven;
+              pass++;
+            }
           double now = ml_now ();
           if (now >= deadline)
             {
@@ -696,10 +706,10 @@ exact_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *
            * or clearly out of reach), then steps down from the best plan
            * by a quarter of the gap: probes just under a feasible peak are
            * found fast, probes deep in the gap rarely finish */
-          bool first = lo == proven && lo == lb;
+          bool first = lo == proven;
           uint64_t step = (hi - lo) / 4 ? (hi - lo) / 4 : 1;
           uint64_t mid = first ? lo : hi - step;
-          double slice = first ? limit * 0.15 : (deadline - now) / 3.0;
+          double slice = first && pass == 0 ? limit * 0.3 : (deadline - now) / 3.0;
           int r = fit_all (&x, mid, now + slice, plan->offset, &bad);
           if (r == R_FOUND)
             hi = overall_best (&x);
