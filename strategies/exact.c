@@ -9,7 +9,7 @@
 #include "sim/sort.h"
 #include "strategies/planner-private.h"
 
-enum { R_NONE = 0, R_FOUND = 1, R_STOP = 2, R_BUDGET = 3 };
+enum { R_NONE = 0, R_FOUND = 1, R_STOP = 2, R_BUDGET = 3, R_TOO_BIG = 4 };
 
 /* Static orders tried in turn (MiniMalloc's round robin): by lifetime,
  * area, section total; by total, area, lifetime; by total, lifetime,
@@ -600,7 +600,7 @@ fit_all (Exact *x, uint64_t cap, double deadline, uint64_t *offset, uint32_t *ba
           return R_NONE;
         }
       if (!SEARCHABLE (P))
-        return R_STOP;
+        return R_TOO_BIG;
       int r = solve_part_rr (&x->s, P, cap, deadline);
       if (r == R_FOUND)
         commit_part (x, P, offset, x->s.found, x->s.found_peak);
@@ -686,6 +686,7 @@ exact_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *
       /* minimise: the lower bound first, then bisect */
       uint64_t hi = overall_best (&x), proven = lb, lo = lb;
       int pass = 0;
+      bool timed_out = false;
       for (;;)
         {
           if (x.s.cancelled || proven >= hi)
@@ -719,9 +720,12 @@ exact_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *
               if (lo > proven)
                 proven = lo;
             }
+          else if (r == R_TOO_BIG)
+            break;   /* a part too large to search holds the peak */
           else
             {
               lo = mid + 1;
+              timed_out = true;
             }
         }
       if (x.s.cancelled)
@@ -734,7 +738,7 @@ exact_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *
         proven = hi;
       plan->proven_lb = proven;
       plan->optimal = proven == hi;
-      if (!plan->optimal)
+      if (!plan->optimal && timed_out)
         snprintf (note, sizeof note, "time limit (%.3g s) reached: best peak %" PRIu64 ", proven lower bound %" PRIu64
                   " (greedy %" PRIu64 ")", limit, hi, proven, greedy_peak);
     }
