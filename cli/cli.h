@@ -116,6 +116,7 @@ int cmd_plan    (int argc, char **argv);
 int cmd_check   (int argc, char **argv);
 int cmd_convert (int argc, char **argv);
 int cmd_strategies (int argc, char **argv);
+int cmd_view    (int argc, char **argv);
 int cmd_render  (int argc, char **argv);
 int cmd_diagnose (int argc, char **argv);
 int cmd_report  (int argc, char **argv);

@@ -19,6 +19,7 @@ static const MlCommand commands[] = {
   { "render",     "draw the timeline of a plan: address x time, curves, peaks, races (.png/.svg/.pdf)", cmd_render },
   { "convert",    "convert between trace formats (.jsonl, .csv)", cmd_convert },
   { "strategies", "list the allocation strategies", cmd_strategies },
+  { "view",       "open a trace in the GTK4 viewer (memlens-view)", cmd_view },
   { "trace",      "run a CUDA program under the CUPTI tracer and write its allocation timeline", cmd_trace },
   { "replay",     "validate a plan by replaying it on memory (host, or a GPU with --backend cuda)", cmd_replay },
 };

@@ -202,25 +202,6 @@ ml_report_free (MlReport *r)
 /* ---- JSON ------------------------------------------------------------------ */
 
 static void
-json_oom (FILE *fp, const MlBuffers *bufs, const MlOom *o)
-{
-  if (!o->hit)
-    {
-      fputs ("null", fp);
-      return;
-    }
-  fprintf (fp, "{\"tick\":%" PRIu64 ",\"buffer\":", o->tick);
-  if (o->request && o->buffer < bufs->n)
-    ml_json_put_u64 (fp, bufs->buf[o->buffer].id);
-  else
-    fputs ("null", fp);
-  fprintf (fp, ",\"request\":%" PRIu64 ",\"live\":%" PRIu64 ",\"reserved\":%" PRIu64 ",\"free\":%" PRIu64
-           ",\"largest_free\":%" PRIu64 ",\"verdict\":\"%s\"}",
-           o->request, o->live, o->reserved, o->free_bytes, o->largest_free,
-           !o->request ? "over-capacity" : o->fragmentation ? "fragmentation" : "capacity");
-}
-
-static void
 json_issue (FILE *fp, const MlBuffers *bufs, const MlIssue *is)
 {
   fprintf (fp, "{\"kind\":\"%s\",\"a\":", ml_issue_kind_name (is->kind));
@@ -260,7 +241,7 @@ json_row (FILE *fp, const MlBuffers *bufs, const MlReportRow *row)
   if (p->note)
     fputs (",\"note\":", fp), ml_json_put_str (fp, p->note);
   fputs (",\"oom\":", fp);
-  json_oom (fp, bufs, &p->oom);
+  ml_oom_write_json (fp, bufs, &p->oom);
   fputs (",\"issues\":{", fp);
   for (int k = 0; k < ML_ISSUE__COUNT; k++)
     fprintf (fp, "%s\"%s\":%zu", k ? "," : "", ml_issue_kind_name ((MlIssueKind) k), row->issues[k]);

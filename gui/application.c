@@ -1,0 +1,244 @@
+/* application.c — MlApplication. */
+#include "gui/application.h"
+
+#include "gui/self-test.h"
+#include "gui/window.h"
+
+struct _MlApplication {
+  GtkApplication parent;
+  GMenu   *recent;
+  char    *self_test;   /* --self-test=DIR */
+  char    *bench;       /* --bench=FILE (frame times, JSON) */
+  char    *strategy;    /* --strategy NAME */
+  char    *compare;     /* --compare NAME */
+};
+
+G_DEFINE_FINAL_TYPE (MlApplication, ml_application, GTK_TYPE_APPLICATION)
+
+#define MAX_RECENT 8
+
+static void
+refresh_recent (MlApplication *self)
+{
+  g_menu_remove_all (self->recent);
+  GtkRecentManager *rm = gtk_recent_manager_get_default ();
+  GList *items = gtk_recent_manager_get_items (rm);
+  int n = 0;
+  for (GList *l = items; l && n < MAX_RECENT; l = l->next)
+    {
+      GtkRecentInfo *info = l->data;
+      if (!gtk_recent_info_has_application (info, "memlens"))
+        continue;
+      g_autofree char *path = g_filename_from_uri (gtk_recent_info_get_uri (info), NULL, NULL);
+      if (!path || !gtk_recent_info_exists (info))
+        continue;
+      g_autofree char *base = g_path_get_basename (path);
+      g_autoptr (GMenuItem) item = g_menu_item_new (base, NULL);
+      g_menu_item_set_action_and_target (item, "app.open-recent", "s", path);
+      g_menu_append_item (self->recent, item);
+      n++;
+    }
+  g_list_free_full (items, (GDestroyNotify) gtk_recent_info_unref);
+}
+
+void
+ml_application_note_recent (MlApplication *self, const char *path)
+{
+  g_autofree char *uri = g_filename_to_uri (path, NULL, NULL);
+  if (!uri)
+    return;
+  GtkRecentData data = {
+    .display_name = NULL,
+    .description = NULL,
+    .mime_type = (char *) "application/octet-stream",
+    .app_name = (char *) "memlens",
+    .app_exec = (char *) "memlens view %f",
+  };
+  gtk_recent_manager_add_full (gtk_recent_manager_get_default (), uri, &data);
+}
+
+GMenuModel *
+ml_application_get_recent_menu (MlApplication *self)
+{
+  return G_MENU_MODEL (self->recent);
+}
+
+static MlWindow *
+new_window (MlApplication *self)
+{
+  MlWindow *win = ml_window_new (GTK_APPLICATION (self));
+  if (self->strategy || self->compare)
+    ml_window_set_initial_strategies (win, self->strategy, self->compare);
+  gtk_window_present (GTK_WINDOW (win));
+  if (self->self_test || self->bench)
+    ml_self_test_start (win, self->self_test, self->bench);
+  return win;
+}
+
+static void
+open_file_action (GSimpleAction *a, GVariant *p, gpointer user)
+{
+  MlApplication *self = user;
+  GtkWindow *win = gtk_application_get_active_window (GTK_APPLICATION (self));
+  if (!win)
+    win = GTK_WINDOW (new_window (self));
+  ml_window_choose_file (ML_WINDOW (win));
+}
+
+static void
+open_recent_action (GSimpleAction *a, GVariant *p, gpointer user)
+{
+  MlApplication *self = user;
+  const char *path = g_variant_get_string (p, NULL);
+  GtkWindow *win = gtk_application_get_active_window (GTK_APPLICATION (self));
+  if (!win || ml_window_get_document (ML_WINDOW (win)))
+    win = GTK_WINDOW (new_window (self));
+  ml_window_open_path (ML_WINDOW (win), path);
+}
+
+static void
+new_window_action (GSimpleAction *a, GVariant *p, gpointer user)
+{
+  new_window (user);
+}
+
+static void
+quit_action (GSimpleAction *a, GVariant *p, gpointer user)
+{
+  g_application_quit (G_APPLICATION (user));
+}
+
+static void
+about_action (GSimpleAction *a, GVariant *p, gpointer user)
+{
+  GtkWindow *win = gtk_application_get_active_window (GTK_APPLICATION (user));
+  gtk_show_about_dialog (win,
+                         "program-name", "memlens",
+                         "version", MEMLENS_VERSION,
+                         "comments", "GPU and deep-learning memory: timelines, allocators, planners",
+                         "license-type", GTK_LICENSE_MIT_X11,
+                         "logo-icon-name", "utilities-system-monitor",
+                         NULL);
+}
+
+static const GActionEntry app_actions[] = {
+  { "open", open_file_action, NULL, NULL, NULL },
+  { "open-recent", open_recent_action, "s", NULL, NULL },
+  { "new-window", new_window_action, NULL, NULL, NULL },
+  { "quit", quit_action, NULL, NULL, NULL },
+  { "about", about_action, NULL, NULL, NULL },
+};
+
+static void
+ml_application_startup (GApplication *app)
+{
+  MlApplication *self = ML_APPLICATION (app);
+  G_APPLICATION_CLASS (ml_application_parent_class)->startup (app);
+  g_action_map_add_action_entries (G_ACTION_MAP (app), app_actions, G_N_ELEMENTS (app_actions), app);
+
+  static const struct { const char *action; const char *accels[3]; } accels[] = {
+    { "app.open", { "<Control>o", NULL } },
+    { "app.new-window", { "<Control>n", NULL } },
+    { "app.quit", { "<Control>q", NULL } },
+    { "win.close", { "<Control>w", NULL } },
+    { "win.search", { "<Control>f", NULL } },
+    { "win.export-dialog('png')", { "<Control>e", NULL } },
+    { "win.zoom-in", { "<Control>plus", "<Control>equal", NULL } },
+    { "win.zoom-out", { "<Control>minus", NULL } },
+    { "win.zoom-fit", { "<Control>0", NULL } },
+    { "win.show-panel", { "F9", NULL } },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (accels); i++)
+    gtk_application_set_accels_for_action (GTK_APPLICATION (app), accels[i].action, accels[i].accels);
+
+  g_signal_connect_swapped (gtk_recent_manager_get_default (), "changed", G_CALLBACK (refresh_recent), self);
+  refresh_recent (self);
+}
+
+static void
+ml_application_activate (GApplication *app)
+{
+  new_window (ML_APPLICATION (app));
+}
+
+static void
+ml_application_open (GApplication *app, GFile **files, int n_files, const char *hint)
+{
+  MlApplication *self = ML_APPLICATION (app);
+  for (int i = 0; i < n_files; i++)
+    {
+      MlWindow *win = new_window (self);
+      g_autofree char *path = g_file_get_path (files[i]);
+      if (path)
+        ml_window_open_path (win, path);
+      if (self->self_test || self->bench)
+        break;   /* the scripted path drives one window */
+    }
+}
+
+static int
+ml_application_handle_local_options (GApplication *app, GVariantDict *opts)
+{
+  MlApplication *self = ML_APPLICATION (app);
+  if (g_variant_dict_contains (opts, "version"))
+    {
+      g_print ("memlens-view %s\n", MEMLENS_VERSION);
+      return 0;
+    }
+  g_variant_dict_lookup (opts, "self-test", "s", &self->self_test);
+  g_variant_dict_lookup (opts, "bench", "s", &self->bench);
+  g_variant_dict_lookup (opts, "strategy", "s", &self->strategy);
+  g_variant_dict_lookup (opts, "compare", "s", &self->compare);
+  return -1;
+}
+
+static void
+ml_application_finalize (GObject *obj)
+{
+  MlApplication *self = ML_APPLICATION (obj);
+  g_clear_object (&self->recent);
+  g_free (self->self_test);
+  g_free (self->bench);
+  g_free (self->strategy);
+  g_free (self->compare);
+  G_OBJECT_CLASS (ml_application_parent_class)->finalize (obj);
+}
+
+static void
+ml_application_class_init (MlApplicationClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = ml_application_finalize;
+  GApplicationClass *app = G_APPLICATION_CLASS (klass);
+  app->startup = ml_application_startup;
+  app->activate = ml_application_activate;
+  app->open = ml_application_open;
+  app->handle_local_options = ml_application_handle_local_options;
+}
+
+static void
+ml_application_init (MlApplication *self)
+{
+  self->recent = g_menu_new ();
+  static const GOptionEntry entries[] = {
+    { "strategy", 's', 0, G_OPTION_ARG_STRING, NULL, "Strategy to show first (default: recorded when the trace has addresses, else best-fit)", "NAME" },
+    { "compare", 'c', 0, G_OPTION_ARG_STRING, NULL, "Show a second strategy below the first, with linked zoom", "NAME" },
+    { "version", 0, 0, G_OPTION_ARG_NONE, NULL, "Print the version", NULL },
+    { "self-test", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, NULL, "Drive the window through the test script, write results to DIR", "DIR" },
+    { "bench", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, NULL, "Zoom and pan through a scripted path, write frame times to FILE", "FILE" },
+    { NULL }
+  };
+  g_application_add_main_option_entries (G_APPLICATION (self), entries);
+  g_application_set_option_context_parameter_string (G_APPLICATION (self), "[FILE]");
+  g_application_set_option_context_summary (G_APPLICATION (self),
+    "The memlens viewer: buffers by address and time, live / reserved / fragmentation curves,\n"
+    "strategies side by side, peaks, races and OOMs. Reads every format memlens reads.");
+}
+
+MlApplication *
+ml_application_new (void)
+{
+  return g_object_new (ML_TYPE_APPLICATION,
+                       "application-id", "org.memlens.Viewer",
+                       "flags", G_APPLICATION_HANDLES_OPEN | G_APPLICATION_NON_UNIQUE,
+                       NULL);
+}

@@ -1,0 +1,707 @@
+/* document.c — loading and analysing traces off the main thread. */
+#include "gui/document.h"
+
+#include <string.h>
+
+#include "gui/render/report-html.h"
+#include "sim/report.h"
+#include "strategies/registry.h"
+
+G_DEFINE_QUARK (ml-gui-error-quark, ml_gui_error)
+
+#define MAX_PEAKS 32
+#define MAX_BLAME 64
+
+/* ---- reference counting -------------------------------------------------- */
+
+MlTraceBox *
+ml_trace_box_ref (MlTraceBox *box)
+{
+  g_atomic_ref_count_inc (&box->rc);
+  return box;
+}
+
+void
+ml_trace_box_unref (MlTraceBox *box)
+{
+  if (box && g_atomic_ref_count_dec (&box->rc))
+    {
+      ml_trace_free (box->trace);
+      g_free (box->path);
+      g_free (box);
+    }
+}
+
+MlRun *
+ml_run_ref (MlRun *run)
+{
+  g_atomic_ref_count_inc (&run->rc);
+  return run;
+}
+
+void
+ml_run_unref (MlRun *run)
+{
+  if (run && g_atomic_ref_count_dec (&run->rc))
+    {
+      ml_plan_free (run->plan);
+      ml_scene_free (run->scene);
+      ml_issues_clear (&run->issues);
+      g_free (run->strategy);
+      g_free (run);
+    }
+}
+
+MlDocument *
+ml_document_ref (MlDocument *doc)
+{
+  g_atomic_ref_count_inc (&doc->rc);
+  return doc;
+}
+
+void
+ml_document_unref (MlDocument *doc)
+{
+  if (doc && g_atomic_ref_count_dec (&doc->rc))
+    {
+      ml_run_unref (doc->runs[0]);
+      ml_run_unref (doc->runs[1]);
+      ml_peaks_free (&doc->peaks);
+      ml_buffers_free (doc->bufs);
+      ml_trace_box_unref (doc->box);
+      g_free (doc->oom_ticks);
+      g_free (doc);
+    }
+}
+
+void
+ml_view_knobs_init (MlViewKnobs *k)
+{
+  memset (k, 0, sizeof *k);
+  k->chunk = 4u << 20;
+  k->retries = 3;
+}
+
+const char *
+ml_document_default_strategy (const MlTrace *trace)
+{
+  return trace->has_addrs ? ML_RECORDED : "best-fit";
+}
+
+const char **
+ml_document_strategy_names (const MlTrace *trace)
+{
+  const MlStrategy *const *all = ml_strategies_all ();
+  gsize n = 0;
+  while (all[n])
+    n++;
+  const char **names = g_new0 (const char *, n + 2);
+  gsize k = 0;
+  if (trace && trace->has_addrs)
+    names[k++] = ML_RECORDED;
+  for (gsize i = 0; i < n; i++)
+    names[k++] = all[i]->name;
+  return names;
+}
+
+/* ---- progress and cancellation from a worker ----------------------------- */
+
+typedef struct {
+  MlProgressFunc func;
+  gpointer       data;
+  GMainContext  *ctx;
+  volatile int   cancelled;
+  gint64         last_us;
+  MlProgress     progress;
+  gulong         cancel_id;
+  GCancellable  *cancellable;
+  double         base, scale;   /* maps a step's [0,1] into the job's */
+} JobProgress;
+
+typedef struct {
+  MlProgressFunc func;
+  gpointer       data;
+  double         fraction;
+  char           what[64];
+} ProgressMsg;
+
+static gboolean
+deliver_progress (gpointer p)
+{
+  ProgressMsg *m = p;
+  m->func (m->fraction, m->what, m->data);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+job_report (void *user, double fraction, const char *what)
+{
+  JobProgress *jp = user;
+  if (!jp->func)
+    return;
+  gint64 now = g_get_monotonic_time ();
+  if (fraction < 1.0 && now - jp->last_us < 50000)
+    return;
+  jp->last_us = now;
+  ProgressMsg *m = g_new0 (ProgressMsg, 1);
+  m->func = jp->func;
+  m->data = jp->data;
+  m->fraction = jp->base + jp->scale * CLAMP (fraction, 0.0, 1.0);
+  g_strlcpy (m->what, what ? what : "", sizeof m->what);
+  g_main_context_invoke_full (jp->ctx, G_PRIORITY_DEFAULT, deliver_progress, m, g_free);
+}
+
+static void
+on_cancelled (GCancellable *c, gpointer user)
+{
+  JobProgress *jp = user;
+  jp->cancelled = 1;
+}
+
+static void
+job_progress_init (JobProgress *jp, GCancellable *cancellable, MlProgressFunc func, gpointer data)
+{
+  memset (jp, 0, sizeof *jp);
+  jp->func = func;
+  jp->data = data;
+  jp->ctx = g_main_context_ref_thread_default ();
+  jp->progress.report = job_report;
+  jp->progress.user = jp;
+  jp->progress.cancelled = &jp->cancelled;
+  jp->scale = 1.0;
+  if (cancellable)
+    {
+      jp->cancellable = g_object_ref (cancellable);
+      jp->cancel_id = g_cancellable_connect (cancellable, G_CALLBACK (on_cancelled), jp, NULL);
+    }
+}
+
+static void
+job_progress_clear (JobProgress *jp)
+{
+  if (jp->cancellable)
+    {
+      g_cancellable_disconnect (jp->cancellable, jp->cancel_id);
+      g_object_unref (jp->cancellable);
+    }
+  g_main_context_unref (jp->ctx);
+}
+
+/* ---- the work ------------------------------------------------------------ */
+
+typedef struct {
+  char        *path;
+  MlDocument  *prev;        /* rerun: the document whose trace to reuse */
+  MlViewKnobs  knobs;
+  char        *strategy[2];
+  char        *names;       /* compare */
+  JobProgress  jp;
+} Job;
+
+static void
+job_free (gpointer p)
+{
+  Job *job = p;
+  job_progress_clear (&job->jp);
+  g_free (job->path);
+  if (job->prev)
+    ml_document_unref (job->prev);
+  g_free (job->strategy[0]);
+  g_free (job->strategy[1]);
+  g_free (job->names);
+  g_free (job);
+}
+
+static Job *
+job_new (const MlViewKnobs *knobs, const char *s1, const char *s2, GCancellable *cancellable,
+         MlProgressFunc progress, gpointer progress_data)
+{
+  Job *job = g_new0 (Job, 1);
+  if (knobs)
+    job->knobs = *knobs;
+  else
+    ml_view_knobs_init (&job->knobs);
+  job->strategy[0] = g_strdup (s1);
+  job->strategy[1] = g_strdup (s2);
+  job_progress_init (&job->jp, cancellable, progress, progress_data);
+  return job;
+}
+
+static gboolean
+set_error (GError **error, const MlError *err)
+{
+  int code = err->code ? -err->code : 1;
+  if (err->code == ML_ECANCELLED)
+    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "Cancelled");
+  else
+    g_set_error_literal (error, ML_GUI_ERROR, code, err->msg[0] ? err->msg : ml_error_code_name (err->code));
+  return FALSE;
+}
+
+static void
+to_ml_knobs (const MlViewKnobs *v, const MlTrace *trace, MlKnobs *k)
+{
+  ml_knobs_init (k);
+  k->align = v->align;
+  k->capacity = v->capacity ? v->capacity : trace->capacity;
+  k->chunk = v->chunk ? v->chunk : k->chunk;
+  k->time_limit = v->time_limit;
+  k->retries = v->retries;
+  k->options = v->options[0] ? v->options : NULL;
+}
+
+/* Runs one strategy and measures it; with @curves, keeps the curve and the
+ * issues the viewer lists. Never fails for a strategy error (it is kept in
+ * the run); returns NULL only when cancelled, with @error set. */
+static MlRun *
+run_strategy (const MlBuffers *bufs, const char *name, const MlViewKnobs *vk, JobProgress *jp,
+              gboolean curves, const char *name_hint, GError **error)
+{
+  MlRun *run = g_new0 (MlRun, 1);
+  g_atomic_ref_count_init (&run->rc);
+  run->strategy = g_strdup (name);
+  ml_issues_init (&run->issues);
+  MlError err = { 0 };
+  double t0 = ml_now ();
+  int rc;
+  if (strcmp (name, ML_RECORDED) == 0)
+    rc = ml_plan_from_recorded (bufs, &run->plan, &err);
+  else
+    {
+      const MlStrategy *s = ml_strategy_find (name);
+      if (!s)
+        rc = ml_error_set (&err, ML_EUSAGE, "unknown strategy \"%s\"", name);
+      else
+        {
+          MlKnobs k;
+          to_ml_knobs (vk, bufs->trace, &k);
+          k.align = bufs->align;
+          k.progress = &jp->progress;
+          rc = ml_sim_run (bufs, s, &k, &run->plan, &err);
+        }
+    }
+  if (rc == 0 && run->plan && run->plan->seconds <= 0)
+    run->plan->seconds = ml_now () - t0;
+  if (rc == ML_ECANCELLED || jp->cancelled)
+    {
+      ml_run_unref (run);
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "Cancelled");
+      return NULL;
+    }
+  if (rc == 0 && !curves)
+    rc = ml_metrics_compute (bufs, run->plan, &run->metrics, NULL, &err);
+  if (rc == 0 && curves)
+    rc = ml_check_plan (bufs, run->plan, &run->issues, &err);
+  if (rc == 0 && curves)
+    rc = ml_check_races (bufs, run->plan, &run->issues, &err);   /* cross-stream reuse, in-place */
+  if (rc == 0 && curves)
+    {
+      /* the scene computes the metrics with their curve (one sweep) */
+      g_autofree char *base = g_path_get_basename (name_hint ? name_hint : "");
+      MlSceneOptions so = { .name = base, .issues = &run->issues, .max_peaks = 3, .max_blame = 8 };
+      rc = ml_scene_new (bufs, run->plan, &so, &run->scene, &err);
+      if (rc == 0)
+        run->metrics = run->scene->metrics;
+    }
+  if (rc < 0)
+    {
+      run->status = rc;
+      g_strlcpy (run->error, err.msg[0] ? err.msg : ml_error_code_name (rc), sizeof run->error);
+      ml_scene_free (run->scene);
+      run->scene = NULL;
+      ml_plan_free (run->plan);
+      run->plan = NULL;
+    }
+  return run;
+}
+
+static MlDocument *
+build_document (MlTraceBox *box, Job *job, GError **error)
+{
+  MlError err = { 0 };
+  const MlTrace *trace = box->trace;
+  MlDocument *doc = g_new0 (MlDocument, 1);
+  g_atomic_ref_count_init (&doc->rc);
+  doc->box = ml_trace_box_ref (box);
+  doc->knobs = job->knobs;
+
+  job->jp.base = 0.5, job->jp.scale = 0.0;
+  job_report (&job->jp, 0.0, "lifetimes");
+  if (ml_buffers_build (trace, job->knobs.align, &doc->bufs, &err) < 0
+      || ml_peaks_find (doc->bufs, MAX_PEAKS, MAX_BLAME, &doc->peaks, &err) < 0)
+    {
+      ml_document_unref (doc);
+      set_error (error, &err);
+      return NULL;
+    }
+  doc->time0 = -1;
+  for (size_t i = 0; i < trace->n_events && doc->time0 < 0; i++)
+    if (trace->events[i].time_ns >= 0)
+      doc->time0 = trace->events[i].time_ns;
+  for (size_t i = 0; i < trace->n_events; i++)
+    if (trace->events[i].kind == ML_EV_OOM)
+      doc->n_oom_ticks++;
+  doc->oom_ticks = g_new (guint64, doc->n_oom_ticks + 1);
+  for (size_t i = 0, k = 0; i < trace->n_events; i++)
+    if (trace->events[i].kind == ML_EV_OOM)
+      doc->oom_ticks[k++] = trace->events[i].tick;
+
+  int n_runs = job->strategy[1] ? 2 : 1;
+  for (int r = 0; r < n_runs; r++)
+    {
+      const char *name = job->strategy[r] ? job->strategy[r] : ml_document_default_strategy (trace);
+      if (strcmp (name, ML_RECORDED) == 0 && !trace->has_addrs)
+        name = "best-fit";
+      job->jp.base = 0.6 + 0.4 * r / n_runs;
+      job->jp.scale = 0.4 / n_runs;
+      doc->runs[r] = run_strategy (doc->bufs, name, &job->knobs, &job->jp, TRUE, box->path, error);
+      if (!doc->runs[r])
+        {
+          ml_document_unref (doc);
+          return NULL;
+        }
+    }
+  return doc;
+}
+
+static void
+load_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  Job *job = data;
+  GError *error = NULL;
+  MlError err = { 0 };
+  double t0 = ml_now ();
+  MlTraceBox *box = NULL;
+
+  if (job->prev)
+    box = ml_trace_box_ref (job->prev->box);
+  else
+    {
+      /* reading is most of the time for large files: 0 .. 50 % */
+      job->jp.base = 0.0, job->jp.scale = 0.5;
+      job_report (&job->jp, 0.0, "reading");
+      MlLoadOptions opts;
+      ml_load_options_init (&opts);
+      opts.progress = &job->jp.progress;   /* share read; Cancel stops the reader */
+      MlTrace *trace = NULL;
+      if (ml_trace_load (job->path, &opts, &trace, &err) < 0)
+        {
+          set_error (&error, &err);
+          g_task_return_error (task, error);
+          return;
+        }
+      box = g_new0 (MlTraceBox, 1);
+      g_atomic_ref_count_init (&box->rc);
+      box->path = g_strdup (job->path);
+      box->trace = trace;
+    }
+  if (g_cancellable_is_cancelled (cancellable))
+    {
+      ml_trace_box_unref (box);
+      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "Cancelled");
+      return;
+    }
+  MlDocument *doc = build_document (box, job, &error);
+  ml_trace_box_unref (box);
+  if (!doc)
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  doc->load_seconds = ml_now () - t0;
+  g_task_return_pointer (task, doc, (GDestroyNotify) ml_document_unref);
+}
+
+void
+ml_document_load_async (const char *path, const MlViewKnobs *knobs,
+                        const char *strategy, const char *strategy2,
+                        GCancellable *cancellable,
+                        MlProgressFunc progress, gpointer progress_data,
+                        GAsyncReadyCallback callback, gpointer user_data)
+{
+  Job *job = job_new (knobs, strategy, strategy2, cancellable, progress, progress_data);
+  job->path = g_strdup (path);
+  GTask *task = g_task_new (NULL, cancellable, callback, user_data);
+  g_task_set_source_tag (task, ml_document_load_async);
+  g_task_set_task_data (task, job, job_free);
+  g_task_run_in_thread (task, load_thread);
+  g_object_unref (task);
+}
+
+MlDocument *
+ml_document_load_finish (GAsyncResult *result, GError **error)
+{
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+void
+ml_document_rerun_async (MlDocument *doc, const MlViewKnobs *knobs,
+                         const char *strategy, const char *strategy2,
+                         GCancellable *cancellable,
+                         MlProgressFunc progress, gpointer progress_data,
+                         GAsyncReadyCallback callback, gpointer user_data)
+{
+  Job *job = job_new (knobs, strategy, strategy2, cancellable, progress, progress_data);
+  job->prev = ml_document_ref (doc);
+  GTask *task = g_task_new (NULL, cancellable, callback, user_data);
+  g_task_set_source_tag (task, ml_document_load_async);
+  g_task_set_task_data (task, job, job_free);
+  g_task_run_in_thread (task, load_thread);
+  g_object_unref (task);
+}
+
+MlDocument *
+ml_document_rerun_finish (GAsyncResult *result, GError **error)
+{
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+static void
+compare_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  Job *job = data;
+  const MlBuffers *bufs = job->prev->bufs;
+  GPtrArray *runs = g_ptr_array_new_with_free_func ((GDestroyNotify) ml_run_unref);
+  g_auto (GStrv) names = g_strsplit (job->names, ",", -1);
+  guint n = g_strv_length (names);
+  for (guint i = 0; i < n; i++)
+    {
+      GError *error = NULL;
+      job->jp.base = (double) i / n;
+      job->jp.scale = 1.0 / n;
+      job_report (&job->jp, 0.0, names[i]);
+      MlRun *run = run_strategy (bufs, names[i], &job->knobs, &job->jp, FALSE, NULL, &error);
+      if (!run)
+        {
+          g_ptr_array_unref (runs);
+          g_task_return_error (task, error);
+          return;
+        }
+      g_ptr_array_add (runs, run);
+    }
+  g_task_return_pointer (task, runs, (GDestroyNotify) g_ptr_array_unref);
+}
+
+void
+ml_document_compare_async (MlDocument *doc, const char *names,
+                           GCancellable *cancellable,
+                           MlProgressFunc progress, gpointer progress_data,
+                           GAsyncReadyCallback callback, gpointer user_data)
+{
+  Job *job = job_new (&doc->knobs, NULL, NULL, cancellable, progress, progress_data);
+  job->prev = ml_document_ref (doc);
+  if (names)
+    job->names = g_strdup (names);
+  else if (ml_document_trace (doc)->has_addrs)
+    job->names = g_strconcat (ML_RECORDED ",", ml_strategies_default (), NULL);
+  else
+    job->names = g_strdup (ml_strategies_default ());
+  GTask *task = g_task_new (NULL, cancellable, callback, user_data);
+  g_task_set_source_tag (task, ml_document_compare_async);
+  g_task_set_task_data (task, job, job_free);
+  g_task_run_in_thread (task, compare_thread);
+  g_object_unref (task);
+}
+
+GPtrArray *
+ml_document_compare_finish (GAsyncResult *result, GError **error)
+{
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+static void
+report_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  Job *job = data;
+  const MlBuffers *bufs = job->prev->bufs;
+  MlError err = { 0 };
+  /* the default set, then the extra names not in it ("recorded" is added
+   * by the report itself) */
+  GPtrArray *list = g_ptr_array_new ();
+  g_auto (GStrv) def = g_strsplit (ml_strategies_default (), ",", -1);
+  g_auto (GStrv) extra = g_strsplit (job->names ? job->names : "", ",", -1);
+  for (int pass = 0; pass < 2; pass++)
+    for (char **n = pass ? extra : def; *n; n++)
+      {
+        const MlStrategy *st = **n ? ml_strategy_find (*n) : NULL;
+        if (st && !g_ptr_array_find (list, st, NULL))
+          g_ptr_array_add (list, (gpointer) st);
+      }
+  g_ptr_array_add (list, NULL);
+  MlKnobs k;
+  to_ml_knobs (&job->knobs, bufs->trace, &k);
+  k.align = bufs->align;
+  k.progress = &job->jp.progress;
+  job_report (&job->jp, 0.0, "report");
+  MlReport *r = NULL;
+  int rc = ml_report_build (job->prev->box->path, bufs, (const MlStrategy *const *) list->pdata, &k, &r, &err);
+  if (rc == 0)
+    {
+      job_report (&job->jp, 0.95, "writing");
+      rc = ml_report_write_file (r, job->path, NULL, &err);
+    }
+  ml_report_free (r);
+  g_ptr_array_unref (list);
+  if (rc < 0 || job->jp.cancelled)
+    {
+      GError *error = NULL;
+      if (job->jp.cancelled)
+        g_set_error_literal (&error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "Cancelled");
+      else
+        set_error (&error, &err);
+      g_task_return_error (task, error);
+      return;
+    }
+  g_task_return_boolean (task, TRUE);
+}
+
+void
+ml_document_report_async (MlDocument *doc, const char *extra, const char *path,
+                          GCancellable *cancellable,
+                          MlProgressFunc progress, gpointer progress_data,
+                          GAsyncReadyCallback callback, gpointer user_data)
+{
+  Job *job = job_new (&doc->knobs, NULL, NULL, cancellable, progress, progress_data);
+  job->prev = ml_document_ref (doc);
+  job->names = g_strdup (extra);
+  job->path = g_strdup (path);
+  GTask *task = g_task_new (NULL, cancellable, callback, user_data);
+  g_task_set_source_tag (task, ml_document_report_async);
+  g_task_set_task_data (task, job, job_free);
+  g_task_run_in_thread (task, report_thread);
+  g_object_unref (task);
+}
+
+gboolean
+ml_document_report_finish (GAsyncResult *result, GError **error)
+{
+  return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+/* ---- queries -------------------------------------------------------------- */
+
+gint64
+ml_document_tick_time (const MlDocument *doc, guint64 tick)
+{
+  const MlTrace *t = ml_document_trace (doc);
+  if (!t->has_times || t->n_events == 0)
+    return -1;
+  /* last event with tick <= @tick */
+  gsize lo = 0, hi = t->n_events;
+  while (lo < hi)
+    {
+      gsize mid = lo + (hi - lo) / 2;
+      if (t->events[mid].tick <= tick)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  gint64 t0 = MAX (doc->time0, 0);
+  for (gsize i = lo; i-- > 0;)
+    if (t->events[i].time_ns >= 0)
+      return t->events[i].time_ns - t0;
+  for (gsize i = lo; i < t->n_events; i++)
+    if (t->events[i].time_ns >= 0)
+      return t->events[i].time_ns - t0;
+  return -1;
+}
+
+guint64
+ml_run_buffer_addr (const MlRun *run, guint32 buffer)
+{
+  if (!run || !run->plan || buffer >= run->plan->n)
+    return 0;
+  guint32 s = run->plan->segment[buffer];
+  guint64 base = s < run->plan->n_segments ? run->plan->segments[s].addr : 0;
+  return base + run->plan->offset[buffer];
+}
+
+const char *
+ml_document_buffer_label (const MlDocument *doc, guint32 i, char *tmp, gsize len)
+{
+  const MlTrace *t = ml_document_trace (doc);
+  const MlBuffer *b = &doc->bufs->buf[i];
+  const char *name = b->name ? ml_trace_str (t, b->name) : NULL;
+  if (name && *name)
+    return name;
+  if (b->stack && b->stack < t->n_stacks)
+    {
+      const char *site = ml_trace_str (t, t->stacks[b->stack].site);
+      if (site && *site)
+        return site;
+    }
+  g_snprintf (tmp, len, "#%" G_GUINT64_FORMAT, b->id);
+  return tmp;
+}
+
+static gboolean
+contains_ci (const char *hay, const char *needle_lower)
+{
+  if (!hay || !*hay)
+    return FALSE;
+  g_autofree char *low = g_ascii_strdown (hay, -1);
+  return strstr (low, needle_lower) != NULL;
+}
+
+GArray *
+ml_document_search (const MlDocument *doc, const MlRun *run, const char *text, guint max)
+{
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (guint32));
+  if (!text)
+    return out;
+  g_autofree char *copy = g_strstrip (g_strdup (text));
+  g_autofree char *needle = g_ascii_strdown (copy, -1);
+  if (!*needle)
+    return out;
+  const MlTrace *t = ml_document_trace (doc);
+  const MlBuffers *bufs = doc->bufs;
+  gboolean is_addr = g_str_has_prefix (needle, "0x");
+  guint64 addr = is_addr ? g_ascii_strtoull (needle + 2, NULL, 16) : 0;
+  gboolean is_id = needle[0] == '#';
+  guint64 id = is_id ? g_ascii_strtoull (needle + 1, NULL, 10) : 0;
+
+  /* names and sites are interned: test each distinct string once */
+  gsize n_str = ml_strtab_count (t->strings);
+  guint8 *hit = g_new0 (guint8, n_str + 1);
+  if (!is_addr && !is_id)
+    for (gsize s = 1; s < n_str; s++)
+      hit[s] = contains_ci (ml_trace_str (t, (uint32_t) s), needle);
+
+  for (gsize i = 0; i < bufs->n && out->len < max; i++)
+    {
+      const MlBuffer *b = &bufs->buf[i];
+      gboolean m = FALSE;
+      if (is_addr)
+        {
+          if ((b->flags & ML_BUF_HAS_ADDR) && addr >= b->addr && addr < b->addr + MAX (b->rsize, 1))
+            m = TRUE;
+          guint64 a = ml_run_buffer_addr (run, (guint32) i);
+          if (run && run->plan && addr >= a && addr < a + MAX (b->rsize, 1))
+            m = TRUE;
+        }
+      else if (is_id)
+        m = b->id == id;
+      else
+        {
+          m = (b->name < n_str && hit[b->name])
+              || (b->stack && b->stack < t->n_stacks && t->stacks[b->stack].site < n_str
+                  && hit[t->stacks[b->stack].site]);
+          if (!m && b->stack && b->stack < t->n_stacks)
+            {
+              const MlStack *st = &t->stacks[b->stack];
+              for (guint32 f = 0; f < st->n && !m; f++)
+                {
+                  const MlFrame *fr = &t->frames[st->first + f];
+                  m = (fr->func < n_str && hit[fr->func]) || (fr->file < n_str && hit[fr->file]);
+                }
+            }
+        }
+      if (m)
+        {
+          guint32 idx = (guint32) i;
+          g_array_append_val (out, idx);
+        }
+    }
+  g_free (hit);
+  return out;
+}

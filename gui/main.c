@@ -1,0 +1,12 @@
+/* memlens-view — the GTK4 viewer (`memlens view` execs it). */
+#include "gui/application.h"
+#include "gui/self-test.h"
+
+int
+main (int argc, char **argv)
+{
+  g_set_application_name ("memlens");
+  g_autoptr (MlApplication) app = ml_application_new ();
+  int rc = g_application_run (G_APPLICATION (app), argc, argv);
+  return rc ? rc : ml_self_test_status ();
+}

@@ -1,0 +1,787 @@
+/* self-test.c — the scripted path through a real window (see self-test.h). */
+#include "gui/self-test.h"
+
+#ifdef GDK_WINDOWING_X11
+#include <gdk/x11/gdkx.h>
+#endif
+
+#include <glib/gstdio.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct {
+  MlWindow *win;
+  char     *dir;
+  char     *bench;
+  int       step;
+  int       n_tests;
+  int       failed;
+  gboolean  waiting_job;
+  gboolean  job_ok;
+  guint     timeout_id;
+  gint64    deadline;
+  /* test state */
+  double    full0, full1;
+  double    ix, iy;       /* input steps: a point in the plot (widget) */
+  double    it0, it1;     /* the span before the input */
+  double    itick;        /* the tick under the pointer before */
+  char     *xid;          /* the window for xdotool */
+  double    ox, oy;       /* timeline origin in the X window */
+  long      picked;
+  /* bench */
+  GArray   *frames;     /* double ms, before-paint -> after-paint */
+  GArray   *draws;      /* double ms, the timeline's snapshot */
+  GArray   *labels;     /* const char * per frame */
+  gint64    before_paint;
+  double    before_cpu;
+  GArray   *cpu;        /* double ms of main-thread CPU per frame */
+  guint     seen_draws;
+  const char *phase;
+  int       bench_i;
+  gboolean  pending;    /* a change waits for its frame */
+  const char *shot;     /* a screenshot to take after the next frame */
+  guint     step_draws; /* draw count when the last step ran */
+  gint64    frame_wait; /* wait for a frame until then */
+} SelfTest;
+
+static int exit_status;
+
+int
+ml_self_test_status (void)
+{
+  return exit_status;
+}
+
+static void
+check (SelfTest *st, gboolean cond, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  st->n_tests++;
+  if (!cond)
+    st->failed++;
+  printf ("%s %d - %s\n", cond ? "ok" : "not ok", st->n_tests, msg);
+  fflush (stdout);
+}
+
+static void
+finish (SelfTest *st)
+{
+  if (!st->bench)
+    {
+      printf ("1..%d\n", st->n_tests);
+      fflush (stdout);
+    }
+  exit_status = st->failed ? 1 : 0;
+  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (st->win));
+  g_application_quit (G_APPLICATION (app));
+}
+
+static void
+on_job_finished (MlWindow *win, gboolean ok, SelfTest *st)
+{
+  st->waiting_job = FALSE;
+  st->job_ok = ok;
+}
+
+static void
+activate (SelfTest *st, const char *action, GVariant *param)
+{
+  g_action_group_activate_action (G_ACTION_GROUP (st->win), action, param);
+}
+
+static MlTimelineView *
+tv (SelfTest *st, int i)
+{
+  return ml_window_get_timeline (st->win, i);
+}
+
+static double
+span (SelfTest *st, int i)
+{
+  double t0, t1;
+  ml_timeline_view_get_time_span (tv (st, i), &t0, &t1);
+  return t1 - t0;
+}
+
+/* Saves what the window shows now (its own render nodes, through the
+ * window's renderer) as @name in the output folder. */
+static void
+screenshot (SelfTest *st, const char *name)
+{
+  GtkWidget *w = GTK_WIDGET (st->win);
+  int width = gtk_widget_get_width (w), height = gtk_widget_get_height (w);
+  GtkSnapshot *snap = gtk_snapshot_new ();
+  /* the window's own snapshot (it snapshots its children) */
+  GTK_WIDGET_GET_CLASS (w)->snapshot (w, snap);
+  GskRenderNode *node = gtk_snapshot_free_to_node (snap);
+  if (!node)
+    fprintf (stderr, "memlens-view: nothing to screenshot for %s\n", name);
+  if (node)
+    {
+      GskRenderer *r = gtk_native_get_renderer (GTK_NATIVE (w));
+      GdkTexture *tex = gsk_renderer_render_texture (r, node, &GRAPHENE_RECT_INIT (0, 0, width, height));
+      g_autofree char *path = g_build_filename (st->dir, name, NULL);
+      if (!gdk_texture_save_to_png (tex, path))
+        fprintf (stderr, "memlens-view: could not save %s\n", path);
+      g_object_unref (tex);
+      gsk_render_node_unref (node);
+    }
+}
+
+/* A PNG that is not blank: enough distinct colours. */
+static guint
+png_colours (const char *path, int *w, int *h)
+{
+  cairo_surface_t *s = cairo_image_surface_create_from_png (path);
+  *w = *h = 0;
+  if (cairo_surface_status (s) != CAIRO_STATUS_SUCCESS)
+    {
+      cairo_surface_destroy (s);
+      return 0;
+    }
+  *w = cairo_image_surface_get_width (s);
+  *h = cairo_image_surface_get_height (s);
+  int stride = cairo_image_surface_get_stride (s);
+  const guint8 *data = cairo_image_surface_get_data (s);
+  GHashTable *seen = g_hash_table_new (g_direct_hash, g_direct_equal);
+  for (int y = 0; y < *h; y += 2)
+    for (int x = 0; x < *w; x += 2)
+      {
+        guint32 px = *(const guint32 *) (data + y * stride + x * 4);
+        g_hash_table_add (seen, GUINT_TO_POINTER (px));
+      }
+  guint n = g_hash_table_size (seen);
+  g_hash_table_unref (seen);
+  cairo_surface_destroy (s);
+  return n;
+}
+
+static gsize
+file_size (const char *path)
+{
+  GStatBuf sb;
+  return g_stat (path, &sb) == 0 ? (gsize) sb.st_size : 0;
+}
+
+static char *
+out_path (SelfTest *st, const char *name)
+{
+  return g_build_filename (st->dir, name, NULL);
+}
+
+/* The largest buffer of the document (a stable target for picking). */
+static long
+largest_buffer (const MlDocument *doc)
+{
+  long best = -1;
+  for (gsize i = 0; i < doc->bufs->n; i++)
+    if (best < 0 || doc->bufs->buf[i].rsize > doc->bufs->buf[best].rsize)
+      best = (long) i;
+  return best;
+}
+
+/* Runs xdotool with @fmt (real input through the X server's XTEST). */
+static void
+xdo (SelfTest *st, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *args = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  g_autofree char *cmd = g_strconcat ("xdotool ", args, NULL);
+  GError *error = NULL;
+  int status = 0;
+  if (!g_spawn_command_line_sync (cmd, NULL, NULL, &status, &error))
+    {
+      fprintf (stderr, "memlens-view: %s: %s\n", cmd, error->message);
+      g_error_free (error);
+    }
+}
+
+/* The input steps need X11 and xdotool; without them they are skipped
+ * (TAP "# SKIP"). Returns FALSE when skipped. */
+static gboolean
+input_begin (SelfTest *st)
+{
+  GtkWidget *w = GTK_WIDGET (st->win);
+  g_autofree char *xdotool = g_find_program_in_path ("xdotool");
+  const char *why = NULL;
+#ifdef GDK_WINDOWING_X11
+  GdkSurface *surface = gtk_native_get_surface (GTK_NATIVE (w));
+  if (!xdotool)
+    why = "xdotool is not installed";
+  else if (!GDK_IS_X11_SURFACE (surface))
+    why = "not an X11 display";
+  else
+    {
+      st->xid = g_strdup_printf ("%lu", (unsigned long) gdk_x11_surface_get_xid (surface));
+      double sx = 0, sy = 0;
+      gtk_native_get_surface_transform (GTK_NATIVE (w), &sx, &sy);
+      graphene_point_t p;
+      if (!gtk_widget_compute_point (GTK_WIDGET (tv (st, 0)), w, &GRAPHENE_POINT_INIT (0, 0), &p))
+        why = "the timeline has no position";
+      st->ox = p.x + sx, st->oy = p.y + sy;
+    }
+#else
+  why = "built without X11";
+#endif
+  if (why)
+    {
+      st->n_tests++;
+      printf ("ok %d - input through the X server # SKIP %s\n", st->n_tests, why);
+      return FALSE;
+    }
+  activate (st, "zoom-fit", NULL);
+  ml_timeline_view_get_time_span (tv (st, 0), &st->it0, &st->it1);
+  gtk_widget_grab_focus (GTK_WIDGET (tv (st, 0)));
+  xdo (st, "windowfocus --sync %s key plus", st->xid);
+  return TRUE;
+}
+
+/* One step of the test script; returns FALSE when it is waiting. */
+static gboolean
+test_step (SelfTest *st)
+{
+  MlDocument *doc = ml_window_get_document (st->win);
+  switch (st->step)
+    {
+    case 0:   /* the file loads */
+      check (st, st->job_ok && doc != NULL, "the file opens in a worker and the window shows it");
+      if (!doc)
+        {
+          finish (st);
+          return FALSE;
+        }
+      check (st, doc->bufs->n > 0, "it has buffers (%zu)", doc->bufs->n);
+      {
+        g_autofree char *uri = g_filename_to_uri (doc->box->path, NULL, NULL);
+        check (st, uri && gtk_recent_manager_has_item (gtk_recent_manager_get_default (), uri),
+               "the file is in the recent files");
+      }
+      check (st, ml_timeline_view_get_scene (tv (st, 0)) != NULL, "the timeline has a scene");
+      break;
+    case 1:
+      check (st, ml_timeline_view_get_draw_count (tv (st, 0)) > 0, "the timeline drew at least one frame");
+      st->shot = "window-open.png";
+      activate (st, "zoom-fit", NULL);
+      ml_timeline_view_get_time_span (tv (st, 0), &st->full0, &st->full1);
+      check (st, st->full1 - st->full0 >= 1, "zoom-fit shows ticks [%g, %g)", st->full0, st->full1);
+      break;
+    case 2:
+      {
+        double before = span (st, 0);
+        activate (st, "zoom-in", NULL);
+        double after = span (st, 0);
+        check (st, fabs (after - before / 2) < 1e-6 * before + 1e-9, "win.zoom-in halves the span (%g -> %g)", before, after);
+        activate (st, "zoom-out", NULL);
+        check (st, fabs (span (st, 0) - before) < 1e-6 * before, "win.zoom-out restores it (%g)", span (st, 0));
+        activate (st, "zoom-in", NULL);
+        double t0, t1, u0, u1;
+        ml_timeline_view_get_time_span (tv (st, 0), &t0, &t1);
+        activate (st, "pan-right", NULL);
+        ml_timeline_view_get_time_span (tv (st, 0), &u0, &u1);
+        check (st, u0 > t0 && fabs ((u1 - u0) - (t1 - t0)) < 1e-6 * (t1 - t0), "win.pan-right moves the span later, same width");
+        break;
+      }
+    case 3:
+      {
+        double a = st->full0 + (st->full1 - st->full0) * 0.25, b = a + MAX ((st->full1 - st->full0) * 0.25, 1.0);
+        activate (st, "select-range", g_variant_new ("(dd)", a, b));
+        double t0, t1;
+        ml_timeline_view_get_time_span (tv (st, 0), &t0, &t1);
+        check (st, fabs (t0 - a) < 1e-6 * (b - a) + 1e-9 && fabs (t1 - b) < 1e-6 * (b - a) + 1e-9,
+               "win.select-range zooms to [%g, %g) (got [%g, %g))", a, b, t0, t1);
+        activate (st, "zoom-fit", NULL);
+        ml_timeline_view_get_time_span (tv (st, 0), &t0, &t1);
+        check (st, t0 == st->full0 && t1 == st->full1, "win.zoom-fit shows everything again");
+        break;
+      }
+    case 4:   /* pick through the hit test, as a click does */
+      {
+        long want = largest_buffer (doc);
+        double x = 0, y = 0;
+        gboolean vis = ml_timeline_view_buffer_point (tv (st, 0), (guint32) want, &x, &y);
+        check (st, vis, "the largest buffer (%ld) is drawn at (%.0f, %.0f)", want, x, y);
+        long got = ml_timeline_view_pick (tv (st, 0), x, y);
+        check (st, got == want, "the hit test at its middle finds it (got %ld)", got);
+        ml_timeline_view_select_buffer (tv (st, 0), got);
+        check (st, ml_timeline_view_get_selected (tv (st, 0)) == want, "it is the selected buffer");
+        g_autofree char *details = ml_window_dup_details_text (st->win);
+        g_autofree char *idtxt = g_strdup_printf ("id\t%" G_GUINT64_FORMAT, doc->bufs->buf[want].id);
+        check (st, strstr (details, idtxt) != NULL, "the details panel names its id %" G_GUINT64_FORMAT, doc->bufs->buf[want].id);
+        long none = ml_timeline_view_pick (tv (st, 0), 1, 1);
+        check (st, none == -1, "the hit test outside the plot finds nothing");
+        st->picked = want;
+        st->shot = "window-selected.png";
+        break;
+      }
+    case 5:
+      {
+        MlDocument *d0 = doc;
+        /* switch strategy through the action (it sets the drop-down) */
+        const char *other = g_strcmp0 (d0->runs[0]->strategy, "first-fit") == 0 ? "best-fit" : "first-fit";
+        activate (st, "strategy", g_variant_new_string (other));
+        check (st, ml_window_is_busy (st->win), "choosing %s starts a worker", other);
+        st->waiting_job = TRUE;
+        break;
+      }
+    case 6:
+      {
+        const char *s = doc->runs[0]->strategy;
+        check (st, st->job_ok && (g_str_equal (s, "first-fit") || g_str_equal (s, "best-fit")), "the view now shows %s", s);
+        check (st, ml_timeline_view_get_run (tv (st, 0)) == doc->runs[0], "the timeline draws the new run");
+        check (st, ml_timeline_view_get_selected (tv (st, 0)) == st->picked, "the selection survives the re-run");
+        activate (st, "strategy2", g_variant_new_string ("linear"));
+        activate (st, "compare", g_variant_new_boolean (TRUE));
+        st->waiting_job = TRUE;
+        break;
+      }
+    case 7:
+      {
+        check (st, st->job_ok && doc->runs[1] && g_str_equal (doc->runs[1]->strategy, "linear"),
+               "compare mode runs a second strategy (linear)");
+        check (st, gtk_widget_get_mapped (GTK_WIDGET (tv (st, 1))), "the second timeline is shown");
+        activate (st, "zoom-in", NULL);
+        double a0, a1, b0, b1;
+        ml_timeline_view_get_time_span (tv (st, 0), &a0, &a1);
+        ml_timeline_view_get_time_span (tv (st, 1), &b0, &b1);
+        check (st, a0 == b0 && a1 == b1, "zoom is linked: both show [%g, %g)", a0, a1);
+        check (st, doc->runs[1]->metrics.peak >= doc->runs[0]->metrics.lower_bound, "linear's peak is at least the lower bound");
+        break;
+      }
+    case 8:
+      {
+        activate (st, "zoom-fit", NULL);
+        st->shot = "window-compare.png";
+        break;
+      }
+    case 9:
+      {
+        g_autofree char *png = out_path (st, "view.png");
+        g_autofree char *svg = out_path (st, "view.svg");
+        g_autofree char *pdf = out_path (st, "view.pdf");
+        g_autofree char *md = out_path (st, "report.html");
+        activate (st, "export", g_variant_new ("(ss)", "png", png));
+        int w, h;
+        guint colours = png_colours (png, &w, &h);
+        check (st, w > 100 && h > 100, "win.export writes a PNG (%d x %d)", w, h);
+        check (st, colours > 8, "the PNG is not blank (%u colours)", colours);
+        activate (st, "export", g_variant_new ("(ss)", "svg", svg));
+        check (st, file_size (svg) > 1000, "and an SVG (%zu bytes)", file_size (svg));
+        activate (st, "export", g_variant_new ("(ss)", "pdf", pdf));
+        check (st, file_size (pdf) > 1000, "and a PDF (%zu bytes)", file_size (pdf));
+        g_autofree char *bad = out_path (st, "view.xyz");
+        activate (st, "export", g_variant_new ("(ss)", "xyz", bad));
+        check (st, !g_file_test (bad, G_FILE_TEST_EXISTS), "an unknown format writes nothing");
+        /* search by name / id */
+        GArray *hits = ml_document_search (doc, doc->runs[0], "#999999999999", 10);
+        check (st, hits->len == 0, "search for an unknown id finds nothing");
+        g_array_unref (hits);
+        g_autofree char *q = g_strdup_printf ("#%" G_GUINT64_FORMAT, doc->bufs->buf[st->picked].id);
+        hits = ml_document_search (doc, doc->runs[0], q, 10);
+        check (st, hits->len == 1 && g_array_index (hits, guint32, 0) == (guint32) st->picked, "search %s finds the picked buffer", q);
+        g_array_unref (hits);
+        activate (st, "export", g_variant_new ("(ss)", "html", md));
+        check (st, ml_window_is_busy (st->win), "win.export of a report starts a worker");
+        st->waiting_job = TRUE;
+        break;
+      }
+    case 10:
+      {
+        g_autofree char *md = out_path (st, "report.html");
+        g_autofree char *text = NULL;
+        g_file_get_contents (md, &text, NULL, NULL);
+        check (st, st->job_ok && text && strstr (text, "<html") && strstr (text, "linear") && strstr (text, "<svg"),
+               "the HTML report names the strategies and has pictures");
+        activate (st, "compare", g_variant_new_boolean (FALSE));
+        st->waiting_job = TRUE;
+        break;
+      }
+    case 11:
+      check (st, doc->runs[1] == NULL && !gtk_widget_get_visible (gtk_widget_get_parent (GTK_WIDGET (tv (st, 1)))),
+             "leaving compare mode hides the second timeline");
+      {
+        gboolean shown = ml_window_show_peak (st->win, 0);
+        const MlPeak *p = doc->peaks.n ? &doc->peaks.peaks[0] : NULL;
+        double t0, t1;
+        ml_timeline_view_get_time_span (tv (st, 0), &t0, &t1);
+        check (st, shown && p && (double) p->tick >= t0 && (double) p->tick < t1, "choosing the first peak shows its tick");
+        check (st, p && p->n_blame && ml_timeline_view_get_selected (tv (st, 0)) == (long) p->blame[0],
+               "and selects the largest buffer live there");
+        st->shot = "window-peak.png";
+      }
+      break;
+    case 12:   /* a knob: a capacity below the lower bound makes the run OOM */
+      {
+        char cap[32];
+        g_snprintf (cap, sizeof cap, "%" G_GUINT64_FORMAT, doc->bufs->lower_bound / 2);
+        ml_window_set_knob (st->win, "capacity", cap);
+        activate (st, "apply-knobs", NULL);
+        check (st, ml_window_is_busy (st->win), "Apply re-runs in a worker with capacity %s", cap);
+        st->waiting_job = TRUE;
+        break;
+      }
+    case 13:
+      check (st, st->job_ok && doc->runs[0]->plan && doc->runs[0]->plan->oom.hit && doc->knobs.capacity == doc->bufs->lower_bound / 2,
+             "under half the lower bound the run reports an OOM at tick %" G_GUINT64_FORMAT,
+             doc->runs[0]->plan ? doc->runs[0]->plan->oom.tick : 0);
+      ml_window_set_knob (st->win, "align", "3");
+      activate (st, "apply-knobs", NULL);
+      check (st, !ml_window_is_busy (st->win) && ml_window_get_document (st->win) == doc,
+             "an alignment that is not a power of two is refused, nothing re-runs");
+      ml_window_set_knob (st->win, "align", "");
+      ml_window_set_knob (st->win, "capacity", "");
+      /* cancel: the table's run is stopped and the view keeps its document */
+      activate (st, "compare-all", NULL);
+      check (st, ml_window_is_busy (st->win), "Run all starts a worker");
+      activate (st, "cancel", NULL);
+      st->waiting_job = TRUE;
+      break;
+    case 14:
+      check (st, !ml_window_is_busy (st->win) && ml_window_get_document (st->win) == doc, "Cancel stops it; the view keeps its run");
+      if (!input_begin (st))
+        {
+          finish (st);
+          return FALSE;
+        }
+      break;
+    case 15:   /* real key presses through the X server */
+      check (st, fabs (span (st, 0) - (st->it1 - st->it0) / 2) < 1e-6 * (st->it1 - st->it0),
+             "input: the + key zooms in (span %g -> %g)", st->it1 - st->it0, span (st, 0));
+      xdo (st, "key 0");
+      break;
+    case 16:
+      {
+        double t0, t1;
+        ml_timeline_view_get_time_span (tv (st, 0), &t0, &t1);
+        check (st, t0 == st->full0 && t1 == st->full1, "input: the 0 key fits");
+        const MlView *v = ml_timeline_view_get_view (tv (st, 0));
+        st->ix = v->px + v->pw * 0.3;
+        st->iy = v->py + v->ph * 0.5;
+        st->it0 = t0, st->it1 = t1;
+        st->itick = ml_view_x_to_time (v, st->ix);
+        xdo (st, "mousemove --window %s %.0f %.0f keydown ctrl click 4 keyup ctrl", st->xid, st->ox + st->ix, st->oy + st->iy);
+        break;
+      }
+    case 17:
+      {
+        const MlView *v = ml_timeline_view_get_view (tv (st, 0));
+        double after = ml_view_x_to_time (v, st->ix);
+        double px = ml_view_ticks_per_px (v);
+        check (st, span (st, 0) < (st->it1 - st->it0) * 0.95, "input: ctrl+scroll zooms in (span %g -> %g)", st->it1 - st->it0, span (st, 0));
+        check (st, fabs (after - st->itick) <= 1.5 * px + 1e-9, "input: around the pointer (tick %.1f stays under it: %.1f)", st->itick, after);
+        ml_timeline_view_get_time_span (tv (st, 0), &st->it0, &st->it1);
+        /* to the left: the view has room on the right after the zoom */
+        xdo (st, "mousemove --window %s %.0f %.0f mousedown 1 mousemove --window %s %.0f %.0f mousemove --window %s %.0f %.0f mouseup 1",
+             st->xid, st->ox + st->ix + 100, st->oy + st->iy, st->xid, st->ox + st->ix + 50, st->oy + st->iy,
+             st->xid, st->ox + st->ix, st->oy + st->iy);
+        break;
+      }
+    case 18:
+      {
+        double t0, t1;
+        ml_timeline_view_get_time_span (tv (st, 0), &t0, &t1);
+        const MlView *v = ml_timeline_view_get_view (tv (st, 0));
+        double want = 100 * ml_view_ticks_per_px (v);
+        check (st, fabs ((t0 - st->it0) - want) <= 0.05 * want && fabs ((t1 - t0) - (st->it1 - st->it0)) < 1e-6 * (t1 - t0),
+               "input: dragging 100 px to the left shows later ticks (moved %.1f, want %.1f)", t0 - st->it0, want);
+        activate (st, "zoom-fit", NULL);
+        v = ml_timeline_view_get_view (tv (st, 0));
+        st->it0 = ml_view_x_to_time (v, st->ix);
+        st->it1 = ml_view_x_to_time (v, st->ix + 200);
+        xdo (st, "mousemove --window %s %.0f %.0f keydown shift mousedown 1 mousemove --window %s %.0f %.0f "
+                 "mousemove --window %s %.0f %.0f mouseup 1 keyup shift",
+             st->xid, st->ox + st->ix, st->oy + st->iy, st->xid, st->ox + st->ix + 100, st->oy + st->iy,
+             st->xid, st->ox + st->ix + 200, st->oy + st->iy);
+        break;
+      }
+    case 19:
+      {
+        double t0, t1;
+        ml_timeline_view_get_time_span (tv (st, 0), &t0, &t1);
+        double tol = (st->it1 - st->it0) * 0.03;
+        check (st, fabs (t0 - st->it0) <= tol && fabs (t1 - st->it1) <= tol,
+               "input: shift-drag over 200 px zooms to that range ([%.1f, %.1f), want [%.1f, %.1f))", t0, t1, st->it0, st->it1);
+        activate (st, "zoom-fit", NULL);
+        ml_timeline_view_select_buffer (tv (st, 0), -1);
+        /* a whole pixel where the hit test finds a buffer (the pointer
+         * moves by whole pixels; sub-pixel buffers of a large trace are
+         * merged there) */
+        const MlView *v = ml_timeline_view_get_view (tv (st, 0));
+        long want = -1;
+        double x = 0, y = 0;
+        for (int gy = 1; gy < 8 && want < 0; gy++)
+          for (int gx = 1; gx < 8 && want < 0; gx++)
+            {
+              x = floor (v->px + v->pw * gx / 8.0), y = floor (v->py + v->ph * gy / 8.0);
+              want = ml_timeline_view_pick (tv (st, 0), x, y);
+            }
+        st->picked = want;
+        xdo (st, "mousemove --window %s %.0f %.0f click 1", st->xid, st->ox + x, st->oy + y);
+        break;
+      }
+    case 20:
+      check (st, st->picked >= 0 && ml_timeline_view_get_selected (tv (st, 0)) == st->picked,
+             "input: a click on a buffer selects it (want %ld, got %ld)", st->picked, ml_timeline_view_get_selected (tv (st, 0)));
+      finish (st);
+      return FALSE;
+    }
+  st->step++;
+  return TRUE;
+}
+
+/* ---- bench ---------------------------------------------------------------------- */
+
+static double
+thread_cpu_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec / 1e6;
+}
+
+static void
+on_before_paint (GdkFrameClock *fc, SelfTest *st)
+{
+  st->before_paint = g_get_monotonic_time ();
+  st->before_cpu = thread_cpu_ms ();
+}
+
+static void
+on_after_paint (GdkFrameClock *fc, SelfTest *st)
+{
+  MlTimelineView *v = tv (st, 0);
+  guint n = ml_timeline_view_get_draw_count (v);
+  if (n == st->seen_draws || !st->phase)
+    return;
+  st->seen_draws = n;
+  double ms = (double) (g_get_monotonic_time () - st->before_paint) / 1000.0;
+  double dms = (double) ml_timeline_view_get_last_draw_us (v) / 1000.0;
+  double cms = thread_cpu_ms () - st->before_cpu;
+  g_array_append_val (st->cpu, cms);
+  g_array_append_val (st->frames, ms);
+  g_array_append_val (st->draws, dms);
+  g_array_append_val (st->labels, st->phase);
+  st->pending = FALSE;
+}
+
+static int
+cmp_double (gconstpointer a, gconstpointer b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return x < y ? -1 : x > y;
+}
+
+static void
+stats (GArray *v, double *med, double *p95, double *max)
+{
+  *med = *p95 = *max = 0;
+  if (!v->len)
+    return;
+  GArray *c = g_array_copy (v);
+  g_array_sort (c, cmp_double);
+  *med = g_array_index (c, double, c->len / 2);
+  *p95 = g_array_index (c, double, MIN (c->len - 1, (guint) ceil (c->len * 0.95) - 1));
+  *max = g_array_index (c, double, c->len - 1);
+  g_array_unref (c);
+}
+
+static void
+bench_write (SelfTest *st)
+{
+  MlDocument *doc = ml_window_get_document (st->win);
+  GString *s = g_string_new ("{\n");
+  g_string_append_printf (s, "  \"buffers\": %zu,\n  \"width\": %d,\n  \"height\": %d,\n", doc ? doc->bufs->n : 0,
+                          gtk_widget_get_width (GTK_WIDGET (tv (st, 0))), gtk_widget_get_height (GTK_WIDGET (tv (st, 0))));
+  g_string_append_printf (s, "  \"load_seconds\": %.3f,\n", doc ? doc->load_seconds : 0);
+  const char *phases[] = { "fit", "zoom-in", "deep-pan", "zoom-out", "pan-fit", "all" };
+  g_string_append (s, "  \"phases\": {\n");
+  for (gsize p = 0; p < G_N_ELEMENTS (phases); p++)
+    {
+      GArray *f = g_array_new (FALSE, FALSE, sizeof (double)), *d = g_array_new (FALSE, FALSE, sizeof (double));
+      GArray *cp = g_array_new (FALSE, FALSE, sizeof (double));
+      for (guint i = 0; i < st->frames->len; i++)
+        if (p == G_N_ELEMENTS (phases) - 1 || g_str_equal (g_array_index (st->labels, const char *, i), phases[p]))
+          {
+            g_array_append_val (f, g_array_index (st->frames, double, i));
+            g_array_append_val (d, g_array_index (st->draws, double, i));
+            g_array_append_val (cp, g_array_index (st->cpu, double, i));
+          }
+      double fm, fp, fx, dm, dp, dx, cm, cpp, cx;
+      stats (f, &fm, &fp, &fx);
+      stats (d, &dm, &dp, &dx);
+      stats (cp, &cm, &cpp, &cx);
+      g_string_append_printf (s, "    \"%s\": {\"frames\": %u, \"frame_ms_median\": %.2f, \"frame_ms_p95\": %.2f, \"frame_ms_max\": %.2f, "
+                              "\"frame_cpu_ms_median\": %.2f, \"frame_cpu_ms_p95\": %.2f, \"frame_cpu_ms_max\": %.2f, "
+                              "\"draw_ms_median\": %.2f, \"draw_ms_p95\": %.2f, \"draw_ms_max\": %.2f}%s\n",
+                              phases[p], f->len, fm, fp, fx, cm, cpp, cx, dm, dp, dx, p + 1 < G_N_ELEMENTS (phases) ? "," : "");
+      g_array_unref (cp);
+      g_array_unref (f);
+      g_array_unref (d);
+    }
+  g_string_append (s, "  },\n");
+  {
+    const GArray *rt = ml_timeline_view_get_render_times (tv (st, 0));
+    GArray *c = g_array_copy ((GArray *) rt);
+    double m, p, x;
+    stats (c, &m, &p, &x);
+    g_string_append_printf (s, "  \"full_drawings\": {\"count\": %u, \"ms_median\": %.2f, \"ms_p95\": %.2f, \"ms_max\": %.2f}\n",
+                            c->len, m, p, x);
+    g_array_unref (c);
+  }
+  g_string_append (s, "}\n");
+  g_file_set_contents (st->bench, s->str, -1, NULL);
+  fputs (s->str, stdout);
+  g_string_free (s, TRUE);
+}
+
+/* The scripted path: each call changes the view once and waits for the
+ * frame that shows it. */
+static gboolean
+bench_step (SelfTest *st)
+{
+  MlTimelineView *v = tv (st, 0);
+  if (st->step == 0)
+    {
+      if (!st->job_ok || !ml_window_get_document (st->win))
+        {
+          fprintf (stderr, "memlens-view: bench: the file did not load\n");
+          exit_status = 1;
+          finish (st);
+          return FALSE;
+        }
+      GdkFrameClock *fc = gtk_widget_get_frame_clock (GTK_WIDGET (st->win));
+      g_signal_connect (fc, "before-paint", G_CALLBACK (on_before_paint), st);
+      g_signal_connect (fc, "after-paint", G_CALLBACK (on_after_paint), st);
+      st->step = 1;
+      st->seen_draws = ml_timeline_view_get_draw_count (v);
+      return TRUE;
+    }
+  /* wait for the frame of the previous change */
+  if (st->pending)
+    return TRUE;
+  st->pending = TRUE;
+  const MlView *view = ml_timeline_view_get_view (v);
+  double cx = view->px + view->pw * 0.37;
+  int i = st->bench_i++;
+  if (i < 10)                      /* back and forth between fit and 2x */
+    {
+      st->phase = "fit";
+      if (i % 2)
+        ml_timeline_view_zoom_in (v);
+      else
+        ml_timeline_view_zoom_fit (v);
+    }
+  else if (i < 40)                 /* zoom in at a point, 1.5x a step */
+    {
+      st->phase = "zoom-in";
+      double t0 = view->t0, t1 = view->t1, f = 1.5;
+      double t = t0 + (cx - view->px) / view->pw * (t1 - t0), sp = (t1 - t0) / f;
+      double fr = (cx - view->px) / view->pw;
+      ml_timeline_view_set_time_span (v, t - fr * sp, t - fr * sp + sp);
+    }
+  else if (i < 70)                 /* pan while deep */
+    {
+      st->phase = "deep-pan";
+      ml_timeline_view_pan (v, 0.1);
+    }
+  else if (i < 100)                /* zoom back out */
+    {
+      st->phase = "zoom-out";
+      double t0 = view->t0, t1 = view->t1;
+      double mid = (t0 + t1) / 2, sp = (t1 - t0) * 1.5;
+      ml_timeline_view_set_time_span (v, mid - sp / 2, mid + sp / 2);
+    }
+  else if (i < 130)                /* pan at a wide zoom */
+    {
+      st->phase = "pan-fit";
+      if (i == 100)
+        {
+          ml_timeline_view_zoom_fit (v);
+          ml_timeline_view_zoom_in (v);
+        }
+      /* wait for the full drawing of the wide view before panning */
+      ml_timeline_view_pan (v, i % 2 ? 0.05 : -0.05);
+    }
+  else
+    {
+      st->pending = FALSE;
+      bench_write (st);
+      finish (st);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+tick (gpointer data)
+{
+  SelfTest *st = data;
+  if (g_get_monotonic_time () > st->deadline)
+    {
+      printf ("not ok %d - the scripted run timed out at step %d\n1..%d\n", st->n_tests + 1, st->step, st->n_tests + 1);
+      exit_status = 1;
+      GtkApplication *app = gtk_window_get_application (GTK_WINDOW (st->win));
+      g_application_quit (G_APPLICATION (app));
+      st->timeout_id = 0;
+      return G_SOURCE_REMOVE;
+    }
+  if (st->waiting_job || ml_window_is_busy (st->win))
+    return G_SOURCE_CONTINUE;
+  /* let a frame happen between steps */
+  if (!gtk_widget_get_mapped (GTK_WIDGET (st->win)))
+    return G_SOURCE_CONTINUE;
+  if (!st->bench)
+    {
+      /* one frame between steps, so screenshots see a laid-out window */
+      guint n = ml_timeline_view_get_draw_count (tv (st, 0));
+      gint64 now = g_get_monotonic_time ();
+      if (n == st->step_draws && now < st->frame_wait)
+        return G_SOURCE_CONTINUE;
+      st->step_draws = n;
+      st->frame_wait = now + G_USEC_PER_SEC / 2;
+      gboolean settled = ml_timeline_view_is_settled (tv (st, 0))
+                         && (!gtk_widget_get_mapped (GTK_WIDGET (tv (st, 1))) || ml_timeline_view_is_settled (tv (st, 1)));
+      if (st->shot && !settled && now < st->frame_wait + 5 * G_USEC_PER_SEC)
+        return G_SOURCE_CONTINUE;   /* a worker is still drawing */
+      if (st->shot)
+        {
+          screenshot (st, st->shot);
+          st->shot = NULL;
+          return G_SOURCE_CONTINUE;
+        }
+    }
+  gboolean more = st->bench ? bench_step (st) : test_step (st);
+  if (!more)
+    {
+      st->timeout_id = 0;
+      return G_SOURCE_REMOVE;
+    }
+  return G_SOURCE_CONTINUE;
+}
+
+void
+ml_self_test_start (MlWindow *win, const char *dir, const char *bench_file)
+{
+  SelfTest *st = g_new0 (SelfTest, 1);
+  st->win = win;
+  st->dir = g_strdup (dir ? dir : ".");
+  st->bench = g_strdup (bench_file);
+  st->waiting_job = TRUE;
+  st->frames = g_array_new (FALSE, FALSE, sizeof (double));
+  st->draws = g_array_new (FALSE, FALSE, sizeof (double));
+  st->labels = g_array_new (FALSE, FALSE, sizeof (const char *));
+  st->cpu = g_array_new (FALSE, FALSE, sizeof (double));
+  st->deadline = g_get_monotonic_time () + (gint64) (bench_file ? 600 : 120) * G_USEC_PER_SEC;
+  g_signal_connect (win, "job-finished", G_CALLBACK (on_job_finished), st);
+  /* screenshots show the end state, not a revealer half way */
+  g_object_set (gtk_settings_get_default (), "gtk-enable-animations", FALSE, NULL);
+  /* the test paces itself by frames: 30 ms between steps */
+  st->timeout_id = g_timeout_add (bench_file ? 5 : 30, tick, st);
+  /* st lives as long as the process */
+}

@@ -1,0 +1,72 @@
+/* window.h — MlWindow: one trace, its timeline(s), lists and knobs.
+ *
+ * Layout: a header bar (open, strategy drop-down, compare toggle and its
+ * second drop-down, search, zoom, export and view menus); the main area
+ * with the timeline (and the second one in compare mode, sharing the
+ * time span), the overview strip of live bytes with the visible window,
+ * and a progress bar with a cancel button while a worker runs; a side
+ * panel with pages Details (the selected buffer and its stack), Peaks,
+ * Issues (races and OOMs), Search, Compare (the table of strategies) and
+ * Knobs (alignment, capacity, chunk, time limit, strategy options).
+ *
+ * Window actions (reachable from menus, shortcuts and tests):
+ *   win.zoom-in, win.zoom-out, win.zoom-fit, win.pan-left, win.pan-right,
+ *   win.select-range((dd)) zoom to ticks [t0, t1),
+ *   win.select-buffer(i) select a buffer by index (-1 none),
+ *   win.strategy(s), win.strategy2(s), win.compare(b) (stateful),
+ *   win.color-by(s), win.time-axis(s) (stateful),
+ *   win.export((ss)) format ("png", "svg", "pdf"; reports "html", "md",
+ *   "json", "csv") and path,
+ *   win.export-dialog(s), win.apply-knobs, win.compare-all, win.cancel,
+ *   win.search, win.show-panel(b), win.close.
+ */
+#ifndef ML_GUI_WINDOW_H
+#define ML_GUI_WINDOW_H
+
+#include <gtk/gtk.h>
+
+#include "gui/document.h"
+#include "gui/timeline-view.h"
+
+G_BEGIN_DECLS
+
+#define ML_TYPE_WINDOW (ml_window_get_type ())
+G_DECLARE_FINAL_TYPE (MlWindow, ml_window, ML, WINDOW, GtkApplicationWindow)
+
+MlWindow *ml_window_new (GtkApplication *app);
+
+/* Loads @path in a worker; the window shows progress and stays usable.
+ * Emits "job-finished" (gboolean ok) when done. */
+void ml_window_open_path   (MlWindow *self, const char *path);
+/* Shows the open dialog. */
+void ml_window_choose_file (MlWindow *self);
+/* Strategies to use for the next load (NULL = default / no compare). */
+void ml_window_set_initial_strategies (MlWindow *self, const char *strategy, const char *compare);
+
+/* The document shown (borrowed; NULL before a file is loaded). */
+MlDocument *ml_window_get_document (MlWindow *self);
+/* Timeline @i (0, or 1 in compare mode). */
+MlTimelineView *ml_window_get_timeline (MlWindow *self, int i);
+/* Whether a worker is running. */
+gboolean ml_window_is_busy (MlWindow *self);
+/* The text of the details panel (for tests). */
+char *ml_window_dup_details_text (MlWindow *self);
+/* Writes the current view (both timelines in compare mode) as @format
+ * ("png", "svg", "pdf") or the report ("md") to @path. */
+gboolean ml_window_export (MlWindow *self, const char *format, const char *path, GError **error);
+/* Writes the project's report (sim/report.h) to @path (.html, .md, .json,
+ * .csv) in a worker; "job-finished" tells when it is done. */
+void ml_window_export_report (MlWindow *self, const char *path);
+/* Chooses peak point @index in the Peaks list (as a click does): the
+ * view centres on it, outlines what is live there and selects the
+ * largest buffer. FALSE when there is no such peak. */
+gboolean ml_window_show_peak (MlWindow *self, guint index);
+/* Types @text into the knob entry @name ("align", "capacity", "chunk",
+ * "time-limit", "options"); win.apply-knobs then re-runs. */
+gboolean ml_window_set_knob (MlWindow *self, const char *name, const char *text);
+/* Shows a message in the window's banner. */
+void ml_window_show_message (MlWindow *self, const char *text);
+
+G_END_DECLS
+
+#endif
