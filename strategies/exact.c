@@ -72,12 +72,11 @@ cmp_u64 (const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-static const Search *sort_ctx;
 static int
-cmp_cand (const void *a, const void *b)
+cmp_cand (const void *a, const void *b, void *ctx)
 {
   uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
-  const Search *s = sort_ctx;
+  const Search *s = ctx;
   if (s->off[x] != s->off[y])
     return s->off[x] < s->off[y] ? -1 : 1;
   return s->P->rank[x] < s->P->rank[y] ? -1 : s->P->rank[x] > s->P->rank[y];
@@ -184,8 +183,7 @@ search (Search *s, Scope *sc, uint64_t last_off, uint32_t min_rank, uint32_t dep
     if (s->off[cand[c]] < min_height)
       cand[kept++] = cand[c];
   nc = kept;
-  sort_ctx = s;
-  qsort (cand, nc, sizeof *cand, cmp_cand);
+  qsort_r (cand, nc, sizeof *cand, cmp_cand, s);
   uint32_t *cuts = s->cutbuf + (size_t) depth * (P->S + 1);
   for (uint32_t c = 0; c < nc; c++)
     {
