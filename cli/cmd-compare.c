@@ -41,13 +41,8 @@ json_result (const MlBuffers *bufs, const MlResult *r, const char *name)
     printf (",\"proven_lower_bound\":%" PRIu64, p->proven_lb);
   if (p->note)
     printf (",\"note\":"), ml_json_put_str (stdout, p->note);
-  if (p->oom.hit)
-    printf (",\"oom\":{\"tick\":%" PRIu64 ",\"buffer\":%" PRIu64 ",\"request\":%" PRIu64 ",\"live\":%" PRIu64
-            ",\"reserved\":%" PRIu64 ",\"free\":%" PRIu64 ",\"largest_free\":%" PRIu64 ",\"verdict\":\"%s\"}",
-            p->oom.tick, bufs->buf[p->oom.buffer].id, p->oom.request, p->oom.live, p->oom.reserved,
-            p->oom.free_bytes, p->oom.largest_free, p->oom.fragmentation ? "fragmentation" : "capacity");
-  else
-    printf (",\"oom\":null");
+  printf (",\"oom\":");
+  ml_oom_write_json (stdout, bufs, &p->oom);
   printf ("}");
 }
 

@@ -17,10 +17,13 @@ cmd_plan (int argc, char **argv)
     CLI_COMMON_LONGOPTS,
     { "strategy", required_argument, 0, 's' },
     { "output", required_argument, 0, 'o' },
+    { "write-model", required_argument, 0, 2001 },
     { 0, 0, 0, 0 },
   };
   MlCliOpts o;
   cli_opts_init (&o);
+  const char *write_model = NULL;
+  char *options = NULL;
   int c;
   optind = 1;
   while ((c = getopt_long (argc, argv, "hs:o:", longopts, NULL)) != -1)
@@ -28,13 +31,17 @@ cmd_plan (int argc, char **argv)
       if (c == 'h')
         {
           printf ("%s\nOptions:\n  -s, --strategy S   the strategy (see 'memlens strategies')\n"
-                  "  -o, --output FILE  where to write the plan (.json or .csv)\n%s", usage_text, CLI_COMMON_HELP);
+                  "  -o, --output FILE  where to write the plan (.json or .csv)\n"
+                  "  --write-model FILE with --strategy ilp: also write the MIP model as\n"
+                  "                     FILE.lp (CPLEX LP) or FILE.mps (free MPS)\n%s", usage_text, CLI_COMMON_HELP);
           return EXIT_OK;
         }
       if (c == 's')
         o.strategy = optarg;
       else if (c == 'o')
         o.output = optarg;
+      else if (c == 2001)
+        write_model = optarg;
       else if (c == '?' || !cli_common_option ("plan", &o, c, optarg))
         return cli_usage ("plan", usage_text);
     }
@@ -42,16 +49,37 @@ cmd_plan (int argc, char **argv)
     return cli_usage ("plan", usage_text);
   if (strcmp (o.strategy, "recorded") != 0 && !ml_strategy_find (o.strategy))
     return cli_fail ("plan", EXIT_BAD, "unknown strategy \"%s\" (see 'memlens strategies')", o.strategy);
+  if (write_model)
+    {
+      char mext[16];
+      ml_path_ext (write_model, mext, sizeof mext, NULL);
+      if (strcmp (o.strategy, "ilp") != 0)
+        return cli_fail ("plan", EXIT_BAD, "--write-model needs --strategy ilp");
+      if (strcmp (mext, "lp") != 0 && strcmp (mext, "mps") != 0)
+        return cli_fail ("plan", EXIT_BAD, "%s: write the model as .lp or .mps", write_model);
+      if (strchr (write_model, ','))
+        return cli_fail ("plan", EXIT_BAD, "%s: the model path may not contain a comma", write_model);
+      size_t len = strlen (write_model) + (o.knobs.options ? strlen (o.knobs.options) : 0) + 16;
+      options = malloc (len);
+      if (!options)
+        return cli_fail ("plan", EXIT_BAD, "out of memory");
+      snprintf (options, len, "%s%swrite-model=%s", o.knobs.options ? o.knobs.options : "",
+                o.knobs.options && *o.knobs.options ? "," : "", write_model);
+      o.knobs.options = options;
+    }
   char ext[16];
   ml_path_ext (o.output, ext, sizeof ext, NULL);
   if (strcmp (ext, "json") != 0 && strcmp (ext, "csv") != 0)
-    return cli_fail ("plan", EXIT_BAD, "%s: write the plan as .json or .csv", o.output);
+    return free (options), cli_fail ("plan", EXIT_BAD, "%s: write the plan as .json or .csv", o.output);
   const char *path = argv[optind];
   MlTrace *t;
   MlBuffers *bufs;
   int rc = cli_load ("plan", path, &o, &t, &bufs);
   if (rc)
-    return rc;
+    {
+      free (options);
+      return rc;
+    }
   if (!o.knobs.capacity && t->capacity)
     o.knobs.capacity = t->capacity;
   MlPlan *plan = NULL;
@@ -79,5 +107,6 @@ cmd_plan (int argc, char **argv)
   ml_plan_free (plan);
   ml_buffers_free (bufs);
   ml_trace_free (t);
+  free (options);
   return rc;
 }

@@ -275,25 +275,6 @@ ml_diagnosis_clear (MlDiagnosis *d)
   memset (d, 0, sizeof *d);
 }
 
-static void
-put_oom (FILE *fp, const MlBuffers *bufs, const MlOom *o)
-{
-  if (!o->hit)
-    {
-      fputs ("null", fp);
-      return;
-    }
-  fprintf (fp, "{\"tick\":%" PRIu64 ",\"buffer\":", o->tick);
-  if (o->request && o->buffer < bufs->n)
-    ml_json_put_u64 (fp, bufs->buf[o->buffer].id);
-  else
-    fputs ("null", fp);
-  fprintf (fp, ",\"request\":%" PRIu64 ",\"live\":%" PRIu64 ",\"reserved\":%" PRIu64 ",\"free\":%" PRIu64
-           ",\"largest_free\":%" PRIu64 ",\"verdict\":\"%s\"}",
-           o->request, o->live, o->reserved, o->free_bytes, o->largest_free,
-           !o->request ? "over-capacity" : o->fragmentation ? "fragmentation" : "capacity");
-}
-
 void
 ml_diagnosis_write_json (const MlDiagnosis *d, const MlBuffers *bufs, FILE *fp)
 {
@@ -301,7 +282,7 @@ ml_diagnosis_write_json (const MlDiagnosis *d, const MlBuffers *bufs, FILE *fp)
   ml_json_put_str (fp, d->strategy);
   fprintf (fp, ",\"capacity\":%" PRIu64 ",\"peak\":%" PRIu64 ",\"lower_bound\":%" PRIu64 ",\"fits\":%s,\"oom\":",
            d->capacity, d->peak, d->lower_bound, d->oom.hit ? "false" : "true");
-  put_oom (fp, bufs, &d->oom);
+  ml_oom_write_json (fp, bufs, &d->oom);
   if (d->oom.hit && d->oom.request)
     {
       fprintf (fp, ",\"live_buffers\":%zu,\"requested_live\":%" PRIu64 ",\"blame\":[", d->n_live_total, d->requested_live);
@@ -341,7 +322,7 @@ ml_diagnosis_write_json (const MlDiagnosis *d, const MlBuffers *bufs, FILE *fp)
           else
             fprintf (fp, "%" PRIu64, d->capacity - a->peak);
           fputs (",\"oom\":", fp);
-          put_oom (fp, bufs, &a->oom);
+          ml_oom_write_json (fp, bufs, &a->oom);
           fputc ('}', fp);
         }
     }

@@ -91,6 +91,25 @@ ml_plan_make_arena (MlPlan *p, const MlBuffers *bufs)
 
 /* ---- JSON ---- */
 
+void
+ml_oom_write_json (FILE *fp, const MlBuffers *bufs, const MlOom *o)
+{
+  if (!o->hit)
+    {
+      fputs ("null", fp);
+      return;
+    }
+  fprintf (fp, "{\"tick\":%" PRIu64 ",\"buffer\":", o->tick);
+  if (o->request && o->buffer < bufs->n)
+    ml_json_put_u64 (fp, bufs->buf[o->buffer].id);
+  else
+    fputs ("null", fp);
+  fprintf (fp, ",\"request\":%" PRIu64 ",\"live\":%" PRIu64 ",\"reserved\":%" PRIu64 ",\"free\":%" PRIu64
+           ",\"largest_free\":%" PRIu64 ",\"verdict\":\"%s\"}",
+           o->request, o->live, o->reserved, o->free_bytes, o->largest_free,
+           !o->request ? "over-capacity" : o->fragmentation ? "fragmentation" : "capacity");
+}
+
 int
 ml_plan_write_json (const MlPlan *p, const MlBuffers *bufs, const char *path, MlError *err)
 {

@@ -10,6 +10,8 @@
 #ifndef ML_PLAN_H
 #define ML_PLAN_H
 
+#include <stdio.h>
+
 #include "sim/buffers.h"
 
 enum {
@@ -57,6 +59,11 @@ typedef struct {
   MlOom      oom;
   char      *note;           /* owned, optional: "time limit reached", ... */
 } MlPlan;
+
+/* Writes @oom as a JSON object ("null" when none hit) with the verdict
+ * "fragmentation", "capacity", or "over-capacity" (a static layout past
+ * the capacity with no single failing request). */
+void ml_oom_write_json (FILE *fp, const MlBuffers *bufs, const MlOom *oom);
 
 /* A plan for @n buffers, every buffer in segment 0 at offset 0, no
  * segments. Returns NULL when out of memory. */

@@ -133,23 +133,7 @@ ml_report_build (const char *trace_path, const MlBuffers *bufs, const MlStrategy
     }
   if ((rc = ml_peaks_find (bufs, 5, 10, &r->peaks, err)) < 0)
     goto fail;
-  /* streams */
-  {
-    MlU64Map seen;
-    ml_u64map_init (&seen);
-    for (size_t i = 0; i < bufs->n; i++)
-      if (!ml_u64map_get (&seen, bufs->buf[i].stream, &(uint32_t) { 0 }))
-        {
-          if (ml_u64map_put (&seen, bufs->buf[i].stream, 1) < 0)
-            {
-              ml_u64map_clear (&seen);
-              rc = ml_error_set (err, ML_ENOMEM, "out of memory");
-              goto fail;
-            }
-          r->n_streams++;
-        }
-    ml_u64map_clear (&seen);
-  }
+  r->n_streams = ml_buffers_count_streams (bufs);
   bool recorded_oom = false;
   if (bufs->trace)
     for (size_t i = 0; i < bufs->trace->n_events && !recorded_oom; i++)
@@ -202,25 +186,6 @@ ml_report_free (MlReport *r)
 /* ---- JSON ------------------------------------------------------------------ */
 
 static void
-json_oom (FILE *fp, const MlBuffers *bufs, const MlOom *o)
-{
-  if (!o->hit)
-    {
-      fputs ("null", fp);
-      return;
-    }
-  fprintf (fp, "{\"tick\":%" PRIu64 ",\"buffer\":", o->tick);
-  if (o->request && o->buffer < bufs->n)
-    ml_json_put_u64 (fp, bufs->buf[o->buffer].id);
-  else
-    fputs ("null", fp);
-  fprintf (fp, ",\"request\":%" PRIu64 ",\"live\":%" PRIu64 ",\"reserved\":%" PRIu64 ",\"free\":%" PRIu64
-           ",\"largest_free\":%" PRIu64 ",\"verdict\":\"%s\"}",
-           o->request, o->live, o->reserved, o->free_bytes, o->largest_free,
-           !o->request ? "over-capacity" : o->fragmentation ? "fragmentation" : "capacity");
-}
-
-static void
 json_issue (FILE *fp, const MlBuffers *bufs, const MlIssue *is)
 {
   fprintf (fp, "{\"kind\":\"%s\",\"a\":", ml_issue_kind_name (is->kind));
@@ -260,7 +225,7 @@ json_row (FILE *fp, const MlBuffers *bufs, const MlReportRow *row)
   if (p->note)
     fputs (",\"note\":", fp), ml_json_put_str (fp, p->note);
   fputs (",\"oom\":", fp);
-  json_oom (fp, bufs, &p->oom);
+  ml_oom_write_json (fp, bufs, &p->oom);
   fputs (",\"issues\":{", fp);
   for (int k = 0; k < ML_ISSUE__COUNT; k++)
     fprintf (fp, "%s\"%s\":%zu", k ? "," : "", ml_issue_kind_name ((MlIssueKind) k), row->issues[k]);

@@ -4,6 +4,10 @@
 
 #include "strategies/caching.h"
 #include "strategies/fit.h"
+#include "strategies/greedy.h"
+#include "strategies/exact.h"
+#include "strategies/anneal.h"
+#include "strategies/ilp.h"
 #include "strategies/linear.h"
 
 static const MlStrategy *const all[] = {
@@ -12,6 +16,15 @@ static const MlStrategy *const all[] = {
   &ml_strategy_next_fit,
   &ml_strategy_linear,
   &ml_strategy_caching,
+  &ml_strategy_greedy_size,
+  &ml_strategy_greedy_breadth,
+  &ml_strategy_greedy_conflict,
+  &ml_strategy_hybrid,
+  &ml_strategy_exact,
+  &ml_strategy_anneal,
+#ifdef ML_HAVE_GLPK
+  &ml_strategy_ilp,
+#endif
   NULL,
 };
 
@@ -33,5 +46,5 @@ ml_strategy_find (const char *name)
 const char *
 ml_strategies_default (void)
 {
-  return "first-fit,best-fit,next-fit,linear,caching";
+  return "first-fit,best-fit,next-fit,linear,caching,greedy-size,greedy-breadth,greedy-conflict,hybrid";
 }

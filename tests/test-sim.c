@@ -369,6 +369,8 @@ test_random (void)
         {
           if ((*s)->kind == ML_STRATEGY_OFFLINE && strcmp ((*s)->name, "linear") != 0 && b->n > 40)
             continue;   /* slow exact planners: small instances only */
+          if (strcmp ((*s)->name, "ilp") == 0 && b->n > 8)
+            continue;   /* GLPK is slow past a few buffers; test-planners checks it */
           MlPlan *p = run (b, (*s)->name, 0);
           MlMetrics m;
           runs++;

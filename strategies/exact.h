@@ -1,0 +1,37 @@
+/* exact.h — an exact branch-and-bound planner (the MiniMalloc approach).
+ *
+ * Algorithm: every instance has an optimal plan in which each buffer sits
+ * at offset 0 or on top of a buffer it overlaps in time ("canonical"), and
+ * the buffers of such a plan, sorted by (offset, rank), can be placed one
+ * by one, each at the lowest offset its placed neighbours allow. The search
+ * builds exactly those sequences: at each node the candidates are the
+ * unplaced buffers whose lowest offset keeps the sequence sorted (so each
+ * layout is reached by one order only), tried lowest first, then by a
+ * static rank (larger size x lifetime first). It prunes
+ *   - a buffer that can no longer fit under the capacity (its lowest
+ *     offset only rises), and
+ *   - a time section where the lowest offset any unplaced buffer can take
+ *     there, plus the sizes still unplaced there, exceeds the capacity.
+ * The instance is first split at ticks no buffer crosses; each part is
+ * solved on its own.
+ * Modes (--options mode=fit|minimize):
+ *   fit       (default when a capacity is given) find a plan within the
+ *             capacity or prove that none exists (ML_EINFEASIBLE);
+ *   minimize  (default without a capacity) the smallest peak: starts from
+ *             the best greedy plan, tries the lower bound, then steps
+ *             below the best plan found by a quarter of the gap to the
+ *             proven lower bound at a time.
+ *             When the time limit (default 10 s) stops it, the plan is the
+ *             best found and plan->proven_lb the bound proven so far.
+ * Complexity: exponential in the worst case (the problem is NP-hard);
+ * O(n + sum of lifetimes in sections) work per search node.
+ * Optimality: optimal when it finishes (plan->optimal), otherwise anytime.
+ */
+#ifndef ML_STRATEGIES_EXACT_H
+#define ML_STRATEGIES_EXACT_H
+
+#include "sim/strategy.h"
+
+extern const MlStrategy ml_strategy_exact;
+
+#endif

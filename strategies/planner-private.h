@@ -1,0 +1,88 @@
+/* planner-private.h — what the offline planners share (not public).
+ *
+ * The placer answers the question every greedy planner asks: the lowest
+ * offset at which buffer b fits beside the buffers already placed whose
+ * lifetimes overlap b's. Placed buffers are indexed by time in a segment
+ * tree over the compressed ticks: a buffer is stored in the O(log T) nodes
+ * that cover its lifetime, and each node counts what its subtree holds, so
+ * a query visits only the nodes that hold overlapping buffers. Placing one
+ * buffer costs O((k + 1) log T + k log k) for k overlapping placed buffers
+ * (the k log k sorts their byte ranges to find the lowest gap).
+ */
+#ifndef ML_STRATEGIES_PLANNER_PRIVATE_H
+#define ML_STRATEGIES_PLANNER_PRIVATE_H
+
+#include "sim/strategy.h"
+
+typedef struct MlPlacer MlPlacer;
+
+/* Builds the time index for @bufs (borrowed; must outlive the placer). */
+int      _ml_placer_new   (const MlBuffers *bufs, MlPlacer **out, MlError *err);
+void     _ml_placer_free  (MlPlacer *p);
+/* Forgets every placement (O(touched nodes)). */
+void     _ml_placer_reset (MlPlacer *p);
+/* Places buffer @b at the lowest offset that fits and is at least @min_off
+ * (0 for plain greedy); returns that offset. Zero-size buffers go to 0. */
+uint64_t _ml_placer_place (MlPlacer *p, uint32_t b, uint64_t min_off);
+/* True when growing the index ran out of memory (placements since are
+ * unreliable; the caller returns ML_ENOMEM). */
+bool     _ml_placer_failed (const MlPlacer *p);
+/* Places @b at @offset without looking (the caller knows it fits). */
+void     _ml_placer_put   (MlPlacer *p, uint32_t b, uint64_t offset);
+
+/* Takes placed buffer @b out again. */
+void     _ml_placer_remove (MlPlacer *p, uint32_t b);
+/* The highest top placed (the peak). */
+uint64_t _ml_placer_peak (const MlPlacer *p);
+/* A random placed buffer whose lifetime overlaps @b's (or @b itself when
+ * none); @rng is an xorshift state. */
+uint32_t _ml_placer_random_neighbour (MlPlacer *p, uint32_t b, uint64_t *rng);
+
+/* Places all buffers in @order (a permutation of 0..n-1), lowest fit each;
+ * writes @offsets (n) and returns the peak through @peak. */
+int _ml_place_in_order (const MlBuffers *bufs, MlPlacer *p, const uint32_t *order,
+                        uint64_t *offsets, uint64_t *peak);
+
+/* Orders of the greedy family; each fills @order (n). */
+typedef enum {
+  ML_ORDER_SIZE,       /* size desc, then longer lifetime, then index       */
+  ML_ORDER_BREADTH,    /* TFLite's greedy by breadth (see greedy.h)         */
+  ML_ORDER_CONFLICT,   /* most conflicting (overlapping) buffers first       */
+  ML_ORDER_AREA,       /* size x lifetime desc                              */
+  ML_ORDER_LIFETIME,   /* longest lifetime first, then size                  */
+  ML_ORDER__COUNT
+} MlOrder;
+
+int _ml_greedy_order (const MlBuffers *bufs, MlOrder kind, uint32_t *order, MlError *err);
+const char *_ml_order_name (MlOrder kind);
+
+/* Runs every greedy order and keeps the smallest peak: fills @offsets and
+ * returns the winning order through @best (may be NULL) and its peak. */
+int _ml_greedy_best (const MlBuffers *bufs, uint64_t *offsets, MlOrder *best,
+                     uint64_t *peak, MlError *err);
+
+/* Peak of @offsets. */
+uint64_t _ml_offsets_peak (const MlBuffers *bufs, const uint64_t *offsets);
+
+/* Time limit in seconds from the knobs (0 = @dflt). */
+static inline double
+_ml_time_limit (const MlKnobs *knobs, double dflt)
+{
+  return knobs && knobs->time_limit > 0 ? knobs->time_limit : dflt;
+}
+
+/* True when the caller asked to stop. */
+static inline bool
+_ml_cancelled (const MlKnobs *knobs)
+{
+  return knobs && knobs->progress && knobs->progress->cancelled && *knobs->progress->cancelled;
+}
+
+static inline void
+_ml_report (const MlKnobs *knobs, double fraction, const char *what)
+{
+  if (knobs && knobs->progress && knobs->progress->report)
+    knobs->progress->report (knobs->progress->user, fraction, what);
+}
+
+#endif

@@ -1,0 +1,403 @@
+/* The offline planners: hand-worked optima, a brute force written here
+ * that exact and ilp must match on a few hundred random small instances,
+ * plan validity for every strategy, fixed-capacity infeasibility, anneal's
+ * determinism and the ilp model writer. */
+#include "tests/tap.h"
+
+#include "sim/check.h"
+#include "sim/load.h"
+#include "sim/sim.h"
+#include "strategies/registry.h"
+
+typedef struct {
+  MlTrace   *t;
+  MlBuffers *b;
+} Inst;
+
+static bool
+inst_load (Inst *in, const char *csv)
+{
+  char *path = tap_write_temp (csv, ".csv");
+  MlError err = { 0 };
+  in->t = NULL;
+  in->b = NULL;
+  int rc = ml_trace_load (path, NULL, &in->t, &err);
+  if (rc == 0)
+    rc = ml_buffers_build (in->t, 0, &in->b, &err);
+  if (rc < 0)
+    printf ("# load: %s\n", err.msg);
+  unlink (path);
+  free (path);
+  return rc == 0;
+}
+
+static void
+inst_free (Inst *in)
+{
+  ml_buffers_free (in->b);
+  ml_trace_free (in->t);
+}
+
+static int
+run (const MlBuffers *b, const char *name, uint64_t capacity, const char *options,
+     MlPlan **out, MlError *err)
+{
+  MlKnobs k;
+  ml_knobs_init (&k);
+  k.capacity = capacity;
+  k.options = options;
+  k.time_limit = 5;
+  *out = NULL;
+  const MlStrategy *s = ml_strategy_find (name);
+  if (!s)
+    return ml_error_set (err, ML_EUSAGE, "no strategy %s", name);
+  return ml_sim_run (b, s, &k, out, err);
+}
+
+static size_t
+issues_of (const MlBuffers *b, const MlPlan *p)
+{
+  MlIssues is;
+  ml_issues_init (&is);
+  ml_check_plan (b, p, &is, NULL);
+  size_t n = ml_issues_count (&is);
+  ml_issues_clear (&is);
+  return n;
+}
+
+/* --- brute force: every placement order, each buffer at its lowest fit
+ * (canonical plans are exactly those), pruned by the best peak so far. */
+typedef struct {
+  size_t   n;
+  uint64_t s[16], lo[16], hi[16], off[16];
+  bool     used[16];
+  uint64_t best;
+} Brute;
+
+static void
+brute_rec (Brute *B, size_t placed, uint64_t peak)
+{
+  if (peak >= B->best)
+    return;
+  if (placed == B->n)
+    {
+      B->best = peak;
+      return;
+    }
+  for (size_t i = 0; i < B->n; i++)
+    {
+      if (B->used[i])
+        continue;
+      uint64_t at = 0;
+      bool moved = true;
+      while (moved)
+        {
+          moved = false;
+          for (size_t j = 0; j < B->n; j++)
+            if (B->used[j] && B->lo[j] < B->hi[i] && B->lo[i] < B->hi[j]
+                && B->off[j] < at + B->s[i] && at < B->off[j] + B->s[j])
+              {
+                at = B->off[j] + B->s[j];
+                moved = true;
+              }
+        }
+      B->used[i] = true;
+      B->off[i] = at;
+      brute_rec (B, placed + 1, at + B->s[i] > peak ? at + B->s[i] : peak);
+      B->used[i] = false;
+    }
+}
+
+static uint64_t
+brute_force (const MlBuffers *b)
+{
+  Brute B = { .n = b->n, .best = UINT64_MAX };
+  for (size_t i = 0; i < b->n; i++)
+    {
+      B.s[i] = b->buf[i].rsize;
+      B.lo[i] = b->buf[i].start;
+      B.hi[i] = b->buf[i].end;
+    }
+  brute_rec (&B, 0, 0);
+  return B.best;
+}
+
+/* a [0,2) 2, b [1,3) 1, c [2,4) 2: live 3 at ticks 1 and 2; a and c can
+ * share offset 0 (a ends when c starts), b goes on top: peak 3. */
+static const char three[] = "id,lower,upper,size\n0,0,2,2\n1,1,3,1\n2,2,4,2\n";
+
+/* Five buffers whose lower bound (4) is reached only by one layout up to
+ * symmetry: x [0,4) 1 must lie under or over both pairs, a [0,2) 2 with
+ * c [0,2) 1 and b [2,4) 1 with d [2,4) 2; e.g. x@0, a@1, c@3, b@1, d@2. */
+static const char tight[] = "id,lower,upper,size\n0,0,2,2\n1,2,4,1\n2,0,2,1\n3,2,4,2\n4,0,4,1\n";
+
+static void
+test_hand_worked (void)
+{
+  Inst in;
+  if (!ok (inst_load (&in, three), "three-buffer instance loads"))
+    return;
+  is_u64 (in.b->lower_bound, 3, "three: lower bound 3");
+  const char *names[] = { "greedy-size", "greedy-breadth", "greedy-conflict", "hybrid", "exact", "anneal", "ilp" };
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+    {
+      MlPlan *p;
+      MlError err = { 0 };
+      if (!ml_strategy_find (names[i]))
+        continue;
+      int rc = run (in.b, names[i], 0, NULL, &p, &err);
+      if (!ok (rc == 0, "three: %s runs (%s)", names[i], err.msg))
+        continue;
+      is_u64 (ml_plan_arena_size (p, in.b), 3, "three: %s reaches the optimum 3", names[i]);
+      ok (p->optimal, "three: %s knows it is optimal", names[i]);
+      ml_plan_free (p);
+    }
+  /* greedy-size by hand: a(2) then c(2) both at 0, b(1) at 2 */
+  MlPlan *p;
+  if (run (in.b, "greedy-size", 0, NULL, &p, NULL) == 0)
+    {
+      is_u64 (p->offset[0], 0, "greedy-size: a at 0");
+      is_u64 (p->offset[2], 0, "greedy-size: c at 0 (a has ended)");
+      is_u64 (p->offset[1], 2, "greedy-size: b on top at 2");
+      ml_plan_free (p);
+    }
+  inst_free (&in);
+
+  if (!ok (inst_load (&in, tight), "tight instance loads"))
+    return;
+  is_u64 (in.b->lower_bound, 4, "tight: lower bound 4");
+  is_u64 (brute_force (in.b), 4, "tight: the brute force reaches it");
+  MlError err = { 0 };
+  if (run (in.b, "exact", 0, NULL, &p, &err) == 0)
+    {
+      is_u64 (ml_plan_arena_size (p, in.b), 4, "tight: exact finds 4");
+      ok (p->optimal && p->proven_lb == 4, "tight: exact proves 4 (lb %" PRIu64 ")", p->proven_lb);
+      is_u64 (issues_of (in.b, p), 0, "tight: the plan validates");
+      ml_plan_free (p);
+    }
+  else
+    ok (0, "tight: exact runs: %s", err.msg);
+  /* fixed capacity */
+  int rc = run (in.b, "exact", 4, NULL, &p, &err);
+  ok (rc == 0 && p && ml_plan_arena_size (p, in.b) <= 4 && !p->oom.hit, "tight: capacity 4 fits");
+  ml_plan_free (p);
+  err.msg[0] = 0;
+  rc = run (in.b, "exact", 3, NULL, &p, &err);
+  is_u64 ((uint64_t) -rc, (uint64_t) -ML_EINFEASIBLE, "tight: capacity 3 (below the lower bound) is infeasible");
+  has_str (err.msg, "no plan fits in capacity 3", "tight: the message says so");
+  has_str (err.msg, "lower bound", "tight: and names the lower bound");
+  rc = run (in.b, "exact", 6, "mode=minimize", &p, &err);
+  ok (rc == 0 && p && ml_plan_arena_size (p, in.b) == 4 && p->optimal, "tight: mode=minimize under a capacity");
+  ml_plan_free (p);
+  rc = run (in.b, "exact", 5, "mode=bogus", &p, &err);
+  ok (rc == ML_EUSAGE, "exact: a bad mode is a usage error");
+  has_str (err.msg, "bogus", "exact: naming the value");
+  inst_free (&in);
+}
+
+static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
+static uint64_t
+rnd (uint64_t n)
+{
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return rng_state % n;
+}
+
+static void
+test_random (void)
+{
+  const char *names[] = { "greedy-size", "greedy-breadth", "greedy-conflict", "hybrid", "exact", "anneal", "ilp", "linear" };
+  size_t rounds = 300, mismatch_exact = 0, mismatch_ilp = 0, invalid = 0, below = 0, ilp_runs = 0;
+  size_t infeasible_ok = 0, infeasible_tests = 0;
+  for (size_t r = 0; r < rounds; r++)
+    {
+      size_t n = 1 + rnd (9);
+      char csv[1024] = "id,lower,upper,size\n";
+      for (size_t i = 0; i < n; i++)
+        {
+          uint64_t lo = rnd (8), len = 1 + rnd (5), size = 1 + rnd (8);
+          size_t l = strlen (csv);
+          snprintf (csv + l, sizeof csv - l, "%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", i, lo, lo + len, size);
+        }
+      Inst in;
+      if (!inst_load (&in, csv))
+        {
+          invalid++;
+          continue;
+        }
+      uint64_t opt = brute_force (in.b);
+      for (size_t s = 0; s < sizeof names / sizeof *names; s++)
+        {
+          if (!ml_strategy_find (names[s]))
+            continue;
+          MlPlan *p;
+          MlError err = { 0 };
+          const char *options = strcmp (names[s], "anneal") == 0 ? "moves=200" : NULL;
+          if (run (in.b, names[s], 0, options, &p, &err) < 0)
+            {
+              printf ("# round %zu %s: %s\n", r, names[s], err.msg);
+              invalid++;
+              continue;
+            }
+          uint64_t peak = ml_plan_arena_size (p, in.b);
+          if (issues_of (in.b, p))
+            {
+              printf ("# round %zu: %s plan has conflicts\n", r, names[s]);
+              invalid++;
+            }
+          if (peak < opt)
+            {
+              printf ("# round %zu: %s peak %" PRIu64 " below the optimum %" PRIu64 "\n", r, names[s], peak, opt);
+              below++;
+            }
+          if (strcmp (names[s], "exact") == 0 && (peak != opt || !p->optimal))
+            {
+              printf ("# round %zu: exact %" PRIu64 " (optimal %d), brute force %" PRIu64 "\n", r, peak, p->optimal, opt);
+              mismatch_exact++;
+            }
+          if (strcmp (names[s], "ilp") == 0)
+            {
+              ilp_runs++;
+              if (peak != opt || !p->optimal)
+                {
+                  printf ("# round %zu: ilp %" PRIu64 " (optimal %d), brute force %" PRIu64 "\n", r, peak, p->optimal, opt);
+                  mismatch_ilp++;
+                }
+            }
+          ml_plan_free (p);
+        }
+      /* fixed capacity: the optimum fits, one byte less is infeasible */
+      MlPlan *p;
+      MlError err = { 0 };
+      infeasible_tests++;
+      int rc1 = run (in.b, "exact", opt, NULL, &p, &err);
+      bool fits = rc1 == 0 && ml_plan_arena_size (p, in.b) <= opt;
+      ml_plan_free (p);
+      int rc2 = opt > 1 ? run (in.b, "exact", opt - 1, NULL, &p, &err) : ML_EINFEASIBLE;
+      if (fits && rc2 == ML_EINFEASIBLE)
+        infeasible_ok++;
+      else
+        printf ("# round %zu: capacity %" PRIu64 " rc %d, capacity-1 rc %d\n", r, opt, rc1, rc2);
+      inst_free (&in);
+    }
+  is_u64 (invalid, 0, "random: every strategy's plan validates on %zu instances", rounds);
+  is_u64 (below, 0, "random: no plan beats the brute-force optimum");
+  is_u64 (mismatch_exact, 0, "random: exact matches the brute force and proves it");
+  if (ml_strategy_find ("ilp"))
+    is_u64 (mismatch_ilp, 0, "random: ilp matches the brute force on %zu instances", ilp_runs);
+  else
+    ok (1, "# SKIP ilp not built (no GLPK)");
+  is_u64 (infeasible_ok, infeasible_tests, "random: exact fits the optimum and proves optimum - 1 infeasible");
+}
+
+static void
+test_anneal_deterministic (void)
+{
+  /* an instance where greedy is not optimal leaves anneal room to move */
+  char csv[4096] = "id,lower,upper,size\n";
+  rng_state = 12345;
+  for (size_t i = 0; i < 60; i++)
+    {
+      uint64_t lo = rnd (40), len = 1 + rnd (12), size = 1 + rnd (64);
+      size_t l = strlen (csv);
+      snprintf (csv + l, sizeof csv - l, "%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", i, lo, lo + len, size);
+    }
+  Inst in;
+  if (!ok (inst_load (&in, csv), "anneal instance loads"))
+    return;
+  MlPlan *a = NULL, *b = NULL, *g = NULL;
+  run (in.b, "anneal", 0, "moves=3000", &a, NULL);
+  run (in.b, "anneal", 0, "moves=3000", &b, NULL);
+  run (in.b, "hybrid", 0, NULL, &g, NULL);
+  if (ok (a && b && g, "anneal and hybrid run"))
+    {
+      ok (memcmp (a->offset, b->offset, in.b->n * sizeof *a->offset) == 0, "anneal: same seed and moves, same plan");
+      ok (ml_plan_arena_size (a, in.b) <= ml_plan_arena_size (g, in.b), "anneal: never worse than its greedy seed");
+      is_u64 (issues_of (in.b, a), 0, "anneal: the plan validates");
+    }
+  ml_plan_free (a);
+  ml_plan_free (b);
+  ml_plan_free (g);
+  MlError err = { 0 };
+  ok (run (in.b, "anneal", 0, "moves=x", &a, &err) == ML_EUSAGE, "anneal: a bad option is a usage error");
+  inst_free (&in);
+}
+
+static void
+test_ilp_model (void)
+{
+  if (!ml_strategy_find ("ilp"))
+    {
+      ok (1, "# SKIP ilp not built (no GLPK)");
+      return;
+    }
+  Inst in;
+  if (!inst_load (&in, tight))
+    return;
+  const char *dir = getenv ("TMPDIR") ? getenv ("TMPDIR") : "/tmp";
+  char path[512], opts[600];
+  snprintf (path, sizeof path, "%s/memlens-test-%d.lp", dir, (int) getpid ());
+  snprintf (opts, sizeof opts, "write-model=%s", path);
+  MlPlan *p = NULL;
+  MlError err = { 0 };
+  ok (run (in.b, "ilp", 0, opts, &p, &err) == 0, "ilp writes the model and solves (%s)", err.msg);
+  FILE *fp = fopen (path, "r");
+  char text[8192] = "";
+  if (fp)
+    {
+      size_t len = fread (text, 1, sizeof text - 1, fp);
+      text[len] = 0;
+      fclose (fp);
+    }
+  has_str (text, "Minimize", "the .lp file has an objective");
+  has_str (text, "y0_4", "and an order variable for the overlapping pair (0, 4)");
+  unlink (path);
+  ml_plan_free (p);
+  snprintf (opts, sizeof opts, "write-model=%s/x.txt", dir);
+  ok (run (in.b, "ilp", 0, opts, &p, &err) == ML_EUSAGE, "ilp: a model name that is not .lp/.mps is refused");
+  inst_free (&in);
+}
+
+static void
+test_registry (void)
+{
+  const char *def = ml_strategies_default ();
+  has_str (def, "greedy-size", "the default set has greedy-size");
+  has_str (def, "hybrid", "and hybrid");
+  ok (!strstr (def, "exact") && !strstr (def, "anneal") && !strstr (def, "ilp"), "but not the slow planners");
+  ok (ml_strategy_find ("exact") && ml_strategy_find ("anneal") && ml_strategy_find ("greedy-breadth")
+      && ml_strategy_find ("greedy-conflict"), "every planner is registered");
+}
+
+static void
+test_empty (void)
+{
+  Inst in;
+  if (!inst_load (&in, "id,lower,upper,size\n0,0,5,0\n"))
+    return;
+  const char *names[] = { "greedy-size", "hybrid", "exact", "anneal", "ilp" };
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+    {
+      MlPlan *p;
+      if (!ml_strategy_find (names[i]))
+        continue;
+      ok (run (in.b, names[i], 0, NULL, &p, NULL) == 0 && ml_plan_arena_size (p, in.b) == 0,
+          "%s: a zero-size buffer needs no room", names[i]);
+      ml_plan_free (p);
+    }
+  inst_free (&in);
+}
+
+int
+main (void)
+{
+  test_hand_worked ();
+  test_random ();
+  test_anneal_deterministic ();
+  test_ilp_model ();
+  test_registry ();
+  test_empty ();
+  return tap_done ();
+}
