@@ -46,6 +46,7 @@ struct MlPlacer {
   uint64_t *offset;       /* per placed buffer */
   uint32_t  qs, qe;
   uint32_t *roots;        /* scratch: treaps of one query */
+  uint64_t *hend;         /* scratch: where the hole last found in each ends */
   size_t    n_roots;
   bool      failed;       /* out of memory growing the pool */
 };
@@ -102,10 +103,11 @@ _ml_placer_new (const MlBuffers *bufs, MlPlacer **out, MlError *err)
   p->sub = malloc (4 * (size_t) p->leaves * sizeof *p->sub);
   p->touched = malloc (4 * (size_t) p->leaves * sizeof *p->touched);
   p->roots = malloc (4 * (size_t) p->leaves * sizeof *p->roots);
+  p->hend = malloc (4 * (size_t) p->leaves * sizeof *p->hend);
   p->is_touched = calloc (4 * (size_t) p->leaves, 1);
   p->cap_pool = n < 1024 ? 1024 : (uint32_t) (n * 8);
   p->pool = malloc (p->cap_pool * sizeof *p->pool);
-  if (!p->ls || !p->le || !p->offset || !p->own || !p->sub || !p->touched || !p->is_touched || !p->roots || !p->pool)
+  if (!p->ls || !p->le || !p->offset || !p->own || !p->sub || !p->touched || !p->is_touched || !p->roots || !p->hend || !p->pool)
     goto oom;
   for (size_t i = 0; i < 4 * (size_t) p->leaves; i++)
     p->own[i] = p->sub[i] = NIL;
@@ -126,6 +128,7 @@ oom:
 void
 _ml_placer_free (MlPlacer *p)
 {
+
   if (!p)
     return;
   free (p->own);
@@ -133,6 +136,7 @@ _ml_placer_free (MlPlacer *p)
   free (p->touched);
   free (p->is_touched);
   free (p->roots);
+  free (p->hend);
   free (p->pool);
   free (p->ls);
   free (p->le);
@@ -249,8 +253,10 @@ tinsert (MlPlacer *p, uint32_t root, uint32_t nn)
  * starts below *h + size and has no inner hole of @size bytes moves it to
  * its highest top at once. Returns false when the treap is exhausted (the
  * hole above *h is then unbounded). */
+#include <stdio.h>
+
 static bool
-tfit (const MlPlacer *p, uint32_t t, uint64_t *h, uint64_t size)
+tfit (const MlPlacer *p, uint32_t t, uint64_t *h, uint64_t size, uint64_t *end)
 {
   while (t != NIL)
     {
@@ -258,16 +264,22 @@ tfit (const MlPlacer *p, uint32_t t, uint64_t *h, uint64_t size)
       if (n->max <= *h)
         return false;
       if (n->minoff >= *h + size)
-        return true;
+        {
+          *end = n->minoff;
+          return true;
+        }
       if (n->gap < size)
         {
           *h = n->max;
           return false;
         }
-      if (tfit (p, n->left, h, size))
+      if (tfit (p, n->left, h, size, end))
         return true;
       if (n->off >= *h + size)
-        return true;
+        {
+          *end = n->off;
+          return true;
+        }
       if (n->top > *h)
         *h = n->top;
       t = n->right;
@@ -486,6 +498,7 @@ _ml_placer_place (MlPlacer *p, uint32_t b, uint64_t min_off)
    * below the candidate can never move it again and is dropped */
   uint64_t at = min_off;
   size_t live = p->n_roots, i = 0, quiet = 0;
+  memset (p->hend, 0, live * sizeof *p->hend);
   while (live && quiet < live)
     {
       if (i >= live)
@@ -495,11 +508,20 @@ _ml_placer_place (MlPlacer *p, uint32_t b, uint64_t min_off)
         {
           /* keep the cyclic order so that quiet counts distinct treaps */
           memmove (&p->roots[i], &p->roots[i + 1], (live - i - 1) * sizeof *p->roots);
+          memmove (&p->hend[i], &p->hend[i + 1], (live - i - 1) * sizeof *p->hend);
           live--;
           continue;
         }
+      /* the hole this treap gave last time may still hold the candidate */
+      if (at + size <= p->hend[i])
+        {
+          quiet++;
+          i++;
+          continue;
+        }
       uint64_t h = at;
-      tfit (p, t, &h, size);
+      p->hend[i] = UINT64_MAX;
+      tfit (p, t, &h, size, &p->hend[i]);
       if (h > at)
         {
           at = h;
