@@ -28,11 +28,8 @@ typedef struct {
   uint64_t *size;       /* m */
   uint32_t *rank;       /* m: static order, 0 first (one of ranks[]) */
   uint32_t *ranks[N_HEUR];
-  uint64_t *len, *area, *bid;  /* m: lifetime, size x lifetime, buffer id */
   uint32_t *sa, *sb;    /* m: section range [sa, sb) */
   uint32_t  S;          /* sections */
-  uint32_t *sec_start;  /* S + 1 */
-  uint32_t *sec_buf;    /* buffers covering each section */
   uint32_t *adj_start;  /* m + 1 */
   uint32_t *adj;        /* overlapping buffers */
   uint64_t  lb;         /* max live bytes over its sections */
@@ -59,18 +56,10 @@ typedef struct {
   uint32_t *cutbuf;     /* new cut points, S + 1 per depth */
   uint32_t *pos;        /* position of each buffer in unplaced */
   uint64_t *usum;       /* per section: unplaced bytes */
-  uint64_t *low;        /* per section: lowest offset of an unplaced buffer
-                         * there (UINT64_MAX when none), kept incrementally */
-  uint64_t *lsave;      /* (section, old low) pairs to undo, a stack */
-  size_t    n_lsave, cap_lsave;
-  bool      oom;        /* growing lsave failed: the search stops */
+  uint64_t *low;        /* per section scratch */
   uint64_t *save;       /* saved offsets, a stack */
   size_t    n_save, cap_save;
   uint32_t *cand;       /* candidate stack (m per depth) */
-  int       heur;       /* static order in use (index into ranks) */
-  uint32_t *rsave;      /* ranks saved around a decomposition, a stack */
-  size_t    n_rsave, cap_rsave;
-  void     *rkeys;      /* m RKeys: scratch of rank_scope */
   uint64_t  found_peak;
   uint64_t *found;      /* offsets of the solution (m) */
   const char *phase;
@@ -118,100 +107,7 @@ typedef struct {
   uint32_t  klo, khi;
 } Scope;
 
-typedef struct { uint64_t k1, k2, k3, id; uint32_t idx; } RKey;
-static int
-cmp_rkey (const void *a, const void *b)
-{
-  const RKey *x = a, *y = b;
-  if (x->k1 != y->k1) return x->k1 < y->k1 ? -1 : 1;
-  if (x->k2 != y->k2) return x->k2 < y->k2 ? -1 : 1;
-  if (x->k3 != y->k3) return x->k3 < y->k3 ? -1 : 1;
-  if (x->id != y->id) return x->id < y->id ? -1 : 1;
-  return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
-/* The key of buffer @i under static order @h, with @tot the most bytes
- * (of the buffers counted) in one of its sections; largest first. */
-static RKey
-rank_key (const Part *P, int h, uint32_t i, uint64_t tot)
-{
-  uint64_t len = UINT64_MAX - P->len[i], area = UINT64_MAX - P->area[i];
-  tot = UINT64_MAX - tot;
-  if (h == 0)
-    return (RKey) { len, area, tot, P->bid[i], i };
-  if (h == 1)
-    return (RKey) { tot, area, len, P->bid[i], i };
-  return (RKey) { tot, len, area, P->bid[i], i };
-}
-
-/* Ranks the buffers of a piece afresh, as MiniMalloc does when it splits:
- * the section totals are now those of the unplaced buffers only. */
-static void
-rank_scope (Search *s, const Scope *sc)
-{
-  Part *P = s->P;
-  RKey *keys = s->rkeys;
-  for (uint32_t u = 0; u < sc->n; u++)
-    {
-      uint32_t i = sc->list[u];
-      uint64_t tot = 0;
-      for (uint32_t k = P->sa[i]; k < P->sb[i]; k++)
-        if (s->usum[k] > tot)
-          tot = s->usum[k];
-      keys[u] = rank_key (P, s->heur, i, tot);
-    }
-  qsort (keys, sc->n, sizeof *keys, cmp_rkey);
-  for (uint32_t r = 0; r < sc->n; r++)
-    P->rank[keys[r].idx] = r;
-}
-
 static int search (Search *s, Scope *sc, uint64_t last_off, uint32_t min_rank, uint32_t depth);
-
-/* Buffer @i left the unplaced set or its lowest offset rose from @was: the
- * sections where it held the lowest offset take the new minimum over their
- * unplaced buffers (the old value is saved for the undo). */
-static void
-low_update (Search *s, uint32_t i, uint64_t was)
-{
-  Part *P = s->P;
-  for (uint32_t k = P->sa[i]; k < P->sb[i]; k++)
-    {
-      if (s->low[k] != was)
-        continue;
-      if (s->n_lsave + 2 > s->cap_lsave)
-        {
-          size_t cap = s->cap_lsave * 2 + 64;
-          uint64_t *v = realloc (s->lsave, cap * sizeof *v);
-          if (!v)
-            {
-              s->oom = s->stopped = true;
-              return;
-            }
-          s->lsave = v;
-          s->cap_lsave = cap;
-        }
-      s->lsave[s->n_lsave++] = k;
-      s->lsave[s->n_lsave++] = s->low[k];
-      uint64_t m = UINT64_MAX;
-      for (uint32_t e = P->sec_start[k]; e < P->sec_start[k + 1]; e++)
-        {
-          uint32_t j = P->sec_buf[e];
-          if (!s->placed[j] && s->off[j] < m)
-            m = s->off[j];
-        }
-      s->low[k] = m;
-    }
-}
-
-static void
-low_undo (Search *s, size_t mark)
-{
-  while (s->n_lsave > mark)
-    {
-      uint64_t v = s->lsave[--s->n_lsave];
-      s->low[s->lsave[--s->n_lsave]] = v;
-    }
-}
 
 /* After placing a buffer, the sections of @sc split at @cuts (sorted,
  * inside (klo, khi)): solves each piece on its own. Pieces do not overlap
@@ -222,26 +118,6 @@ decompose (Search *s, Scope *sc, const uint32_t *cuts, uint32_t n_cuts, uint32_t
   Part *P = s->P;
   uint32_t *buf = s->scratch + (size_t) depth * P->m;
   int r = R_FOUND;
-  /* the pieces are ranked afresh; the scope's ranks come back after */
-  size_t rmark = s->n_rsave;
-  bool rerank = true;
-  if (s->n_rsave + sc->n > s->cap_rsave)
-    {
-      size_t cap = (s->n_rsave + sc->n) * 2;
-      uint32_t *v = realloc (s->rsave, cap * sizeof *v);
-      if (v)
-        {
-          s->rsave = v;
-          s->cap_rsave = cap;
-        }
-      else
-        rerank = false;   /* keep the static ranks: slower, still exact */
-    }
-  if (rerank)
-    {
-      for (uint32_t u = 0; u < sc->n; u++)
-        s->rsave[s->n_rsave++] = P->rank[sc->list[u]];
-    }
   uint32_t lo = sc->klo;
   for (uint32_t c = 0; c <= n_cuts && r == R_FOUND; c++)
     {
@@ -257,21 +133,11 @@ decompose (Search *s, Scope *sc, const uint32_t *cuts, uint32_t n_cuts, uint32_t
             }
         }
       if (sub.n)
-        {
-          if (rerank)
-            rank_scope (s, &sub);
-          r = search (s, &sub, 0, 0, depth);
-        }
+        r = search (s, &sub, 0, 0, depth);
       lo = hi;
     }
   for (uint32_t u = 0; u < sc->n; u++)
     s->pos[sc->list[u]] = u;
-  if (rerank)
-    {
-      for (uint32_t u = 0; u < sc->n; u++)
-        P->rank[sc->list[u]] = s->rsave[rmark + u];
-      s->n_rsave = rmark;
-    }
   return r;
 }
 
@@ -286,6 +152,8 @@ search (Search *s, Scope *sc, uint64_t last_off, uint32_t min_rank, uint32_t dep
   if (s->budget && ++s->run_nodes > s->budget)
     return R_BUDGET;
   uint64_t cap = s->cap;
+  for (uint32_t k = sc->klo; k < sc->khi; k++)
+    s->low[k] = UINT64_MAX;
   /* depth d holds at most m - d candidates */
   uint32_t *cand = s->cand + (size_t) depth * P->m - (size_t) depth * (depth - (depth > 0)) / 2;
   uint32_t nc = 0;
@@ -296,15 +164,17 @@ search (Search *s, Scope *sc, uint64_t last_off, uint32_t min_rank, uint32_t dep
       uint64_t v = s->off[i] > last_off ? s->off[i] : last_off;
       if (v + P->size[i] > cap)
         return R_NONE;
+      for (uint32_t k = P->sa[i]; k < P->sb[i]; k++)
+        if (v < s->low[k])
+          s->low[k] = v;
       if (s->off[i] + P->size[i] < min_height)
         min_height = s->off[i] + P->size[i];
       if (s->off[i] > last_off || (s->off[i] == last_off && P->rank[i] >= min_rank))
         cand[nc++] = i;
     }
-  /* a section where the lowest offset left (at least the last one placed),
-   * plus the bytes left, is over */
+  /* a section where the lowest offset left, plus the bytes left, is over */
   for (uint32_t k = sc->klo; k < sc->khi; k++)
-    if (s->usum[k] && (s->low[k] > last_off ? s->low[k] : last_off) + s->usum[k] > cap)
+    if (s->usum[k] && s->low[k] + s->usum[k] > cap)
       return R_NONE;
   /* dominance: a buffer placed at or above the lowest top some unplaced
    * buffer can reach would leave a gap that buffer could fill */
@@ -331,8 +201,7 @@ search (Search *s, Scope *sc, uint64_t last_off, uint32_t min_rank, uint32_t dep
       for (uint32_t k = P->sa[i]; k + 1 < P->sb[i]; k++)
         if (--s->cuts[k] == 0 && k + 1 > sc->klo && k + 1 < sc->khi)
           cuts[n_cuts++] = k + 1;
-      size_t mark = s->n_save, lmark = s->n_lsave;
-      low_update (s, i, o);
+      size_t mark = s->n_save;
       bool hatless = true;
       for (uint32_t e = P->adj_start[i]; e < P->adj_start[i + 1]; e++)
         {
@@ -341,11 +210,9 @@ search (Search *s, Scope *sc, uint64_t last_off, uint32_t min_rank, uint32_t dep
             hatless = false;
           if (!s->placed[j] && s->off[j] < top)
             {
-              uint64_t was = s->off[j];
               s->save[s->n_save++] = j;
-              s->save[s->n_save++] = was;
+              s->save[s->n_save++] = s->off[j];
               s->off[j] = top;
-              low_update (s, j, was);
             }
         }
       int r = n_cuts && sc->n ? decompose (s, sc, cuts, n_cuts, depth + 1)
@@ -353,7 +220,6 @@ search (Search *s, Scope *sc, uint64_t last_off, uint32_t min_rank, uint32_t dep
       if (r == R_FOUND)
         s->found[i] = o;
       /* undo */
-      low_undo (s, lmark);
       while (s->n_save > mark)
         {
           uint64_t v = s->save[--s->n_save];
@@ -403,9 +269,6 @@ solve_part (Search *s, Part *P, uint64_t cap, double deadline)
   for (uint32_t i = 0; i < P->m; i++)
     for (uint32_t k = P->sa[i]; k < P->sb[i]; k++)
       s->usum[k] += P->size[i];
-  for (uint32_t k = 0; k < P->S; k++)
-    s->low[k] = s->usum[k] ? 0 : UINT64_MAX;
-  s->n_lsave = 0;
   memset (s->cuts, 0, P->S * sizeof *s->cuts);
   for (uint32_t i = 0; i < P->m; i++)
     for (uint32_t k = P->sa[i]; k + 1 < P->sb[i]; k++)
@@ -436,7 +299,6 @@ solve_part_rr (Search *s, Part *P, uint64_t cap, double deadline)
     for (int h = 0; h < N_HEUR; h++)
       {
         P->rank = P->ranks[h];
-        s->heur = h;
         s->budget = budget;
         int r = solve_part (s, P, cap, deadline);
         if (r != R_BUDGET)
@@ -451,9 +313,19 @@ part_free (Part *P)
   for (int h = 0; h < N_HEUR; h++)
     free (P->ranks[h]);
   free (P->sa); free (P->sb);
-  free (P->len); free (P->area); free (P->bid);
-  free (P->sec_start); free (P->sec_buf);
   free (P->adj_start); free (P->adj);
+}
+
+typedef struct { uint64_t k1, k2, k3, id; uint32_t idx; } RKey;
+static int
+cmp_rkey (const void *a, const void *b)
+{
+  const RKey *x = a, *y = b;
+  if (x->k1 != y->k1) return x->k1 < y->k1 ? -1 : 1;
+  if (x->k2 != y->k2) return x->k2 < y->k2 ? -1 : 1;
+  if (x->k3 != y->k3) return x->k3 < y->k3 ? -1 : 1;
+  if (x->id != y->id) return x->id < y->id ? -1 : 1;
+  return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
 /* Builds part @P from the buffers glob[0..m) (sorted by start). */
@@ -468,14 +340,11 @@ part_build (const MlBuffers *bufs, Part *P, const uint32_t *glob, uint32_t m)
     P->ranks[h] = malloc (m * sizeof *P->ranks[h]);
   P->sa = malloc (m * sizeof *P->sa);
   P->sb = malloc (m * sizeof *P->sb);
-  P->len = malloc (m * sizeof *P->len);
-  P->area = malloc (m * sizeof *P->area);
-  P->bid = malloc (m * sizeof *P->bid);
   P->adj_start = calloc (m + 1, sizeof *P->adj_start);
   uint64_t *ticks = malloc (m * sizeof *ticks);
   RKey *keys = malloc (m * sizeof *keys);
   uint32_t *fill = NULL;
-  if (!P->glob || !P->size || !P->ranks[0] || !P->ranks[1] || !P->ranks[2] || !P->sa || !P->sb || !P->len || !P->area || !P->bid || !P->adj_start || !ticks || !keys)
+  if (!P->glob || !P->size || !P->ranks[0] || !P->ranks[1] || !P->ranks[2] || !P->sa || !P->sb || !P->adj_start || !ticks || !keys)
     goto oom;
   memcpy (P->glob, glob, m * sizeof *glob);
   for (uint32_t i = 0; i < m; i++)
@@ -502,28 +371,6 @@ part_build (const MlBuffers *bufs, Part *P, const uint32_t *glob, uint32_t m)
       if (P->size[i] == 0)
         P->sb[i] = P->sa[i];   /* takes no room anywhere */
     }
-  /* the buffers covering each section */
-  P->sec_start = calloc ((size_t) S + 1, sizeof *P->sec_start);
-  if (!P->sec_start)
-    goto oom;
-  for (uint32_t i = 0; i < m; i++)
-    for (uint32_t k = P->sa[i]; k < P->sb[i]; k++)
-      P->sec_start[k + 1]++;
-  for (uint32_t k = 0; k < S; k++)
-    P->sec_start[k + 1] += P->sec_start[k];
-  P->sec_buf = malloc ((P->sec_start[S] ? P->sec_start[S] : 1) * sizeof *P->sec_buf);
-  if (!P->sec_buf)
-    goto oom;
-  {
-    uint32_t *at = malloc (((size_t) S + 1) * sizeof *at);
-    if (!at)
-      goto oom;
-    memcpy (at, P->sec_start, ((size_t) S + 1) * sizeof *at);
-    for (uint32_t i = 0; i < m; i++)
-      for (uint32_t k = P->sa[i]; k < P->sb[i]; k++)
-        P->sec_buf[at[k]++] = i;
-    free (at);
-  }
   /* lower bound of the part */
   {
     uint64_t *live = calloc (S + 1, sizeof *live);
@@ -552,10 +399,14 @@ part_build (const MlBuffers *bufs, Part *P, const uint32_t *glob, uint32_t m)
               if (live[k] > total)
                 total = live[k];
             unsigned __int128 a128 = (unsigned __int128) P->size[i] * (b->end - b->start);
-            P->len[i] = b->end - b->start;
-            P->area[i] = a128 > UINT64_MAX ? UINT64_MAX : (uint64_t) a128;
-            P->bid[i] = b->id;
-            keys[i] = rank_key (P, h, i, total);
+            uint64_t area = UINT64_MAX - (a128 > UINT64_MAX ? UINT64_MAX : (uint64_t) a128);
+            uint64_t len = UINT64_MAX - (b->end - b->start), tot = UINT64_MAX - total;
+            if (h == 0)
+              keys[i] = (RKey) { len, area, tot, b->id, i };
+            else if (h == 1)
+              keys[i] = (RKey) { tot, area, len, b->id, i };
+            else
+              keys[i] = (RKey) { tot, len, area, b->id, i };
           }
         qsort (keys, m, sizeof *keys, cmp_rkey);
         for (uint32_t r = 0; r < m; r++)
@@ -646,7 +497,6 @@ exact_free (Exact *x)
   free (x->s.off); free (x->s.at); free (x->s.placed); free (x->s.unplaced);
   free (x->s.pos); free (x->s.usum); free (x->s.low); free (x->s.save);
   free (x->s.cand); free (x->s.found); free (x->s.scratch); free (x->s.cuts); free (x->s.cutbuf);
-  free (x->s.rsave); free (x->s.rkeys); free (x->s.lsave);
 }
 
 /* Splits at ticks no buffer crosses and sizes the search scratch. */
@@ -701,10 +551,9 @@ exact_init (Exact *x, const MlBuffers *bufs, MlError *err)
   s->cand = malloc (((size_t) max_m * (max_m + 1) / 2 + max_m) * sizeof *s->cand);
   s->scratch = malloc (((size_t) max_m + 1) * max_m * sizeof *s->scratch);
   s->cuts = malloc (max_S * sizeof *s->cuts);
-  s->rkeys = malloc (max_m * sizeof (RKey));
   s->cutbuf = malloc (((size_t) max_m + 1) * (max_S + 1) * sizeof *s->cutbuf);
   if (!s->off || !s->at || !s->found || !s->placed || !s->unplaced || !s->pos || !s->usum
-      || !s->low || !s->save || !s->cand || !s->scratch || !s->cuts || !s->cutbuf || !s->rkeys)
+      || !s->low || !s->save || !s->cand || !s->scratch || !s->cuts || !s->cutbuf)
     goto oom;
   free (idx);
   return 0;
