@@ -10,11 +10,16 @@
  *   sub  every rectangle stored in the node's subtree.
  * For a query lifetime [qs, qe), the rectangles that overlap it in time are
  * exactly own() of the nodes the query descends through partially and
- * sub() of its canonical nodes. The lowest fitting offset c is found by
- * jumping: starting from c = min_off, m = the largest top among those
- * rectangles whose offset is below c + size (a prefix maximum, O(log) per
- * treap); if m <= c the gap [c, c + size) is free, else no placement below
- * m can avoid that rectangle, so c = m and repeat.
+ * sub() of its canonical nodes. Each treap node also keeps the lowest
+ * offset in its subtree and an upper bound on the widest hole in the union
+ * of the subtree's [off, top) ranges, so one walk finds a treap's lowest
+ * hole of @size bytes at or above c, skipping subtrees that lie below c or
+ * have no such hole. The candidate c starts at min_off and each treap in
+ * turn lifts it to its own lowest hole (never past the answer, which is a
+ * hole in every treap) until every treap has accepted it since it last
+ * moved; a treap's last hole is remembered, so re-checking a candidate
+ * still inside it is free. Cost per placement: O(r log n) for r treap
+ * walks.
  */
 #include "strategies/planner-private.h"
 
