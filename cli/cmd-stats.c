@@ -68,21 +68,11 @@ cmd_stats (int argc, char **argv)
   if (rc)
     return rc;
   size_t kinds[ML_EV__COUNT] = { 0 };
-  uint32_t max_stream = 0;
-  size_t n_streams = 0;
-  uint8_t seen[4096] = { 0 };
   int64_t t_first = -1, t_last = -1;
   for (size_t i = 0; i < t->n_events; i++)
     {
       const MlEvent *ev = &t->events[i];
       kinds[ev->kind]++;
-      if (ev->stream < sizeof seen * 8 && !(seen[ev->stream / 8] & (1 << (ev->stream % 8))))
-        {
-          seen[ev->stream / 8] |= (uint8_t) (1 << (ev->stream % 8));
-          n_streams++;
-        }
-      if (ev->stream > max_stream)
-        max_stream = ev->stream;
       if (ev->time_ns >= 0)
         {
           if (t_first < 0)
@@ -90,6 +80,7 @@ cmd_stats (int argc, char **argv)
           t_last = ev->time_ns;
         }
     }
+  size_t n_streams = ml_buffers_count_streams (bufs);
   uint64_t total = 0, never = 0, requested = 0;
   for (size_t i = 0; i < bufs->n; i++)
     {
@@ -166,7 +157,7 @@ cmd_stats (int argc, char **argv)
           printf ("%s %s %zu", k == 0 ? ":" : ",", ml_event_kind_name ((MlEventKind) k), kinds[k]);
       printf ("\nbuffers      %zu (%" PRIu64 " never freed), %s in all, %s requested\n",
               bufs->n, never, cli_size (total), cli_size (requested));
-      printf ("streams      %zu\n", n_streams);
+      printf ("streams      %zu allocating\n", n_streams);
       printf ("ticks        0 .. %" PRIu64 "\n", bufs->end_tick);
       if (t_first >= 0)
         printf ("time         %.3f ms\n", (double) (t_last - t_first) / 1e6);

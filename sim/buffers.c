@@ -277,6 +277,26 @@ ml_buffers_live_at (const MlBuffers *bufs, uint64_t tick)
   return live;
 }
 
+size_t
+ml_buffers_count_streams (const MlBuffers *bufs)
+{
+  MlU64Map seen;
+  size_t n = 0;
+  ml_u64map_init (&seen);
+  for (size_t i = 0; i < bufs->n; i++)
+    if (!ml_u64map_get (&seen, bufs->buf[i].stream, NULL))
+      {
+        if (ml_u64map_put (&seen, bufs->buf[i].stream, 1) < 0)
+          {
+            n = 0;
+            break;
+          }
+        n++;
+      }
+  ml_u64map_clear (&seen);
+  return n;
+}
+
 /* ---- peak points ---- */
 
 typedef struct { uint64_t tick, live; } Point;

@@ -98,6 +98,10 @@ typedef struct {
 int  ml_peaks_find (const MlBuffers *bufs, size_t max_points, size_t max_blame, MlPeaks *out, MlError *err);
 void ml_peaks_free (MlPeaks *peaks);
 
+/* The number of distinct streams that allocate buffers; 0 on out of
+ * memory with buffers present (callers treat it as unknown). */
+size_t ml_buffers_count_streams (const MlBuffers *bufs);
+
 /* Live rounded bytes at @tick (O(n)). */
 uint64_t ml_buffers_live_at (const MlBuffers *bufs, uint64_t tick);
 

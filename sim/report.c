@@ -133,23 +133,7 @@ ml_report_build (const char *trace_path, const MlBuffers *bufs, const MlStrategy
     }
   if ((rc = ml_peaks_find (bufs, 5, 10, &r->peaks, err)) < 0)
     goto fail;
-  /* streams */
-  {
-    MlU64Map seen;
-    ml_u64map_init (&seen);
-    for (size_t i = 0; i < bufs->n; i++)
-      if (!ml_u64map_get (&seen, bufs->buf[i].stream, &(uint32_t) { 0 }))
-        {
-          if (ml_u64map_put (&seen, bufs->buf[i].stream, 1) < 0)
-            {
-              ml_u64map_clear (&seen);
-              rc = ml_error_set (err, ML_ENOMEM, "out of memory");
-              goto fail;
-            }
-          r->n_streams++;
-        }
-    ml_u64map_clear (&seen);
-  }
+  r->n_streams = ml_buffers_count_streams (bufs);
   bool recorded_oom = false;
   if (bufs->trace)
     for (size_t i = 0; i < bufs->trace->n_events && !recorded_oom; i++)

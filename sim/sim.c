@@ -272,18 +272,18 @@ ml_sim_run (const MlBuffers *bufs, const MlStrategy *s, const MlKnobs *knobs_in,
       if (rc == 0 && knobs.capacity && !plan->oom.hit)
         {
           /* the first buffer, in allocation order, that ends past the capacity */
-          uint64_t live_unused = 0;
-          (void) live_unused;
           for (size_t i = 0; i < bufs->n; i++)
-            if (plan->offset[i] + bufs->buf[i].rsize > knobs.capacity && bufs->buf[i].rsize)
+            if (bufs->buf[i].rsize && plan->offset[i] + bufs->buf[i].rsize > knobs.capacity)
               {
-                uint64_t live = 0;
-                for (size_t j = 0; j < i; j++)
-                  if (bufs->buf[j].end > bufs->buf[i].start)
-                    live += bufs->buf[j].rsize;
+                uint64_t tick = bufs->buf[i].start;
+                /* live before this request: everything live at its tick, less it and the later ones */
+                uint64_t live = ml_buffers_live_at (bufs, tick);
+                for (size_t j = i; j < bufs->n && bufs->buf[j].start == tick; j++)
+                  if (bufs->buf[j].end > tick)
+                    live -= bufs->buf[j].rsize;
                 uint64_t largest = 0, free_bytes = 0;
-                ml_metrics_free_at (bufs, plan, bufs->buf[i].start, &largest, &free_bytes, NULL);
-                record_oom (plan, bufs, (uint32_t) i, bufs->buf[i].start, live,
+                ml_metrics_free_at (bufs, plan, tick, &largest, &free_bytes, NULL);
+                record_oom (plan, bufs, (uint32_t) i, tick, live,
                             knobs.capacity < plan->segments[0].size ? knobs.capacity : plan->segments[0].size,
                             largest, knobs.capacity);
                 break;
