@@ -10,11 +10,16 @@
  *   sub  every rectangle stored in the node's subtree.
  * For a query lifetime [qs, qe), the rectangles that overlap it in time are
  * exactly own() of the nodes the query descends through partially and
- * sub() of its canonical nodes. The lowest fitting offset c is found by
- * jumping: starting from c = min_off, m = the largest top among those
- * rectangles whose offset is below c + size (a prefix maximum, O(log) per
- * treap); if m <= c the gap [c, c + size) is free, else no placement below
- * m can avoid that rectangle, so c = m and repeat.
+ * sub() of its canonical nodes. Each treap node also keeps the lowest
+ * offset in its subtree and an upper bound on the widest hole in the union
+ * of the subtree's [off, top) ranges, so one walk finds a treap's lowest
+ * hole of @size bytes at or above c, skipping subtrees that lie below c or
+ * have no such hole. The candidate c starts at min_off and each treap in
+ * turn lifts it to its own lowest hole (never past the answer, which is a
+ * hole in every treap) until every treap has accepted it since it last
+ * moved; a treap's last hole is remembered, so re-checking a candidate
+ * still inside it is free. Cost per placement: O(r log n) for r treap
+ * walks.
  */
 #include "strategies/planner-private.h"
 
@@ -24,6 +29,9 @@
 typedef struct {
   uint64_t off, top, max;  /* key, value, max value in subtree */
   uint32_t left, right, prio, id;
+  uint64_t minoff;         /* smallest key in subtree */
+  uint64_t gap;            /* an upper bound on the widest hole inside the
+                            * union of the subtree's [off, top) ranges */
 } TNode;
 
 #define NIL UINT32_MAX
@@ -43,6 +51,7 @@ struct MlPlacer {
   uint64_t *offset;       /* per placed buffer */
   uint32_t  qs, qe;
   uint32_t *roots;        /* scratch: treaps of one query */
+  uint64_t *hend;         /* scratch: where the hole last found in each ends */
   size_t    n_roots;
   bool      failed;       /* out of memory growing the pool */
 };
@@ -99,10 +108,11 @@ _ml_placer_new (const MlBuffers *bufs, MlPlacer **out, MlError *err)
   p->sub = malloc (4 * (size_t) p->leaves * sizeof *p->sub);
   p->touched = malloc (4 * (size_t) p->leaves * sizeof *p->touched);
   p->roots = malloc (4 * (size_t) p->leaves * sizeof *p->roots);
+  p->hend = malloc (4 * (size_t) p->leaves * sizeof *p->hend);
   p->is_touched = calloc (4 * (size_t) p->leaves, 1);
   p->cap_pool = n < 1024 ? 1024 : (uint32_t) (n * 8);
   p->pool = malloc (p->cap_pool * sizeof *p->pool);
-  if (!p->ls || !p->le || !p->offset || !p->own || !p->sub || !p->touched || !p->is_touched || !p->roots || !p->pool)
+  if (!p->ls || !p->le || !p->offset || !p->own || !p->sub || !p->touched || !p->is_touched || !p->roots || !p->hend || !p->pool)
     goto oom;
   for (size_t i = 0; i < 4 * (size_t) p->leaves; i++)
     p->own[i] = p->sub[i] = NIL;
@@ -123,6 +133,7 @@ oom:
 void
 _ml_placer_free (MlPlacer *p)
 {
+
   if (!p)
     return;
   free (p->own);
@@ -130,6 +141,7 @@ _ml_placer_free (MlPlacer *p)
   free (p->touched);
   free (p->is_touched);
   free (p->roots);
+  free (p->hend);
   free (p->pool);
   free (p->ls);
   free (p->le);
@@ -171,6 +183,32 @@ tfix (MlPlacer *p, uint32_t t)
   TNode *x = &p->pool[t];
   uint64_t m = x->top, l = tmax (p, x->left), r = tmax (p, x->right);
   x->max = m > l ? (m > r ? m : r) : (l > r ? l : r);
+  /* holes of the union of the ranges in key order: those inside the left
+   * part (nothing later starts below them), the one between the left part
+   * and this range, the one between both and the right part, and those
+   * inside the right part (an upper bound: ranges to their left may cover
+   * them) */
+  uint64_t g = 0, below = x->top;
+  x->minoff = x->off;
+  if (x->left != NIL)
+    {
+      const TNode *L = &p->pool[x->left];
+      g = L->gap;
+      if (x->off > L->max && x->off - L->max > g)
+        g = x->off - L->max;
+      if (L->max > below)
+        below = L->max;
+      x->minoff = L->minoff;
+    }
+  if (x->right != NIL)
+    {
+      const TNode *R = &p->pool[x->right];
+      if (R->gap > g)
+        g = R->gap;
+      if (R->minoff > below && R->minoff - below > g)
+        g = R->minoff - below;
+    }
+  x->gap = g;
 }
 
 static uint32_t
@@ -213,25 +251,45 @@ tinsert (MlPlacer *p, uint32_t root, uint32_t nn)
   return root;
 }
 
-/* Largest top among entries with off < @x. */
-static uint64_t
-tprefix_max (const MlPlacer *p, uint32_t t, uint64_t x)
+/* Walks treap @t in key order raising *@h over every range that
+ * reaches above it, and stops (true) at the first range that starts at or
+ * above *@h + @size: [*h, *h + size) is then free of the whole treap. A
+ * subtree whose ranges all end at or below *h cannot move it; one that
+ * starts below *h + size and has no inner hole of @size bytes moves it to
+ * its highest top at once. Returns false when the treap is exhausted (the
+ * hole above *h is then unbounded). */
+#include <stdio.h>
+
+static bool
+tfit (const MlPlacer *p, uint32_t t, uint64_t *h, uint64_t size, uint64_t *end)
 {
-  uint64_t m = 0;
   while (t != NIL)
     {
       const TNode *n = &p->pool[t];
-      if (n->off < x)
+      if (n->max <= *h)
+        return false;
+      if (n->minoff >= *h + size)
         {
-          uint64_t l = tmax (p, n->left);
-          if (l > m) m = l;
-          if (n->top > m) m = n->top;
-          t = n->right;
+          *end = n->minoff;
+          return true;
         }
-      else
-        t = n->left;
+      if (n->gap < size)
+        {
+          *h = n->max;
+          return false;
+        }
+      if (tfit (p, n->left, h, size, end))
+        return true;
+      if (n->off >= *h + size)
+        {
+          *end = n->off;
+          return true;
+        }
+      if (n->top > *h)
+        *h = n->top;
+      t = n->right;
     }
-  return m;
+  return false;
 }
 
 static uint32_t
@@ -283,7 +341,7 @@ tadd (MlPlacer *p, uint32_t *root, uint32_t b, uint64_t off, uint64_t top)
       p->rng ^= p->rng << 13;
       p->rng ^= p->rng >> 7;
       p->rng ^= p->rng << 17;
-      p->pool[nn] = (TNode) { off, top, top, NIL, NIL, (uint32_t) (p->rng >> 32), b };
+      p->pool[nn] = (TNode) { off, top, top, NIL, NIL, (uint32_t) (p->rng >> 32), b, off, 0 };
       *root = tinsert (p, *root, nn);
       return true;
     }
@@ -303,7 +361,7 @@ tadd (MlPlacer *p, uint32_t *root, uint32_t b, uint64_t off, uint64_t top)
   p->rng ^= p->rng << 13;
   p->rng ^= p->rng >> 7;
   p->rng ^= p->rng << 17;
-  p->pool[nn] = (TNode) { off, top, top, NIL, NIL, (uint32_t) (p->rng >> 32), b };
+  p->pool[nn] = (TNode) { off, top, top, NIL, NIL, (uint32_t) (p->rng >> 32), b, off, 0 };
   *root = tinsert (p, *root, nn);
   return true;
 }
@@ -438,30 +496,45 @@ _ml_placer_place (MlPlacer *p, uint32_t b, uint64_t min_off)
   p->qe = p->le[b];
   p->n_roots = 0;
   gather (p, 1, 0, p->leaves);
-  /* jump through the treaps in turn until a whole round leaves the
-   * candidate where it is; a treap whose highest top is at or below the
-   * candidate can never push it again and is dropped */
+  /* each treap in turn lifts the candidate to its own lowest hole of
+   * @size bytes at or above it (never past the answer, which is such a
+   * hole in every treap); stop once every live treap has accepted the
+   * candidate since it last moved. A treap whose highest top is at or
+   * below the candidate can never move it again and is dropped */
   uint64_t at = min_off;
-  size_t live = p->n_roots;
-  bool changed = true;
-  while (changed)
+  size_t live = p->n_roots, i = 0, quiet = 0;
+  memset (p->hend, 0, live * sizeof *p->hend);
+  while (live && quiet < live)
     {
-      changed = false;
-      size_t keep = 0;
-      for (size_t i = 0; i < live; i++)
+      if (i >= live)
+        i = 0;
+      uint32_t t = p->roots[i];
+      if (p->pool[t].max <= at)
         {
-          uint32_t t = p->roots[i];
-          if (p->pool[t].max <= at)
-            continue;
-          p->roots[keep++] = t;
-          uint64_t m = tprefix_max (p, t, at + size);
-          if (m > at)
-            {
-              at = m;
-              changed = true;
-            }
+          /* keep the cyclic order so that quiet counts distinct treaps */
+          memmove (&p->roots[i], &p->roots[i + 1], (live - i - 1) * sizeof *p->roots);
+          memmove (&p->hend[i], &p->hend[i + 1], (live - i - 1) * sizeof *p->hend);
+          live--;
+          continue;
         }
-      live = keep;
+      /* the hole this treap gave last time may still hold the candidate */
+      if (at + size <= p->hend[i])
+        {
+          quiet++;
+          i++;
+          continue;
+        }
+      uint64_t h = at;
+      p->hend[i] = UINT64_MAX;
+      tfit (p, t, &h, size, &p->hend[i]);
+      if (h > at)
+        {
+          at = h;
+          quiet = 1;
+        }
+      else
+        quiet++;
+      i++;
     }
   _ml_placer_put (p, b, at);
   return at;

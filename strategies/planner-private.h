@@ -5,9 +5,11 @@
  * lifetimes overlap b's. Placed buffers are indexed by time in a segment
  * tree over the compressed ticks: a buffer is stored in the O(log T) nodes
  * that cover its lifetime, and each node counts what its subtree holds, so
- * a query visits only the nodes that hold overlapping buffers. Placing one
- * buffer costs O((k + 1) log T + k log k) for k overlapping placed buffers
- * (the k log k sorts their byte ranges to find the lowest gap).
+ * a query visits only the nodes that hold overlapping buffers: O(log T)
+ * treaps keyed by offset, each with hole-size bounds in its subtrees (see
+ * placer.c). Placing one buffer costs O(log T) to gather the treaps and
+ * O(r log n) for r treap walks until they agree on a hole; it never
+ * enumerates the overlapping buffers.
  */
 #ifndef ML_STRATEGIES_PLANNER_PRIVATE_H
 #define ML_STRATEGIES_PLANNER_PRIVATE_H

@@ -8,6 +8,7 @@
 #include "sim/load.h"
 #include "sim/sim.h"
 #include "strategies/registry.h"
+#include "strategies/planner-private.h"
 
 typedef struct {
   MlTrace   *t;
@@ -390,6 +391,77 @@ test_empty (void)
   inst_free (&in);
 }
 
+/* The shared placer against a naive lowest fit: 300 buffers with many
+ * holes of all sizes, placed in a random order (some above a random
+ * floor), a third taken out again and put back; every placement must be
+ * the lowest offset at or above the floor free of every placed buffer
+ * that overlaps it in time. Exercises the hole bounds kept in the treaps
+ * through inserts, rotations and removals. */
+static void
+test_placer_lowest_fit (void)
+{
+  enum { N = 300 };
+  char *csv = malloc (N * 64 + 32);
+  strcpy (csv, "id,lower,upper,size\n");
+  for (size_t i = 0; i < N; i++)
+    {
+      uint64_t lo = rnd (60), len = 1 + rnd (20), size = 1 + rnd (rnd (2) ? 16 : 1000);
+      size_t l = strlen (csv);
+      snprintf (csv + l, N * 64 + 32 - l, "%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", i, lo, lo + len, size);
+    }
+  Inst in;
+  ok (inst_load (&in, csv), "placer: instance loads");
+  free (csv);
+  MlPlacer *p = NULL;
+  MlError err = { 0 };
+  ok (_ml_placer_new (in.b, &p, &err) == 0, "placer: built");
+  uint32_t order[N];
+  uint64_t off[N];
+  bool placed[N] = { false };
+  for (uint32_t i = 0; i < N; i++)
+    order[i] = i;
+  for (uint32_t i = N - 1; i > 0; i--)
+    {
+      uint32_t j = (uint32_t) rnd (i + 1), t = order[i];
+      order[i] = order[j];
+      order[j] = t;
+    }
+  size_t wrong = 0;
+  for (size_t step = 0; step < N + N / 3; step++)
+    {
+      uint32_t b = order[step % N];
+      if (step >= N)
+        {
+          _ml_placer_remove (p, b);
+          placed[b] = false;
+        }
+      const MlBuffer *x = &in.b->buf[b];
+      uint64_t floor = rnd (4) ? 0 : rnd (2000), at = floor;
+      for (bool moved = true; moved;)
+        {
+          moved = false;
+          for (size_t j = 0; j < N; j++)
+            {
+              const MlBuffer *y = &in.b->buf[j];
+              if (placed[j] && y->start < x->end && x->start < y->end
+                  && off[j] < at + x->rsize && at < off[j] + y->rsize)
+                {
+                  at = off[j] + y->rsize;
+                  moved = true;
+                }
+            }
+        }
+      uint64_t got = _ml_placer_place (p, b, floor);
+      if (got != at && wrong++ < 3)
+        printf ("# buffer %u: placer %" PRIu64 ", lowest fit %" PRIu64 "\n", b, got, at);
+      off[b] = got;
+      placed[b] = true;
+    }
+  is_u64 (wrong, 0, "placer: every placement is the lowest fit (400 placements)");
+  _ml_placer_free (p);
+  inst_free (&in);
+}
+
 int
 main (void)
 {
@@ -399,5 +471,6 @@ main (void)
   test_ilp_model ();
   test_registry ();
   test_empty ();
+  test_placer_lowest_fit ();
   return tap_done ();
 }
