@@ -173,7 +173,9 @@ ml_check_plan (const MlBuffers *bufs, const MlPlan *plan, MlIssues *issues, MlEr
   while (rc == 0 && ml_sweep_next (&sw, &st))
     {
       const MlBuffer *b = &bufs->buf[st.buffer];
-      if (!b->rsize)
+      /* an empty lifetime [t, t) (freed at the tick it was allocated) or
+       * an empty buffer holds no bytes at any tick: it cannot conflict */
+      if (!b->rsize || b->end <= b->start)
         continue;
       uint64_t lo = base[plan->segment[st.buffer]] + plan->offset[st.buffer], hi = lo + b->rsize;
       if (st.is_alloc)

@@ -129,6 +129,37 @@ test_edge_cases (void)
   ml_trace_free (t);
 }
 
+/* A buffer freed at the tick it was allocated, [t, t), holds nothing:
+ * every strategy's plan validates whatever offset it picks (the fuzzer
+ * found greedy-size placing one over live buffers, which is fine). */
+static void
+test_empty_lifetime (void)
+{
+  MlTrace *t = load_text (H1
+                          "{\"kind\":\"alloc\",\"id\":1,\"size\":100}\n"
+                          "{\"kind\":\"alloc\",\"id\":2,\"size\":50,\"tick\":3}\n"
+                          "{\"kind\":\"free\",\"id\":2,\"tick\":3}\n"
+                          "{\"kind\":\"free\",\"id\":1,\"tick\":4}\n", ".jsonl");
+  MlBuffers *b;
+  ml_buffers_build (t, 0, &b, NULL);
+  is_u64 (b->buf[1].start, 3, "empty lifetime starts at 3");
+  is_u64 (b->buf[1].end, 3, "and ends at 3");
+  is_u64 (b->lower_bound, 100, "it adds nothing to the lower bound");
+  for (const MlStrategy *const *s = ml_strategies_all (); *s; s++)
+    {
+      MlPlan *p = run (b, (*s)->name, 0);
+      is_u64 (p ? issues_of (b, p) : 1, 0, "empty lifetime: %s plan validates", (*s)->name);
+      ml_plan_free (p);
+    }
+  MlPlan *p = ml_plan_new (2, "by hand");
+  MlSegment g = { .size = 100, .end = b->end_tick };
+  ml_plan_add_segment (p, &g);
+  is_u64 (issues_of (b, p), 0, "both at offset 0: no conflict");
+  ml_plan_free (p);
+  ml_buffers_free (b);
+  ml_trace_free (t);
+}
+
 static void
 test_metrics (void)
 {
@@ -400,6 +431,7 @@ main (void)
 {
   test_fit_offsets ();
   test_edge_cases ();
+  test_empty_lifetime ();
   test_metrics ();
   test_capacity ();
   test_check ();
