@@ -412,6 +412,18 @@ load_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancella
   g_task_return_pointer (task, doc, (GDestroyNotify) ml_document_unref);
 }
 
+/* Loading a file and re-running over a loaded one are the same job in a
+ * worker thread; the job says which. Takes @job. */
+static void
+start_load_job (Job *job, GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
+{
+  GTask *task = g_task_new (NULL, cancellable, callback, user_data);
+  g_task_set_source_tag (task, ml_document_load_async);
+  g_task_set_task_data (task, job, job_free);
+  g_task_run_in_thread (task, load_thread);
+  g_object_unref (task);
+}
+
 void
 ml_document_load_async (const char *path, const MlViewKnobs *knobs,
                         const char *strategy, const char *strategy2,
@@ -421,11 +433,7 @@ ml_document_load_async (const char *path, const MlViewKnobs *knobs,
 {
   Job *job = job_new (knobs, strategy, strategy2, cancellable, progress, progress_data);
   job->path = g_strdup (path);
-  GTask *task = g_task_new (NULL, cancellable, callback, user_data);
-  g_task_set_source_tag (task, ml_document_load_async);
-  g_task_set_task_data (task, job, job_free);
-  g_task_run_in_thread (task, load_thread);
-  g_object_unref (task);
+  start_load_job (job, cancellable, callback, user_data);
 }
 
 MlDocument *
@@ -443,11 +451,7 @@ ml_document_rerun_async (MlDocument *doc, const MlViewKnobs *knobs,
 {
   Job *job = job_new (knobs, strategy, strategy2, cancellable, progress, progress_data);
   job->prev = ml_document_ref (doc);
-  GTask *task = g_task_new (NULL, cancellable, callback, user_data);
-  g_task_set_source_tag (task, ml_document_load_async);
-  g_task_set_task_data (task, job, job_free);
-  g_task_run_in_thread (task, load_thread);
-  g_object_unref (task);
+  start_load_job (job, cancellable, callback, user_data);
 }
 
 MlDocument *
