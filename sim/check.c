@@ -136,7 +136,7 @@ ml_check_plan (const MlBuffers *bufs, const MlPlan *plan, MlIssues *issues, MlEr
         }
       const MlSegment *seg = &plan->segments[g];
       bool grow = seg->flags & ML_SEG_GROWABLE;
-      if (b->rsize && ((!grow && top > seg->size) || b->start < seg->start || (b->end > seg->end && b->start < b->end)))
+      if (b->rsize && b->end > b->start && ((!grow && top > seg->size) || b->start < seg->start || (b->end > seg->end && b->start < b->end)))
         {
           MlIssue is = { .kind = ML_ISSUE_OUTSIDE, .a = (uint32_t) i, .b = (uint32_t) i, .tick = b->start,
                          .offset = plan->offset[i], .bytes = b->rsize, .segment = g, .stream_a = b->stream, .stream_b = b->stream };

@@ -72,8 +72,9 @@ uint64_t
 ml_plan_arena_size (const MlPlan *p, const MlBuffers *bufs)
 {
   uint64_t top = 0;
+  /* buffers that hold no bytes (empty size or empty lifetime) take no room */
   for (size_t i = 0; i < p->n; i++)
-    if (bufs->buf[i].rsize && p->offset[i] + bufs->buf[i].rsize > top)
+    if (bufs->buf[i].rsize && bufs->buf[i].end > bufs->buf[i].start && p->offset[i] + bufs->buf[i].rsize > top)
       top = p->offset[i] + bufs->buf[i].rsize;
   return top;
 }

@@ -149,6 +149,18 @@ ilp_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *er
         idx[m++] = (uint32_t) i;
         g = gcd64 (g, bufs->buf[i].rsize);
       }
+  if (m == 0)
+    {
+      /* nothing holds bytes (empty buffers or empty lifetimes): offset 0
+       * for all is optimal, and GLPK refuses a model without rows */
+      free (idx);
+      free (col);
+      if (opt.write_model)
+        return ml_error_set (err, ML_EUNSUPPORTED, "ilp: no buffer holds bytes; there is no model to write");
+      memset (plan->offset, 0, n * sizeof *plan->offset);
+      plan->optimal = true;
+      return 0;
+    }
   if (g == 0)
     g = 1;
   if (ml_sort_indexes_by_key (idx, m, &bufs->buf[0].start, sizeof (MlBuffer)) < 0)
