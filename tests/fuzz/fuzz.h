@@ -106,6 +106,7 @@ fuzz_analyse (const MlTrace *t, uint64_t align)
         MlKnobs knobs;
         ml_knobs_init (&knobs);
         knobs.align = bufs->align;
+        knobs.time_limit = 0.2;   /* the searching planners honour it; their defaults (5-10 s) only slow the fuzzer */
         if (ml_sim_run (bufs, *s, &knobs, &plan, &err) == 0)
           {
             fuzz_plan (bufs, plan, 1);
