@@ -131,7 +131,7 @@ main (int argc, char **argv)
           if (i == 0)
             base = sec;
           char ratio[32] = "-";
-          if (i > 0 && b->lower_bound)
+          if (i > 0 && b->lower_bound && plan->n_segments == 1)
             snprintf (ratio, sizeof ratio, "%.3f", (double) plan->segments[0].size / (double) b->lower_bound);
           printf ("| %s | %.2fM | %.2fx | %.1f | %s | %.0f MiB |\n", list2[i]->name,
                   (double) t->n_events / sec / 1e6, sec / base,
