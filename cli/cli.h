@@ -85,7 +85,8 @@ int  cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
   "  -h, --help         this help\n"
 
 /* Loads @path and builds its lifetimes with o->knobs.align (0 = the
- * format's default). Prints the error and returns EXIT_BAD on failure. */
+ * format's default); o->knobs.capacity defaults to the capacity the input
+ * implies (a CSV's file name). Prints the error and returns EXIT_BAD on failure. */
 int  cli_load (const char *cmd, const char *path, MlCliOpts *o, MlTrace **trace, MlBuffers **bufs);
 
 /* Prints "memlens CMD: msg" and returns @code. */

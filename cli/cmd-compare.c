@@ -88,8 +88,6 @@ cmd_compare (int argc, char **argv)
       free (list);
       return rc;
     }
-  if (!o.knobs.capacity && t->capacity)
-    o.knobs.capacity = t->capacity;
   o.knobs.progress = cli_progress (o.quiet);
 
   size_t n = 0;

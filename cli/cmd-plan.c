@@ -80,8 +80,6 @@ cmd_plan (int argc, char **argv)
       free (options);
       return rc;
     }
-  if (!o.knobs.capacity && t->capacity)
-    o.knobs.capacity = t->capacity;
   MlPlan *plan = NULL;
   rc = cli_get_plan ("plan", bufs, &o, &plan);
   if (rc == EXIT_OK)

@@ -166,8 +166,6 @@ cmd_render (int argc, char **argv)
   int rc = cli_load ("render", path, &o, &t, &bufs);
   if (rc)
     return rc;
-  if (!o.knobs.capacity && t->capacity)
-    o.knobs.capacity = t->capacity;
   MlPlan *plan = NULL;
   rc = cli_get_plan ("render", bufs, &o, &plan);
   MlIssues issues;

@@ -72,8 +72,6 @@ cmd_report (int argc, char **argv)
       free (list);
       return rc;
     }
-  if (!o.knobs.capacity && t->capacity)
-    o.knobs.capacity = t->capacity;
   o.knobs.progress = cli_progress (o.quiet);
   MlReport *r = NULL;
   MlError err = { 0 };

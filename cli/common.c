@@ -137,6 +137,9 @@ cli_load (const char *cmd, const char *path, MlCliOpts *o, MlTrace **trace, MlBu
     }
   if (o->knobs.align == 0)
     o->knobs.align = (*bufs)->align;
+  /* the capacity an input implies (A.1048576.csv) unless --capacity says otherwise */
+  if (!o->knobs.capacity && (*trace)->capacity)
+    o->knobs.capacity = (*trace)->capacity;
   return EXIT_OK;
 }
 
