@@ -777,18 +777,10 @@ typedef struct {
   size_t          n_emu, cap_emu;
 } Conf;
 
+/* Appends one emulated segment event's size. */
 static int
-conf_new_seg (Cache *c, uint64_t size, uint32_t stream, Seg *seg)
+push_emu_size (Conf *f, uint64_t size)
 {
-  Conf *f = c->user;
-  (void) stream;
-  if (f->next < f->n)
-    seg->base = f->addrs[f->next++];
-  else
-    {
-      seg->base = f->synth;
-      f->synth += (size + ROUND_LARGE - 1) / ROUND_LARGE * ROUND_LARGE;
-    }
   if (f->n_emu == f->cap_emu)
     {
       size_t cap = f->cap_emu ? f->cap_emu * 2 : 16;
@@ -802,6 +794,21 @@ conf_new_seg (Cache *c, uint64_t size, uint32_t stream, Seg *seg)
   return 0;
 }
 
+static int
+conf_new_seg (Cache *c, uint64_t size, uint32_t stream, Seg *seg)
+{
+  Conf *f = c->user;
+  (void) stream;
+  if (f->next < f->n)
+    seg->base = f->addrs[f->next++];
+  else
+    {
+      seg->base = f->synth;
+      f->synth += (size + ROUND_LARGE - 1) / ROUND_LARGE * ROUND_LARGE;
+    }
+  return push_emu_size (f, size);
+}
+
 /* Expandable growth maps pages: an emulated segment_map event, at the
  * address the next recorded map names when it is the segment's end. */
 static int
@@ -810,17 +817,7 @@ conf_grow_seg (Cache *c, Seg *seg, uint64_t added)
   Conf *f = c->user;
   if (f->next < f->n && f->addrs[f->next] == seg->base + seg->size - added)
     f->next++;
-  if (f->n_emu == f->cap_emu)
-    {
-      size_t cap = f->cap_emu ? f->cap_emu * 2 : 16;
-      uint64_t *p = realloc (f->emu_sizes, cap * sizeof *p);
-      if (!p)
-        return ML_ENOMEM;
-      f->emu_sizes = p;
-      f->cap_emu = cap;
-    }
-  f->emu_sizes[f->n_emu++] = added;
-  return 0;
+  return push_emu_size (f, added);
 }
 
 /* The recorded segments at the end: (addr, size) pairs; a map inside or
