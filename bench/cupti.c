@@ -18,9 +18,10 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "sim/load.h"
+#include "sim/formats/jsonl.h"
+#include "sim/formats/load.h"
 #include "sim/sim.h"
-#include "sim/units.h"
+#include "sim/base/units.h"
 #include "trace/cupti-convert.h"
 
 #define BUF (4u << 20)

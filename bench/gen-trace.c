@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "bench/gen.h"
-#include "sim/load.h"
-#include "sim/units.h"
+#include "sim/formats/load.h"
+#include "sim/base/units.h"
 
 int
 main (int argc, char **argv)

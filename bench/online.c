@@ -14,9 +14,10 @@
 #include <unistd.h>
 
 #include "bench/gen.h"
-#include "sim/load.h"
+#include "sim/formats/jsonl.h"
+#include "sim/formats/load.h"
 #include "sim/sim.h"
-#include "sim/units.h"
+#include "sim/base/units.h"
 #include "strategies/registry.h"
 
 static double

@@ -22,8 +22,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "sim/check.h"
-#include "sim/load.h"
+#include "sim/analysis/check.h"
+#include "sim/formats/load.h"
 #include "sim/sim.h"
 #include "strategies/registry.h"
 #include "bench/gen.h"

@@ -16,7 +16,7 @@
 #include "gui/render/scene.h"
 #include "gui/render/timeline.h"
 #include "sim/sim.h"
-#include "sim/units.h"
+#include "sim/base/units.h"
 #include "strategies/registry.h"
 
 static long

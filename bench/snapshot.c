@@ -8,8 +8,8 @@
  * free_requested, free_completed in turn) over 64 distinct stacks of F
  * frames, and the segments at dump time. Then times, each as a ratio to
  * a plain pass over the same bytes measured in the same run:
- *   parse      the pickle VM alone (sim/pickle.c)
- *   load       pickle + mapping to events with the rebuild (sim/snapshot.c)
+ *   parse      the pickle VM alone (sim/formats/pickle.c)
+ *   load       pickle + mapping to events with the rebuild (sim/formats/snapshot.c)
  *   conform    the caching emulation's conformance replay
  */
 #include <inttypes.h>
@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/pickle.h"
+#include "sim/formats/pickle.h"
 #include "sim/sim.h"
-#include "sim/snapshot.h"
+#include "sim/formats/snapshot.h"
 #include "strategies/caching.h"
 
 typedef struct {

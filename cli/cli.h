@@ -9,10 +9,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "sim/io.h"
-#include "sim/load.h"
+#include "sim/base/io.h"
+#include "sim/formats/load.h"
 #include "sim/sim.h"
-#include "sim/units.h"
+#include "sim/base/units.h"
 #include "strategies/registry.h"
 
 enum { EXIT_OK = 0, EXIT_PROBLEMS = 1, EXIT_BAD = 2 };

@@ -4,8 +4,9 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "sim/check.h"
-#include "sim/jsonutil.h"
+#include "sim/analysis/check.h"
+#include "sim/analysis/races.h"
+#include "sim/base/jsonutil.h"
 
 static const char usage_text[] =
   "Usage: memlens check [OPTIONS] TRACE [PLAN.json]\n"

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "sim/jsonutil.h"
+#include "sim/base/jsonutil.h"
 #include "strategies/caching.h"
 
 static const char usage_text[] =

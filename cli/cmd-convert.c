@@ -4,6 +4,9 @@
 
 #include "cli/cli.h"
 
+#include "sim/formats/csv.h"
+#include "sim/formats/jsonl.h"
+
 static const char usage_text[] =
   "Usage: memlens convert [OPTIONS] IN OUT\n"
   "Converts a trace. IN: any format memlens reads; OUT by extension:\n"

@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "sim/diagnose.h"
-#include "sim/report.h"
-#include "sim/jsonutil.h"
+#include "sim/analysis/diagnose.h"
+#include "sim/analysis/report.h"
+#include "sim/base/jsonutil.h"
 
 static const char usage_text[] =
   "Usage: memlens diagnose [OPTIONS] TRACE --capacity SIZE [--strategy S]\n"

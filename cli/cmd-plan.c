@@ -5,6 +5,8 @@
 
 #include "cli/cli.h"
 
+#include "sim/formats/csv.h"
+
 static const char usage_text[] =
   "Usage: memlens plan [OPTIONS] TRACE --strategy S -o PLAN.json|PLAN.csv\n"
   "Runs one strategy and writes its plan: JSON (every strategy), or a\n"

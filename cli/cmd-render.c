@@ -5,7 +5,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "sim/check.h"
+#include "sim/analysis/check.h"
+#include "sim/analysis/races.h"
 
 #ifdef HAVE_RENDER
 #include "gui/render/timeline.h"

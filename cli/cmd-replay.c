@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "sim/jsonutil.h"
+#include "sim/base/jsonutil.h"
 #include "trace/replay.h"
 
 static const char usage_text[] =

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "sim/report.h"
+#include "sim/analysis/report.h"
 
 #ifdef HAVE_RENDER
 #include "gui/render/report-html.h"

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "sim/jsonutil.h"
+#include "sim/base/jsonutil.h"
 
 static const char usage_text[] =
   "Usage: memlens stats [OPTIONS] TRACE\n"

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim/io.h"
+#include "sim/base/io.h"
 
 void
 cli_opts_init (MlCliOpts *o)

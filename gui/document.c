@@ -4,7 +4,8 @@
 #include <string.h>
 
 #include "gui/render/report-html.h"
-#include "sim/report.h"
+#include "sim/analysis/report.h"
+#include "sim/analysis/races.h"
 #include "strategies/registry.h"
 
 G_DEFINE_QUARK (ml-gui-error-quark, ml_gui_error)

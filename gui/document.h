@@ -20,8 +20,8 @@
 
 #include <gio/gio.h>
 
-#include "sim/check.h"
-#include "sim/load.h"
+#include "sim/analysis/check.h"
+#include "sim/formats/load.h"
 #include "sim/sim.h"
 #include "gui/render/scene.h"
 
@@ -135,7 +135,7 @@ void       ml_document_compare_async  (MlDocument *doc, const char *names,
                                        GAsyncReadyCallback callback, gpointer user_data);
 GPtrArray *ml_document_compare_finish (GAsyncResult *result, GError **error);
 
-/* Writes the project's tuning report (sim/report.h; .html with pictures,
+/* Writes the project's tuning report (sim/analysis/report.h; .html with pictures,
  * .md, .json, .csv by the extension of @path) for @doc's trace and knobs
  * in a worker: the registry's default strategies plus @extra (comma list,
  * may be NULL), the recorded plan first when the trace has addresses.

@@ -4,7 +4,7 @@
 #include <math.h>
 
 #include "gui/render/timeline.h"
-#include "sim/units.h"
+#include "sim/base/units.h"
 
 /* A full drawing cheaper than this happens in the frame itself. */
 #define ML_TIMELINE_SYNC_MS 5.0

@@ -10,7 +10,7 @@
 
 #include "gui/application.h"
 #include "gui/overview.h"
-#include "sim/units.h"
+#include "sim/base/units.h"
 #include "strategies/registry.h"
 
 struct _MlWindow {

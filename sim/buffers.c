@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/sort.h"
-#include "sim/u64map.h"
+#include "sim/base/sort.h"
+#include "sim/base/u64map.h"
 
 static_assert (sizeof (MlBuffer) <= 64, "the buffer budget is 64 bytes");
 

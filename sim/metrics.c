@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/sort.h"
+#include "sim/base/sort.h"
 
 /* A cover-count segment tree over elementary address intervals: every
  * range that is added is later removed with the same bounds, so each node

@@ -5,10 +5,10 @@
 #include <string.h>
 #include <cjson/cJSON.h>
 
-#include "sim/io.h"
-#include "sim/jsonutil.h"
-#include "sim/treap.h"
-#include "sim/u64map.h"
+#include "sim/base/io.h"
+#include "sim/base/jsonutil.h"
+#include "sim/base/treap.h"
+#include "sim/base/u64map.h"
 
 MlPlan *
 ml_plan_new (size_t n, const char *strategy)

@@ -15,17 +15,12 @@
 #ifndef ML_STRATEGY_H
 #define ML_STRATEGY_H
 
+#include "sim/base/options.h"
+#include "sim/base/progress.h"
 #include "sim/plan.h"
 
 typedef enum { ML_STRATEGY_ONLINE, ML_STRATEGY_OFFLINE } MlStrategyKind;
 
-/* Progress and cancellation for long runs. report() may be NULL; it gets a
- * fraction in [0, 1] and a short text. cancelled is polled. */
-typedef struct {
-  void (*report) (void *user, double fraction, const char *what);
-  void  *user;
-  volatile int *cancelled;
-} MlProgress;
 
 /* Knobs every strategy honours where it applies. */
 typedef struct {
@@ -93,10 +88,5 @@ typedef struct MlStrategy {
   int  (*plan)    (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *err);
 } MlStrategy;
 
-/* Parses "k=v,k=v" options: calls @fn for each pair; stops at the first
- * error it returns. */
-int ml_options_foreach (const char *options,
-                        int (*fn) (void *user, const char *key, const char *value, MlError *err),
-                        void *user, MlError *err);
 
 #endif

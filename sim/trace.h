@@ -17,8 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sim/error.h"
-#include "sim/strtab.h"
+#include "sim/base/error.h"
+#include "sim/base/strtab.h"
 
 typedef enum {
   ML_EV_ALLOC = 0,      /* a buffer comes to life                         */

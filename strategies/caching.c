@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "sim/buffers.h"
-#include "sim/jsonutil.h"
-#include "sim/treap.h"
-#include "sim/u64map.h"
+#include "sim/base/jsonutil.h"
+#include "sim/base/treap.h"
+#include "sim/base/u64map.h"
 
 #define KiB ((uint64_t) 1 << 10)
 #define MiB ((uint64_t) 1 << 20)

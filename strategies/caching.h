@@ -35,7 +35,7 @@
  * point (its peak is the `reserved` a PyTorch user sees).
  *
  * Conformance (ml_caching_conformance): replays a PyTorch snapshot's
- * trace from the state rebuilt at its first event (sim/snapshot.h) and
+ * trace from the state rebuilt at its first event (sim/formats/snapshot.h) and
  * measures how often the emulation returns the real address.
  */
 #ifndef ML_STRATEGIES_CACHING_H

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "sim/sim.h"
-#include "sim/sort.h"
+#include "sim/base/sort.h"
 #include "strategies/planner-private.h"
 
 enum { R_NONE = 0, R_FOUND = 1, R_STOP = 2, R_BUDGET = 3, R_TOO_BIG = 4 };

@@ -2,7 +2,7 @@
 
 #include <stdlib.h>
 
-#include "sim/treap.h"
+#include "sim/base/treap.h"
 
 typedef enum { FIRST, BEST, NEXT } Policy;
 

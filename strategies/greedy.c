@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/sort.h"
+#include "sim/base/sort.h"
 #include "strategies/planner-private.h"
 
 typedef struct {

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "sim/sim.h"
-#include "sim/sort.h"
+#include "sim/base/sort.h"
 #include "strategies/planner-private.h"
 
 typedef struct {

@@ -1,11 +1,11 @@
 /* Units, the string table, the treap, the hash map and the radix sort. */
 #include "tests/tap.h"
 
-#include "sim/sort.h"
-#include "sim/strtab.h"
-#include "sim/treap.h"
-#include "sim/u64map.h"
-#include "sim/units.h"
+#include "sim/base/sort.h"
+#include "sim/base/strtab.h"
+#include "sim/base/treap.h"
+#include "sim/base/u64map.h"
+#include "sim/base/units.h"
 
 static void
 test_units (void)

@@ -7,7 +7,8 @@
 #include <stdalign.h>
 
 #include "sim/buffers.h"
-#include "sim/load.h"
+#include "sim/formats/jsonl.h"
+#include "sim/formats/load.h"
 #include "trace/cupti-convert.h"
 
 static CUpti_ActivityMemory4

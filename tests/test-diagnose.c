@@ -2,8 +2,8 @@
  * blame by call site, alternatives, alignment what-ifs, a recorded OOM. */
 #include "tests/tap.h"
 
-#include "sim/diagnose.h"
-#include "sim/load.h"
+#include "sim/analysis/diagnose.h"
+#include "sim/formats/load.h"
 #include "strategies/registry.h"
 
 #define H "{\"format\":\"memlens-trace\",\"version\":1,\"alignment\":1}\n"

@@ -2,8 +2,8 @@
  * mutated pickles that must fail cleanly (or parse), never crash. */
 #include <math.h>
 
-#include "sim/pickle.h"
-#include "sim/snapshot.h"
+#include "sim/formats/pickle.h"
+#include "sim/formats/snapshot.h"
 #include "tap.h"
 
 static MlPkDoc *

@@ -4,8 +4,8 @@
  * determinism and the ilp model writer. */
 #include "tests/tap.h"
 
-#include "sim/check.h"
-#include "sim/load.h"
+#include "sim/analysis/check.h"
+#include "sim/formats/load.h"
 #include "sim/sim.h"
 #include "strategies/registry.h"
 #include "strategies/planner-private.h"

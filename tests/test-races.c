@@ -2,8 +2,9 @@
  * and in-place hazards, on crafted traces with hand-placed plans. */
 #include "tests/tap.h"
 
-#include "sim/check.h"
-#include "sim/load.h"
+#include "sim/analysis/check.h"
+#include "sim/analysis/races.h"
+#include "sim/formats/load.h"
 
 #define H "{\"format\":\"memlens-trace\",\"version\":1,\"alignment\":1}\n"
 #define A(id, size, s) "{\"kind\":\"alloc\",\"id\":" #id ",\"size\":" #size ",\"stream\":" #s "}\n"

@@ -9,7 +9,7 @@
 #include "gui/render/scene.h"
 #include "gui/render/timeline.h"
 #include "gui/render/view.h"
-#include "sim/load.h"
+#include "sim/formats/load.h"
 
 #define near(a, b) (fabs ((a) - (b)) < 1e-9)
 

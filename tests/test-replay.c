@@ -3,7 +3,7 @@
  * granule follows the plan; never-freed buffers are checked at the end. */
 #include "tests/tap.h"
 
-#include "sim/check.h"
+#include "sim/analysis/check.h"
 #include "sim/sim.h"
 #include "strategies/registry.h"
 #include "trace/replay.h"

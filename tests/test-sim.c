@@ -2,8 +2,8 @@
  * a reference written here), metrics and the plan checker. */
 #include "tests/tap.h"
 
-#include "sim/check.h"
-#include "sim/load.h"
+#include "sim/analysis/check.h"
+#include "sim/formats/load.h"
 #include "sim/sim.h"
 #include "strategies/registry.h"
 

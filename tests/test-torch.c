@@ -3,12 +3,13 @@
  * rules worked by hand. argv[1] = the source root. */
 #include <zlib.h>
 
-#include "sim/check.h"
-#include "sim/graph.h"
-#include "sim/kineto.h"
-#include "sim/load.h"
+#include "sim/analysis/check.h"
+#include "sim/analysis/races.h"
+#include "sim/formats/graph.h"
+#include "sim/formats/kineto.h"
+#include "sim/formats/load.h"
 #include "sim/sim.h"
-#include "sim/snapshot.h"
+#include "sim/formats/snapshot.h"
 #include "strategies/caching.h"
 #include "tap.h"
 

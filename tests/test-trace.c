@@ -2,7 +2,9 @@
  * round trips, and every bad-input message. */
 #include "tests/tap.h"
 
-#include "sim/load.h"
+#include "sim/formats/jsonl.h"
+#include "sim/formats/csv.h"
+#include "sim/formats/load.h"
 
 static MlTrace *
 load_text (const char *text, const char *suffix, MlError *err)

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/sort.h"
-#include "sim/strtab.h"
-#include "sim/u64map.h"
+#include "sim/base/sort.h"
+#include "sim/base/strtab.h"
+#include "sim/base/u64map.h"
 
 static void
 item_init (MlCuptiItem *it, MlEventKind kind)

@@ -33,7 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sim/load.h"
+#include "sim/formats/jsonl.h"
+#include "sim/formats/load.h"
 #include "trace/cupti-convert.h"
 
 #define EXPORT __attribute__ ((visibility ("default")))

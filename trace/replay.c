@@ -7,8 +7,8 @@
 #include <sys/mman.h>
 
 #include "sim/sim.h"
-#include "sim/sort.h"
-#include "sim/u64map.h"
+#include "sim/base/sort.h"
+#include "sim/base/u64map.h"
 
 void
 ml_replay_result_init (MlReplayResult *res)

@@ -6,8 +6,8 @@
 
 #include "gui/render/scene.h"
 #include "gui/render/timeline.h"
-#include "sim/io.h"
-#include "sim/units.h"
+#include "sim/base/io.h"
+#include "sim/base/units.h"
 
 #ifndef MEMLENS_VERSION
 #define MEMLENS_VERSION "0.1"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/u64map.h"
+#include "sim/base/u64map.h"
 
 /* Distinct keys of one colouring, ranked into classes. */
 typedef struct {

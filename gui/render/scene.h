@@ -26,7 +26,7 @@
 
 #include "gui/render/style.h"
 #include "gui/render/view.h"
-#include "sim/check.h"
+#include "sim/analysis/check.h"
 #include "sim/metrics.h"
 
 #define ML_SCENE_BLOCK 64

@@ -10,8 +10,8 @@
 #include <pango/pangocairo.h>
 
 #include "gui/render/axis.h"
-#include "sim/io.h"
-#include "sim/units.h"
+#include "sim/base/io.h"
+#include "sim/base/units.h"
 
 /* ---- small helpers ------------------------------------------------------ */
 

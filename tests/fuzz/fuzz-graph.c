@@ -2,7 +2,7 @@
  * given order and with reorder=memory, then everything behind it (the race
  * checks include the graph's in-place hazards). */
 #include "tests/fuzz/fuzz.h"
-#include "sim/graph.h"
+#include "sim/formats/graph.h"
 
 static void
 one (const char *path, const char *options)

@@ -1,7 +1,7 @@
 /* fuzz-kineto.c — Kineto / Chrome trace JSON (ml_trace_load_kineto) and
  * everything behind it. */
 #include "tests/fuzz/fuzz.h"
-#include "sim/kineto.h"
+#include "sim/formats/kineto.h"
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)

@@ -1,7 +1,7 @@
 /* fuzz-pickle.c — the pickle virtual machine (ml_pk_parse) on its own:
  * opcodes, lengths, memo references, nesting. */
 #include "tests/fuzz/fuzz.h"
-#include "sim/pickle.h"
+#include "sim/formats/pickle.h"
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)

@@ -1,7 +1,7 @@
 /* fuzz-snapshot.c — PyTorch memory snapshots (ml_trace_load_snapshot_mem:
  * the pickle reader and the mapping to events) and everything behind. */
 #include "tests/fuzz/fuzz.h"
-#include "sim/snapshot.h"
+#include "sim/formats/snapshot.h"
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)

@@ -23,8 +23,11 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
-#include "sim/check.h"
-#include "sim/load.h"
+#include "sim/analysis/check.h"
+#include "sim/analysis/races.h"
+#include "sim/formats/load.h"
+#include "sim/formats/csv.h"
+#include "sim/formats/jsonl.h"
 #include "sim/sim.h"
 #include "strategies/registry.h"
 

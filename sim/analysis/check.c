@@ -1,0 +1,200 @@
+#include "sim/analysis/check.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/base/treap.h"
+
+static const char *const kind_names[ML_ISSUE__COUNT] = {
+  "conflict", "misaligned", "outside", "cross-stream", "in-place",
+};
+
+const char *
+ml_issue_kind_name (MlIssueKind kind)
+{
+  return (unsigned) kind < ML_ISSUE__COUNT ? kind_names[kind] : "?";
+}
+
+void
+ml_issues_init (MlIssues *is)
+{
+  memset (is, 0, sizeof *is);
+}
+
+void
+ml_issues_clear (MlIssues *is)
+{
+  free (is->items);
+  size_t keep = is->max_kept;
+  ml_issues_init (is);
+  is->max_kept = keep;
+}
+
+int
+ml_issues_add (MlIssues *is, const MlIssue *issue)
+{
+  is->total[issue->kind]++;
+  size_t max = is->max_kept ? is->max_kept : 1000;
+  if (is->n >= max)
+    return 0;
+  if (is->n == is->cap)
+    {
+      size_t cap = is->cap ? is->cap * 2 : 16;
+      MlIssue *p = realloc (is->items, cap * sizeof *p);
+      if (!p)
+        return ML_ENOMEM;
+      is->items = p;
+      is->cap = cap;
+    }
+  is->items[is->n++] = *issue;
+  return 0;
+}
+
+size_t
+ml_issues_count (const MlIssues *is)
+{
+  size_t n = 0;
+  for (int k = 0; k < ML_ISSUE__COUNT; k++)
+    n += is->total[k];
+  return n;
+}
+
+typedef struct {
+  const MlBuffers *bufs;
+  const MlPlan    *plan;
+  MlIssues        *issues;
+  uint32_t         b;
+  uint64_t         lo, hi;
+  int              rc;
+} ConflictCtx;
+
+static bool
+on_overlap (void *user, const MlTreapNode *node)
+{
+  ConflictCtx *c = user;
+  uint32_t other = (uint32_t) node->b;
+  uint64_t lo = node->a > c->lo ? node->a : c->lo;
+  uint64_t hi = node->value < c->hi ? node->value : c->hi;
+  const MlBuffer *x = &c->bufs->buf[other], *y = &c->bufs->buf[c->b];
+  MlIssue is = {
+    .kind = ML_ISSUE_CONFLICT, .a = other, .b = c->b, .tick = y->start, .tick_b = x->start,
+    .bytes = hi - lo, .segment = c->plan->segment[c->b], .stream_a = x->stream, .stream_b = y->stream,
+  };
+  is.offset = c->plan->offset[c->b] > c->plan->offset[other] ? c->plan->offset[c->b] : c->plan->offset[other];
+  snprintf (is.why, sizeof is.why, "buffer %" PRIu64 " [%" PRIu64 ", %" PRIu64 ") is still live when buffer %" PRIu64
+            " is placed over %" PRIu64 " of its bytes at tick %" PRIu64,
+            x->id, x->start, x->end, y->id, hi - lo, y->start);
+  if (ml_issues_add (c->issues, &is) < 0)
+    {
+      c->rc = ML_ENOMEM;
+      return false;
+    }
+  return true;
+}
+
+int
+ml_check_plan (const MlBuffers *bufs, const MlPlan *plan, MlIssues *issues, MlError *err)
+{
+  if (plan->n != bufs->n)
+    return ml_error_set (err, ML_EINPUT, "the plan places %zu buffers, the trace has %zu", plan->n, bufs->n);
+  uint64_t align = plan->align ? plan->align : bufs->align;
+  /* One interval tree of live byte ranges over a global address space:
+   * segments side by side, each as wide as its real extent (an invalid
+   * plan may place past a segment's end). */
+  uint64_t *base = calloc (plan->n_segments + 1, sizeof *base);
+  uint64_t *ext = calloc (plan->n_segments + 1, sizeof *ext);
+  if (!base || !ext)
+    {
+      free (base);
+      free (ext);
+      return ml_error_set (err, ML_ENOMEM, "out of memory");
+    }
+  for (size_t g = 0; g < plan->n_segments; g++)
+    ext[g] = plan->segments[g].size;
+  int rc = 0;
+  for (size_t i = 0; i < plan->n && rc == 0; i++)
+    {
+      const MlBuffer *b = &bufs->buf[i];
+      uint32_t g = plan->segment[i];
+      if (g >= plan->n_segments)
+        {
+          rc = ml_error_set (err, ML_EINPUT, "buffer %" PRIu64 " is in segment %u of %zu", b->id, g, plan->n_segments);
+          break;
+        }
+      uint64_t top = plan->offset[i] + b->rsize;
+      if (top > ext[g])
+        ext[g] = top;
+      if (align > 1 && plan->offset[i] % align && b->rsize)
+        {
+          MlIssue is = { .kind = ML_ISSUE_MISALIGNED, .a = (uint32_t) i, .b = (uint32_t) i, .tick = b->start,
+                         .offset = plan->offset[i], .bytes = b->rsize, .segment = g, .stream_a = b->stream, .stream_b = b->stream };
+          snprintf (is.why, sizeof is.why, "offset %" PRIu64 " is not a multiple of the alignment %" PRIu64, plan->offset[i], align);
+          if (ml_issues_add (issues, &is) < 0)
+            rc = ML_ENOMEM;
+        }
+      const MlSegment *seg = &plan->segments[g];
+      bool grow = seg->flags & ML_SEG_GROWABLE;
+      if (b->rsize && b->end > b->start && ((!grow && top > seg->size) || b->start < seg->start || (b->end > seg->end && b->start < b->end)))
+        {
+          MlIssue is = { .kind = ML_ISSUE_OUTSIDE, .a = (uint32_t) i, .b = (uint32_t) i, .tick = b->start,
+                         .offset = plan->offset[i], .bytes = b->rsize, .segment = g, .stream_a = b->stream, .stream_b = b->stream };
+          if (!grow && top > seg->size)
+            snprintf (is.why, sizeof is.why, "ends at %" PRIu64 ", past the end of segment %u (%" PRIu64 " bytes)", top, g, seg->size);
+          else
+            snprintf (is.why, sizeof is.why, "lives [%" PRIu64 ", %" PRIu64 ") but segment %u is reserved [%" PRIu64 ", %" PRIu64 ")",
+                      b->start, b->end, g, seg->start, seg->end);
+          if (ml_issues_add (issues, &is) < 0)
+            rc = ML_ENOMEM;
+        }
+    }
+  uint64_t x = 0;
+  for (size_t g = 0; g < plan->n_segments && rc == 0; g++)
+    {
+      base[g] = x;
+      if (ext[g] >= UINT64_MAX - x)   /* a plan file may claim anything */
+        rc = ml_error_set (err, ML_EINPUT, "the plan's %zu segments add up to more than 2^64 bytes", plan->n_segments);
+      else
+        x += ext[g] + 1;
+    }
+  free (ext);
+  if (rc < 0)
+    {
+      free (base);
+      return rc;
+    }
+  MlTreap live;
+  ml_treap_init (&live);
+  MlSweep sw;
+  MlSweepStep st;
+  ml_sweep_init (&sw, bufs);
+  ConflictCtx c = { bufs, plan, issues, 0, 0, 0, 0 };
+  while (rc == 0 && ml_sweep_next (&sw, &st))
+    {
+      const MlBuffer *b = &bufs->buf[st.buffer];
+      /* an empty lifetime [t, t) (freed at the tick it was allocated) or
+       * an empty buffer holds no bytes at any tick: it cannot conflict */
+      if (!b->rsize || b->end <= b->start)
+        continue;
+      uint64_t lo = base[plan->segment[st.buffer]] + plan->offset[st.buffer], hi = lo + b->rsize;
+      if (st.is_alloc)
+        {
+          c.b = st.buffer;
+          c.lo = lo;
+          c.hi = hi;
+          ml_treap_overlaps (&live, lo, hi, on_overlap, &c);
+          if (c.rc < 0)
+            rc = c.rc;
+          else if (ml_treap_insert (&live, lo, st.buffer, hi) == ML_TREAP_NIL)
+            rc = ML_ENOMEM;
+        }
+      else
+        ml_treap_remove (&live, lo, st.buffer);
+    }
+  ml_treap_clear (&live);
+  free (base);
+  if (rc == ML_ENOMEM)
+    return ml_error_set (err, rc, "out of memory");
+  return rc;
+}

@@ -1,0 +1,67 @@
+/* report.h — everything a tuning report says, computed once, written as
+ * JSON (docs/report-schema.md), Markdown or CSV. The HTML report (with
+ * pictures) is written by gui/render/report-html.h from the same data.
+ *
+ * A report runs every requested strategy over the trace with the same
+ * knobs (the trace's recorded plan first, when it has addresses), checks
+ * each plan (conflicts and races: sim/analysis/check.h), finds the peak points with
+ * their blame, and picks a "featured" plan that the pictures and the
+ * issue list show: the recorded one when present, else the strategy with
+ * the smallest peak. Under a capacity (or with a recorded OOM) the
+ * featured plan also gets an OOM diagnosis (sim/analysis/diagnose.h).
+ */
+#ifndef ML_REPORT_H
+#define ML_REPORT_H
+
+#include <stdio.h>
+
+#include "sim/analysis/check.h"
+#include "sim/analysis/diagnose.h"
+#include "sim/sim.h"
+
+#define ML_REPORT_VERSION 1
+
+typedef struct {
+  char    *name;                     /* owned: "recorded" or the strategy's */
+  MlResult res;                      /* plan, metrics, status / error */
+  size_t   issues[ML_ISSUE__COUNT];  /* found in this plan */
+} MlReportRow;
+
+typedef struct {
+  char            *trace_path;  /* owned */
+  const MlBuffers *bufs;        /* borrowed (and its trace) */
+  MlKnobs          knobs;       /* as used; options borrowed from the caller */
+  MlReportRow     *rows;
+  size_t           n_rows;
+  long             featured;    /* row index, -1 when no plan could be made */
+  long             best;        /* the row with the smallest peak, -1 if none */
+  MlPeaks          peaks;       /* peak points with blame */
+  MlIssues         issues;      /* of the featured plan */
+  bool             have_diag;
+  MlDiagnosis      diag;        /* of the featured plan */
+  size_t           n_streams;
+  double           seconds;     /* to build the report */
+} MlReport;
+
+/* Builds the report of @bufs (whose trace was read from @trace_path) for
+ * @strategies (NULL-terminated) with @knobs. A strategy that fails gets a
+ * row with its error; the report goes on. The result borrows @bufs and
+ * @knobs->options. Free with ml_report_free(). */
+int  ml_report_build (const char *trace_path, const MlBuffers *bufs, const MlStrategy *const *strategies,
+                      const MlKnobs *knobs, MlReport **out, MlError *err);
+void ml_report_free  (MlReport *report);
+
+/* Writers. Each writes the whole report to @fp; errors are write errors. */
+int  ml_report_write_json     (const MlReport *report, FILE *fp, MlError *err);
+int  ml_report_write_markdown (const MlReport *report, FILE *fp, MlError *err);
+int  ml_report_write_csv      (const MlReport *report, FILE *fp, MlError *err);
+
+/* Writes @report to @path in the format its extension names (.json, .md,
+ * .csv), atomically. Other extensions: ML_EUSAGE. */
+int  ml_report_write (const MlReport *report, const char *path, MlError *err);
+
+/* The label of a buffer in reports: its name, else its call site, else
+ * "#id"; into @buf. */
+const char *ml_report_buffer_label (const MlBuffers *bufs, uint32_t buffer, char *buf, size_t len);
+
+#endif

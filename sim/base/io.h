@@ -1,0 +1,58 @@
+/* io.h — reading lines with their numbers, and writing files atomically.
+ *
+ * ml_out_open() writes to a temporary file beside the destination; only
+ * ml_out_commit() renames it into place, so an error or an interruption
+ * never leaves a half-written file that looks complete. The temporary
+ * paths of open outputs are kept in a list that ml_out_unlink_all() (async
+ * signal safe) removes, for the CLI's SIGINT / SIGTERM handler.
+ */
+#ifndef ML_IO_H
+#define ML_IO_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "sim/base/error.h"
+
+typedef struct MlOut MlOut;
+
+/* Opens a temporary file for @path; "-" writes to stdout directly. */
+MlOut *ml_out_open   (const char *path, MlError *err);
+FILE  *ml_out_file   (MlOut *out);
+/* Flushes, checks for write errors, renames into place; frees @out. */
+int    ml_out_commit (MlOut *out, MlError *err);
+/* Removes the temporary file; frees @out. NULL does nothing. */
+void   ml_out_abort  (MlOut *out);
+/* Removes every open temporary file (for signal handlers). */
+void   ml_out_unlink_all (void);
+
+/* Streams lines; memory is the longest line, not the file. */
+typedef struct {
+  FILE   *fp;
+  char   *line;
+  size_t  cap;
+  size_t  len;      /* of the current line, without the newline */
+  long    lineno;   /* 1-based number of the current line */
+  bool    own;
+  bool    missing_newline;  /* the last line had no '\n' (truncated file?) */
+  long long size;           /* file size in bytes, -1 when unknown */
+} MlLineReader;
+
+/* The share of the file read so far, in [0, 1] (0 when unknown). */
+double ml_lines_fraction (const MlLineReader *r);
+
+/* Opens @path ("-" = stdin). Errors name the file. */
+int  ml_lines_open  (MlLineReader *r, const char *path, MlError *err);
+/* Returns 1 with a line, 0 at the end, negative on a read error. */
+int  ml_lines_next  (MlLineReader *r, MlError *err);
+void ml_lines_close (MlLineReader *r);
+
+/* Reads a whole file into a NUL-terminated buffer (caller frees). Refuses
+ * files larger than @max_bytes. */
+int  ml_read_file   (const char *path, size_t max_bytes, char **data, size_t *len, MlError *err);
+
+/* The file name's extension, lower case, without the dot ("" if none);
+ * ".gz" is skipped over ("t.json.gz" -> "json"), *gz says if it was there. */
+void ml_path_ext    (const char *path, char *ext, size_t len, bool *gz);
+
+#endif

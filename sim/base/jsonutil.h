@@ -1,0 +1,39 @@
+/* jsonutil.h — typed access to cJSON values with errors that name the
+ * field and the value. 64-bit integers above 2^53 travel as decimal or
+ * "0x" hex strings, since JSON numbers are doubles. */
+#ifndef ML_JSONUTIL_H
+#define ML_JSONUTIL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <cjson/cJSON.h>
+
+#include "sim/base/error.h"
+
+/* Reads field @key of @obj as an unsigned 64-bit integer. Returns 0 with
+ * the value, 1 when absent (and @required is false), or ML_EINPUT. */
+int  ml_json_u64 (const cJSON *obj, const char *key, bool required, uint64_t *out, MlError *err);
+int  ml_json_i64 (const cJSON *obj, const char *key, bool required, int64_t *out, MlError *err);
+int  ml_json_value_u64 (const cJSON *v, const char *what, uint64_t *out, MlError *err);
+const char *ml_json_str (const cJSON *obj, const char *key);
+/* The deepest nesting of objects and arrays the whole-document readers
+ * (plans, Kineto traces, graphs) accept: their formats need a handful of
+ * levels; cJSON recurses once per level. */
+#define ML_JSON_MAX_DEPTH 100
+
+/* Scans @len bytes of JSON text without parsing it and returns ML_EINPUT
+ * ("line 3: nested more than 100 levels deep") when objects and arrays nest
+ * deeper than @max_depth, else 0. Run it before cJSON, which would recurse
+ * into a million-level document. */
+int  ml_json_check_depth (const char *text, size_t len, int max_depth, MlError *err);
+/* Reads @path (gzip or plain, up to @max_bytes uncompressed) and parses it
+ * as JSON; errors name the file and the line. On success *out is the
+ * caller's (cJSON_Delete). */
+int  ml_json_read_file (const char *path, size_t max_bytes, cJSON **out, MlError *err);
+/* Writes a u64 as a JSON number, or as a string above 2^53. */
+void ml_json_put_u64 (FILE *fp, uint64_t v);
+/* Writes @s as a JSON string literal with escapes. */
+void ml_json_put_str (FILE *fp, const char *s);
+
+#endif

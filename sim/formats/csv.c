@@ -1,0 +1,395 @@
+/* trace-csv.c — MiniMalloc CSV: id,lower,upper,size[,offset][,alignment].
+ *
+ * Half-open lifetimes [lower, upper). Column aliases follow the upstream
+ * reader: begin/start = lower, buffer/buffer_id = id, and an "end" column
+ * is inclusive (upper = end + 1). Each row becomes an alloc at tick lower
+ * and a free at tick upper; an offset column becomes the recorded address,
+ * so the "recorded" plan of a solved instance is its solution.
+ */
+#include "sim/formats/csv.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sim/base/io.h"
+#include "sim/base/sort.h"
+#include "sim/base/u64map.h"
+#include "sim/base/units.h"
+
+enum { COL_ID, COL_LOWER, COL_UPPER, COL_SIZE, COL_OFFSET, COL_ALIGN, COL__N };
+
+typedef struct {
+  uint64_t id, lower, upper, size, offset;
+  uint32_t name;
+  bool     has_offset;
+} Row;
+
+uint64_t
+ml_capacity_from_name (const char *path)
+{
+  const char *base = strrchr (path, '/');
+  base = base ? base + 1 : path;
+  char buf[256];
+  size_t n = strlen (base);
+  if (n >= sizeof buf)
+    return 0;
+  memcpy (buf, base, n + 1);
+  char *dot = strrchr (buf, '.');     /* drop the extension */
+  if (!dot)
+    return 0;
+  *dot = 0;
+  char *num = strrchr (buf, '.');
+  if (!num)
+    return 0;
+  num++;
+  uint64_t v;
+  if (ml_parse_u64 (num, strlen (num), &v) < 0)
+    return 0;
+  return v;
+}
+
+static int
+split_fields (char *line, char **fields, int max)
+{
+  int n = 0;
+  char *p = line;
+  for (;;)
+    {
+      if (n == max)
+        return -1;
+      fields[n++] = p;
+      char *c = strchr (p, ',');
+      if (!c)
+        break;
+      *c = 0;
+      p = c + 1;
+    }
+  for (int i = 0; i < n; i++)
+    {
+      char *f = fields[i];
+      while (isspace ((unsigned char) *f))
+        f++;
+      char *e = f + strlen (f);
+      while (e > f && isspace ((unsigned char) e[-1]))
+        *--e = 0;
+      fields[i] = f;
+    }
+  return n;
+}
+
+static int
+field_u64 (const char *text, const char *what, uint64_t *out, MlError *err)
+{
+  if (*text == '-')
+    return ml_error_set (err, ML_EINPUT, "%s %s is negative", what, text);
+  if (!*text)
+    return ml_error_set (err, ML_EINPUT, "%s is empty", what);
+  if (ml_parse_u64 (text, strlen (text), out) < 0)
+    {
+      if (strspn (text, "0123456789") == strlen (text))
+        return ml_error_set (err, ML_EINPUT, "%s %s is too large (at most 2^64-1)", what, text);
+      return ml_error_set (err, ML_EINPUT, "%s \"%.40s\" is not a non-negative integer", what, text);
+    }
+  return 0;
+}
+
+int
+ml_trace_load_csv (const char *path, const MlLoadOptions *opts, MlTrace **out, MlError *err)
+{
+  MlLineReader r;
+  int rc = ml_lines_open (&r, path, err);
+  if (rc < 0)
+    return rc;
+  MlTrace *t = ml_trace_new ();
+  Row *rows = NULL;
+  size_t n = 0, cap = 0;
+  int col[COL__N];
+  bool end_inclusive = false, all_numeric = true;
+  uint64_t align = 1;
+  MlU64Map ids;
+  ml_u64map_init (&ids);
+  if (!t)
+    {
+      ml_lines_close (&r);
+      return ml_error_set (err, ML_ENOMEM, "out of memory");
+    }
+  for (int i = 0; i < COL__N; i++)
+    col[i] = -1;
+  int ncols = 0;
+  bool header = false;
+
+  while ((rc = ml_lines_next (&r, err)) > 0)
+    {
+      if ((r.lineno & 0xffff) == 0 && opts && (rc = ml_load_progress (opts, &r, err)) < 0)
+        break;
+      if (r.len == 0)
+        continue;
+      char *f[64];
+      int nf = split_fields (r.line, f, 64);
+      if (nf < 0)
+        {
+          rc = ml_error_set (err, ML_EINPUT, "more than 64 columns");
+          break;
+        }
+      if (!header)
+        {
+          header = true;
+          ncols = nf;
+          for (int i = 0; i < nf; i++)
+            {
+              const char *h = f[i];
+              int c = -1;
+              if (!strcasecmp (h, "id") || !strcasecmp (h, "buffer") || !strcasecmp (h, "buffer_id")) c = COL_ID;
+              else if (!strcasecmp (h, "lower") || !strcasecmp (h, "begin") || !strcasecmp (h, "start")) c = COL_LOWER;
+              else if (!strcasecmp (h, "upper")) c = COL_UPPER;
+              else if (!strcasecmp (h, "end")) { c = COL_UPPER; end_inclusive = true; }
+              else if (!strcasecmp (h, "size")) c = COL_SIZE;
+              else if (!strcasecmp (h, "offset")) c = COL_OFFSET;
+              else if (!strcasecmp (h, "alignment")) c = COL_ALIGN;
+              else if (!strcasecmp (h, "hint") || !strcasecmp (h, "gaps")) continue;  /* accepted, not used */
+              else
+                {
+                  rc = ml_error_set (err, ML_EINPUT, "unknown column \"%.40s\" (expected id,lower,upper,size[,offset])", h);
+                  break;
+                }
+              if (col[c] >= 0)
+                {
+                  rc = ml_error_set (err, ML_EINPUT, "column \"%.40s\" appears twice", h);
+                  break;
+                }
+              col[c] = i;
+            }
+          if (rc < 0)
+            break;
+          const char *need[] = { "id", "lower", "upper", "size" };
+          for (int c = 0; c < 4; c++)
+            if (col[c] < 0)
+              {
+                rc = ml_error_set (err, ML_EINPUT, "the header has no \"%s\" column (expected id,lower,upper,size)", need[c]);
+                break;
+              }
+          if (rc < 0)
+            break;
+          continue;
+        }
+      if (nf != ncols)
+        {
+          rc = ml_error_set (err, ML_EINPUT, "%d fields, the header has %d%s", nf, ncols,
+                             r.missing_newline ? " (the file looks truncated)" : "");
+          break;
+        }
+      if (n == cap)
+        {
+          cap = cap ? cap * 2 : 1024;
+          Row *r2 = realloc (rows, cap * sizeof *rows);
+          if (!r2)
+            {
+              rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+              break;
+            }
+          rows = r2;
+        }
+      Row *row = &rows[n];
+      memset (row, 0, sizeof *row);
+      const char *idtext = f[col[COL_ID]];
+      if (!*idtext)
+        {
+          rc = ml_error_set (err, ML_EINPUT, "id is empty");
+          break;
+        }
+      if (ml_parse_u64 (idtext, strlen (idtext), &row->id) < 0)
+        {
+          all_numeric = false;
+          row->id = n;
+        }
+      row->name = ml_strtab_intern0 (t->strings, idtext);
+      if ((rc = field_u64 (f[col[COL_LOWER]], "lower", &row->lower, err)) < 0
+          || (rc = field_u64 (f[col[COL_UPPER]], end_inclusive ? "end" : "upper", &row->upper, err)) < 0
+          || (rc = field_u64 (f[col[COL_SIZE]], "size", &row->size, err)) < 0)
+        break;
+      if (end_inclusive)
+        {
+          if (row->upper == UINT64_MAX)
+            {
+              rc = ml_error_set (err, ML_EINPUT, "end %" PRIu64 " is too large", row->upper);
+              break;
+            }
+          row->upper++;
+        }
+      if (row->upper <= row->lower)
+        {
+          rc = ml_error_set (err, ML_EINPUT, "buffer %.40s: upper %" PRIu64 " <= lower %" PRIu64 " (lifetimes are half-open [lower, upper))",
+                             idtext, row->upper, row->lower);
+          break;
+        }
+      if (col[COL_OFFSET] >= 0 && *f[col[COL_OFFSET]])
+        {
+          if ((rc = field_u64 (f[col[COL_OFFSET]], "offset", &row->offset, err)) < 0)
+            break;
+          row->has_offset = true;
+        }
+      if (col[COL_ALIGN] >= 0 && *f[col[COL_ALIGN]])
+        {
+          uint64_t a;
+          if ((rc = field_u64 (f[col[COL_ALIGN]], "alignment", &a, err)) < 0)
+            break;
+          if (a == 0 || (a & (a - 1)))
+            {
+              rc = ml_error_set (err, ML_EINPUT, "alignment %" PRIu64 " is not a power of two", a);
+              break;
+            }
+          if (a > align)
+            align = a;
+        }
+      /* duplicate ids: by the text, so "b1" and "01" are told apart */
+      uint32_t prev;
+      if (ml_u64map_get (&ids, row->name, &prev))
+        {
+          rc = ml_error_set (err, ML_EINPUT, "duplicate id %.40s (first on line %u)", idtext, prev);
+          break;
+        }
+      if (ml_u64map_put (&ids, row->name, (uint32_t) r.lineno) < 0)
+        {
+          rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+          break;
+        }
+      n++;
+    }
+  if (rc < 0)
+    ml_error_prefix (err, "%s:%ld", path, r.lineno);
+  else if (!header)
+    rc = ml_error_set (err, ML_EINPUT, "%s: empty file (expected the header id,lower,upper,size)", path);
+  ml_lines_close (&r);
+  ml_u64map_clear (&ids);
+
+  if (rc == 0 && all_numeric)
+    {
+      /* numeric ids must also be unique as numbers ("1" and "01") */
+      MlU64Map num;
+      ml_u64map_init (&num);
+      for (size_t i = 0; i < n && rc == 0; i++)
+        {
+          if (ml_u64map_get (&num, rows[i].id, NULL))
+            rc = ml_error_set (err, ML_EINPUT, "%s: duplicate id %" PRIu64, path, rows[i].id);
+          else if (ml_u64map_put (&num, rows[i].id, 0) < 0)
+            rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+        }
+      ml_u64map_clear (&num);
+    }
+
+  /* events: allocs by lower (stable), frees by upper; frees first at a tick */
+  uint32_t *by_lower = NULL, *by_upper = NULL;
+  if (rc == 0)
+    {
+      by_lower = malloc ((n ? n : 1) * sizeof *by_lower);
+      by_upper = malloc ((n ? n : 1) * sizeof *by_upper);
+      if (!by_lower || !by_upper)
+        rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+    }
+  if (rc == 0)
+    {
+      for (size_t i = 0; i < n; i++)
+        by_lower[i] = by_upper[i] = (uint32_t) i;
+      if (n && (ml_sort_indexes_by_key (by_lower, n, &rows[0].lower, sizeof (Row)) < 0
+                || ml_sort_indexes_by_key (by_upper, n, &rows[0].upper, sizeof (Row)) < 0))
+        rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+    }
+  if (rc == 0 && t->cap_events < 2 * n)
+    {
+      MlEvent *ev = realloc (t->events, 2 * (n ? n : 1) * sizeof *ev);
+      if (!ev)
+        rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+      else
+        {
+          t->events = ev;
+          t->cap_events = 2 * (n ? n : 1);
+        }
+    }
+  if (rc == 0)
+    {
+      size_t a = 0, b = 0;
+      bool any_offset = false;
+      while (a < n || b < n)
+        {
+          bool take_free = b < n && (a == n || rows[by_upper[b]].upper <= rows[by_lower[a]].lower);
+          const Row *row = &rows[take_free ? by_upper[b++] : by_lower[a++]];
+          MlEvent ev = {
+            .tick = take_free ? row->upper : row->lower,
+            .id = row->id,
+            .size = take_free ? 0 : row->size,
+            .time_ns = -1,
+            .kind = take_free ? ML_EV_FREE : ML_EV_ALLOC,
+            .flags = ML_EVF_HAS_ID,
+            .name = all_numeric ? 0 : row->name,
+          };
+          if (!take_free && row->has_offset)
+            {
+              ev.addr = row->offset;
+              ev.flags |= ML_EVF_HAS_ADDR;
+              any_offset = true;
+            }
+          ml_trace_append (t, &ev);   /* capacity reserved above */
+        }
+      t->has_addrs = any_offset;
+      t->default_align = align;
+      t->source = ml_strtab_intern0 (t->strings, "csv");
+      t->capacity = ml_capacity_from_name (path);
+    }
+  free (by_lower);
+  free (by_upper);
+  free (rows);
+  if (rc < 0)
+    {
+      ml_trace_free (t);
+      return rc;
+    }
+  *out = t;
+  return 0;
+}
+
+int
+ml_buffers_write_csv (const MlBuffers *bufs, const MlPlan *plan, const char *path, MlError *err)
+{
+  if (plan && plan->n_segments > 1)
+    return ml_error_set (err, ML_EUNSUPPORTED, "%s: a plan with %zu segments has no single offset per buffer; CSV holds one arena",
+                         path, plan->n_segments);
+  MlOut *out = ml_out_open (path, err);
+  if (!out)
+    return err ? err->code : ML_EIO;
+  FILE *fp = ml_out_file (out);
+  /* CSV ids must be unique; a trace may reuse an id after its free, and
+   * then the buffer's index stands in for it. CSV-born string ids stay. */
+  bool from_csv = bufs->trace && strcmp (ml_trace_str (bufs->trace, bufs->trace->source), "csv") == 0;
+  bool unique = true;
+  MlU64Map seen;
+  ml_u64map_init (&seen);
+  for (size_t i = 0; i < bufs->n && unique; i++)
+    {
+      if (ml_u64map_get (&seen, bufs->buf[i].id, NULL))
+        unique = false;
+      else if (ml_u64map_put (&seen, bufs->buf[i].id, 0) < 0)
+        {
+          ml_u64map_clear (&seen);
+          ml_out_abort (out);
+          return ml_error_set (err, ML_ENOMEM, "out of memory");
+        }
+    }
+  ml_u64map_clear (&seen);
+  fputs (plan ? "id,lower,upper,size,offset\n" : "id,lower,upper,size\n", fp);
+  for (size_t i = 0; i < bufs->n; i++)
+    {
+      const MlBuffer *b = &bufs->buf[i];
+      if (from_csv && b->name)
+        fputs (ml_trace_str (bufs->trace, b->name), fp);
+      else
+        fprintf (fp, "%" PRIu64, unique ? b->id : (uint64_t) i);
+      fprintf (fp, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, b->start, b->end, b->size);
+      if (plan)
+        fprintf (fp, ",%" PRIu64, plan->offset[i]);
+      fputc ('\n', fp);
+    }
+  return ml_out_commit (out, err);
+}

@@ -1,0 +1,669 @@
+#include "sim/formats/graph.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/base/jsonutil.h"
+#include "sim/base/sort.h"
+#include "sim/base/options.h"
+#include "sim/base/u64map.h"
+
+bool
+ml_graph_sniff (const unsigned char *h, size_t len)
+{
+  return len > 2 && h[0] == '{' && memmem (h, len, "\"memlens-graph\"", 15) != NULL;
+}
+
+unsigned
+ml_dtype_size (const char *d)
+{
+  static const struct { const char *name; unsigned size; } t[] = {
+    { "f64", 8 }, { "float64", 8 }, { "f32", 4 }, { "float32", 4 }, { "f16", 2 }, { "float16", 2 },
+    { "bf16", 2 }, { "bfloat16", 2 }, { "fp8", 1 }, { "f8", 1 }, { "i64", 8 }, { "int64", 8 },
+    { "i32", 4 }, { "int32", 4 }, { "i8", 1 }, { "int8", 1 }, { "u8", 1 }, { "uint8", 1 }, { "bool", 1 },
+  };
+  for (size_t i = 0; d && i < sizeof t / sizeof t[0]; i++)
+    if (strcmp (d, t[i].name) == 0)
+      return t[i].size;
+  return 0;
+}
+
+enum { K_ACT = 0, K_INPUT, K_OUTPUT, K_WEIGHT };
+
+typedef struct {
+  const char *name;
+  uint64_t    bytes;
+  int         kind;
+  long        producer;   /* op index, -1 = graph input / weight */
+  uint32_t    root;       /* the buffer it lives in (in-place aliases) */
+} Tensor;
+
+typedef struct {
+  const char *name;
+  uint32_t   *in, *out;
+  size_t      n_in, n_out;
+  uint32_t   *ip_in, *ip_out;   /* in-place pairs */
+  size_t      n_ip;
+} Op;
+
+typedef struct {
+  const char *path;
+  MlError    *err;
+  Tensor     *t;
+  size_t      nt;
+  Op         *ops;
+  size_t      nops;
+  uint64_t    align;
+  bool        exclude[4];
+  bool        pin[4];     /* resident for the whole graph at a fixed offset */
+  MlU64Map    names;      /* FNV-1a hash of a name -> the first tensor with it */
+} G;
+
+static uint64_t
+name_hash (const char *s)
+{
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++)
+    h = (h ^ (unsigned char) *s) * 1099511628211ull;
+  return h;
+}
+
+static long
+find_tensor (const G *g, const char *name)
+{
+  uint32_t i;
+  if (!ml_u64map_get (&g->names, name_hash (name), &i))
+    return -1;
+  if (strcmp (g->t[i].name, name) == 0)
+    return (long) i;
+  for (size_t k = 0; k < g->nt; k++)   /* a hash collision: rare */
+    if (strcmp (g->t[k].name, name) == 0)
+      return (long) k;
+  return -1;
+}
+
+static int
+name_list (G *g, const cJSON *arr, size_t op, const char *what, uint32_t **out, size_t *n)
+{
+  *out = NULL;
+  *n = 0;
+  if (!arr)
+    return 0;
+  if (!cJSON_IsArray (arr))
+    return ml_error_set (g->err, ML_EINPUT, "%s: op %zu: \"%s\" is not an array of tensor names", g->path, op, what);
+  size_t cnt = (size_t) cJSON_GetArraySize (arr);
+  *out = calloc (cnt ? cnt : 1, sizeof **out);
+  if (!*out)
+    return ml_error_set (g->err, ML_ENOMEM, "out of memory");
+  const cJSON *it;
+  cJSON_ArrayForEach (it, arr)
+    {
+      const char *nm = cJSON_GetStringValue (it);
+      long ti = nm ? find_tensor (g, nm) : -1;
+      if (ti < 0)
+        return ml_error_set (g->err, ML_EINPUT, "%s: op %zu (%s): %s \"%s\" is not a declared tensor", g->path, op,
+                             g->ops[op].name, what, nm ? nm : "(not a string)");
+      (*out)[(*n)++] = (uint32_t) ti;
+    }
+  return 0;
+}
+
+static uint32_t
+root_of (const G *g, uint32_t t)
+{
+  return g->t[t].root;
+}
+
+/* Lifetimes of the roots under @order: start / end ticks; returns the
+ * peak of live aligned bytes. */
+static uint64_t
+lifetimes (const G *g, const uint32_t *order, uint64_t *start, uint64_t *end, uint64_t *scratch)
+{
+  size_t n = g->nops;
+  for (size_t i = 0; i < g->nt; i++)
+    start[i] = UINT64_MAX, end[i] = 0;
+  for (size_t i = 0; i < g->nt; i++)
+    if (g->t[i].producer < 0 && root_of (g, (uint32_t) i) == i)
+      start[i] = 0, end[i] = 1;
+  for (size_t p = 0; p < n; p++)
+    {
+      const Op *o = &g->ops[order[p]];
+      uint64_t tick = p + 1;
+      for (size_t k = 0; k < o->n_out; k++)
+        {
+          uint32_t r = root_of (g, o->out[k]);
+          if (start[r] == UINT64_MAX)
+            start[r] = tick;
+          if (end[r] < tick + 1)
+            end[r] = tick + 1;
+        }
+      for (size_t k = 0; k < o->n_in; k++)
+        {
+          uint32_t r = root_of (g, o->in[k]);
+          if (end[r] < tick + 1)
+            end[r] = tick + 1;
+        }
+    }
+  for (size_t i = 0; i < g->nt; i++)
+    {
+      uint32_t r = root_of (g, (uint32_t) i);
+      if (g->t[i].kind == K_OUTPUT || g->t[i].kind == K_WEIGHT || g->pin[g->t[i].kind])
+        end[r] = n + 1;
+      if (g->pin[g->t[i].kind])
+        start[r] = 0;
+    }
+  /* peak: a difference array over ticks 0 .. n + 1 */
+  memset (scratch, 0, (n + 2) * sizeof *scratch);
+  uint64_t *minus = scratch + n + 2;
+  memset (minus, 0, (n + 2) * sizeof *minus);
+  for (size_t i = 0; i < g->nt; i++)
+    if (root_of (g, (uint32_t) i) == i && start[i] != UINT64_MAX && !g->exclude[g->t[i].kind])
+      {
+        uint64_t b = ml_align_up (g->t[i].bytes, g->align);
+        scratch[start[i]] += b;
+        if (end[i] < n + 2)
+          minus[end[i]] += b;
+      }
+  uint64_t live = 0, peak = 0;
+  for (size_t k = 0; k < n + 2; k++)
+    {
+      live = live + scratch[k] - minus[k];
+      if (live > peak)
+        peak = live;
+    }
+  return peak;
+}
+
+/* The memory-aware topological order (see graph.h). */
+static int
+memory_order (const G *g, uint32_t *order)
+{
+  size_t n = g->nops, nt = g->nt;
+  uint32_t *uses = calloc (nt ? nt : 1, sizeof *uses);     /* remaining reads per root */
+  uint32_t *missing = calloc (n ? n : 1, sizeof *missing); /* unfinished producers per op */
+  bool *done = calloc (n ? n : 1, 1), *made = calloc (nt ? nt : 1, 1);
+  size_t n_reads = 0;
+  for (size_t o = 0; o < n; o++)
+    n_reads += g->ops[o].n_in;
+  /* the readers of each tensor (CSR), one entry per read */
+  size_t *first = calloc (nt + 1, sizeof *first);
+  uint32_t *readers = calloc (n_reads ? n_reads : 1, sizeof *readers);
+  if (!uses || !missing || !done || !made || !first || !readers)
+    {
+      free (uses), free (missing), free (done), free (made), free (first), free (readers);
+      return ML_ENOMEM;
+    }
+  for (size_t o = 0; o < n; o++)
+    for (size_t k = 0; k < g->ops[o].n_in; k++)
+      {
+        uses[root_of (g, g->ops[o].in[k])]++;
+        if (g->t[g->ops[o].in[k]].producer >= 0)
+          missing[o]++;
+        first[g->ops[o].in[k] + 1]++;
+      }
+  for (size_t i = 0; i < nt; i++)
+    first[i + 1] += first[i];
+  {
+    size_t *fill = calloc (nt + 1, sizeof *fill);
+    if (!fill)
+      {
+        free (uses), free (missing), free (done), free (made), free (first), free (readers);
+        return ML_ENOMEM;
+      }
+    for (size_t o = 0; o < n; o++)
+      for (size_t k = 0; k < g->ops[o].n_in; k++)
+        {
+          uint32_t t = g->ops[o].in[k];
+          readers[first[t] + fill[t]++] = (uint32_t) o;
+        }
+    free (fill);
+  }
+  for (size_t i = 0; i < nt; i++)
+    made[i] = g->t[i].producer < 0;
+  for (size_t p = 0; p < n; p++)
+    {
+      long best = -1;
+      int64_t best_score = 0;
+      uint64_t best_alloc = 0;
+      for (size_t o = 0; o < n; o++)
+        {
+          if (done[o] || missing[o])
+            continue;
+          const Op *op = &g->ops[o];
+          int64_t freed = 0, alloc = 0;
+          for (size_t k = 0; k < op->n_out; k++)
+            {
+              uint32_t r = root_of (g, op->out[k]);
+              if (r == op->out[k])
+                alloc += (int64_t) ml_align_up (g->t[r].bytes, g->align);
+            }
+          for (size_t k = 0; k < op->n_in; k++)
+            {
+              uint32_t r = root_of (g, op->in[k]);
+              size_t here = 0;
+              for (size_t j = 0; j < op->n_in; j++)
+                here += root_of (g, op->in[j]) == r;
+              bool first_read = true;
+              for (size_t j = 0; j < k; j++)
+                first_read &= root_of (g, op->in[j]) != r;
+              bool persistent = g->t[r].kind == K_OUTPUT || g->t[r].kind == K_WEIGHT;
+              for (size_t j = 0; j < op->n_out; j++)
+                persistent |= root_of (g, op->out[j]) == r;
+              if (first_read && !persistent && uses[r] == here)
+                freed += (int64_t) ml_align_up (g->t[r].bytes, g->align);
+            }
+          int64_t score = freed - alloc;
+          if (best < 0 || score > best_score || (score == best_score && (uint64_t) alloc > best_alloc))
+            best = (long) o, best_score = score, best_alloc = (uint64_t) alloc;
+        }
+      if (best < 0)
+        {
+          free (uses), free (missing), free (done), free (made), free (first), free (readers);
+          return ML_EINPUT;   /* a cycle: cannot happen after validation */
+        }
+      order[p] = (uint32_t) best;
+      done[best] = true;
+      const Op *op = &g->ops[best];
+      for (size_t k = 0; k < op->n_in; k++)
+        uses[root_of (g, op->in[k])]--;
+      for (size_t k = 0; k < op->n_out; k++)
+        if (!made[op->out[k]])
+          {
+            uint32_t t = op->out[k];
+            made[t] = true;
+            for (size_t r = first[t]; r < first[t + 1]; r++)
+              missing[readers[r]]--;
+          }
+    }
+  free (uses), free (missing), free (done), free (made), free (first), free (readers);
+  return 0;
+}
+
+typedef struct {
+  G   *g;
+  bool reorder;
+} Opts;
+
+static int
+graph_option (void *user, const char *key, const char *value, MlError *err)
+{
+  Opts *o = user;
+  if (strcmp (key, "reorder") == 0)
+    {
+      if (strcmp (value, "memory") == 0)
+        o->reorder = true;
+      else if (strcmp (value, "none") == 0)
+        o->reorder = false;
+      else
+        return ml_error_set (err, ML_EUSAGE, "graph option reorder=%s: use memory or none", value);
+    }
+  else if (strcmp (key, "exclude") == 0 || strcmp (key, "pin") == 0)
+    {
+      bool *set = key[0] == 'e' ? o->g->exclude : o->g->pin;
+      if (strcmp (value, "weights") == 0)
+        set[K_WEIGHT] = true;
+      else if (strcmp (value, "inputs") == 0)
+        set[K_INPUT] = true;
+      else if (strcmp (value, "outputs") == 0)
+        set[K_OUTPUT] = true;
+      else
+        return ml_error_set (err, ML_EUSAGE, "graph option %s=%s: use weights, inputs or outputs", key, value);
+    }
+  return 0;   /* other keys belong to the strategies */
+}
+
+static int
+emit (MlTrace *t, MlEventKind kind, uint64_t tick, uint64_t id, uint64_t size, uint32_t name, uint16_t flags)
+{
+  MlEvent ev = { .tick = tick, .id = id, .size = size, .time_ns = -1, .name = name, .kind = (uint8_t) kind,
+                 .flags = flags };
+  return ml_trace_append (t, &ev) ? 0 : ML_ENOMEM;
+}
+
+static int
+build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
+{
+  const cJSON *tensors = cJSON_GetObjectItemCaseSensitive (root, "tensors");
+  const cJSON *ops = cJSON_GetObjectItemCaseSensitive (root, "ops");
+  if (!cJSON_IsArray (tensors) || !cJSON_IsArray (ops))
+    return ml_error_set (g->err, ML_EINPUT, "%s: a graph needs \"tensors\" and \"ops\" arrays", g->path);
+  uint64_t align = 256;
+  int rc = ml_json_u64 (root, "alignment", false, &align, g->err);
+  if (rc < 0)
+    return ml_error_prefix (g->err, "%s", g->path);
+  if (align == 0 || (align & (align - 1)))
+    return ml_error_set (g->err, ML_EINPUT, "%s: alignment %" PRIu64 " is not a power of two", g->path, align);
+  g->align = align;
+  Opts o = { g, false };
+  if ((rc = ml_options_foreach (opts->graph_options, graph_option, &o, g->err)) < 0)
+    return rc;
+
+  g->nt = 0;
+  g->t = calloc ((size_t) cJSON_GetArraySize (tensors) + 1, sizeof *g->t);
+  g->ops = calloc ((size_t) cJSON_GetArraySize (ops) + 1, sizeof *g->ops);
+  if (!g->t || !g->ops)
+    return ml_error_set (g->err, ML_ENOMEM, "out of memory");
+  const cJSON *it;
+  cJSON_ArrayForEach (it, tensors)
+    {
+      size_t i = g->nt;
+      Tensor *t = &g->t[i];
+      t->name = ml_json_str (it, "name");
+      if (!t->name || !*t->name)
+        return ml_error_set (g->err, ML_EINPUT, "%s: tensor %zu has no \"name\"", g->path, i);
+      if (find_tensor (g, t->name) >= 0)
+        return ml_error_set (g->err, ML_EINPUT, "%s: tensor \"%s\" is declared twice", g->path, t->name);
+      const char *dtype = ml_json_str (it, "dtype");
+      unsigned dsize = ml_dtype_size (dtype);
+      uint64_t bytes;
+      if ((rc = ml_json_u64 (it, "bytes", false, &bytes, g->err)) < 0)
+        return ml_error_prefix (g->err, "%s: tensor \"%s\"", g->path, t->name);
+      if (rc == 1)
+        {
+          if (!dsize)
+            return ml_error_set (g->err, ML_EINPUT, "%s: tensor \"%s\": dtype \"%s\" is not one of f64 f32 f16 bf16 fp8 i64 i32 i8 u8 bool",
+                                 g->path, t->name, dtype ? dtype : "(none)");
+          const cJSON *shape = cJSON_GetObjectItemCaseSensitive (it, "shape");
+          if (!cJSON_IsArray (shape))
+            return ml_error_set (g->err, ML_EINPUT, "%s: tensor \"%s\" needs a \"shape\" array (or \"bytes\")", g->path, t->name);
+          uint64_t elems = 1;
+          const cJSON *d;
+          cJSON_ArrayForEach (d, shape)
+            {
+              uint64_t dim;
+              if (ml_json_value_u64 (d, "dimension", &dim, g->err) < 0)
+                return ml_error_prefix (g->err, "%s: tensor \"%s\"", g->path, t->name);
+              if (dim && elems > (UINT64_MAX >> 8) / dim)
+                return ml_error_set (g->err, ML_EINPUT, "%s: tensor \"%s\": the shape has more than 2^56 elements", g->path, t->name);
+              elems *= dim;
+            }
+          bytes = elems * dsize;
+        }
+      if (bytes > ((uint64_t) 1 << 56))
+        return ml_error_set (g->err, ML_EINPUT, "%s: tensor \"%s\": %" PRIu64 " bytes is over the 2^56 limit", g->path, t->name, bytes);
+      t->bytes = bytes;
+      const char *kind = ml_json_str (it, "kind");
+      if (!kind || strcmp (kind, "activation") == 0)
+        t->kind = K_ACT;
+      else if (strcmp (kind, "input") == 0)
+        t->kind = K_INPUT;
+      else if (strcmp (kind, "output") == 0)
+        t->kind = K_OUTPUT;
+      else if (strcmp (kind, "weight") == 0)
+        t->kind = K_WEIGHT;
+      else
+        return ml_error_set (g->err, ML_EINPUT, "%s: tensor \"%s\": kind \"%s\" is not input, output, weight or activation",
+                             g->path, t->name, kind);
+      t->producer = -1;
+      t->root = (uint32_t) i;
+      if (!ml_u64map_get (&g->names, name_hash (t->name), NULL)
+          && ml_u64map_put (&g->names, name_hash (t->name), (uint32_t) i) < 0)
+        return ml_error_set (g->err, ML_ENOMEM, "out of memory");
+      g->nt++;
+    }
+  cJSON_ArrayForEach (it, ops)
+    {
+      size_t i = g->nops;
+      Op *op = &g->ops[i];
+      op->name = ml_json_str (it, "name");
+      if (!op->name)
+        op->name = "(unnamed)";
+      g->nops++;
+      if ((rc = name_list (g, cJSON_GetObjectItemCaseSensitive (it, "inputs"), i, "input", &op->in, &op->n_in)) < 0
+          || (rc = name_list (g, cJSON_GetObjectItemCaseSensitive (it, "outputs"), i, "output", &op->out, &op->n_out)) < 0)
+        return rc;
+      const cJSON *ip = cJSON_GetObjectItemCaseSensitive (it, "inplace");
+      size_t nip = cJSON_IsArray (ip) ? (size_t) cJSON_GetArraySize (ip) : 0;
+      op->ip_in = calloc (nip + 1, sizeof *op->ip_in);
+      op->ip_out = calloc (nip + 1, sizeof *op->ip_out);
+      if (!op->ip_in || !op->ip_out)
+        return ml_error_set (g->err, ML_ENOMEM, "out of memory");
+      const cJSON *pair;
+      cJSON_ArrayForEach (pair, ip)
+        {
+          const char *a = cJSON_GetStringValue (cJSON_GetArrayItem (pair, 0));
+          const char *b = cJSON_GetStringValue (cJSON_GetArrayItem (pair, 1));
+          long ta = a ? find_tensor (g, a) : -1, tb = b ? find_tensor (g, b) : -1;
+          bool a_in = false, b_out = false;
+          for (size_t k = 0; k < op->n_in; k++)
+            a_in |= ta >= 0 && op->in[k] == (uint32_t) ta;
+          for (size_t k = 0; k < op->n_out; k++)
+            b_out |= tb >= 0 && op->out[k] == (uint32_t) tb;
+          if (!cJSON_IsArray (pair) || cJSON_GetArraySize (pair) != 2 || !a_in || !b_out)
+            return ml_error_set (g->err, ML_EINPUT, "%s: op %zu (%s): an in-place pair must be [input, output] of the op",
+                                 g->path, i, op->name);
+          op->ip_in[op->n_ip] = (uint32_t) ta;
+          op->ip_out[op->n_ip++] = (uint32_t) tb;
+        }
+      for (size_t k = 0; k < op->n_in; k++)
+        {
+          const Tensor *t = &g->t[op->in[k]];
+          if (t->producer < 0 && t->kind != K_INPUT && t->kind != K_WEIGHT)
+            return ml_error_set (g->err, ML_EINPUT, "%s: op %zu (%s) reads \"%s\" before any op writes it", g->path, i,
+                                 op->name, t->name);
+        }
+      for (size_t k = 0; k < op->n_out; k++)
+        {
+          Tensor *t = &g->t[op->out[k]];
+          if (t->producer >= 0 || t->kind == K_INPUT || t->kind == K_WEIGHT)
+            return ml_error_set (g->err, ML_EINPUT, "%s: op %zu (%s) writes \"%s\", which %s", g->path, i, op->name, t->name,
+                                 t->producer >= 0 ? "another op already wrote" : "is a graph input or weight");
+          t->producer = (long) i;
+        }
+      for (size_t k = 0; k < op->n_ip; k++)
+        {
+          g->t[op->ip_out[k]].root = g->t[op->ip_in[k]].root;
+          Tensor *r = &g->t[g->t[op->ip_in[k]].root];
+          if (g->t[op->ip_out[k]].bytes > r->bytes)
+            r->bytes = g->t[op->ip_out[k]].bytes;
+          if (g->t[op->ip_out[k]].kind == K_OUTPUT)
+            r->kind = K_OUTPUT;
+        }
+    }
+
+  /* the order */
+  size_t n = g->nops;
+  uint32_t *order = calloc (n + 1, sizeof *order), *best = calloc (n + 1, sizeof *best);
+  uint64_t *start = calloc (g->nt + 1, sizeof *start), *end = calloc (g->nt + 1, sizeof *end);
+  uint64_t *scratch = calloc (2 * (n + 2), sizeof *scratch);
+  uint32_t *by_end = NULL;
+  size_t *rd_first = NULL, *rd_fill = NULL;   /* the readers of each tensor, */
+  uint32_t *rd_pos = NULL;                    /* by position in the order    */
+  MlTrace *tr = ml_trace_new ();
+  if (!order || !best || !start || !end || !scratch || !tr)
+    {
+      rc = ml_error_set (g->err, ML_ENOMEM, "out of memory");
+      goto out;
+    }
+  for (size_t i = 0; i < n; i++)
+    order[i] = (uint32_t) i;
+  uint64_t peak0 = lifetimes (g, order, start, end, scratch), peak1 = peak0;
+  char note[256] = "";
+  if (o.reorder)
+    {
+      if ((rc = memory_order (g, best)) < 0)
+        {
+          rc = ml_error_set (g->err, rc, "%s: the ops have a dependency cycle", g->path);
+          goto out;
+        }
+      peak1 = lifetimes (g, best, start, end, scratch);
+      if (peak1 < peak0)
+        {
+          memcpy (order, best, n * sizeof *order);
+          snprintf (note, sizeof note, "reorder=memory: live peak %" PRIu64 " -> %" PRIu64 " bytes (-%.2f%%)", peak0, peak1,
+                    100.0 * (double) (peak0 - peak1) / (double) peak0);
+        }
+      else
+        snprintf (note, sizeof note, "reorder=memory: kept the given order (live peak %" PRIu64 "; the memory-aware order needs %" PRIu64 ")",
+                  peak0, peak1);
+      lifetimes (g, order, start, end, scratch);
+    }
+
+  tr->source = ml_strtab_intern0 (tr->strings, "graph");
+  tr->default_align = align;
+  static const uint16_t kind_flag[] = { ML_EVF_ACTIVATION, ML_EVF_INPUT, ML_EVF_OUTPUT, ML_EVF_WEIGHT };
+  if (note[0] && (rc = emit (tr, ML_EV_MARK, 0, 0, 0, ml_strtab_intern0 (tr->strings, note), 0)) < 0)
+    goto oom;
+  /* pinned tensors are packed from offset 0 in declaration order */
+  uint64_t pin_at = 0;
+  for (size_t i = 0; i < g->nt; i++)
+    if (g->t[i].root == i && start[i] == 0 && !g->exclude[g->t[i].kind])
+      {
+        uint16_t flags = ML_EVF_HAS_ID | kind_flag[g->t[i].kind];
+        MlEvent ev = { .tick = 0, .id = i + 1, .size = g->t[i].bytes, .time_ns = -1,
+                       .name = ml_strtab_intern0 (tr->strings, g->t[i].name), .kind = ML_EV_ALLOC, .flags = flags };
+        if (g->pin[g->t[i].kind])
+          {
+            ev.flags |= ML_EVF_PINNED;
+            ev.addr = pin_at;
+            pin_at += ml_align_up (g->t[i].bytes, align);
+          }
+        if (!ml_trace_append (tr, &ev))
+          goto oom;
+      }
+  /* the roots by end tick (stable), for the frees */
+  size_t n_by_end = 0, next_end = 0;
+  by_end = calloc (g->nt + 1, sizeof *by_end);
+  if (!by_end)
+    goto oom;
+  for (size_t i = 0; i < g->nt; i++)
+    if (g->t[i].root == i && start[i] != UINT64_MAX && end[i] <= n && !g->exclude[g->t[i].kind])
+      by_end[n_by_end++] = (uint32_t) i;
+  if (ml_sort_indexes_by_key (by_end, n_by_end, end, sizeof *end) < 0)
+    goto oom;
+  /* positions that read each tensor, ascending (CSR): an in-place write
+   * finds its input's next and last readers by binary search instead of
+   * scanning every later op (quadratic in a chain of in-place ops) */
+  size_t n_reads = 0;
+  for (size_t q = 0; q < n; q++)
+    n_reads += g->ops[order[q]].n_in;
+  rd_first = calloc (g->nt + 2, sizeof *rd_first);
+  rd_fill = calloc (g->nt + 1, sizeof *rd_fill);
+  rd_pos = calloc (n_reads + 1, sizeof *rd_pos);
+  if (!rd_first || !rd_fill || !rd_pos)
+    goto oom;
+  for (size_t q = 0; q < n; q++)
+    for (size_t j = 0; j < g->ops[order[q]].n_in; j++)
+      rd_first[g->ops[order[q]].in[j] + 1]++;
+  for (size_t t = 0; t < g->nt; t++)
+    rd_first[t + 1] += rd_first[t];
+  for (size_t q = 0; q < n; q++)
+    for (size_t j = 0; j < g->ops[order[q]].n_in; j++)
+      {
+        uint32_t t = g->ops[order[q]].in[j];
+        rd_pos[rd_first[t] + rd_fill[t]++] = (uint32_t) q;
+      }
+  for (size_t p = 0; p < n; p++)
+    {
+      uint64_t tick = p + 1;
+      for (; next_end < n_by_end && end[by_end[next_end]] == tick; next_end++)
+        if ((rc = emit (tr, ML_EV_FREE, tick, by_end[next_end] + 1, 0, 0, ML_EVF_HAS_ID)) < 0)
+          goto oom;
+      const Op *op = &g->ops[order[p]];
+      for (size_t k = 0; k < op->n_out; k++)
+        {
+          uint32_t r = op->out[k];
+          if (g->t[r].root != r || start[r] != tick || g->exclude[g->t[r].kind])
+            continue;
+          if ((rc = emit (tr, ML_EV_ALLOC, tick, r + 1, g->t[r].bytes, ml_strtab_intern0 (tr->strings, g->t[r].name),
+                          ML_EVF_HAS_ID | kind_flag[g->t[r].kind])) < 0)
+            goto oom;
+        }
+      /* in-place writes: recorded for ml_check_races(); a mark names
+       * each hazard (the overwritten input is read by a later op) */
+      for (size_t k = 0; k < op->n_ip; k++)
+        {
+          uint32_t victim = op->ip_in[k];
+          uint64_t last_read = tick;
+          const Op *reader = NULL;
+          size_t lo = rd_first[victim], hi = rd_first[victim + 1], end_r = hi;
+          while (lo < hi)   /* the first reading position after p */
+            {
+              size_t mid = lo + (hi - lo) / 2;
+              if (rd_pos[mid] <= p)
+                lo = mid + 1;
+              else
+                hi = mid;
+            }
+          if (lo < end_r)
+            {
+              reader = &g->ops[order[rd_pos[lo]]];
+              last_read = (uint64_t) rd_pos[end_r - 1] + 1;
+            }
+          MlInplaceWrite w = { .op_tick = tick, .output_id = g->t[op->ip_out[k]].root + 1,
+                               .input_id = g->t[victim].root + 1, .last_read = last_read,
+                               .op_name = ml_strtab_intern0 (tr->strings, op->name) };
+          if (g->exclude[g->t[g->t[victim].root].kind])
+            continue;   /* the buffer is not in the trace */
+          if (ml_trace_add_inplace (tr, &w) < 0)
+            goto oom;
+          if (reader)
+            {
+              char msg[400];
+              snprintf (msg, sizeof msg, "in-place hazard: op \"%s\" writes \"%s\" over \"%s\", which op \"%s\" reads later",
+                        op->name, g->t[op->ip_out[k]].name, g->t[victim].name, reader->name);
+              if ((rc = emit (tr, ML_EV_MARK, tick, g->t[victim].root + 1, 0, ml_strtab_intern0 (tr->strings, msg),
+                              ML_EVF_HAS_ID)) < 0)
+                goto oom;
+            }
+        }
+    }
+  rc = 0;
+  goto out;
+oom:
+  rc = ml_error_set (g->err, ML_ENOMEM, "out of memory");
+out:
+  free (order);
+  free (best);
+  free (start);
+  free (end);
+  free (scratch);
+  free (by_end);
+  free (rd_first);
+  free (rd_fill);
+  free (rd_pos);
+  if (rc < 0)
+    ml_trace_free (tr);
+  else
+    *out = tr;
+  return rc;
+}
+
+int
+ml_trace_from_graph (const cJSON *root, const char *name, const MlLoadOptions *opts, MlTrace **out, MlError *err)
+{
+  MlLoadOptions defaults;
+  if (!opts)
+    {
+      ml_load_options_init (&defaults);
+      opts = &defaults;
+    }
+  G g = { .path = name, .err = err };
+  ml_u64map_init (&g.names);
+  int rc = cJSON_IsObject (root) ? build (&g, root, opts, out)
+                                 : ml_error_set (err, ML_EINPUT, "%s: a graph is a JSON object", name);
+  for (size_t i = 0; g.ops && i < g.nops; i++)
+    {
+      free (g.ops[i].in);
+      free (g.ops[i].out);
+      free (g.ops[i].ip_in);
+      free (g.ops[i].ip_out);
+    }
+  free (g.ops);
+  free (g.t);
+  ml_u64map_clear (&g.names);
+  return rc;
+}
+
+int
+ml_trace_load_graph (const char *path, const MlLoadOptions *opts, MlTrace **out, MlError *err)
+{
+  cJSON *root;
+  int rc = ml_json_read_file (path, (size_t) 1 << 32, &root, err);
+  if (rc < 0)
+    return rc;
+  rc = ml_trace_from_graph (root, path, opts, out, err);
+  cJSON_Delete (root);
+  return rc;
+}

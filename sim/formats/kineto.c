@@ -1,0 +1,266 @@
+#include "sim/formats/kineto.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include <sys/stat.h>
+
+#include "sim/base/jsonutil.h"
+#include "sim/base/u64map.h"
+
+bool
+ml_kineto_sniff (const unsigned char *h, size_t len)
+{
+  size_t i = 0;
+  while (i < len && (h[i] == ' ' || h[i] == '\n' || h[i] == '\r' || h[i] == '\t'))
+    i++;
+  return i < len && h[i] == '{' && memmem (h, len, "\"traceEvents\"", 13) != NULL;
+}
+
+
+typedef struct {
+  double   ts;
+  size_t   order;
+  int64_t  bytes;
+  uint64_t addr;
+  uint32_t tid;
+} Mem;
+
+static int
+cmp_mem (const void *a, const void *b)
+{
+  const Mem *x = a, *y = b;
+  if (x->ts != y->ts)
+    return x->ts < y->ts ? -1 : 1;
+  return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static bool
+num_arg (const cJSON *args, const char *key, double *out)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive (args, key);
+  if (cJSON_IsNumber (v))
+    {
+      *out = v->valuedouble;
+      return true;
+    }
+  if (cJSON_IsString (v) && v->valuestring)
+    {
+      char *end;
+      errno = 0;
+      double d = (double) strtoull (v->valuestring, &end, 0);
+      if (*end == 0 && end != v->valuestring && errno == 0)
+        {
+          *out = d;
+          return true;
+        }
+    }
+  return false;
+}
+
+/* The memory event's device: 0 = CPU, else CUDA (1) with its id. */
+static void
+mem_device (const cJSON *args, int *type, int *id)
+{
+  double d;   /* out of int's range (or NaN) is no device: -1 */
+  *type = num_arg (args, "Device Type", &d) ? (d >= 0 && d < 65536 ? (int) d : -1) : 0;
+  *id = num_arg (args, "Device Id", &d) ? (d >= 0 && d < 65536 ? (int) d : -1) : 0;
+}
+
+int
+ml_trace_from_kineto (const cJSON *root, const char *name, const MlLoadOptions *opts, MlTrace **out, MlError *err)
+{
+  const cJSON *evs = cJSON_IsObject (root) ? cJSON_GetObjectItemCaseSensitive (root, "traceEvents") : root;
+  if (!cJSON_IsArray (evs))
+    return ml_error_set (err, ML_EINPUT, "%s: a Kineto / Chrome trace needs a \"traceEvents\" array", name);
+  int n_ev = cJSON_GetArraySize (evs);
+  /* pick the device: the CUDA one with the most memory events */
+  size_t counts[65] = { 0 };   /* [0] CPU, [1 + id] CUDA id < 64 */
+  size_t n_mem = 0;
+  const cJSON *e;
+  cJSON_ArrayForEach (e, evs)
+    {
+      const char *nm = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (e, "name"));
+      const cJSON *args = cJSON_GetObjectItemCaseSensitive (e, "args");
+      if (!nm || strcmp (nm, "[memory]") != 0 || !cJSON_IsObject (args))
+        continue;
+      int type, id;
+      mem_device (args, &type, &id);
+      if (type == 0)
+        counts[0]++;
+      else if (id >= 0 && id < 64)
+        counts[1 + id]++;
+      n_mem++;
+    }
+  int want_type = 1, want_id = opts->device;
+  if (want_id < 0)
+    {
+      size_t best = 0;
+      for (int d = 0; d < 64; d++)
+        if (counts[1 + d] > best)
+          best = counts[1 + d], want_id = d;
+      if (want_id < 0)
+        want_type = 0, want_id = 0;
+    }
+  Mem *mem = calloc (n_mem ? n_mem : 1, sizeof *mem);
+  if (!mem)
+    return ml_error_set (err, ML_ENOMEM, "%s: out of memory", name);
+  size_t k = 0, idx = 0;
+  int rc = 0;
+  cJSON_ArrayForEach (e, evs)
+    {
+      idx++;
+      const char *nm = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (e, "name"));
+      const cJSON *args = cJSON_GetObjectItemCaseSensitive (e, "args");
+      if (!nm || strcmp (nm, "[memory]") != 0 || !cJSON_IsObject (args))
+        continue;
+      int type, id;
+      mem_device (args, &type, &id);
+      if ((type != 0) != (want_type != 0) || (type != 0 && id != want_id))
+        continue;
+      double bytes, addr, ts = 0, tid = 0;
+      if (!num_arg (args, "Bytes", &bytes) || !num_arg (args, "Addr", &addr))
+        {
+          rc = ml_error_set (err, ML_EINPUT, "%s: traceEvents[%zu]: a [memory] event needs numeric args \"Bytes\" and \"Addr\"",
+                             name, idx - 1);
+          break;
+        }
+      if (!isfinite (bytes) || fabs (bytes) > 9.0e18 || !isfinite (addr) || addr < 0 || addr > 1.8e19)
+        {
+          rc = ml_error_set (err, ML_EINPUT, "%s: traceEvents[%zu]: Bytes %.0f or Addr %.0f out of range", name, idx - 1,
+                             bytes, addr);
+          break;
+        }
+      const cJSON *t = cJSON_GetObjectItemCaseSensitive (e, "ts");
+      if (cJSON_IsNumber (t))
+        ts = t->valuedouble;
+      else if (cJSON_IsString (t) && t->valuestring)
+        ts = strtod (t->valuestring, NULL);
+      const cJSON *th = cJSON_GetObjectItemCaseSensitive (e, "tid");
+      if (cJSON_IsNumber (th))
+        tid = th->valuedouble;
+      if (!isfinite (ts))
+        ts = 0;   /* "nan" / "inf" strings: no time, order kept */
+      if (!(tid >= 0 && tid < 4294967296.0))
+        tid = 0;
+      mem[k++] = (Mem) { ts, k, (int64_t) bytes, (uint64_t) addr, (uint32_t) tid };
+    }
+  if (rc < 0)
+    {
+      free (mem);
+      return rc;
+    }
+  qsort (mem, k, sizeof *mem, cmp_mem);
+  (void) n_ev;
+
+  MlTrace *tr = ml_trace_new ();
+  MlU64Map live;
+  ml_u64map_init (&live);
+  if (!tr)
+    {
+      free (mem);
+      return ml_error_set (err, ML_ENOMEM, "%s: out of memory", name);
+    }
+  tr->source = ml_strtab_intern0 (tr->strings, "kineto");
+  tr->device = (uint32_t) want_id;
+  tr->has_addrs = true;
+  /* frees of addresses allocated before the trace: buffers live from tick 0 */
+  uint64_t next_id = 1;
+  for (size_t i = 0; i < k && rc == 0; i++)
+    {
+      uint32_t v;
+      if (mem[i].bytes > 0)
+        ml_u64map_put (&live, mem[i].addr, 1);
+      else if (mem[i].bytes < 0 && !ml_u64map_get (&live, mem[i].addr, &v))
+        {
+          MlEvent ev = { .tick = 0, .id = next_id++, .addr = mem[i].addr, .size = (uint64_t) -mem[i].bytes,
+                         .time_ns = -1, .kind = ML_EV_ALLOC, .flags = ML_EVF_HAS_ID | ML_EVF_HAS_ADDR,
+                         .device = tr->device };
+          if (!ml_trace_append (tr, &ev))
+            rc = ml_error_set (err, ML_ENOMEM, "%s: out of memory", name);
+        }
+      else if (mem[i].bytes < 0)
+        ml_u64map_del (&live, mem[i].addr);
+    }
+  /* the ids of the tick-0 buffers, by address */
+  ml_u64map_clear (&live);
+  ml_u64map_init (&live);
+  for (size_t i = 0; i < tr->n_events; i++)
+    ml_u64map_put (&live, tr->events[i].addr, (uint32_t) tr->events[i].id);
+  uint64_t tick = 1;
+  for (size_t i = 0; i < k && rc == 0; i++)
+    {
+      const Mem *m = &mem[i];
+      uint32_t id;
+      int64_t ns = m->ts > 0 && m->ts < 9.0e12 ? (int64_t) llround (m->ts * 1000.0) : -1;
+      MlEvent ev = { .addr = m->addr, .time_ns = ns, .stream = m->tid, .flags = ML_EVF_HAS_ID | ML_EVF_HAS_ADDR,
+                     .device = tr->device };
+      if (m->bytes == 0)
+        continue;
+      if (m->bytes > 0)
+        {
+          if (ml_u64map_get (&live, m->addr, &id))
+            {
+              /* allocated again while live: the trace lost a free */
+              ev.tick = tick++;
+              ev.kind = ML_EV_FREE;
+              ev.id = id;
+              if (!ml_trace_append (tr, &ev))
+                rc = ML_ENOMEM;
+            }
+          if (next_id >= UINT32_MAX)
+            {
+              rc = ml_error_set (err, ML_EINPUT, "%s: more than 2^32 allocations", name);
+              break;
+            }
+          ev.tick = tick++;
+          ev.kind = ML_EV_ALLOC;
+          ev.id = next_id;
+          ev.size = (uint64_t) m->bytes;
+          if (ml_u64map_put (&live, m->addr, (uint32_t) next_id++) < 0 || !ml_trace_append (tr, &ev))
+            rc = ML_ENOMEM;
+        }
+      else if (ml_u64map_get (&live, m->addr, &id))
+        {
+          ml_u64map_del (&live, m->addr);
+          ev.tick = tick++;
+          ev.kind = ML_EV_FREE;
+          ev.id = id;
+          ev.size = (uint64_t) -m->bytes;
+          if (!ml_trace_append (tr, &ev))
+            rc = ML_ENOMEM;
+        }
+    }
+  ml_u64map_clear (&live);
+  free (mem);
+  if (rc == ML_ENOMEM)
+    ml_error_set (err, rc, "%s: out of memory", name);
+  if (rc < 0)
+    {
+      ml_trace_free (tr);
+      return rc;
+    }
+  *out = tr;
+  return 0;
+}
+
+int
+ml_trace_load_kineto (const char *path, const MlLoadOptions *opts, MlTrace **out, MlError *err)
+{
+  MlLoadOptions defaults;
+  if (!opts)
+    {
+      ml_load_options_init (&defaults);
+      opts = &defaults;
+    }
+  cJSON *root;
+  int rc = ml_json_read_file (path, (size_t) 1 << 33, &root, err);
+  if (rc < 0)
+    return rc;
+  rc = ml_trace_from_kineto (root, path, opts, out, err);
+  cJSON_Delete (root);
+  return rc;
+}

@@ -1,0 +1,187 @@
+#include "sim/formats/load.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/base/io.h"
+#include "sim/base/jsonutil.h"
+#include "sim/formats/csv.h"
+#include "sim/formats/graph.h"
+#include "sim/formats/jsonl.h"
+#include "sim/formats/kineto.h"
+#include "sim/formats/snapshot.h"
+
+void
+ml_load_options_init (MlLoadOptions *opts)
+{
+  memset (opts, 0, sizeof *opts);
+  opts->device = -1;
+}
+
+static bool
+sniff_jsonl (const unsigned char *h, size_t len)
+{
+  return len > 10 && memmem (h, len, "\"memlens-trace\"", 15) != NULL;
+}
+
+static bool
+sniff_csv (const unsigned char *h, size_t len)
+{
+  return (len >= 3 && memcmp (h, "id,", 3) == 0) || (len >= 6 && memcmp (h, "buffer", 6) == 0);
+}
+
+/* A trace as a planning instance: its buffers (requested sizes). */
+static int
+save_csv (const MlTrace *trace, const char *path, MlError *err)
+{
+  MlBuffers *bufs;
+  int rc = ml_buffers_build (trace, 1, &bufs, err);
+  if (rc < 0)
+    return rc;
+  rc = ml_buffers_write_csv (bufs, NULL, path, err);
+  ml_buffers_free (bufs);
+  return rc;
+}
+
+/* One .json reader: the document is parsed once and handed to the Kineto
+ * or the graph reader by its keys. */
+static int
+load_json (const char *path, const MlLoadOptions *opts, MlTrace **out, MlError *err)
+{
+  MlLoadOptions defaults;
+  if (!opts)
+    {
+      ml_load_options_init (&defaults);
+      opts = &defaults;
+    }
+  cJSON *root;
+  int rc = ml_json_read_file (path, (size_t) 1 << 33, &root, err);
+  if (rc < 0)
+    return rc;
+  if (cJSON_GetObjectItemCaseSensitive (root, "traceEvents") || cJSON_IsArray (root))
+    rc = ml_trace_from_kineto (root, path, opts, out, err);
+  else if (cJSON_GetObjectItemCaseSensitive (root, "ops") || cJSON_GetObjectItemCaseSensitive (root, "tensors"))
+    rc = ml_trace_from_graph (root, path, opts, out, err);
+  else if (cJSON_IsObject (root) && ml_json_str (root, "format"))
+    rc = ml_error_set (err, ML_EINPUT, "%s: a \"%s\" file is not a trace (memlens reads Kineto traces and graphs as .json)",
+                       path, ml_json_str (root, "format"));
+  else
+    rc = ml_error_set (err, ML_EINPUT, "%s: JSON with neither \"traceEvents\" (Kineto / Chrome trace) nor \"ops\" (graph)", path);
+  cJSON_Delete (root);
+  return rc;
+}
+
+static const MlTraceFormat fmt_jsonl = {
+  "jsonl", "jsonl ndjson", "memlens native trace (JSON Lines)", sniff_jsonl, ml_trace_load_jsonl,
+  ml_trace_write_jsonl,
+};
+static const MlTraceFormat fmt_csv = {
+  "csv", "csv", "MiniMalloc CSV planning instance", sniff_csv, ml_trace_load_csv, save_csv,
+};
+
+static const MlTraceFormat fmt_snapshot = {
+  "pytorch-snapshot", "pickle pkl", "PyTorch CUDA memory snapshot (torch.cuda.memory._dump_snapshot)",
+  ml_snapshot_sniff, ml_trace_load_snapshot, NULL,
+};
+
+/* .json: a Kineto / Chrome trace or a graph, told apart by their keys */
+static const MlTraceFormat fmt_kineto = {
+  "kineto", "json", "Kineto / Chrome trace JSON with [memory] events (plain or .gz); a graph by its keys",
+  ml_kineto_sniff, load_json, NULL,
+};
+static const MlTraceFormat fmt_graph = {
+  "graph", "", "computation graph JSON (tensors and ops, docs/formats.md)", ml_graph_sniff, ml_trace_load_graph, NULL,
+};
+
+/* Other readers add themselves here. */
+static const MlTraceFormat *const formats[] = {
+  &fmt_jsonl,
+  &fmt_csv,
+  &fmt_snapshot,
+  &fmt_kineto,
+  &fmt_graph,
+  NULL,
+};
+
+const MlTraceFormat *const *
+ml_trace_formats (void)
+{
+  return formats;
+}
+
+static bool
+has_ext (const MlTraceFormat *f, const char *ext)
+{
+  size_t n = strlen (ext);
+  if (!n)
+    return false;
+  for (const char *p = f->extensions; (p = strstr (p, ext)); p += n)
+    if ((p == f->extensions || p[-1] == ' ') && (p[n] == 0 || p[n] == ' '))
+      return true;
+  return false;
+}
+
+int
+ml_trace_load (const char *path, const MlLoadOptions *opts, MlTrace **out, MlError *err)
+{
+  MlLoadOptions defaults;
+  if (!opts)
+    {
+      ml_load_options_init (&defaults);
+      opts = &defaults;
+    }
+  if (opts->format)
+    {
+      for (const MlTraceFormat *const *f = formats; *f; f++)
+        if (strcmp ((*f)->name, opts->format) == 0)
+          return (*f)->load (path, opts, out, err);
+      return ml_error_set (err, ML_EUSAGE, "unknown format \"%s\"", opts->format);
+    }
+  char ext[16];
+  bool gz;
+  ml_path_ext (path, ext, sizeof ext, &gz);
+  for (const MlTraceFormat *const *f = formats; *f; f++)
+    if (has_ext (*f, ext))
+      return (*f)->load (path, opts, out, err);
+  /* sniff */
+  FILE *fp = fopen (path, "rb");
+  if (!fp)
+    return ml_error_set (err, errno == ENOENT ? ML_EINPUT : ML_EIO, "%s: cannot open: %s", path, strerror (errno));
+  unsigned char head[512];
+  size_t len = fread (head, 1, sizeof head, fp);
+  fclose (fp);
+  if (len == 0)
+    return ml_error_set (err, ML_EINPUT, "%s: empty file", path);
+  for (const MlTraceFormat *const *f = formats; *f; f++)
+    if ((*f)->sniff && (*f)->sniff (head, len))
+      return (*f)->load (path, opts, out, err);
+  return ml_error_set (err, ML_EINPUT, "%s: unknown format (extension \"%s\"); memlens reads .jsonl and .csv%s",
+                       path, ext, formats[2] ? " and others, see --help" : "");
+}
+
+int
+ml_trace_save (const MlTrace *trace, const char *path, MlError *err)
+{
+  if (strcmp (path, "-") == 0)
+    return ml_trace_write_jsonl (trace, path, err);
+  char ext[16];
+  ml_path_ext (path, ext, sizeof ext, NULL);
+  for (const MlTraceFormat *const *f = formats; *f; f++)
+    if ((*f)->save && has_ext (*f, ext))
+      return (*f)->save (trace, path, err);
+  return ml_error_set (err, ML_EUSAGE, "%s: cannot write format \"%s\" (use .jsonl or .csv)", path, ext);
+}
+
+int
+ml_load_progress (const MlLoadOptions *opts, const void *line_reader, MlError *err)
+{
+  const MlProgress *p = opts->progress;
+  if (!p)
+    return 0;
+  if (p->cancelled && *p->cancelled)
+    return ml_error_set (err, ML_ECANCELLED, "cancelled");
+  if (p->report)
+    p->report (p->user, ml_lines_fraction (line_reader), "loading");
+  return 0;
+}

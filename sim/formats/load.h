@@ -1,0 +1,54 @@
+/* load.h — reading and writing traces in every format memlens knows.
+ *
+ * ml_trace_load() picks the reader by --format, else by extension, else by
+ * sniffing the first bytes. Each reader streams where its format allows,
+ * bounds what it allocates by what the file can justify, and names the
+ * file, the line (or byte offset) and the value in its errors.
+ */
+#ifndef ML_LOAD_H
+#define ML_LOAD_H
+
+#include "sim/buffers.h"
+#include "sim/base/progress.h"
+#include "sim/plan.h"
+
+typedef struct {
+  int         device;   /* snapshots: which device; -1 = the longest trace */
+  const char *format;   /* NULL = guess; else a reader's name            */
+  const char *graph_options; /* graph reader: "reorder=memory,exclude=weights" */
+  /* Long reads report the share of the file read and poll cancellation
+   * (may be NULL). */
+  const MlProgress *progress;
+} MlLoadOptions;
+
+void ml_load_options_init (MlLoadOptions *opts);
+
+typedef struct {
+  const char *name;          /* "jsonl", "csv", ...                    */
+  const char *extensions;    /* space separated: "jsonl ndjson"        */
+  const char *description;
+  /* Returns true when the first bytes look like this format. */
+  bool (*sniff) (const unsigned char *head, size_t len);
+  int  (*load)  (const char *path, const MlLoadOptions *opts, MlTrace **out, MlError *err);
+  /* Writes @trace as this format; NULL when memlens only reads it. */
+  int  (*save)  (const MlTrace *trace, const char *path, MlError *err);
+} MlTraceFormat;
+
+/* For readers: reports progress from @r and polls cancellation; returns
+ * ML_ECANCELLED when the caller cancelled. */
+int ml_load_progress (const MlLoadOptions *opts, const void *line_reader, MlError *err);
+
+/* The readers, NULL-terminated. */
+const MlTraceFormat *const *ml_trace_formats (void);
+
+int ml_trace_load (const char *path, const MlLoadOptions *opts, MlTrace **out, MlError *err);
+
+/* Writes @trace to @path with the writer of the format its extension
+ * names (the formats with a save slot: .jsonl, .csv; "-" = JSONL on
+ * standard output). */
+int ml_trace_save (const MlTrace *trace, const char *path, MlError *err);
+
+/* The capacity a file name implies: "A.1048576.csv" -> 1048576, else 0. */
+uint64_t ml_capacity_from_name (const char *path);
+
+#endif

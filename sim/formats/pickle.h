@@ -1,0 +1,81 @@
+/* pickle.h — a small, bounded reader for Python pickles (protocols 2-5).
+ *
+ * It runs the pickle virtual machine for the data-only opcodes that
+ * torch.cuda.memory._dump_snapshot() files use: PROTO, FRAME, MARK,
+ * EMPTY_DICT / LIST / TUPLE, SETITEM(S), APPEND(S), MEMOIZE, (LONG_)BINPUT,
+ * (LONG_)BINGET, (SHORT_)BINUNICODE(8), (SHORT_)BINBYTES, BININT / 1 / 2,
+ * LONG1 / LONG4, BINFLOAT, NEWTRUE / NEWFALSE, NONE, TUPLE / 1 / 2 / 3,
+ * POP, POP_MARK, DUP, STOP. Anything else (GLOBAL, REDUCE, ...) is an
+ * error: no code is ever run.
+ *
+ * Memo references share the value (a stack frame list memoised once and
+ * referenced by every trace entry is one MlPkValue), so a consumer may
+ * de-duplicate by pointer identity.
+ *
+ * Bounds: every length is checked against the bytes left in the input
+ * before anything is allocated (a length of 2^60 is an error, not an
+ * attempt), so memory is O(input size); the VM stack and the nesting depth
+ * of containers are limited (ML_PK_MAX_DEPTH); errors name the byte offset,
+ * the opcode and the value. Every value, string and item array lives in
+ * the document's arena and goes with ml_pk_free().
+ */
+#ifndef ML_PICKLE_H
+#define ML_PICKLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/base/error.h"
+
+#define ML_PK_MAX_DEPTH 256
+
+typedef enum {
+  ML_PK_NONE = 0,
+  ML_PK_BOOL,
+  ML_PK_INT,      /* fits int64: .i                               */
+  ML_PK_BIGINT,   /* longer LONG1 / LONG4: .f approximates, .i sign */
+  ML_PK_FLOAT,
+  ML_PK_STR,      /* UTF-8 as stored, NUL-terminated: .s, .len    */
+  ML_PK_BYTES,
+  ML_PK_LIST,
+  ML_PK_TUPLE,
+  ML_PK_DICT,     /* items: key, value, key, value ...            */
+  ML_PK__MARK,    /* internal */
+} MlPkKind;
+
+typedef struct MlPkValue MlPkValue;
+struct MlPkValue {
+  MlPkKind kind;
+  uint32_t depth;         /* nesting depth when built */
+  int64_t  i;
+  double   f;
+  char    *s;             /* STR / BYTES, owned by the document */
+  size_t   len;
+  MlPkValue **items;      /* LIST / TUPLE: n items; DICT: 2n     */
+  size_t   n, cap;
+};
+
+typedef struct MlPkDoc MlPkDoc;
+
+/* Parses @len bytes of @data. On success *doc owns every value; the root
+ * is ml_pk_root(). @data is not kept. */
+int  ml_pk_parse (const unsigned char *data, size_t len, MlPkDoc **doc, MlError *err);
+void ml_pk_free  (MlPkDoc *doc);
+const MlPkValue *ml_pk_root (const MlPkDoc *doc);
+
+/* Dict lookup by string key (linear); NULL when absent or @dict is not a
+ * dict. */
+const MlPkValue *ml_pk_get (const MlPkValue *dict, const char *key);
+/* Convenience readers: return false when absent or of another type. */
+bool ml_pk_get_int (const MlPkValue *dict, const char *key, int64_t *out);
+bool ml_pk_get_u64 (const MlPkValue *dict, const char *key, uint64_t *out);
+const char *ml_pk_get_str (const MlPkValue *dict, const char *key);
+static inline size_t
+ml_pk_len (const MlPkValue *v)
+{
+  return v && (v->kind == ML_PK_LIST || v->kind == ML_PK_TUPLE) ? v->n : 0;
+}
+const char *ml_pk_kind_name (MlPkKind kind);
+
+#endif

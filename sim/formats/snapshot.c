@@ -1,0 +1,648 @@
+#include "sim/formats/snapshot.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/base/io.h"
+#include "sim/formats/pickle.h"
+#include "sim/base/u64map.h"
+
+bool
+ml_snapshot_sniff (const unsigned char *h, size_t len)
+{
+  /* PROTO 2..5, then (protocol 4+) FRAME or a container */
+  return len >= 2 && h[0] == 0x80 && h[1] >= 2 && h[1] <= 5;
+}
+
+static bool
+ends_with (const char *s, const char *suffix)
+{
+  size_t a = strlen (s), b = strlen (suffix);
+  return a >= b && memcmp (s + a - b, suffix, b) == 0;
+}
+
+bool
+ml_snapshot_frame_is_framework (const char *file, const char *func)
+{
+  (void) func;
+  if (!file || !*file || strcmp (file, "??") == 0 || file[0] == '<')
+    return true;
+  if (ends_with (file, ".cpp") || ends_with (file, ".cc") || ends_with (file, ".h") || ends_with (file, ".hpp")
+      || ends_with (file, ".c") || ends_with (file, ".cu"))
+    return true;
+  return strstr (file, "/torch/") || strstr (file, "\\torch\\") || strstr (file, "torchinductor")
+         || strstr (file, "/triton/") || strstr (file, "\\triton\\");
+}
+
+/* ---- what the pickle holds, for one device ---- */
+
+typedef struct {
+  uint64_t addr, size;
+  uint32_t stream;
+  bool     small, expandable, gone;
+} Seg;
+
+typedef struct {
+  uint64_t addr, req;
+  uint32_t stream;
+  const MlPkValue *frames;
+  bool     gone;
+  bool     freed_frames;  /* frames are the free's: allocated before the trace */
+} Blk;
+
+typedef struct {
+  const char *path;
+  MlError    *err;
+  MlTrace    *t;
+  MlU64Map    stacks;     /* frames list pointer -> stack index */
+  MlU64Map    freed;      /* the same for stacks seen only at a free */
+  Seg        *segs;
+  size_t      n_segs, cap_segs;
+  Blk        *blks;
+  size_t      n_blks, cap_blks;
+  MlU64Map    live;       /* addr -> index in blks */
+} Ctx;
+
+static int
+grow (void **p, size_t *cap, size_t need, size_t elem)
+{
+  if (need <= *cap)
+    return 0;
+  size_t c = *cap ? *cap * 2 : 64;
+  while (c < need)
+    c *= 2;
+  void *q = realloc (*p, c * elem);
+  if (!q)
+    return ML_ENOMEM;
+  *p = q;
+  *cap = c;
+  return 0;
+}
+
+static int
+oom (Ctx *c)
+{
+  return ml_error_set (c->err, ML_ENOMEM, "%s: out of memory", c->path);
+}
+
+static int
+intern (Ctx *c, const char *s, uint32_t *out)
+{
+  uint32_t i = ml_strtab_intern0 (c->t->strings, s ? s : "");
+  if (i == UINT32_MAX)
+    return oom (c);
+  *out = i;
+  return 0;
+}
+
+/* The stack of a frames list; memo-shared lists give one stack. */
+/* The stack of a frames list; memo-shared lists give one stack. With
+ * @at_free the frames are those of the free of a block allocated before
+ * the trace: the call site says so instead of naming an allocation site. */
+static int
+stack_of_ex (Ctx *c, const MlPkValue *frames, bool at_free, uint32_t *out)
+{
+  *out = 0;
+  if (!frames || (frames->kind != ML_PK_LIST && frames->kind != ML_PK_TUPLE) || frames->n == 0)
+    return 0;
+  uint32_t idx;
+  MlU64Map *memo = at_free ? &c->freed : &c->stacks;
+  if (ml_u64map_get (memo, (uint64_t) (uintptr_t) frames, &idx))
+    {
+      *out = idx;
+      return 0;
+    }
+  MlFrame *fr = calloc (frames->n, sizeof *fr);
+  if (!fr)
+    return oom (c);
+  uint32_t site = 0;
+  size_t n = 0;
+  int rc = 0;
+  for (size_t k = 0; k < frames->n && rc == 0; k++)
+    {
+      const MlPkValue *f = frames->items[k];
+      if (f->kind != ML_PK_DICT)
+        continue;
+      const char *file = ml_pk_get_str (f, "filename"), *func = ml_pk_get_str (f, "name");
+      int64_t line = 0;
+      ml_pk_get_int (f, "line", &line);
+      if ((rc = intern (c, file, &fr[n].file)) < 0 || (rc = intern (c, func, &fr[n].func)) < 0)
+        break;
+      fr[n].line = line > 0 && line < UINT32_MAX ? (uint32_t) line : 0;
+      if (!site && !ml_snapshot_frame_is_framework (file, func))
+        {
+          char buf[1024];
+          snprintf (buf, sizeof buf, "%s%s:%u:%s%s", at_free ? "allocated before the trace, freed at " : "",
+                    file ? file : "", fr[n].line, func ? func : "", "");
+          rc = intern (c, buf, &site);
+        }
+      n++;
+    }
+  if (rc == 0)
+    {
+      idx = ml_trace_add_stack (c->t, site, fr, n);
+      if (idx == UINT32_MAX || ml_u64map_put (memo, (uint64_t) (uintptr_t) frames, idx) < 0)
+        rc = oom (c);
+      else
+        *out = idx;
+    }
+  free (fr);
+  return rc;
+}
+
+static int
+stack_of (Ctx *c, const MlPkValue *frames, uint32_t *out)
+{
+  return stack_of_ex (c, frames, false, out);
+}
+
+static int
+emit (Ctx *c, MlEventKind kind, uint64_t tick, uint64_t id, uint64_t addr, uint64_t size, uint32_t stream,
+      int64_t time_ns, uint32_t name, uint32_t stack, uint16_t flags)
+{
+  MlEvent ev = { .tick = tick, .id = id, .addr = addr, .size = size, .time_ns = time_ns, .name = name,
+                 .stack = stack, .stream = stream, .kind = (uint8_t) kind, .flags = flags,
+                 .device = c->t->device };
+  return ml_trace_append (c->t, &ev) ? 0 : oom (c);
+}
+
+static const MlPkValue *
+as_list (const MlPkValue *v)
+{
+  return v && (v->kind == ML_PK_LIST || v->kind == ML_PK_TUPLE) ? v : NULL;
+}
+
+static int64_t
+dev_of (const MlPkValue *seg)
+{
+  int64_t d = 0;
+  ml_pk_get_int (seg, "device", &d);
+  return d;
+}
+
+static int
+add_seg (Ctx *c, uint64_t addr, uint64_t size, uint32_t stream, bool small, bool expandable)
+{
+  if (grow ((void **) &c->segs, &c->cap_segs, c->n_segs + 1, sizeof *c->segs) < 0)
+    return oom (c);
+  c->segs[c->n_segs++] = (Seg) { addr, size, stream, small, expandable, false };
+  return 0;
+}
+
+static int
+add_blk (Ctx *c, uint64_t addr, uint64_t req, uint32_t stream, const MlPkValue *frames)
+{
+  if (grow ((void **) &c->blks, &c->cap_blks, c->n_blks + 1, sizeof *c->blks) < 0)
+    return oom (c);
+  c->blks[c->n_blks] = (Blk) { addr, req, stream, frames, false, false };
+  if (ml_u64map_put (&c->live, addr, (uint32_t) c->n_blks) < 0)
+    return oom (c);
+  c->n_blks++;
+  return 0;
+}
+
+static Seg *
+find_seg (Ctx *c, uint64_t addr)
+{
+  for (size_t k = c->n_segs; k-- > 0;)
+    if (!c->segs[k].gone && addr >= c->segs[k].addr && addr < c->segs[k].addr + c->segs[k].size)
+      return &c->segs[k];
+  return NULL;
+}
+
+static int
+cmp_blk (const void *a, const void *b)
+{
+  const Blk *x = a, *y = b;
+  return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+typedef struct {
+  uint64_t time;
+  uint32_t name;
+} Ann;
+
+static int
+cmp_ann (const void *a, const void *b)
+{
+  const Ann *x = a, *y = b;
+  return x->time < y->time ? -1 : x->time > y->time;
+}
+
+static int
+action_kind (const char *a, MlEventKind *k)
+{
+  static const struct { const char *name; MlEventKind kind; } map[] = {
+    { "alloc", ML_EV_ALLOC }, { "free_requested", ML_EV_FREE_REQUESTED }, { "free_completed", ML_EV_FREE },
+    { "segment_alloc", ML_EV_SEGMENT_ALLOC }, { "segment_free", ML_EV_SEGMENT_FREE },
+    { "segment_map", ML_EV_SEGMENT_MAP }, { "segment_unmap", ML_EV_SEGMENT_UNMAP },
+    { "oom", ML_EV_OOM }, { "snapshot", ML_EV_SNAPSHOT }, { "annotate", ML_EV_MARK },
+    { "user_defined", ML_EV_MARK },
+  };
+  for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+    if (a && strcmp (a, map[i].name) == 0)
+      {
+        *k = map[i].kind;
+        return 0;
+      }
+  return -1;
+}
+
+static int
+load (Ctx *c, const MlPkValue *root, const MlLoadOptions *opts)
+{
+  const MlPkValue *segments, *traces = NULL, *annotations = NULL, *settings = NULL;
+  if (root->kind == ML_PK_LIST)
+    segments = root;   /* legacy: a plain list of segments */
+  else if (root->kind == ML_PK_DICT)
+    {
+      segments = as_list (ml_pk_get (root, "segments"));
+      traces = as_list (ml_pk_get (root, "device_traces"));
+      annotations = as_list (ml_pk_get (root, "external_annotations"));
+      settings = ml_pk_get (root, "allocator_settings");
+      if (!segments)
+        return ml_error_set (c->err, ML_EINPUT, "%s: a PyTorch snapshot needs a \"segments\" list", c->path);
+    }
+  else
+    return ml_error_set (c->err, ML_EINPUT, "%s: the pickle holds a %s, not a PyTorch memory snapshot (a dict or a list of segments)",
+                         c->path, ml_pk_kind_name (root->kind));
+
+  /* which device */
+  int64_t dev = opts->device;
+  size_t n_dev_traces = traces ? traces->n : 0;
+  if (dev < 0)
+    {
+      size_t best = 0;
+      dev = -1;
+      for (size_t d = 0; d < n_dev_traces; d++)
+        if (ml_pk_len (traces->items[d]) > best)
+          best = ml_pk_len (traces->items[d]), dev = (int64_t) d;
+      if (dev < 0)
+        {
+          /* no trace: the device with the most segments */
+          size_t counts[64] = { 0 }, most = 0;
+          dev = 0;
+          for (size_t k = 0; k < segments->n; k++)
+            {
+              int64_t d = dev_of (segments->items[k]);
+              if (d >= 0 && d < 64 && ++counts[d] > most)
+                most = counts[d], dev = d;
+            }
+        }
+    }
+  else
+    {
+      bool known = (size_t) dev < n_dev_traces;
+      for (size_t k = 0; k < segments->n && !known; k++)
+        known = dev_of (segments->items[k]) == dev;
+      if (!known)
+        return ml_error_set (c->err, ML_EINPUT, "%s: device %" PRId64 " has no segments and no trace", c->path, dev);
+    }
+  c->t->device = (uint32_t) dev;
+  const MlPkValue *trace = (size_t) dev < n_dev_traces ? as_list (traces->items[dev]) : NULL;
+  size_t n_trace = trace ? trace->n : 0;
+
+  /* the state at dump time */
+  for (size_t k = 0; k < segments->n; k++)
+    {
+      const MlPkValue *s = segments->items[k];
+      if (s->kind != ML_PK_DICT)
+        return ml_error_set (c->err, ML_EINPUT, "%s: segment %zu is a %s, not a dict", c->path, k, ml_pk_kind_name (s->kind));
+      if (dev_of (s) != dev)
+        continue;
+      uint64_t addr, size, stream = 0;
+      if (!ml_pk_get_u64 (s, "address", &addr) || !ml_pk_get_u64 (s, "total_size", &size))
+        return ml_error_set (c->err, ML_EINPUT, "%s: segment %zu needs integer \"address\" and \"total_size\"", c->path, k);
+      ml_pk_get_u64 (s, "stream", &stream);
+      const char *type = ml_pk_get_str (s, "segment_type");
+      int64_t expandable = 0;
+      ml_pk_get_int (s, "is_expandable", &expandable);
+      bool small = type ? strcmp (type, "small") == 0 : size == (2u << 20);
+      int rc = add_seg (c, addr, size, (uint32_t) stream, small, expandable != 0);
+      if (rc < 0)
+        return rc;
+      const MlPkValue *blocks = as_list (ml_pk_get (s, "blocks"));
+      for (size_t b = 0; blocks && b < blocks->n; b++)
+        {
+          const MlPkValue *bl = blocks->items[b];
+          const char *state = ml_pk_get_str (bl, "state");
+          uint64_t baddr, bsize, req;
+          if (!state || strncmp (state, "active", 6) != 0)
+            continue;
+          if (!ml_pk_get_u64 (bl, "address", &baddr) || !ml_pk_get_u64 (bl, "size", &bsize))
+            return ml_error_set (c->err, ML_EINPUT, "%s: segment %zu block %zu needs integer \"address\" and \"size\"",
+                                 c->path, k, b);
+          if (!ml_pk_get_u64 (bl, "requested_size", &req))
+            req = bsize;
+          if ((rc = add_blk (c, baddr, req, (uint32_t) stream, ml_pk_get (bl, "frames"))) < 0)
+            return rc;
+        }
+    }
+
+  /* undo the trace backwards: the state at its first entry */
+  for (size_t i = n_trace; i-- > 0;)
+    {
+      const MlPkValue *e = trace->items[i];
+      MlEventKind kind;
+      uint64_t addr = 0, size = 0, stream = 0;
+      if (e->kind != ML_PK_DICT || action_kind (ml_pk_get_str (e, "action"), &kind) < 0)
+        continue;
+      ml_pk_get_u64 (e, "addr", &addr);
+      ml_pk_get_u64 (e, "size", &size);
+      ml_pk_get_u64 (e, "stream", &stream);
+      uint32_t idx;
+      int rc = 0;
+      switch (kind)
+        {
+        case ML_EV_ALLOC:
+          if (ml_u64map_get (&c->live, addr, &idx))
+            {
+              c->blks[idx].gone = true;
+              ml_u64map_del (&c->live, addr);
+            }
+          break;
+        case ML_EV_FREE:
+          if (!ml_u64map_get (&c->live, addr, &idx))
+            {
+              rc = add_blk (c, addr, size, (uint32_t) stream, ml_pk_get (e, "frames"));
+              if (rc == 0)
+                c->blks[c->n_blks - 1].freed_frames = true;
+            }
+          break;
+        case ML_EV_SEGMENT_ALLOC:
+        case ML_EV_SEGMENT_MAP:
+          {
+            Seg *g = find_seg (c, addr);
+            if (g && g->addr == addr && (kind == ML_EV_SEGMENT_ALLOC || g->size <= size))
+              g->gone = true;
+            else if (g && addr + size == g->addr + g->size)
+              g->size = addr - g->addr;   /* expandable: these pages were mapped later */
+          }
+          break;
+        case ML_EV_SEGMENT_FREE:
+          rc = add_seg (c, addr, size, (uint32_t) stream, size == (2u << 20), false);
+          break;
+        case ML_EV_SEGMENT_UNMAP:
+          {
+            Seg *g = addr ? find_seg (c, addr - 1) : NULL;
+            if (g && g->expandable && g->addr + g->size == addr)
+              g->size += size;
+            else
+              rc = add_seg (c, addr, size, (uint32_t) stream, false, true);
+          }
+          break;
+        default:
+          break;
+        }
+      if (rc < 0)
+        return rc;
+    }
+
+  /* tick 0: the allocator settings as a mark (the caching emulation's
+   * defaults), segments, then the live blocks by address */
+  uint32_t small_name = 0, large_name = 0;
+  int rc;
+  if (settings && settings->kind == ML_PK_DICT)
+    {
+      char text[256];
+      int64_t max_split = -1, expandable = 0, div = 0;
+      ml_pk_get_int (settings, "max_split_size", &max_split);
+      ml_pk_get_int (settings, "expandable_segments", &expandable);
+      const MlPkValue *rp = ml_pk_get (settings, "roundup_power2_divisions");
+      bool mixed = false;
+      if (rp && (rp->kind == ML_PK_INT))
+        div = rp->i;
+      else if (rp && rp->kind == ML_PK_DICT)
+        for (size_t k = 1; k < rp->n; k += 2)
+          if (rp->items[k]->kind == ML_PK_INT)
+            {
+              if (k > 1 && rp->items[k]->i != div)
+                mixed = true;
+              div = rp->items[k]->i > div ? rp->items[k]->i : div;
+            }
+      snprintf (text, sizeof text, "allocator settings: max_split_size_mb=%" PRId64 ",expandable_segments=%d,roundup_power2_divisions=%" PRId64 "%s",
+                max_split > 0 ? max_split >> 20 : 0, expandable != 0, div, mixed ? " (per size range in the file; the largest)" : "");
+      uint32_t name = 0;
+      if ((rc = intern (c, text, &name)) < 0 || (rc = emit (c, ML_EV_MARK, 0, 0, 0, 0, 0, -1, name, 0, 0)) < 0)
+        return rc;
+    }
+  if ((rc = intern (c, "small", &small_name)) < 0 || (rc = intern (c, "large", &large_name)) < 0)
+    return rc;
+  uint64_t seg_id = 0;
+  for (size_t k = 0; k < c->n_segs; k++)
+    {
+      const Seg *g = &c->segs[k];
+      if (g->gone || !g->size)
+        continue;
+      if ((rc = emit (c, g->expandable ? ML_EV_SEGMENT_MAP : ML_EV_SEGMENT_ALLOC, 0, seg_id++, g->addr, g->size,
+                      g->stream, -1, g->small ? small_name : large_name, 0, ML_EVF_HAS_ID | ML_EVF_HAS_ADDR)) < 0)
+        return rc;
+    }
+  size_t n_live = 0;
+  for (size_t k = 0; k < c->n_blks; k++)
+    if (!c->blks[k].gone)
+      c->blks[n_live++] = c->blks[k];
+  if (n_live)
+    qsort (c->blks, n_live, sizeof *c->blks, cmp_blk);
+  ml_u64map_clear (&c->live);
+  ml_u64map_init (&c->live);
+  uint64_t next_id = 1;
+  for (size_t k = 0; k < n_live; k++)
+    {
+      const Blk *b = &c->blks[k];
+      uint32_t st;
+      if ((rc = stack_of_ex (c, b->frames, b->freed_frames, &st)) < 0
+          || (rc = emit (c, ML_EV_ALLOC, 0, next_id, b->addr, b->req, b->stream, -1, 0, st,
+                         ML_EVF_HAS_ID | ML_EVF_HAS_ADDR)) < 0)
+        return rc;
+      if (ml_u64map_put (&c->live, b->addr, (uint32_t) next_id) < 0)
+        return oom (c);
+      if (next_id++ >= UINT32_MAX - 1)
+        return ml_error_set (c->err, ML_EINPUT, "%s: more than 2^32 blocks", c->path);
+    }
+
+  /* annotations, merged by time */
+  Ann *anns = NULL;
+  size_t n_anns = 0;
+  if (annotations && annotations->n)
+    {
+      anns = calloc (annotations->n, sizeof *anns);
+      if (!anns)
+        return oom (c);
+      for (size_t k = 0; k < annotations->n; k++)
+        {
+          const MlPkValue *a = annotations->items[k];
+          uint64_t time;
+          int64_t d = dev;
+          ml_pk_get_int (a, "device", &d);
+          const char *name = ml_pk_get_str (a, "name"), *stage = ml_pk_get_str (a, "stage");
+          if (!name || d != dev || !ml_pk_get_u64 (a, "time_us", &time))
+            continue;
+          char buf[512];
+          snprintf (buf, sizeof buf, "%s%s%s", name, stage ? " " : "", stage ? stage : "");
+          for (char *p = buf + strlen (name); *p; p++)
+            *p = (char) (*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
+          if ((rc = intern (c, buf, &anns[n_anns].name)) < 0)
+            {
+              free (anns);
+              return rc;
+            }
+          anns[n_anns++].time = time;
+        }
+      qsort (anns, n_anns, sizeof *anns, cmp_ann);
+    }
+
+  /* the trace, forward */
+  size_t next_ann = 0;
+  uint64_t tick = 0;
+  for (size_t i = 0; i < n_trace && rc == 0; i++)
+    {
+      const MlPkValue *e = trace->items[i];
+      if (e->kind != ML_PK_DICT)
+        {
+          rc = ml_error_set (c->err, ML_EINPUT, "%s: device %" PRId64 " trace entry %zu is a %s, not a dict",
+                             c->path, dev, i, ml_pk_kind_name (e->kind));
+          break;
+        }
+      const char *action = ml_pk_get_str (e, "action");
+      MlEventKind kind;
+      if (action_kind (action, &kind) < 0)
+        {
+          rc = ml_error_set (c->err, ML_EINPUT, "%s: device %" PRId64 " trace entry %zu: unknown action \"%s\"",
+                             c->path, dev, i, action ? action : "(none)");
+          break;
+        }
+      uint64_t addr = 0, size = 0, stream = 0, time_us;
+      int64_t time_ns = -1;
+      ml_pk_get_u64 (e, "addr", &addr);
+      ml_pk_get_u64 (e, "size", &size);
+      ml_pk_get_u64 (e, "stream", &stream);
+      if (ml_pk_get_u64 (e, "time_us", &time_us) && time_us < (uint64_t) INT64_MAX / 1000)
+        {
+          time_ns = (int64_t) (time_us * 1000);
+          while (next_ann < n_anns && anns[next_ann].time <= time_us && rc == 0)
+            rc = emit (c, ML_EV_MARK, ++tick, 0, 0, 0, 0, (int64_t) anns[next_ann].time * 1000,
+                       anns[next_ann].name, 0, 0), next_ann++;
+        }
+      tick++;
+      uint32_t st = 0, name = 0, id;
+      if (rc == 0)
+        rc = stack_of (c, ml_pk_get (e, "frames"), &st);
+      if (rc < 0)
+        break;
+      switch (kind)
+        {
+        case ML_EV_ALLOC:
+          if (ml_u64map_get (&c->live, addr, &id))
+            {
+              /* allocated twice without a free in between: the trace lost an
+               * entry; end the old buffer here so lifetimes stay valid */
+              if ((rc = emit (c, ML_EV_FREE, tick, id, addr, 0, (uint32_t) stream, time_ns, 0, 0,
+                              ML_EVF_HAS_ID | ML_EVF_HAS_ADDR)) < 0)
+                break;
+            }
+          if (ml_u64map_put (&c->live, addr, (uint32_t) next_id) < 0)
+            return oom (c);
+          rc = emit (c, kind, tick, next_id++, addr, size, (uint32_t) stream, time_ns, 0, st,
+                     ML_EVF_HAS_ID | ML_EVF_HAS_ADDR);
+          break;
+        case ML_EV_FREE:
+        case ML_EV_FREE_REQUESTED:
+          if (!ml_u64map_get (&c->live, addr, &id))
+            break;   /* cannot happen after the rebuild; nothing to end */
+          if (kind == ML_EV_FREE)
+            ml_u64map_del (&c->live, addr);
+          rc = emit (c, kind, tick, id, addr, size, (uint32_t) stream, time_ns, 0, st, ML_EVF_HAS_ID | ML_EVF_HAS_ADDR);
+          break;
+        case ML_EV_OOM:
+          {
+            uint64_t device_free = 0;
+            ml_pk_get_u64 (e, "device_free", &device_free);
+            rc = emit (c, kind, tick, 0, device_free, size, (uint32_t) stream, time_ns, 0, st, 0);
+          }
+          break;
+        case ML_EV_MARK:
+          {
+            const char *text = ml_pk_get_str (e, "name");
+            if (!text)
+              text = ml_pk_get_str (e, "user_metadata");
+            if ((rc = intern (c, text ? text : action, &name)) < 0)
+              break;
+            rc = emit (c, kind, tick, 0, 0, 0, (uint32_t) stream, time_ns, name, st, 0);
+          }
+          break;
+        case ML_EV_SEGMENT_ALLOC:
+        case ML_EV_SEGMENT_FREE:
+        case ML_EV_SEGMENT_MAP:
+        case ML_EV_SEGMENT_UNMAP:
+          rc = emit (c, kind, tick, seg_id++, addr, size, (uint32_t) stream, time_ns,
+                     size == (2u << 20) ? small_name : large_name, st, ML_EVF_HAS_ID | ML_EVF_HAS_ADDR);
+          break;
+        default:
+          rc = emit (c, kind, tick, 0, addr, size, (uint32_t) stream, time_ns, 0, st, 0);
+          break;
+        }
+    }
+  while (rc == 0 && next_ann < n_anns)
+    rc = emit (c, ML_EV_MARK, ++tick, 0, 0, 0, 0, (int64_t) anns[next_ann].time * 1000, anns[next_ann].name, 0, 0),
+    next_ann++;
+  free (anns);
+  return rc;
+}
+
+int
+ml_trace_load_snapshot_mem (const unsigned char *data, size_t len, const char *name, const MlLoadOptions *opts,
+                            MlTrace **out, MlError *err)
+{
+  MlLoadOptions defaults;
+  if (!opts)
+    {
+      ml_load_options_init (&defaults);
+      opts = &defaults;
+    }
+  MlPkDoc *doc;
+  int rc = ml_pk_parse (data, len, &doc, err);
+  if (rc < 0)
+    return ml_error_prefix (err, "%s", name);
+  Ctx c = { .path = name, .err = err };
+  ml_u64map_init (&c.stacks);
+  ml_u64map_init (&c.freed);
+  ml_u64map_init (&c.live);
+  c.t = ml_trace_new ();
+  if (!c.t)
+    rc = oom (&c);
+  else
+    {
+      c.t->default_align = 512;
+      c.t->has_addrs = true;
+      c.t->source = ml_strtab_intern0 (c.t->strings, "pytorch-snapshot");
+      rc = load (&c, ml_pk_root (doc), opts);
+    }
+  ml_u64map_clear (&c.stacks);
+  ml_u64map_clear (&c.freed);
+  ml_u64map_clear (&c.live);
+  free (c.segs);
+  free (c.blks);
+  ml_pk_free (doc);
+  if (rc < 0)
+    {
+      ml_trace_free (c.t);
+      return rc;
+    }
+  *out = c.t;
+  return 0;
+}
+
+int
+ml_trace_load_snapshot (const char *path, const MlLoadOptions *opts, MlTrace **out, MlError *err)
+{
+  char *data;
+  size_t len;
+  int rc = ml_read_file (path, (size_t) 1 << 33, &data, &len, err);
+  if (rc < 0)
+    return rc;
+  rc = ml_trace_load_snapshot_mem ((const unsigned char *) data, len, path, opts, out, err);
+  free (data);
+  return rc;
+}
