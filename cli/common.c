@@ -128,6 +128,8 @@ cli_load (const char *cmd, const char *path, MlCliOpts *o, MlTrace **trace, MlBu
   cli_progress_done ();
   if (rc < 0)
     return cli_error (cmd, &err);
+  if ((*trace)->device_reason && !o->quiet)
+    fprintf (stderr, "memlens %s: %s: %s\n", cmd, path, ml_trace_str (*trace, (*trace)->device_reason));
   if (ml_buffers_build (*trace, o->knobs.align, bufs, &err) < 0)
     {
       ml_error_prefix (&err, "%s", path);

@@ -142,7 +142,7 @@ ml_report_write_html (const MlReport *r, FILE *fp, const MlStyle *style_in, MlEr
     ml_style_init (&style);
   const MlBuffers *bufs = r->bufs;
   const MlTrace *t = bufs->trace;
-  char s1[32], s2[32], s3[32], s4[32], label[256];
+  char s1[32], s2[32], s3[32], s4[32], s5[32], s6[32], label[256];
   const char *base = strrchr (r->trace_path, '/');
   base = base ? base + 1 : r->trace_path;
 
@@ -303,20 +303,53 @@ ml_report_write_html (const MlReport *r, FILE *fp, const MlStyle *style_in, MlEr
   if (r->have_diag)
     {
       const MlDiagnosis *d = &r->diag;
-      fputs ("<h2>Out of memory</h2>\n<p>", fp);
+      fputs ("<h2>Out of memory</h2>\n", fp);
+      if (d->recorded)
+        {
+          fprintf (fp, "<p>The trace records an OOM at tick %" PRIu64 " (entry %" PRIu64 ") on stream %u: a %s request with %s free on the device",
+                   d->rec_tick, d->rec_index, d->rec_stream, sz (d->rec_request, s1), sz (d->rec_device_free, s2));
+          if (d->rec_have_plan)
+            fprintf (fp, "; reserved %s, allocated %s, cached free %s (largest block %s). Verdict: <b class=\"bad\">%s</b> — "
+                         "cached free + device free = %s %s the request.</p>\n",
+                     sz (d->rec_reserved, s3), sz (d->rec_live, s4), sz (d->rec_cached_free, s5),
+                     sz (d->rec_largest_cached, s6), d->rec_fragmentation ? "fragmentation" : "capacity",
+                     sz (d->rec_cached_free + d->rec_device_free, s1), d->rec_fragmentation ? "would hold" : "is less than");
+          else
+            fputs (".</p>\n", fp);
+          if (bufs->trace && d->rec_stack && d->rec_stack < bufs->trace->n_stacks)
+            {
+              char frames[1024];
+              fputs ("<p>Called from <code>", fp);
+              esc (fp, ml_diagnosis_user_frames (bufs->trace, d->rec_stack, 3, frames, sizeof frames));
+              fputs ("</code>.</p>\n", fp);
+            }
+          if (d->rec_n_sites)
+            {
+              fputs ("<table><thead><tr><th>live at the OOM, by call site</th><th class=\"r\">bytes</th><th class=\"r\">buffers</th></tr></thead><tbody>\n", fp);
+              for (size_t i = 0; i < d->rec_n_sites && i < 10; i++)
+                {
+                  fputs ("<tr><td>", fp);
+                  esc (fp, ml_diagnosis_site_label (bufs, d->rec_sites[i].site));
+                  fprintf (fp, "</td><td class=\"r\">%s</td><td class=\"r\">%zu</td></tr>\n", sz (d->rec_sites[i].bytes, s1),
+                           d->rec_sites[i].count);
+                }
+              fputs ("</tbody></table>\n", fp);
+            }
+        }
+      fputs ("<p>", fp);
       if (d->capacity && !d->oom.hit)
         fprintf (fp, "The %s plan fits under %s (peak %s, headroom %s).", d->strategy, sz (d->capacity, s1),
                  sz (d->peak, s2), sz (d->capacity - d->peak, s3));
-      else if (d->capacity && !d->oom.request)
+      else if (d->capacity && (!d->oom.request || d->oom.buffer >= bufs->n))
         fprintf (fp, "The %s plan peaks at %s, over the capacity %s.", d->strategy, sz (d->peak, s1), sz (d->capacity, s2));
       else if (d->capacity)
         fprintf (fp, "The %s plan runs out of memory under %s at tick %" PRIu64 " on a %s request. Verdict: "
                      "<b class=\"bad\">%s</b> — %s free, largest free block %s (live %s, reserved %s).",
                  d->strategy, sz (d->capacity, s1), d->oom.tick, sz (d->oom.request, s2),
                  d->oom.fragmentation ? "fragmentation" : "capacity", sz (d->oom.free_bytes, s3),
-                 sz (d->oom.largest_free, s4), sz (d->oom.live, s1), sz (d->oom.reserved, s2));
+                 sz (d->oom.largest_free, s4), sz (d->oom.live, s5), sz (d->oom.reserved, s6));
       fputs ("</p>\n", fp);
-      if (d->oom.hit && d->oom.request && d->n_sites)
+      if (d->oom.hit && d->oom.request && d->oom.buffer < bufs->n && d->n_sites)
         {
           fputs ("<table><thead><tr><th>call site</th><th class=\"r\">live bytes</th><th class=\"r\">buffers</th></tr></thead><tbody>\n", fp);
           for (size_t i = 0; i < d->n_sites && i < 10; i++)
@@ -326,17 +359,6 @@ ml_report_write_html (const MlReport *r, FILE *fp, const MlStyle *style_in, MlEr
               fprintf (fp, "</td><td class=\"r\">%s</td><td class=\"r\">%zu</td></tr>\n", sz (d->sites[i].bytes, s1), d->sites[i].count);
             }
           fputs ("</tbody></table>\n", fp);
-        }
-      if (d->recorded)
-        {
-          fprintf (fp, "<p>The trace records an OOM at tick %" PRIu64 " on stream %u: a %s request with %s free on the device",
-                   d->rec_tick, d->rec_stream, sz (d->rec_request, s1), sz (d->rec_device_free, s2));
-          if (d->rec_have_plan)
-            fprintf (fp, "; %s cached free in reserved segments (largest block %s). Verdict: <b class=\"bad\">%s</b>.</p>\n",
-                     sz (d->rec_cached_free, s3), sz (d->rec_largest_cached, s4),
-                     d->rec_fragmentation ? "fragmentation" : "capacity");
-          else
-            fputs (".</p>\n", fp);
         }
       fputs ("<h3>Alignment</h3><table><thead><tr><th class=\"r\">alignment</th><th class=\"r\">lower bound</th>", fp);
       if (d->oom.hit && d->oom.request)

@@ -98,7 +98,12 @@ ml_report_build (const char *trace_path, const MlBuffers *bufs, const MlStrategy
         }
       if ((rc = ml_metrics_compute (bufs, rec, &row->res.metrics, NULL, err)) < 0)
         goto fail;
-      if (knobs->capacity && row->res.metrics.peak > knobs->capacity)
+      MlRecordedOom roo;
+      if ((rc = ml_recorded_oom (bufs, &roo, err)) < 0)
+        goto fail;
+      if (roo.found)
+        ml_recorded_oom_mark (&roo, bufs, rec);   /* where the real allocator failed */
+      else if (knobs->capacity && row->res.metrics.peak > knobs->capacity)
         rec->oom.hit = true;   /* over the capacity; no request to blame */
     }
   for (size_t i = 0; i < n; i++)
@@ -146,7 +151,8 @@ ml_report_build (const char *trace_path, const MlBuffers *bufs, const MlStrategy
   for (size_t i = 0; i < r->n_rows; i++)
     {
       const MlResult *res = &r->rows[i].res;
-      if (res->status == 0 && res->plan && res->plan->oom.hit && res->plan->oom.request)
+      if (res->status == 0 && res->plan && res->plan->oom.hit && res->plan->oom.request
+          && res->plan->oom.buffer < bufs->n)
         {
           dg = (long) i;
           break;
@@ -154,7 +160,7 @@ ml_report_build (const char *trace_path, const MlBuffers *bufs, const MlStrategy
     }
   if (dg >= 0 && (knobs->capacity || recorded_oom))
     {
-      if ((rc = ml_diagnose (bufs, r->rows[dg].res.plan, knobs->capacity, NULL, knobs, &r->diag, err)) < 0)
+      if ((rc = ml_diagnose (bufs, r->rows[dg].res.plan, knobs->capacity, NULL, knobs, NULL, &r->diag, err)) < 0)
         goto fail;
       r->have_diag = true;
     }
@@ -428,7 +434,7 @@ ml_report_write_markdown (const MlReport *r, FILE *fp, MlError *err)
 {
   const MlBuffers *bufs = r->bufs;
   const MlTrace *t = bufs->trace;
-  char s1[32], s2[32], s3[32], s4[32], text[256];
+  char s1[32], s2[32], s3[32], s4[32], s5[32], s6[32], text[256];
   fputs ("# memlens report: ", fp);
   md_cell (fp, r->trace_path);
   fputs ("\n\n", fp);
@@ -497,11 +503,41 @@ ml_report_write_markdown (const MlReport *r, FILE *fp, MlError *err)
     {
       const MlDiagnosis *d = &r->diag;
       fprintf (fp, "## Out of memory\n\n");
+      if (d->recorded)
+        {
+          fprintf (fp, "The trace records an OOM at tick %" PRIu64 " (entry %" PRIu64 ") on stream %u: a %s request with %s free on the device",
+                   d->rec_tick, d->rec_index, d->rec_stream, sz (d->rec_request, s1), sz (d->rec_device_free, s2));
+          if (d->rec_have_plan)
+            fprintf (fp, "; reserved %s, allocated %s, cached free %s (largest block %s). Verdict: **%s** — cached free + device free = %s %s the request.\n\n",
+                     sz (d->rec_reserved, s3), sz (d->rec_live, s4), sz (d->rec_cached_free, s5), sz (d->rec_largest_cached, s6),
+                     d->rec_fragmentation ? "fragmentation" : "capacity", sz (d->rec_cached_free + d->rec_device_free, s1),
+                     d->rec_fragmentation ? "would hold" : "is less than");
+          else
+            fputs (".\n\n", fp);
+          if (bufs->trace && d->rec_stack && d->rec_stack < bufs->trace->n_stacks)
+            {
+              char frames[1024];
+              fputs ("Called from ", fp);
+              md_cell (fp, ml_diagnosis_user_frames (bufs->trace, d->rec_stack, 3, frames, sizeof frames));
+              fputs (".\n\n", fp);
+            }
+          if (d->rec_n_sites)
+            {
+              fputs ("| live at the OOM, by call site | bytes | buffers |\n|---|---:|---:|\n", fp);
+              for (size_t i = 0; i < d->rec_n_sites && i < 10; i++)
+                {
+                  fputs ("| ", fp);
+                  md_cell (fp, ml_diagnosis_site_label (bufs, d->rec_sites[i].site));
+                  fprintf (fp, " | %s | %zu |\n", sz (d->rec_sites[i].bytes, s1), d->rec_sites[i].count);
+                }
+              fputc ('\n', fp);
+            }
+        }
       if (d->capacity)
         {
           if (!d->oom.hit)
             fprintf (fp, "The %s plan fits under %s (peak %s).\n\n", d->strategy, sz (d->capacity, s1), sz (d->peak, s2));
-          else if (!d->oom.request)
+          else if (!d->oom.request || d->oom.buffer >= bufs->n)
             fprintf (fp, "The %s plan peaks at %s, over the capacity %s.\n\n", d->strategy, sz (d->peak, s1), sz (d->capacity, s2));
           else
             {
@@ -509,7 +545,7 @@ ml_report_write_markdown (const MlReport *r, FILE *fp, MlError *err)
                        "Verdict: **%s** — %s free, largest free block %s (live %s, reserved %s).\n\n",
                        d->strategy, sz (d->capacity, s1), d->oom.tick, sz (d->oom.request, s2),
                        d->oom.fragmentation ? "fragmentation" : "capacity", sz (d->oom.free_bytes, s3),
-                       sz (d->oom.largest_free, s4), sz (d->oom.live, s1), sz (d->oom.reserved, s2));
+                       sz (d->oom.largest_free, s4), sz (d->oom.live, s5), sz (d->oom.reserved, s6));
               fputs ("| call site | live bytes | buffers |\n|---|---:|---:|\n", fp);
               for (size_t i = 0; i < d->n_sites && i < 10; i++)
                 {
@@ -519,16 +555,6 @@ ml_report_write_markdown (const MlReport *r, FILE *fp, MlError *err)
                 }
               fputc ('\n', fp);
             }
-        }
-      if (d->recorded)
-        {
-          fprintf (fp, "Recorded OOM at tick %" PRIu64 ": request %s, device free %s", d->rec_tick,
-                   sz (d->rec_request, s1), sz (d->rec_device_free, s2));
-          if (d->rec_have_plan)
-            fprintf (fp, ", cached free %s (largest block %s). Verdict: **%s**.\n\n", sz (d->rec_cached_free, s3),
-                     sz (d->rec_largest_cached, s4), d->rec_fragmentation ? "fragmentation" : "capacity");
-          else
-            fputs (".\n\n", fp);
         }
     }
 
