@@ -46,17 +46,28 @@ typedef struct {
 typedef struct {
   uint64_t addr, req;
   uint32_t stream;
-  const MlPkValue *frames;
+  MlPkValue *frames;
   bool     gone;
   bool     freed_frames;  /* frames are the free's: allocated before the trace */
 } Blk;
+
+/* A frame dict, interned once per memo object (its tag points here). */
+typedef struct {
+  uint32_t file, func, line;
+  uint32_t site;          /* "file:line:func", interned on first use; 0 = not yet */
+  bool     framework;
+} FrameInfo;
 
 typedef struct {
   const char *path;
   MlError    *err;
   MlTrace    *t;
-  MlU64Map    stacks;     /* frames list pointer -> stack index */
-  MlU64Map    freed;      /* the same for stacks seen only at a free */
+  MlU64Map    freed;      /* frames list pointer -> stack, for stacks seen only at a free */
+  MlU64Map    by_content; /* hash of (site, frames) -> stack index */
+  FrameInfo  *finfo;
+  size_t      n_finfo, cap_finfo;
+  MlFrame    *scratch;    /* frames of the stack being interned */
+  size_t      cap_scratch;
   Seg        *segs;
   size_t      n_segs, cap_segs;
   Blk        *blks;
@@ -69,6 +80,14 @@ typedef struct {
   struct Ann *anns;       /* external annotations of the device, by time */
   size_t      n_anns, next_ann;
 } Ctx;
+
+/* Tags (MlPkValue.tag) this reader sets: the role in the top two bits so
+ * a value met in another role is never mistaken, an index below. */
+#define TAG_FRAME (1u << 30)
+#define TAG_STACK (2u << 30)
+#define TAG_KEY   (3u << 30)
+#define TAG_ROLE  (3u << 30)
+#define TAG_MAX   ((1u << 30) - 2)
 
 static int
 grow (void **p, size_t *cap, size_t need, size_t elem)
@@ -102,63 +121,213 @@ intern (Ctx *c, const char *s, uint32_t *out)
   return 0;
 }
 
-/* The stack of a frames list; memo-shared lists give one stack. */
+/* The string of a value, interned (by its bytes: a pickle may hold the
+ * same text as several objects). */
+static int
+intern_val (Ctx *c, const MlPkValue *v, uint32_t *out)
+{
+  uint32_t i = v && v->kind == ML_PK_STR ? ml_strtab_intern (c->t->strings, v->s, v->len) : 0;
+  if (i == UINT32_MAX)
+    return oom (c);
+  *out = i;
+  return 0;
+}
+
+/* The keys the reader looks up in frames and trace entries. */
+enum { K_OTHER, K_FILENAME, K_NAME, K_LINE, K_ACTION, K_ADDR, K_SIZE, K_STREAM, K_TIME_US, K_FRAMES,
+       K_DEVICE_FREE, K_USER_METADATA, K__COUNT };
+
+/* A string's tag: TAG_KEY | (field id + 1) << 8 | (action kind + 2),
+ * each part 0 until computed (action 1: not an action). */
+static unsigned
+key_of (MlPkValue *k)
+{
+  static const char *const names[K__COUNT] = { "", "filename", "name", "line", "action", "addr", "size", "stream",
+                                               "time_us", "frames", "device_free", "user_metadata" };
+  bool cached = (k->tag & TAG_ROLE) == TAG_KEY;
+  if (cached && (k->tag & 0xff00))
+    return ((k->tag >> 8) & 0xff) - 1;
+  unsigned id = K_OTHER;
+  if (k->kind == ML_PK_STR)
+    for (unsigned i = 1; i < K__COUNT; i++)
+      if (strcmp (k->s, names[i]) == 0)
+        {
+          id = i;
+          break;
+        }
+  if (cached || !k->tag)
+    k->tag = TAG_KEY | (k->tag & 0xff) | (id + 1) << 8;
+  return id;
+}
+
+/* The values of @d under the keys above, in one pass over its items
+ * (NULL when absent); the last one wins, as in Python. */
+static void
+fields (const MlPkValue *d, const MlPkValue *out[K__COUNT])
+{
+  memset (out, 0, K__COUNT * sizeof *out);
+  if (d->kind != ML_PK_DICT)
+    return;
+  for (size_t k = 0; k + 1 < d->n; k += 2)
+    out[key_of (d->items[k])] = d->items[k + 1];
+}
+
+static bool
+int_of (const MlPkValue *v, int64_t *out)
+{
+  if (!v || (v->kind != ML_PK_INT && v->kind != ML_PK_BOOL))
+    return false;
+  *out = v->i;
+  return true;
+}
+
+static bool
+u64_of (const MlPkValue *v, uint64_t *out)
+{
+  int64_t i;
+  if (!int_of (v, &i) || i < 0)
+    return false;
+  *out = (uint64_t) i;
+  return true;
+}
+
+/* The frame of a frame dict: interned once per memo object; NULL when
+ * out of memory (the error is set). */
+static FrameInfo *
+frame_of (Ctx *c, MlPkValue *f)
+{
+  if ((f->tag & TAG_ROLE) == TAG_FRAME)
+    return &c->finfo[f->tag & ~TAG_ROLE];
+  const MlPkValue *fv[K__COUNT];
+  fields (f, fv);
+  FrameInfo fi = { 0 };
+  int64_t line = 0;
+  int_of (fv[K_LINE], &line);
+  if (intern_val (c, fv[K_FILENAME], &fi.file) < 0 || intern_val (c, fv[K_NAME], &fi.func) < 0)
+    return NULL;
+  fi.line = line > 0 && line < UINT32_MAX ? (uint32_t) line : 0;
+  fi.framework = ml_snapshot_frame_is_framework (ml_trace_str (c->t, fi.file), ml_trace_str (c->t, fi.func));
+  if (grow ((void **) &c->finfo, &c->cap_finfo, c->n_finfo + 1, sizeof *c->finfo) < 0)
+    {
+      oom (c);
+      return NULL;
+    }
+  c->finfo[c->n_finfo] = fi;
+  if (!f->tag && c->n_finfo <= TAG_MAX)
+    f->tag = TAG_FRAME | (uint32_t) c->n_finfo;
+  return &c->finfo[c->n_finfo++];
+}
+
+static uint64_t
+hash_stack (uint32_t site, const MlFrame *fr, size_t n)
+{
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ site;
+  for (size_t k = 0; k < n; k++)
+    {
+      h = (h ^ fr[k].file) * 0xff51afd7ed558ccdull;
+      h = (h ^ fr[k].func) * 0xc4ceb9fe1a85ec53ull;
+      h = (h ^ fr[k].line) * 0x9e3779b97f4a7c15ull;
+      h ^= h >> 29;
+    }
+  return h;
+}
+
+/* A stack by content: torch gives every traceback its own frames list, so
+ * the iterations of a training loop repeat the same stacks as different
+ * objects; the stack table keeps each distinct one once. */
+static int
+add_stack (Ctx *c, uint32_t site, const MlFrame *fr, size_t n, uint32_t *out)
+{
+  uint64_t h = hash_stack (site, fr, n);
+  uint32_t idx;
+  if (ml_u64map_get (&c->by_content, h, &idx))
+    {
+      const MlStack *st = &c->t->stacks[idx];
+      if (st->site == site && st->n == n && memcmp (c->t->frames + st->first, fr, n * sizeof *fr) == 0)
+        {
+          *out = idx;
+          return 0;
+        }
+    }
+  idx = ml_trace_add_stack (c->t, site, fr, n);
+  if (idx == UINT32_MAX || ml_u64map_put (&c->by_content, h, idx) < 0)
+    return oom (c);
+  *out = idx;
+  return 0;
+}
+
 /* The stack of a frames list; memo-shared lists give one stack. With
  * @at_free the frames are those of the free of a block allocated before
  * the trace: the call site says so instead of naming an allocation site. */
 static int
-stack_of_ex (Ctx *c, const MlPkValue *frames, bool at_free, uint32_t *out)
+stack_of_ex (Ctx *c, MlPkValue *frames, bool at_free, uint32_t *out)
 {
   *out = 0;
   if (!frames || (frames->kind != ML_PK_LIST && frames->kind != ML_PK_TUPLE) || frames->n == 0)
     return 0;
   uint32_t idx;
-  MlU64Map *memo = at_free ? &c->freed : &c->stacks;
-  if (ml_u64map_get (memo, (uint64_t) (uintptr_t) frames, &idx))
+  if (!at_free && (frames->tag & TAG_ROLE) == TAG_STACK)
+    {
+      *out = frames->tag & ~TAG_ROLE;
+      return 0;
+    }
+  if (at_free && ml_u64map_get (&c->freed, (uint64_t) (uintptr_t) frames, &idx))
     {
       *out = idx;
       return 0;
     }
-  MlFrame *fr = calloc (frames->n, sizeof *fr);
-  if (!fr)
+  if (grow ((void **) &c->scratch, &c->cap_scratch, frames->n, sizeof *c->scratch) < 0)
     return oom (c);
+  MlFrame *fr = c->scratch;
   uint32_t site = 0;
   size_t n = 0;
   int rc = 0;
-  for (size_t k = 0; k < frames->n && rc == 0; k++)
+  for (size_t k = 0; k < frames->n; k++)
     {
-      const MlPkValue *f = frames->items[k];
+      MlPkValue *f = frames->items[k];
       if (f->kind != ML_PK_DICT)
         continue;
-      const char *file = ml_pk_get_str (f, "filename"), *func = ml_pk_get_str (f, "name");
-      int64_t line = 0;
-      ml_pk_get_int (f, "line", &line);
-      if ((rc = intern (c, file, &fr[n].file)) < 0 || (rc = intern (c, func, &fr[n].func)) < 0)
-        break;
-      fr[n].line = line > 0 && line < UINT32_MAX ? (uint32_t) line : 0;
-      if (!site && !ml_snapshot_frame_is_framework (file, func))
+      FrameInfo *fi = frame_of (c, f);
+      if (!fi)
+        return ML_ENOMEM;
+      fr[n] = (MlFrame) { .file = fi->file, .func = fi->func, .line = fi->line };
+      if (!site && !fi->framework)
         {
           char buf[1024];
-          snprintf (buf, sizeof buf, "%s%s:%u:%s%s", at_free ? "allocated before the trace, freed at " : "",
-                    file ? file : "", fr[n].line, func ? func : "", "");
-          rc = intern (c, buf, &site);
+          const char *file = ml_trace_str (c->t, fi->file), *func = ml_trace_str (c->t, fi->func);
+          if (at_free)
+            {
+              snprintf (buf, sizeof buf, "allocated before the trace, freed at %s:%u:%s", file, fi->line, func);
+              rc = intern (c, buf, &site);
+            }
+          else if (!fi->site)
+            {
+              snprintf (buf, sizeof buf, "%s:%u:%s", file, fi->line, func);
+              rc = intern (c, buf, &fi->site);
+              site = fi->site;
+            }
+          else
+            site = fi->site;
+          if (rc < 0)
+            return rc;
         }
       n++;
     }
-  if (rc == 0)
+  if ((rc = add_stack (c, site, fr, n, &idx)) < 0)
+    return rc;
+  if (at_free)
     {
-      idx = ml_trace_add_stack (c->t, site, fr, n);
-      if (idx == UINT32_MAX || ml_u64map_put (memo, (uint64_t) (uintptr_t) frames, idx) < 0)
-        rc = oom (c);
-      else
-        *out = idx;
+      if (ml_u64map_put (&c->freed, (uint64_t) (uintptr_t) frames, idx) < 0)
+        return oom (c);
     }
-  free (fr);
-  return rc;
+  else if (!frames->tag && idx <= TAG_MAX)
+    frames->tag = TAG_STACK | idx;
+  *out = idx;
+  return 0;
 }
 
 static int
-stack_of (Ctx *c, const MlPkValue *frames, uint32_t *out)
+stack_of (Ctx *c, MlPkValue *frames, uint32_t *out)
 {
   return stack_of_ex (c, frames, false, out);
 }
@@ -197,7 +366,7 @@ add_seg (Ctx *c, uint64_t addr, uint64_t size, uint32_t stream, bool small, bool
 }
 
 static int
-add_blk (Ctx *c, uint64_t addr, uint64_t req, uint32_t stream, const MlPkValue *frames)
+add_blk (Ctx *c, uint64_t addr, uint64_t req, uint32_t stream, MlPkValue *frames)
 {
   if (grow ((void **) &c->blks, &c->cap_blks, c->n_blks + 1, sizeof *c->blks) < 0)
     return oom (c);
@@ -253,6 +422,28 @@ action_kind (const char *a, MlEventKind *k)
         return 0;
       }
   return -1;
+}
+
+/* The kind of an action string, cached in its tag (the action strings
+ * are memo-shared: one object per distinct action). */
+static int
+action_of (const MlPkValue *cv, MlEventKind *k)
+{
+  if (!cv || cv->kind != ML_PK_STR)
+    return -1;
+  MlPkValue *v = (MlPkValue *) cv;
+  bool cached = (v->tag & TAG_ROLE) == TAG_KEY;
+  if (cached && (v->tag & 0xff))
+    {
+      if ((v->tag & 0xff) == 1)
+        return -1;
+      *k = (MlEventKind) ((v->tag & 0xff) - 2);
+      return 0;
+    }
+  int rc = action_kind (v->s, k);
+  if (cached || !v->tag)
+    v->tag = TAG_KEY | (v->tag & 0xff00) | (rc < 0 ? 1u : (uint32_t) *k + 2);
+  return rc;
 }
 
 /* ---- step 1: which device ---- */
@@ -346,11 +537,13 @@ undo_entry (Ctx *c, const MlPkValue *e)
 {
   MlEventKind kind;
   uint64_t addr = 0, size = 0, stream = 0;
-  if (e->kind != ML_PK_DICT || action_kind (ml_pk_get_str (e, "action"), &kind) < 0)
+  const MlPkValue *f[K__COUNT];
+  fields (e, f);
+  if (e->kind != ML_PK_DICT || action_of (f[K_ACTION], &kind) < 0)
     return 0;
-  ml_pk_get_u64 (e, "addr", &addr);
-  ml_pk_get_u64 (e, "size", &size);
-  ml_pk_get_u64 (e, "stream", &stream);
+  u64_of (f[K_ADDR], &addr);
+  u64_of (f[K_SIZE], &size);
+  u64_of (f[K_STREAM], &stream);
   uint32_t idx;
   int rc = 0;
   switch (kind)
@@ -365,7 +558,7 @@ undo_entry (Ctx *c, const MlPkValue *e)
     case ML_EV_FREE:
       if (!ml_u64map_get (&c->live, addr, &idx))
         {
-          rc = add_blk (c, addr, size, (uint32_t) stream, ml_pk_get (e, "frames"));
+          rc = add_blk (c, addr, size, (uint32_t) stream, (MlPkValue *) f[K_FRAMES]);
           if (rc == 0)
             c->blks[c->n_blks - 1].freed_frames = true;
         }
@@ -525,18 +718,20 @@ walk_entry (Ctx *c, size_t i, const MlPkValue *e)
   if (e->kind != ML_PK_DICT)
     return ml_error_set (c->err, ML_EINPUT, "%s: device %" PRId64 " trace entry %zu is a %s, not a dict",
                          c->path, c->dev, i, ml_pk_kind_name (e->kind));
-  const char *action = ml_pk_get_str (e, "action");
+  const MlPkValue *f[K__COUNT];
+  fields (e, f);
+  const char *action = f[K_ACTION] && f[K_ACTION]->kind == ML_PK_STR ? f[K_ACTION]->s : NULL;
   MlEventKind kind;
-  if (action_kind (action, &kind) < 0)
+  if (action_of (f[K_ACTION], &kind) < 0)
     return ml_error_set (c->err, ML_EINPUT, "%s: device %" PRId64 " trace entry %zu: unknown action \"%s\"",
                          c->path, c->dev, i, action ? action : "(none)");
   uint64_t addr = 0, size = 0, stream = 0, time_us;
   int64_t time_ns = -1;
   int rc = 0;
-  ml_pk_get_u64 (e, "addr", &addr);
-  ml_pk_get_u64 (e, "size", &size);
-  ml_pk_get_u64 (e, "stream", &stream);
-  if (ml_pk_get_u64 (e, "time_us", &time_us) && time_us < (uint64_t) INT64_MAX / 1000)
+  u64_of (f[K_ADDR], &addr);
+  u64_of (f[K_SIZE], &size);
+  u64_of (f[K_STREAM], &stream);
+  if (u64_of (f[K_TIME_US], &time_us) && time_us < (uint64_t) INT64_MAX / 1000)
     {
       time_ns = (int64_t) (time_us * 1000);
       if ((rc = emit_annotations_until (c, time_us)) < 0)
@@ -544,7 +739,7 @@ walk_entry (Ctx *c, size_t i, const MlPkValue *e)
     }
   uint64_t tick = ++c->tick;
   uint32_t st = 0, name = 0, id;
-  if ((rc = stack_of (c, ml_pk_get (e, "frames"), &st)) < 0)
+  if ((rc = stack_of (c, (MlPkValue *) f[K_FRAMES], &st)) < 0)
     return rc;
   switch (kind)
     {
@@ -571,14 +766,14 @@ walk_entry (Ctx *c, size_t i, const MlPkValue *e)
     case ML_EV_OOM:
       {
         uint64_t device_free = 0;
-        ml_pk_get_u64 (e, "device_free", &device_free);
+        u64_of (f[K_DEVICE_FREE], &device_free);
         return emit (c, kind, tick, 0, device_free, size, (uint32_t) stream, time_ns, 0, st, 0);
       }
     case ML_EV_MARK:
       {
-        const char *text = ml_pk_get_str (e, "name");
-        if (!text)
-          text = ml_pk_get_str (e, "user_metadata");
+        const char *text = f[K_NAME] && f[K_NAME]->kind == ML_PK_STR ? f[K_NAME]->s : NULL;
+        if (!text && f[K_USER_METADATA] && f[K_USER_METADATA]->kind == ML_PK_STR)
+          text = f[K_USER_METADATA]->s;
         if ((rc = intern (c, text ? text : action, &name)) < 0)
           return rc;
         return emit (c, kind, tick, 0, 0, 0, (uint32_t) stream, time_ns, name, st, 0);
@@ -650,7 +845,7 @@ ml_trace_load_snapshot_mem (const unsigned char *data, size_t len, const char *n
   if (rc < 0)
     return ml_error_prefix (err, "%s", name);
   Ctx c = { .path = name, .err = err };
-  ml_u64map_init (&c.stacks);
+  ml_u64map_init (&c.by_content);
   ml_u64map_init (&c.freed);
   ml_u64map_init (&c.live);
   c.t = ml_trace_new ();
@@ -663,10 +858,12 @@ ml_trace_load_snapshot_mem (const unsigned char *data, size_t len, const char *n
       c.t->source = ml_strtab_intern0 (c.t->strings, "pytorch-snapshot");
       rc = load (&c, ml_pk_root (doc), opts);
     }
-  ml_u64map_clear (&c.stacks);
+  ml_u64map_clear (&c.by_content);
   ml_u64map_clear (&c.freed);
   ml_u64map_clear (&c.live);
   free (c.segs);
+  free (c.finfo);
+  free (c.scratch);
   free (c.blks);
   free (c.anns);
   ml_pk_free (doc);
