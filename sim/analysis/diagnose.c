@@ -6,6 +6,7 @@
 
 #include "sim/base/jsonutil.h"
 #include "sim/base/u64map.h"
+#include "sim/base/units.h"
 
 static uint32_t
 site_of (const MlBuffers *bufs, const MlBuffer *b)
@@ -214,7 +215,7 @@ ml_recorded_oom (const MlBuffers *bufs, MlRecordedOom *out, MlError *err)
   out->cached_free = free_bytes;
   out->largest_cached = largest;
   out->reserved = out->live + free_bytes;
-  out->fragmentation = free_bytes + out->device_free >= out->request;
+  out->verdict = free_bytes + out->device_free >= out->request ? ML_OOM_FRAGMENTATION : ML_OOM_CAPACITY;
   return 0;
 }
 
@@ -244,7 +245,7 @@ ml_recorded_oom_mark (const MlRecordedOom *rec, const MlBuffers *bufs, MlPlan *p
   plan->oom = (MlOom) { .hit = true, .tick = rec->tick, .buffer = (uint32_t) bufs->n, .request = rec->request,
                         .live = rec->live, .reserved = rec->reserved,
                         .free_bytes = rec->cached_free + rec->device_free, .largest_free = rec->largest_cached,
-                        .fragmentation = rec->fragmentation };
+                        .verdict = rec->verdict };
 }
 
 const char *
@@ -295,7 +296,7 @@ recorded_oom (const MlBuffers *bufs, const MlRecordedOom *given, MlDiagnosis *d,
   d->rec_reserved = given->reserved;
   d->rec_cached_free = given->cached_free;
   d->rec_largest_cached = given->largest_cached;
-  d->rec_fragmentation = given->fragmentation;
+  d->rec_verdict = given->verdict;
   /* what was live: the buffers of @bufs at the tick, less the refused
    * request itself when @bufs is the replay that includes it */
   uint32_t skip = (uint32_t) bufs->n;
@@ -348,7 +349,8 @@ ml_diagnose (const MlBuffers *bufs, const MlPlan *plan, uint64_t capacity,
       k.capacity = capacity;
       for (size_t i = 0; i < n_alt; i++)
         {
-          if (strcmp (alternatives[i]->name, d.strategy) == 0)
+          /* the diagnosed plan's own strategy, and the recorded plan, are no alternative */
+          if ((alternatives[i]->flags & ML_STRATEGY_RECORDED) || strcmp (alternatives[i]->name, d.strategy) == 0)
             continue;
           MlResult r;
           memset (&r, 0, sizeof r);
@@ -367,7 +369,7 @@ ml_diagnose (const MlBuffers *bufs, const MlPlan *plan, uint64_t capacity,
               a->oom = r.plan->oom;
               a->seconds = r.plan->seconds;
               if (!a->oom.hit && a->peak > capacity)
-                a->oom.hit = true;   /* a static plan larger than the capacity */
+                ml_oom_over_capacity (&a->oom);   /* a static plan larger than the capacity */
             }
           ml_result_clear (&r);
         }
@@ -450,7 +452,7 @@ ml_diagnosis_write_json (const MlDiagnosis *d, const MlBuffers *bufs, FILE *fp)
         fprintf (fp, ",\"reserved\":%" PRIu64 ",\"cached_free\":%" PRIu64 ",\"largest_cached_block\":%" PRIu64
                  ",\"implied_capacity\":%" PRIu64 ",\"verdict\":\"%s\"",
                  d->rec_reserved, d->rec_cached_free, d->rec_largest_cached, d->rec_reserved + d->rec_device_free,
-                 d->rec_fragmentation ? "fragmentation" : "capacity");
+                 ml_oom_verdict_name (d->rec_verdict));
       const MlTrace *t = bufs->trace;
       if (t && d->rec_stack && d->rec_stack < t->n_stacks)
         {
@@ -474,4 +476,54 @@ ml_diagnosis_write_json (const MlDiagnosis *d, const MlBuffers *bufs, FILE *fp)
       fputs ("]}", fp);
     }
   fputc ('}', fp);
+}
+
+const char *
+ml_oom_reason (const MlOom *o, char *buf, size_t len)
+{
+  char a[32], b[32];
+  switch (o->verdict)
+    {
+    case ML_OOM_FRAGMENTATION:
+      snprintf (buf, len, "%s free under the capacity, but the largest free block is %s",
+                ml_format_size (o->free_bytes, a, sizeof a), ml_format_size (o->largest_free, b, sizeof b));
+      break;
+    case ML_OOM_CAPACITY:
+      snprintf (buf, len, "only %s free under the capacity for a %s request", ml_format_size (o->free_bytes, a, sizeof a),
+                ml_format_size (o->request, b, sizeof b));
+      break;
+    case ML_OOM_OVER_CAPACITY:
+    default:
+      snprintf (buf, len, "the layout is over the capacity; no single request to blame");
+      break;
+    }
+  return buf;
+}
+
+const char *
+ml_diagnosis_headline (const MlDiagnosis *d, char *buf, size_t len)
+{
+  char a[32], b[32], c[32];
+  ml_format_size (d->capacity, a, sizeof a);
+  if (!d->oom.hit)
+    snprintf (buf, len, "The %s plan fits under %s (peak %s, headroom %s).", d->strategy, a, ml_format_size (d->peak, b, sizeof b),
+              ml_format_size (d->capacity > d->peak ? d->capacity - d->peak : 0, c, sizeof c));
+  else if (!d->oom.request)
+    snprintf (buf, len, "The %s plan peaks at %s, over the capacity %s.", d->strategy, ml_format_size (d->peak, b, sizeof b), a);
+  else
+    snprintf (buf, len, "The %s plan runs out of memory under %s at tick %" PRIu64 " on a %s request.", d->strategy, a,
+              d->oom.tick, ml_format_size (d->oom.request, b, sizeof b));
+  return buf;
+}
+
+const char *
+ml_diagnosis_recorded_reason (const MlDiagnosis *d, char *buf, size_t len)
+{
+  char a[32];
+  ml_format_size (d->rec_cached_free + d->rec_device_free, a, sizeof a);
+  if (d->rec_verdict == ML_OOM_FRAGMENTATION)
+    snprintf (buf, len, "cached free + device free = %s would hold the request, but no block is large enough", a);
+  else
+    snprintf (buf, len, "cached free + device free = %s is less than the request", a);
+  return buf;
 }
