@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/base/sort.h"
 #include "strategies/caching-private.h"
 
 const char *
@@ -104,13 +105,6 @@ rec_seg_event (uint64_t *addr, uint64_t *size, size_t *n, const MlEvent *ev)
       }
 }
 
-static int
-cmp_u64 (const void *a, const void *b)
-{
-  uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-  return x < y ? -1 : x > y;
-}
-
 /* Which rule the real choice @want disagrees on, given the emulation's
  * choice (block @got_blk, made before being undone). */
 static MlCachingRule
@@ -203,7 +197,8 @@ ml_caching_conformance (const MlTrace *t, const char *options, MlCachingConforma
         {
           const char *pool = ml_trace_str (t, ev->name);
           bool small = pool && *pool ? strcmp (pool, "small") == 0 : ev->size == ML_CACHE_SMALL_BUFFER;
-          if (_ml_cache_seg_add (&c, ev->addr, ev->size, _ml_cache_stream_index (&c, ev->stream), small, ev->kind == ML_EV_SEGMENT_MAP) < 0)
+          uint32_t stream = _ml_cache_stream_index (&c, ev->stream);
+          if (c.failed || _ml_cache_seg_add (&c, ev->addr, ev->size, stream, small, ev->kind == ML_EV_SEGMENT_MAP) < 0)
             {
               rc = ml_error_set (err, ML_ENOMEM, "out of memory");
               goto out;
@@ -338,8 +333,8 @@ ml_caching_conformance (const MlTrace *t, const char *options, MlCachingConforma
       r.end_rec_bytes += end_rec[s];
     r.end_rec_segments = n_end_rec;
     r.end_emu_segments = n_emu_end;
-    qsort (rec_sizes, n_emu_end, sizeof *rec_sizes, cmp_u64);
-    qsort (end_rec, n_end_rec, sizeof *end_rec, cmp_u64);
+    ml_sort_u64 (rec_sizes, n_emu_end);
+    ml_sort_u64 (end_rec, n_end_rec);
     r.end_match = n_emu_end == n_end_rec && memcmp (rec_sizes, end_rec, n_end_rec * sizeof *end_rec) == 0;
   }
   *out = r;

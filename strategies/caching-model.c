@@ -59,7 +59,8 @@ _ml_cache_stream_index (MlCache *c, uint32_t raw)
   if (ml_u64map_get (&c->streams, raw, &i))
     return i;
   i = c->n_streams < 0xffff ? c->n_streams++ : 0xffff;
-  ml_u64map_put (&c->streams, raw, i);
+  if (ml_u64map_put (&c->streams, raw, i) < 0)
+    c->failed = true;
   return i;
 }
 
@@ -375,6 +376,8 @@ int
 _ml_cache_malloc (MlCache *c, uint64_t req, uint32_t raw_stream, uint32_t *out)
 {
   uint32_t stream = _ml_cache_stream_index (c, raw_stream);
+  if (c->failed)
+    return ML_ENOMEM;
   uint64_t size = _ml_cache_round_size (&c->cfg, req);
   bool small = size <= ML_CACHE_SMALL_SIZE;
   c->last_new_segment = false;

@@ -74,10 +74,10 @@ test_treap (void)
   MlTreap t;
   ml_treap_init (&t);
   /* free-block map: key = offset, value = size */
-  ml_treap_insert (&t, 0, 0, 10);
-  ml_treap_insert (&t, 100, 0, 50);
-  ml_treap_insert (&t, 300, 0, 20);
-  ml_treap_insert (&t, 500, 0, 80);
+  must (ml_treap_insert (&t, 0, 0, 10) != ML_TREAP_NIL);
+  must (ml_treap_insert (&t, 100, 0, 50) != ML_TREAP_NIL);
+  must (ml_treap_insert (&t, 300, 0, 20) != ML_TREAP_NIL);
+  must (ml_treap_insert (&t, 500, 0, 80) != ML_TREAP_NIL);
   uint32_t n = ml_treap_first_with_value (&t, 30, NULL);
   is_u64 (t.nodes[n].a, 100, "first fit for 30 is at 100");
   n = ml_treap_first_with_value (&t, 60, NULL);
@@ -113,7 +113,7 @@ test_treap (void)
       else
         {
           val[k] = rnd () % 1000;
-          ml_treap_insert (&t, (uint64_t) k, 0, val[k]);
+          must (ml_treap_insert (&t, (uint64_t) k, 0, val[k]) != ML_TREAP_NIL);
           present[k] = 1;
         }
       uint64_t want_v = rnd () % 1000;
@@ -139,7 +139,7 @@ test_u64map (void)
   ml_u64map_init (&m);
   int bad = 0;
   for (uint64_t i = 0; i < 50000; i++)
-    ml_u64map_put (&m, i * 7919, (uint32_t) i);
+    must (ml_u64map_put (&m, i * 7919, (uint32_t) i) >= 0);
   for (uint64_t i = 0; i < 50000; i += 2)
     ml_u64map_del (&m, i * 7919);
   for (uint64_t i = 0; i < 50000; i++)
@@ -165,7 +165,7 @@ test_sort (void)
       keys[i] = rnd () % 5000;
       idx[i] = (uint32_t) i;
     }
-  ml_sort_indexes_by_key (idx, N, keys, sizeof keys[0]);
+  must (ml_sort_indexes_by_key (idx, N, keys, sizeof keys[0]) >= 0);
   int bad = 0;
   for (int i = 1; i < N; i++)
     if (keys[idx[i - 1]] > keys[idx[i]] || (keys[idx[i - 1]] == keys[idx[i]] && idx[i - 1] > idx[i]))
