@@ -5,6 +5,7 @@
 #include <string.h>
 #include <cjson/cJSON.h>
 
+#include "sim/base/array.h"
 #include "sim/base/io.h"
 #include "sim/base/jsonutil.h"
 #include "sim/base/treap.h"
@@ -45,15 +46,8 @@ ml_plan_free (MlPlan *p)
 long
 ml_plan_add_segment (MlPlan *p, const MlSegment *seg)
 {
-  if (p->n_segments == p->cap_segments)
-    {
-      size_t cap = p->cap_segments ? p->cap_segments * 2 : 8;
-      MlSegment *s = realloc (p->segments, cap * sizeof *s);
-      if (!s)
-        return -1;
-      p->segments = s;
-      p->cap_segments = cap;
-    }
+  if (ML_ARRAY_RESERVE (p->segments, p->n_segments, p->cap_segments, 8) < 0)
+    return -1;
   p->segments[p->n_segments] = *seg;
   return (long) p->n_segments++;
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/base/array.h"
 #include "sim/base/sort.h"
 #include "strategies/caching-private.h"
 
@@ -33,15 +34,8 @@ typedef struct {
 static int
 push_emu_size (Conf *f, uint64_t size)
 {
-  if (f->n_emu == f->cap_emu)
-    {
-      size_t cap = f->cap_emu ? f->cap_emu * 2 : 16;
-      uint64_t *p = realloc (f->emu_sizes, cap * sizeof *p);
-      if (!p)
-        return ML_ENOMEM;
-      f->emu_sizes = p;
-      f->cap_emu = cap;
-    }
+  if (ML_ARRAY_RESERVE (f->emu_sizes, f->n_emu, f->cap_emu, 16) < 0)
+    return ML_ENOMEM;
   f->emu_sizes[f->n_emu++] = size;
   return 0;
 }

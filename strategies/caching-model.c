@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/base/array.h"
 #include "sim/base/options.h"
 
 #define MiB ((uint64_t) 1 << 20)
@@ -75,15 +76,8 @@ blk_new (MlCache *c)
     }
   else
     {
-      if (c->nb == c->capb)
-        {
-          size_t cap = c->capb ? c->capb * 2 : 256;
-          MlCacheBlock *b = realloc (c->b, cap * sizeof *b);
-          if (!b)
-            return ML_CACHE_NONE;
-          c->b = b;
-          c->capb = cap;
-        }
+      if (ML_ARRAY_RESERVE (c->b, c->nb, c->capb, 256) < 0)
+        return ML_CACHE_NONE;
       i = (uint32_t) c->nb++;
     }
   memset (&c->b[i], 0, sizeof c->b[i]);
@@ -201,15 +195,8 @@ find_free (MlCache *c, uint64_t size, uint32_t stream, bool small)
 long
 _ml_cache_seg_add (MlCache *c, uint64_t base, uint64_t size, uint32_t stream, bool small, bool expandable)
 {
-  if (c->ns == c->caps)
-    {
-      size_t cap = c->caps ? c->caps * 2 : 32;
-      MlCacheSegment *s = realloc (c->s, cap * sizeof *s);
-      if (!s)
-        return -1;
-      c->s = s;
-      c->caps = cap;
-    }
+  if (ML_ARRAY_RESERVE (c->s, c->ns, c->caps, 32) < 0)
+    return -1;
   uint32_t si = (uint32_t) c->ns;
   uint32_t bi = blk_new (c);
   if (bi == ML_CACHE_NONE)

@@ -1,6 +1,7 @@
 /* Units, the string table, the treap, the hash map and the radix sort. */
 #include "tests/tap.h"
 
+#include "sim/base/array.h"
 #include "sim/base/sort.h"
 #include "sim/base/strtab.h"
 #include "sim/base/treap.h"
@@ -173,6 +174,32 @@ test_sort (void)
   is_u64 (bad, 0, "radix sort is sorted and stable");
 }
 
+/* The u64 helpers every planner shares, by hand. */
+static void
+test_sorted_u64 (void)
+{
+  uint64_t v[] = { 5, 1, UINT64_MAX, 5, 3, 1 };
+  size_t k = ml_sort_unique_u64 (v, 6);
+  ok (k == 4 && v[0] == 1 && v[1] == 3 && v[2] == 5 && v[3] == UINT64_MAX, "sort-unique: 1 3 5 max (%zu)", k);
+  is_u64 (ml_lower_bound_u64 (v, k, 0), 0, "lower bound of 0: 0");
+  is_u64 (ml_lower_bound_u64 (v, k, 3), 1, "lower bound of 3: 1 (one value below)");
+  is_u64 (ml_lower_bound_u64 (v, k, 4), 2, "lower bound of 4: 2");
+  is_u64 (ml_upper_bound_u64 (v, k, 3), 2, "upper bound of 3: 2 (1 and 3 at or below)");
+  is_u64 (ml_upper_bound_u64 (v, k, UINT64_MAX), 4, "upper bound of the maximum: all");
+  is_u64 (ml_lower_bound_u64 (v, 0, 7), 0, "an empty array: 0");
+  is_u64 (ml_sort_unique_u64 (v, 0), 0, "sort-unique of nothing: 0");
+  uint64_t *a = NULL;
+  size_t n = 0, cap = 0;
+  bool all = true;
+  for (uint64_t i = 0; i < 100; i++)
+    {
+      all &= ML_ARRAY_RESERVE (a, n, cap, 4) == 0;
+      a[n++] = i;
+    }
+  ok (all && n == 100 && cap == 128 && a[99] == 99, "an array grows 4, 8, ... 128 for 100 elements (cap %zu)", cap);
+  free (a);
+}
+
 int
 main (void)
 {
@@ -181,5 +208,6 @@ main (void)
   test_treap ();
   test_u64map ();
   test_sort ();
+  test_sorted_u64 ();
   return tap_done ();
 }

@@ -89,14 +89,5 @@ ml_lower_bound_u64 (const uint64_t *v, size_t n, uint64_t key)
 size_t
 ml_upper_bound_u64 (const uint64_t *v, size_t n, uint64_t key)
 {
-  size_t lo = 0, hi = n;
-  while (lo < hi)
-    {
-      size_t mid = lo + (hi - lo) / 2;
-      if (v[mid] <= key)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-  return lo;
+  return key == UINT64_MAX ? n : ml_lower_bound_u64 (v, n, key + 1);
 }
