@@ -275,6 +275,7 @@ cmd_diagnose (int argc, char **argv)
         rc = cli_error ("diagnose", &err);
       else
         {
+          rc = d.oom.hit ? EXIT_PROBLEMS : EXIT_OK;
           if (o.json)
             {
               printf ("{\"trace\":");
@@ -282,12 +283,14 @@ cmd_diagnose (int argc, char **argv)
               printf (",\"device\":%u,\"alignment\":%" PRIu64 ",\"capacity_from\":", t->device, run->align);
               ml_json_put_str (stdout, capacity_from);
               printf (",\"diagnosis\":");
-              ml_diagnosis_write_json (&d, run, stdout);
+              if (ml_diagnosis_write_json (&d, run, stdout, &err) < 0)
+                rc = cli_error ("diagnose", &err);
               printf ("}\n");
             }
           else
             print_text (path, run, &d, capacity_from);
-          rc = d.oom.hit || d.recorded ? EXIT_PROBLEMS : EXIT_OK;
+          if (rc == EXIT_OK)
+            rc = d.oom.hit || d.recorded ? EXIT_PROBLEMS : EXIT_OK;
           ml_diagnosis_clear (&d);
         }
       ml_plan_free (plan);
