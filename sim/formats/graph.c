@@ -8,6 +8,7 @@
 #include "sim/base/sort.h"
 #include "sim/base/options.h"
 #include "sim/base/u64map.h"
+#include "sim/base/units.h"
 
 bool
 ml_graph_sniff (const unsigned char *h, size_t len)
@@ -58,6 +59,9 @@ typedef struct {
   bool        exclude[4];
   bool        pin[4];     /* resident for the whole graph at a fixed offset */
   MlU64Map    names;      /* FNV-1a hash of a name -> the first tensor with it */
+  /* symbolic dimensions: the file's "dims", then MlLoadOptions.dims */
+  struct { char name[64]; uint64_t value; bool from_opts, used; } dim[32];
+  size_t      n_dims;
 } G;
 
 static uint64_t
@@ -322,6 +326,111 @@ emit (MlTrace *t, MlEventKind kind, uint64_t tick, uint64_t id, uint64_t size, u
 }
 
 static int
+bind_dim (G *g, const char *name, size_t len, uint64_t value, bool from_opts, const char *where)
+{
+  int code = from_opts ? ML_EUSAGE : ML_EINPUT;
+  if (!len || len >= sizeof g->dim[0].name)
+    return ml_error_set (g->err, code, "%s: %s: a dimension name must have 1 to 63 characters", g->path, where);
+  for (size_t i = 0; i < len; i++)
+    if (!(name[i] == '_' || (name[i] >= 'A' && name[i] <= 'Z') || (name[i] >= 'a' && name[i] <= 'z')
+          || (i > 0 && name[i] >= '0' && name[i] <= '9')))
+      return ml_error_set (g->err, code, "%s: %s: \"%.*s\" is not a dimension name (letters, digits, _)", g->path,
+                           where, (int) len, name);
+  size_t k;
+  for (k = 0; k < g->n_dims; k++)
+    if (strlen (g->dim[k].name) == len && memcmp (g->dim[k].name, name, len) == 0)
+      break;
+  if (k == g->n_dims)
+    {
+      if (k == sizeof g->dim / sizeof g->dim[0])
+        return ml_error_set (g->err, code, "%s: %s: more than 32 symbolic dimensions", g->path, where);
+      memcpy (g->dim[k].name, name, len);
+      g->dim[k].name[len] = 0;
+      g->n_dims++;
+    }
+  g->dim[k].value = value;
+  g->dim[k].from_opts |= from_opts;
+  return 0;
+}
+
+/* The file's "dims" (defaults), then the caller's "B=8,S=128" over them. */
+static int
+read_dims (G *g, const cJSON *root, const char *opts)
+{
+  const cJSON *dims = cJSON_GetObjectItemCaseSensitive (root, "dims"), *d;
+  int rc;
+  if (dims && !cJSON_IsObject (dims))
+    return ml_error_set (g->err, ML_EINPUT, "%s: \"dims\" is not an object of dimension names and sizes", g->path);
+  cJSON_ArrayForEach (d, dims)
+    {
+      uint64_t v;
+      if (ml_json_value_u64 (d, d->string, &v, g->err) < 0)
+        return ml_error_prefix (g->err, "%s: dims", g->path);
+      if ((rc = bind_dim (g, d->string, strlen (d->string), v, false, "dims")) < 0)
+        return rc;
+    }
+  for (const char *p = opts; p && *p;)
+    {
+      const char *comma = strchr (p, ','), *end = comma ? comma : p + strlen (p);
+      const char *eq = memchr (p, '=', (size_t) (end - p));
+      uint64_t v;
+      if (!eq || ml_parse_u64 (eq + 1, (size_t) (end - eq - 1), &v) < 0)
+        return ml_error_set (g->err, ML_EUSAGE, "--dim %.*s: use NAME=SIZE, e.g. B=8", (int) (end - p), p);
+      if ((rc = bind_dim (g, p, (size_t) (eq - p), v, true, "--dim")) < 0)
+        return rc;
+      p = comma ? comma + 1 : end;
+    }
+  return 0;
+}
+
+/* One dimension of a shape: an integer, or a product of integers and
+ * dimension names, "B", "4*B", "B*S". */
+static int
+shape_dim (G *g, const cJSON *d, const char *tensor, uint64_t *out)
+{
+  if (!cJSON_IsString (d))
+    {
+      if (ml_json_value_u64 (d, "dimension", out, g->err) < 0)
+        return ml_error_prefix (g->err, "%s: tensor \"%s\"", g->path, tensor);
+      return 0;
+    }
+  const char *s = d->valuestring;
+  uint64_t v = 1;
+  for (const char *p = s;;)
+    {
+      const char *star = strchr (p, '*'), *end = star ? star : p + strlen (p);
+      size_t len = (size_t) (end - p);
+      uint64_t f = 0;
+      if (len && p[0] >= '0' && p[0] <= '9')
+        {
+          if (ml_parse_u64 (p, len, &f) < 0)
+            return ml_error_set (g->err, ML_EINPUT, "%s: tensor \"%s\": dimension \"%s\" is not a product of integers and names",
+                                 g->path, tensor, s);
+        }
+      else
+        {
+          size_t k;
+          for (k = 0; k < g->n_dims; k++)
+            if (strlen (g->dim[k].name) == len && memcmp (g->dim[k].name, p, len) == 0)
+              break;
+          if (k == g->n_dims)
+            return ml_error_set (g->err, ML_EINPUT, "%s: tensor \"%s\": dimension \"%.*s\" is not bound (\"dims\" in the file, or --dim %.*s=N)",
+                                 g->path, tensor, (int) len, p, (int) len, p);
+          g->dim[k].used = true;
+          f = g->dim[k].value;
+        }
+      if (f && v > (UINT64_MAX >> 8) / f)
+        return ml_error_set (g->err, ML_EINPUT, "%s: tensor \"%s\": dimension \"%s\" is over 2^56", g->path, tensor, s);
+      v *= f;
+      if (!star)
+        break;
+      p = star + 1;
+    }
+  *out = v;
+  return 0;
+}
+
+static int
 build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
 {
   const cJSON *tensors = cJSON_GetObjectItemCaseSensitive (root, "tensors");
@@ -337,6 +446,8 @@ build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
   g->align = align;
   Opts o = { g, false };
   if ((rc = ml_options_foreach (opts->graph_options, graph_option, &o, g->err)) < 0)
+    return rc;
+  if ((rc = read_dims (g, root, opts->dims)) < 0)
     return rc;
 
   g->nt = 0;
@@ -372,8 +483,8 @@ build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
           cJSON_ArrayForEach (d, shape)
             {
               uint64_t dim;
-              if (ml_json_value_u64 (d, "dimension", &dim, g->err) < 0)
-                return ml_error_prefix (g->err, "%s: tensor \"%s\"", g->path, t->name);
+              if ((rc = shape_dim (g, d, t->name, &dim)) < 0)
+                return rc;
               if (dim && elems > (UINT64_MAX >> 8) / dim)
                 return ml_error_set (g->err, ML_EINPUT, "%s: tensor \"%s\": the shape has more than 2^56 elements", g->path, t->name);
               elems *= dim;
@@ -461,6 +572,11 @@ build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
             r->kind = K_OUTPUT;
         }
     }
+
+  for (size_t k = 0; k < g->n_dims; k++)
+    if (g->dim[k].from_opts && !g->dim[k].used)
+      return ml_error_set (g->err, ML_EUSAGE, "%s: --dim %s: no tensor shape uses the dimension \"%s\"", g->path,
+                           g->dim[k].name, g->dim[k].name);
 
   /* the order */
   size_t n = g->nops;
