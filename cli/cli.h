@@ -54,6 +54,7 @@ int  cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
 #define CLI_OPT_RETRIES   1011
 #define CLI_OPT_REORDER   1012
 #define CLI_OPT_DIM       1013
+#define CLI_OPT_MAXBLOCK  1014
 
 #define CLI_COMMON_LONGOPTS                                        \
   { "align",      required_argument, 0, CLI_OPT_ALIGN },           \
@@ -68,6 +69,7 @@ int  cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
   { "retries",    required_argument, 0, CLI_OPT_RETRIES },         \
   { "reorder",    required_argument, 0, CLI_OPT_REORDER },         \
   { "dim",        required_argument, 0, CLI_OPT_DIM },             \
+  { "max-block",  required_argument, 0, CLI_OPT_MAXBLOCK },        \
   { "quiet",      no_argument,       0, CLI_OPT_QUIET },           \
   { "help",       no_argument,       0, 'h' }
 
@@ -83,6 +85,7 @@ int  cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
   "  --retries N        retries on allocation failure (default 3)\n" \
   "  --reorder memory   graphs: run the ops in a memory-aware order\n" \
   "  --dim NAME=N       graphs: bind a symbolic dimension (repeatable)\n" \
+  "  --max-block SIZE   graphs: arena blocks of at most SIZE (offline planners)\n" \
   "  --quiet            no progress on stderr\n" \
   "  --json             machine-readable output\n" \
   "  -h, --help         this help\n"

@@ -440,9 +440,9 @@ cmd_fit (int argc, char **argv)
     qsort (rows[i].pts, rows[i].n_pts, sizeof *rows[i].pts, cmp_point);
 
   int rc = EXIT_OK;
-  bool any_error = false;
-  for (size_t i = 0; i < n; i++)
-    any_error |= rows[i].error[0] != 0;
+  bool all_failed = true;   /* the exit code: 2 when no strategy has an answer */
+  for (size_t i = 1; i < n; i++)
+    all_failed &= rows[i].error[0] != 0;
   if (o.json)
     write_json (stdout, &f, rows, n);
   else
@@ -494,11 +494,11 @@ cmd_fit (int argc, char **argv)
             fprintf (stderr, "wrote %s\n", o.output);
         }
     }
+  if (rc == EXIT_OK && (all_failed || rows[0].error[0]))
+    rc = EXIT_BAD;
   for (size_t i = 0; i < n; i++)
     free (rows[i].pts);
   free (rows);
   free (list);
-  if (rc == EXIT_OK && any_error)
-    rc = EXIT_BAD;
   return rc;
 }

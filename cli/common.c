@@ -104,6 +104,19 @@ cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
         o->load.graph_options = buf;
       }
       return 1;
+    case CLI_OPT_MAXBLOCK:
+      {
+        /* graph loader option: appended for the graph reader only */
+        static char buf[1024];
+        if (ml_parse_size (arg, &v, &err) < 0)
+          exit (cli_error (cmd, &err));
+        if (v == 0)
+          exit (cli_fail (cmd, EXIT_BAD, "--max-block %s: must be more than 0", arg));
+        snprintf (buf, sizeof buf, "%s%smax_block=%" PRIu64, o->load.graph_options ? o->load.graph_options : "",
+                  o->load.graph_options ? "," : "", v);
+        o->load.graph_options = buf;
+      }
+      return 1;
     case CLI_OPT_DIM:
       {
         /* symbolic graph dimensions, "B=8,S=128" for the graph reader */
@@ -143,9 +156,10 @@ cli_load (const char *cmd, const char *path, MlCliOpts *o, MlTrace **trace, MlBu
   cli_progress_done ();
   if (rc < 0)
     return cli_error (cmd, &err);
-  if (o->load.dims && strcmp (ml_trace_str (*trace, (*trace)->source), "graph") != 0)
+  bool graph_only = o->load.dims || (o->load.graph_options && strstr (o->load.graph_options, "max_block="));
+  if (graph_only && strcmp (ml_trace_str (*trace, (*trace)->source), "graph") != 0)
     {
-      cli_fail (cmd, EXIT_BAD, "%s: --dim binds dimensions of a graph (docs/formats.md), not of a %s input", path,
+      cli_fail (cmd, EXIT_BAD, "%s: --dim and --max-block apply to graphs (docs/formats.md), not to a %s input", path,
                 ml_trace_str (*trace, (*trace)->source));
       ml_trace_free (*trace);
       *trace = NULL;
