@@ -36,6 +36,8 @@ ml_trace_free (MlTrace *t)
   free (t->inplace);
   free (t->devices);
   free (t->device_ooms);
+  free (t->group_ids);
+  free (t->group_end);
   ml_strtab_free (t->strings);
   free (t);
 }
@@ -167,4 +169,16 @@ ml_frame_is_framework (const char *file, const char *func)
     return true;
   return strstr (file, "/torch/") || strstr (file, "\\torch\\") || strstr (file, "torchinductor")
          || strstr (file, "/triton/") || strstr (file, "\\triton\\");
+}
+
+int
+ml_trace_add_group (MlTrace *t, const uint64_t *ids, size_t n)
+{
+  if (grow ((void **) &t->group_ids, &t->cap_group_ids, t->n_group_ids + n, sizeof *t->group_ids) < 0
+      || grow ((void **) &t->group_end, &t->cap_groups, t->n_groups + 1, sizeof *t->group_end) < 0)
+    return ML_ENOMEM;
+  memcpy (t->group_ids + t->n_group_ids, ids, n * sizeof *ids);
+  t->n_group_ids += n;
+  t->group_end[t->n_groups++] = t->n_group_ids;
+  return 0;
 }
