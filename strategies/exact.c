@@ -28,6 +28,9 @@ typedef struct {
   uint64_t *size;       /* m */
   uint32_t *rank;       /* m: static order, 0 first (one of ranks[]) */
   uint32_t *ranks[N_HEUR];
+  uint64_t *len;        /* m: lifetime in ticks */
+  uint64_t *id;         /* m: buffer id (the last tie break) */
+  int       heur;       /* which of ranks[] is in use */
   uint32_t *sa, *sb;    /* m: section range [sa, sb) */
   uint32_t  S;          /* sections */
   uint32_t *adj_start;  /* m + 1 */
@@ -41,9 +44,11 @@ typedef struct {
 typedef struct {
   const MlKnobs *knobs;
   double    deadline, t0, limit;
-  uint64_t  nodes;
+  uint64_t  nodes;       /* placements tried */
+  uint64_t  backtracks;  /* nodes whose every candidate failed */
+  uint64_t  polls;       /* search calls, for the clock checks */
   uint64_t  run_nodes, budget;  /* nodes of this run; 0 = no budget */
-  bool      stopped, cancelled;
+  bool      stopped, cancelled, oom;
   uint64_t  cap;
   /* search state for the part being solved */
   Part     *P;
@@ -60,6 +65,9 @@ typedef struct {
   uint64_t *save;       /* saved offsets, a stack */
   size_t    n_save, cap_save;
   uint32_t *cand;       /* candidate stack (m per depth) */
+  uint32_t *rsave;      /* saved ranks of re-ranked pieces, a stack */
+  size_t    n_rsave, cap_rsave;
+  void     *rkeys;      /* m sort keys */
   uint64_t  found_peak;
   uint64_t *found;      /* offsets of the solution (m) */
   const char *phase;
@@ -87,14 +95,14 @@ time_up (Search *s)
 {
   if (s->stopped)
     return true;
-  if ((++s->nodes & 1023) != 0)
+  if ((++s->polls & 1023) != 0)
     return false;
   double now = ml_now ();
   if (_ml_cancelled (s->knobs))
     s->cancelled = s->stopped = true;
   else if (now >= s->deadline)
     s->stopped = true;
-  else if ((s->nodes & 0x3ffff) == 0)
+  else if ((s->polls & 0x3ffff) == 0)
     _ml_report (s->knobs, s->limit > 0 ? (now - s->t0) / s->limit : 0, s->phase);
   return s->stopped;
 }
@@ -108,6 +116,32 @@ typedef struct {
 } Scope;
 
 static int search (Search *s, Scope *sc, uint64_t last_off, uint32_t min_rank, uint32_t depth);
+static bool rerank (Search *s, const Scope *sc);
+
+/* The section inference over the whole of @sc, every later placement at
+ * @last_off or above: false when some section's lowest free offset plus
+ * the bytes still unplaced there is over the capacity. */
+static bool
+scope_fits (Search *s, const Scope *sc, uint64_t last_off)
+{
+  Part *P = s->P;
+  for (uint32_t k = sc->klo; k < sc->khi; k++)
+    s->low[k] = UINT64_MAX;
+  for (uint32_t u = 0; u < sc->n; u++)
+    {
+      uint32_t i = sc->list[u];
+      uint64_t v = s->off[i] > last_off ? s->off[i] : last_off;
+      if (v + P->size[i] > s->cap)
+        return false;
+      for (uint32_t k = P->sa[i]; k < P->sb[i]; k++)
+        if (v < s->low[k])
+          s->low[k] = v;
+    }
+  for (uint32_t k = sc->klo; k < sc->khi; k++)
+    if (s->usum[k] && s->low[k] + s->usum[k] > s->cap)
+      return false;
+  return true;
+}
 
 /* After placing a buffer, the sections of @sc split at @cuts (sorted,
  * inside (klo, khi)): solves each piece on its own. Pieces do not overlap
@@ -133,7 +167,18 @@ decompose (Search *s, Scope *sc, const uint32_t *cuts, uint32_t n_cuts, uint32_t
             }
         }
       if (sub.n)
-        r = search (s, &sub, 0, 0, depth);
+        {
+          size_t mark = s->n_rsave;
+          if (!rerank (s, &sub))
+            r = R_STOP;
+          else
+            r = search (s, &sub, 0, 0, depth);
+          while (s->n_rsave > mark)
+            {
+              s->n_rsave -= 2;
+              P->rank[s->rsave[s->n_rsave]] = s->rsave[s->n_rsave + 1];
+            }
+        }
       lo = hi;
     }
   for (uint32_t u = 0; u < sc->n; u++)
@@ -149,8 +194,6 @@ search (Search *s, Scope *sc, uint64_t last_off, uint32_t min_rank, uint32_t dep
     return R_FOUND;
   if (time_up (s))
     return R_STOP;
-  if (s->budget && ++s->run_nodes > s->budget)
-    return R_BUDGET;
   uint64_t cap = s->cap;
   for (uint32_t k = sc->klo; k < sc->khi; k++)
     s->low[k] = UINT64_MAX;
@@ -176,6 +219,9 @@ search (Search *s, Scope *sc, uint64_t last_off, uint32_t min_rank, uint32_t dep
   for (uint32_t k = sc->klo; k < sc->khi; k++)
     if (s->usum[k] && s->low[k] + s->usum[k] > cap)
       return R_NONE;
+  /* the node budget counts the nodes that pass the checks */
+  if (s->budget && ++s->run_nodes > s->budget)
+    return R_BUDGET;
   /* dominance: a buffer placed at or above the lowest top some unplaced
    * buffer can reach would leave a gap that buffer could fill */
   uint32_t kept = 0;
@@ -190,6 +236,7 @@ search (Search *s, Scope *sc, uint64_t last_off, uint32_t min_rank, uint32_t dep
       uint32_t i = cand[c];
       uint64_t o = s->off[i], top = o + P->size[i];
       /* place i */
+      s->nodes++;
       s->at[i] = o;
       s->placed[i] = 1;
       uint32_t p = s->pos[i], last = sc->list[--sc->n];
@@ -215,8 +262,24 @@ search (Search *s, Scope *sc, uint64_t last_off, uint32_t min_rank, uint32_t dep
               s->off[j] = top;
             }
         }
-      int r = n_cuts && sc->n ? decompose (s, sc, cuts, n_cuts, depth + 1)
-                              : search (s, sc, o, P->rank[i] + 1, depth + 1);
+      /* the cheap parts of the child's section check, which catch most
+       * dead ends without its pass over every unplaced buffer: the
+       * monotonic floor (nothing later goes below o) and i's own sections
+       * (every unplaced buffer there now starts at i's top or above) */
+      bool over = false;
+      for (uint32_t k = sc->klo; k < sc->khi && !over; k++)
+        over = o + s->usum[k] > cap;
+      for (uint32_t k = P->sa[i]; k < P->sb[i] && !over; k++)
+        over = s->usum[k] && top + s->usum[k] > cap;
+      int r;
+      if (over)
+        r = R_NONE;
+      else if (!(n_cuts && sc->n))
+        r = search (s, sc, o, P->rank[i] + 1, depth + 1);
+      else if (!scope_fits (s, sc, o))
+        r = R_NONE;   /* every piece is checked before any is searched */
+      else
+        r = decompose (s, sc, cuts, n_cuts, depth + 1);
       if (r == R_FOUND)
         s->found[i] = o;
       /* undo */
@@ -244,6 +307,7 @@ search (Search *s, Scope *sc, uint64_t last_off, uint32_t min_rank, uint32_t dep
       if (hatless)
         break;
     }
+  s->backtracks++;
   return R_NONE;
 }
 
@@ -299,6 +363,7 @@ solve_part_rr (Search *s, Part *P, uint64_t cap, double deadline)
     for (int h = 0; h < N_HEUR; h++)
       {
         P->rank = P->ranks[h];
+        P->heur = h;
         s->budget = budget;
         int r = solve_part (s, P, cap, deadline);
         if (r != R_BUDGET)
@@ -309,7 +374,7 @@ solve_part_rr (Search *s, Part *P, uint64_t cap, double deadline)
 static void
 part_free (Part *P)
 {
-  free (P->glob); free (P->size);
+  free (P->glob); free (P->size); free (P->len); free (P->id);
   for (int h = 0; h < N_HEUR; h++)
     free (P->ranks[h]);
   free (P->sa); free (P->sb);
@@ -328,6 +393,61 @@ cmp_rkey (const void *a, const void *b)
   return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
+/* The sort key of heuristic @h: WAT (lifetime, area, section total),
+ * TAW or TWA, each largest first. */
+static RKey
+heur_key (int h, uint64_t size, uint64_t len, uint64_t total, uint64_t id, uint32_t idx)
+{
+  unsigned __int128 a128 = (unsigned __int128) size * len;
+  uint64_t area = UINT64_MAX - (a128 > UINT64_MAX ? UINT64_MAX : (uint64_t) a128);
+  uint64_t l = UINT64_MAX - len, tot = UINT64_MAX - total;
+  if (h == 0)
+    return (RKey) { l, area, tot, id, idx };
+  if (h == 1)
+    return (RKey) { tot, area, l, id, idx };
+  return (RKey) { tot, l, area, id, idx };
+}
+
+/* A piece of a split is a problem of its own: its buffers are ranked
+ * afresh by the current heuristic with the section totals of what is
+ * left unplaced (the old ranks go on s->rsave). False when out of memory. */
+static bool
+rerank (Search *s, const Scope *sc)
+{
+  Part *P = s->P;
+  if (s->n_rsave + 2 * (size_t) sc->n > s->cap_rsave)
+    {
+      size_t cap = s->cap_rsave * 2 + 2 * (size_t) sc->n;
+      uint32_t *g = realloc (s->rsave, cap * sizeof *g);
+      if (!g)
+        {
+          s->oom = s->stopped = true;
+          return false;
+        }
+      s->rsave = g;
+      s->cap_rsave = cap;
+    }
+  RKey *keys = s->rkeys;
+  for (uint32_t u = 0; u < sc->n; u++)
+    {
+      uint32_t i = sc->list[u];
+      uint64_t total = 0;
+      for (uint32_t k = P->sa[i]; k < P->sb[i]; k++)
+        if (s->usum[k] > total)
+          total = s->usum[k];
+      keys[u] = heur_key (P->heur, P->size[i], P->len[i], total, P->id[i], i);
+    }
+  qsort (keys, sc->n, sizeof *keys, cmp_rkey);
+  for (uint32_t r = 0; r < sc->n; r++)
+    {
+      uint32_t i = keys[r].idx;
+      s->rsave[s->n_rsave++] = i;
+      s->rsave[s->n_rsave++] = P->rank[i];
+      P->rank[i] = r;
+    }
+  return true;
+}
+
 /* Builds part @P from the buffers glob[0..m) (sorted by start). */
 static int
 part_build (const MlBuffers *bufs, Part *P, const uint32_t *glob, uint32_t m)
@@ -336,6 +456,8 @@ part_build (const MlBuffers *bufs, Part *P, const uint32_t *glob, uint32_t m)
   P->m = m;
   P->glob = malloc (m * sizeof *P->glob);
   P->size = malloc (m * sizeof *P->size);
+  P->len = malloc (m * sizeof *P->len);
+  P->id = malloc (m * sizeof *P->id);
   for (int h = 0; h < N_HEUR; h++)
     P->ranks[h] = malloc (m * sizeof *P->ranks[h]);
   P->sa = malloc (m * sizeof *P->sa);
@@ -344,12 +466,14 @@ part_build (const MlBuffers *bufs, Part *P, const uint32_t *glob, uint32_t m)
   uint64_t *ticks = malloc (m * sizeof *ticks);
   RKey *keys = malloc (m * sizeof *keys);
   uint32_t *fill = NULL;
-  if (!P->glob || !P->size || !P->ranks[0] || !P->ranks[1] || !P->ranks[2] || !P->sa || !P->sb || !P->adj_start || !ticks || !keys)
+  if (!P->glob || !P->size || !P->len || !P->id || !P->ranks[0] || !P->ranks[1] || !P->ranks[2] || !P->sa || !P->sb || !P->adj_start || !ticks || !keys)
     goto oom;
   memcpy (P->glob, glob, m * sizeof *glob);
   for (uint32_t i = 0; i < m; i++)
     {
       P->size[i] = bufs->buf[glob[i]].rsize;
+      P->len[i] = bufs->buf[glob[i]].end - bufs->buf[glob[i]].start;
+      P->id[i] = bufs->buf[glob[i]].id;
       ticks[i] = bufs->buf[glob[i]].start;
     }
   /* sections: the distinct start ticks (live bytes peak at a start) */
@@ -398,15 +522,7 @@ part_build (const MlBuffers *bufs, Part *P, const uint32_t *glob, uint32_t m)
             for (uint32_t k = P->sa[i]; k < P->sb[i]; k++)
               if (live[k] > total)
                 total = live[k];
-            unsigned __int128 a128 = (unsigned __int128) P->size[i] * (b->end - b->start);
-            uint64_t area = UINT64_MAX - (a128 > UINT64_MAX ? UINT64_MAX : (uint64_t) a128);
-            uint64_t len = UINT64_MAX - (b->end - b->start), tot = UINT64_MAX - total;
-            if (h == 0)
-              keys[i] = (RKey) { len, area, tot, b->id, i };
-            else if (h == 1)
-              keys[i] = (RKey) { tot, area, len, b->id, i };
-            else
-              keys[i] = (RKey) { tot, len, area, b->id, i };
+            keys[i] = heur_key (h, P->size[i], b->end - b->start, total, b->id, i);
           }
         qsort (keys, m, sizeof *keys, cmp_rkey);
         for (uint32_t r = 0; r < m; r++)
@@ -497,6 +613,7 @@ exact_free (Exact *x)
   free (x->s.off); free (x->s.at); free (x->s.placed); free (x->s.unplaced);
   free (x->s.pos); free (x->s.usum); free (x->s.low); free (x->s.save);
   free (x->s.cand); free (x->s.found); free (x->s.scratch); free (x->s.cuts); free (x->s.cutbuf);
+  free (x->s.rsave); free (x->s.rkeys);
 }
 
 /* Splits at ticks no buffer crosses and sizes the search scratch. */
@@ -552,8 +669,9 @@ exact_init (Exact *x, const MlBuffers *bufs, MlError *err)
   s->scratch = malloc (((size_t) max_m + 1) * max_m * sizeof *s->scratch);
   s->cuts = malloc (max_S * sizeof *s->cuts);
   s->cutbuf = malloc (((size_t) max_m + 1) * (max_S + 1) * sizeof *s->cutbuf);
+  s->rkeys = malloc (max_m * sizeof (RKey));
   if (!s->off || !s->at || !s->found || !s->placed || !s->unplaced || !s->pos || !s->usum
-      || !s->low || !s->save || !s->cand || !s->scratch || !s->cuts || !s->cutbuf)
+      || !s->low || !s->save || !s->cand || !s->scratch || !s->cuts || !s->cutbuf || !s->rkeys)
     goto oom;
   free (idx);
   return 0;
