@@ -16,6 +16,10 @@ enum { R_NONE = 0, R_FOUND = 1, R_STOP = 2, R_BUDGET = 3, R_TOO_BIG = 4 };
  * area (all largest first). */
 #define N_HEUR 3
 
+#ifndef EXACT_BUDGET0
+#define EXACT_BUDGET0 4096
+#endif
+
 /* Parts with more overlapping pairs keep their greedy plan. */
 #define EXACT_MAX_PAIRS 4000000u
 #define EXACT_MAX_M     4000u
@@ -72,6 +76,18 @@ typedef struct {
   uint64_t *found;      /* offsets of the solution (m) */
   const char *phase;
 } Search;
+
+static uint64_t
+gcd_u64 (uint64_t a, uint64_t b)
+{
+  while (b)
+    {
+      uint64_t t = a % b;
+      a = b;
+      b = t;
+    }
+  return a;
+}
 
 static int
 cmp_u64 (const void *a, const void *b)
@@ -353,13 +369,14 @@ solve_part (Search *s, Part *P, uint64_t cap, double deadline)
 }
 
 /* Round robin over the static orders with a node budget that doubles
- * (starting at 2m) until one finishes: R_FOUND, R_NONE or R_STOP. */
+ * (starting at 2m) until one finishes or the budget passes @max_budget
+ * (0 = no limit): R_FOUND, R_NONE, R_STOP or R_BUDGET. */
 static int
-solve_part_rr (Search *s, Part *P, uint64_t cap, double deadline)
+solve_part_rr (Search *s, Part *P, uint64_t cap, double deadline, uint64_t max_budget)
 {
   if (P->lb > cap)
     return R_NONE;
-  for (uint64_t budget = 2 * (uint64_t) P->m;; budget *= 2)
+  for (uint64_t budget = 2 * (uint64_t) P->m; !max_budget || budget <= max_budget; budget *= 2)
     for (int h = 0; h < N_HEUR; h++)
       {
         P->rank = P->ranks[h];
@@ -369,6 +386,7 @@ solve_part_rr (Search *s, Part *P, uint64_t cap, double deadline)
         if (r != R_BUDGET)
           return r;
       }
+  return R_BUDGET;
 }
 
 static void
@@ -701,9 +719,10 @@ overall_best (const Exact *x)
 
 /* Tries to make every part fit under @cap by @deadline. Returns R_FOUND
  * (all parts fit; their plans are committed), R_NONE (a part proven not to
- * fit; *bad names it) or R_STOP. */
+ * fit; *bad names it), R_STOP, R_BUDGET (a part ran past @max_budget
+ * nodes, 0 = no limit) or R_TOO_BIG. */
 static int
-fit_all (Exact *x, uint64_t cap, double deadline, uint64_t *offset, uint32_t *bad)
+fit_all (Exact *x, uint64_t cap, double deadline, uint64_t max_budget, uint64_t *offset, uint32_t *bad)
 {
   for (uint32_t p = 0; p < x->n_parts; p++)
     {
@@ -717,7 +736,7 @@ fit_all (Exact *x, uint64_t cap, double deadline, uint64_t *offset, uint32_t *ba
         }
       if (!SEARCHABLE (P))
         return R_TOO_BIG;
-      int r = solve_part_rr (&x->s, P, cap, deadline);
+      int r = solve_part_rr (&x->s, P, cap, deadline, max_budget);
       if (r == R_FOUND)
         commit_part (x, P, offset, x->s.found, x->s.found_peak);
       else
@@ -776,7 +795,7 @@ exact_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *
   if (fit_mode)
     {
       uint64_t cap = knobs->capacity;
-      int r = fit_all (&x, cap, deadline, plan->offset, &bad);
+      int r = fit_all (&x, cap, deadline, 0, plan->offset, &bad);
       if (r == R_NONE)
         {
           Part *P = &x.parts[bad];
@@ -799,51 +818,56 @@ exact_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *
     }
   else
     {
-      /* minimise: the lower bound first, then bisect */
-      uint64_t hi = overall_best (&x), proven = lb, lo = lb;
-      int pass = 0;
-      bool timed_out = false;
-      for (;;)
+      /* minimise: every peak of a canonical plan is a sum of sizes, so a
+       * multiple of their gcd g. After a short probe of the bound itself,
+       * probes step down from the best plan by a quarter of the gap to the
+       * proven bound, each with a node budget (the fit search's time is
+       * heavy-tailed and erratic in the capacity: a probe that stalls
+       * says little about its neighbours); a probe that runs out of budget
+       * halves the step, and when even one step of g does, the proven
+       * bound is probed again, the budget doubles and the next descent
+       * starts from another fraction of the gap (other capacities). */
+      uint64_t g = 0;
+      for (size_t i = 0; i < bufs->n; i++)
+        g = gcd_u64 (g, bufs->buf[i].rsize);
+      if (g == 0)
+        g = 1;
+      uint64_t hi = overall_best (&x), proven = (lb + g - 1) / g * g;
+      uint64_t budget = EXACT_BUDGET0, step = 0;   /* the bound itself first */
+      unsigned round = 0;   /* each round divides the gap anew: 4, 3, 5, 6 */
+      bool timed_out = false, too_big = false;
+      while (!x.s.cancelled && !too_big && !timed_out && proven < hi)
         {
-          if (x.s.cancelled || proven >= hi)
-            break;
-          if (lo >= hi)
-            {
-              /* every probe below the best timed out: go round again from
-               * the proven bound, each probe getting a larger share */
-              lo = proven;
-              pass++;
-            }
-          double now = ml_now ();
-          if (now >= deadline)
-            {
-              break;
-            }
-          /* the lower bound first (a short probe: it is often the optimum
-           * or clearly out of reach), then steps down from the best plan
-           * by a quarter of the gap: probes just under a feasible peak are
-           * found fast, probes deep in the gap rarely finish */
-          bool first = lo == proven;
-          uint64_t step = (hi - lo) / 4 ? (hi - lo) / 4 : 1;
-          uint64_t mid = first ? lo : hi - step;
-          double slice = first && pass == 0 ? limit * 0.3 : (deadline - now) / 3.0;
-          int r = fit_all (&x, mid, now + slice, plan->offset, &bad);
+          uint64_t st = step / g * g;
+          bool prove = st < g;
+          uint64_t c = prove || hi - proven <= st ? proven : hi - st;
+          int r = fit_all (&x, c, deadline, budget, plan->offset, &bad);
           if (r == R_FOUND)
-            hi = overall_best (&x);
+            {
+              hi = overall_best (&x);
+              step = (hi - proven) / 4;
+            }
           else if (r == R_NONE)
             {
-              lo = mid + 1;
-              if (lo > proven)
-                proven = lo;
+              proven = c + g;
+              step = hi > proven ? (hi - proven) / 4 : 0;
             }
           else if (r == R_TOO_BIG)
-            break;   /* a part too large to search holds the peak */
+            too_big = true;   /* a part too large to search holds the peak */
+          else if (r == R_STOP)
+            timed_out = true;
+          else if (!prove)
+            step = st > g ? step / 2 : 0;
           else
             {
-              lo = mid + 1;
-              timed_out = true;
+              /* neither one step down nor the proof: more nodes for both */
+              budget *= 2;
+              round++;
+              step = (hi - proven) / (round % 4 == 0 ? 4 : round % 4 == 1 ? 3 : round % 4 + 3);
             }
         }
+      if (ml_now () >= deadline && proven < hi)
+        timed_out = true;
       if (x.s.cancelled)
         {
           rc = ml_error_set (err, ML_ECANCELLED, "exact: cancelled");
@@ -870,6 +894,7 @@ exact_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *
   if (note[0] && ml_plan_set_note (plan, note) < 0)
     rc = ml_error_set (err, ML_ENOMEM, "out of memory");
   plan->nodes_visited = x.s.nodes;
+  plan->backtracks = x.s.backtracks;
 out:
   exact_free (&x);
   return rc;
