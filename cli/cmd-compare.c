@@ -5,7 +5,7 @@
 
 #include "cli/cli.h"
 #include "sim/base/jsonutil.h"
-#include "strategies/caching.h"
+#include "strategies/caching-conformance.h"
 
 static const char usage_text[] =
   "Usage: memlens compare [OPTIONS] TRACE\n"
@@ -16,6 +16,59 @@ static const char usage_text[] =
   "also gets the caching emulation's conformance: the share of allocations it\n"
   "places at the real address, replayed from the state rebuilt at the trace's start.\n"
   "Exit code 1 when a strategy runs out of memory under --capacity.\n";
+
+/* The caching conformance as text ("  " indented lines) or as one JSON
+ * object (no newline). */
+static void
+print_conformance (FILE *fp, const MlCachingConformance *r, bool json)
+{
+  double addr_share = r->allocs ? (double) r->matched / (double) r->allocs : 1.0;
+  size_t seg_den = r->rec_segment_events > r->emu_segment_events ? r->rec_segment_events : r->emu_segment_events;
+  if (json)
+    {
+      fprintf (fp, "{\"options\":");
+      ml_json_put_str (fp, r->options);
+      fprintf (fp, ",\"initial_segments\":%zu,\"initial_blocks\":%zu,\"allocs\":%zu,\"address_matched\":%zu,"
+                   "\"address_conformance\":",
+               r->initial_segments, r->initial_blocks, r->allocs, r->matched);
+      if (r->allocs)
+        fprintf (fp, "%.6f", addr_share);
+      else
+        fputs ("null", fp);   /* nothing to replay */
+      fputs (",\"mismatches\":{", fp);
+      for (int k = 0; k < ML_RULE__COUNT; k++)
+        fprintf (fp, "%s\"%s\":%zu", k ? "," : "", ml_caching_rule_name ((MlCachingRule) k), r->by_rule[k]);
+      fprintf (fp, "},\"segment_events_recorded\":%zu,\"segment_events_emulated\":%zu,\"segment_events_matched\":%zu,"
+                   "\"end_segments_recorded\":%zu,\"end_segments_emulated\":%zu,\"end_bytes_recorded\":%" PRIu64
+                   ",\"end_bytes_emulated\":%" PRIu64 ",\"end_segments_match\":%s,\"rule_sized_segments\":%zu}",
+               r->rec_segment_events, r->emu_segment_events, r->segment_events_matched, r->end_rec_segments,
+               r->end_emu_segments, r->end_rec_bytes, r->end_emu_bytes, r->end_match ? "true" : "false",
+               r->rule_sized_segments);
+      return;
+    }
+  fprintf (fp, "  options         %s\n", r->options[0] ? r->options : "(defaults)");
+  fprintf (fp, "  rebuilt state   %zu segments, %zu live blocks at the trace's first event (%zu of the segments sized by the rules)\n",
+           r->initial_segments, r->initial_blocks, r->rule_sized_segments);
+  if (r->allocs)
+    fprintf (fp, "  addresses       %zu / %zu allocations at the real address (%.2f%%)\n", r->matched, r->allocs,
+             addr_share * 100.0);
+  else
+    fprintf (fp, "  addresses       no allocation in the trace: nothing to replay\n");
+  for (int k = 0; k < ML_RULE__COUNT; k++)
+    if (r->by_rule[k])
+      fprintf (fp, "    %-20s %zu\n", ml_caching_rule_name ((MlCachingRule) k), r->by_rule[k]);
+  if (r->first_mismatch != SIZE_MAX)
+    fprintf (fp, "    first mismatch at event %zu: real 0x%" PRIx64 ", emulated 0x%" PRIx64 "\n", r->first_mismatch,
+             r->first_want, r->first_got);
+  if (seg_den)
+    fprintf (fp, "  segment events  %zu recorded, %zu emulated, %zu the same size in order (%.2f%%)\n",
+             r->rec_segment_events, r->emu_segment_events, r->segment_events_matched,
+             100.0 * (double) r->segment_events_matched / (double) seg_den);
+  else
+    fprintf (fp, "  segment events  none recorded, none emulated\n");
+  fprintf (fp, "  segments at end %zu recorded (%" PRIu64 " B), %zu emulated (%" PRIu64 " B): %s\n", r->end_rec_segments,
+           r->end_rec_bytes, r->end_emu_segments, r->end_emu_bytes, r->end_match ? "match" : "differ");
+}
 
 static void
 json_result (const MlBuffers *bufs, const MlResult *r, const char *name)
@@ -77,44 +130,34 @@ cmd_compare (int argc, char **argv)
   if (optind + 1 != argc)
     return cli_usage ("compare", usage_text);
   const char *path = argv[optind];
-  const MlStrategy **list = cli_strategies ("compare", o.strategies);
-  if (!list)
+  const MlStrategy **asked = cli_strategies ("compare", o.strategies);
+  if (!asked)
     return EXIT_BAD;
+  cli_note_knobs ("compare", &o, asked);
   MlTrace *t;
   MlBuffers *bufs;
   int rc = cli_load ("compare", path, &o, &t, &bufs);
   if (rc)
     {
-      free (list);
+      free (asked);
       return rc;
     }
   o.knobs.progress = cli_progress (o.quiet);
 
+  /* the real allocator's layout first, when the trace has one */
+  const MlStrategy **list = ml_sim_lineup (bufs, asked);
+  free (asked);
   size_t n = 0;
-  while (list[n])
+  while (list && list[n])
     n++;
   MlResult *res = calloc (n + 1, sizeof *res);
-  const char **names = calloc (n + 1, sizeof *names);
   size_t nres = 0;
   MlError err = { 0 };
   int exit_code = EXIT_OK;
-  /* the real allocator's layout first, when the trace has one */
-  MlPlan *rec = NULL;
-  if (ml_plan_from_recorded (bufs, &rec, NULL) == 0)
+  if (!list || !res)
     {
-      res[nres].plan = rec;
-      names[nres] = "recorded";
-      if (ml_metrics_compute (bufs, rec, &res[nres].metrics, NULL, &err) < 0)
-        {
-          res[nres].status = err.code;
-          snprintf (res[nres].error, sizeof res[nres].error, "%s", err.msg);
-        }
-      if (o.knobs.capacity && res[nres].metrics.peak > o.knobs.capacity)
-        {
-          rec->oom.hit = true;
-          rec->oom.request = 0;
-        }
-      nres++;
+      exit_code = cli_fail ("compare", EXIT_BAD, "out of memory");
+      goto out;
     }
   for (size_t i = 0; i < n; i++)
     {
@@ -124,7 +167,7 @@ cmd_compare (int argc, char **argv)
           exit_code = cli_error ("compare", &err);
           goto out;
         }
-      names[nres++] = list[i]->name;
+      nres++;
     }
   cli_progress_done ();
   for (size_t i = 0; i < nres; i++)
@@ -153,13 +196,13 @@ cmd_compare (int argc, char **argv)
         {
           if (i)
             printf (",");
-          json_result (bufs, &res[i], names[i]);
+          json_result (bufs, &res[i], res[i].strategy->name);
         }
       printf ("]");
       if (have_conf)
         {
           printf (",\"caching_conformance\":");
-          ml_caching_conformance_print (stdout, &conf, true);
+          print_conformance (stdout, &conf, true);
         }
       printf ("}\n");
     }
@@ -176,17 +219,17 @@ cmd_compare (int argc, char **argv)
           const MlResult *r = &res[i];
           if (r->status < 0)
             {
-              printf ("%-16s error: %s\n", names[i], r->error);
+              printf ("%-16s error: %s\n", r->strategy->name, r->error);
               continue;
             }
           const MlMetrics *m = &r->metrics;
           char oom[64] = "-";
           if (r->plan->oom.hit && r->plan->oom.request)
-            snprintf (oom, sizeof oom, "%s @%" PRIu64, r->plan->oom.fragmentation ? "fragmentation" : "capacity", r->plan->oom.tick);
+            snprintf (oom, sizeof oom, "%s @%" PRIu64, ml_oom_verdict_name (r->plan->oom.verdict), r->plan->oom.tick);
           else if (r->plan->oom.hit)
             snprintf (oom, sizeof oom, "over capacity");
           char time[32];
-          if (strcmp (names[i], "recorded") == 0)
+          if (r->strategy->flags & ML_STRATEGY_RECORDED)
             snprintf (time, sizeof time, "-");
           else if (r->plan->seconds < 1)
             snprintf (time, sizeof time, "%.2f ms", r->plan->seconds * 1e3);
@@ -195,20 +238,19 @@ cmd_compare (int argc, char **argv)
           char nodes[32] = "-";
           if (r->plan->ops)
             snprintf (nodes, sizeof nodes, "%.1f", (double) r->plan->nodes_visited / (double) r->plan->ops);
-          printf ("%-16s %14" PRIu64 " %11s %+8.2f%% %8.3f %9.3f  %-22s %10s %8s%s\n", names[i], m->peak, cli_size (m->peak),
+          printf ("%-16s %14" PRIu64 " %11s %+8.2f%% %8.3f %9.3f  %-22s %10s %8s%s\n", r->strategy->name, m->peak, cli_size (m->peak),
                   m->overhead * 100.0, m->frag_max, m->frag_at_peak, oom, time, nodes, r->plan->optimal ? "  optimal" : "");
         }
     }
   if (have_conf && !o.json)
     {
       printf ("\ncaching conformance (replayed from the state rebuilt at the trace's first event)\n");
-      ml_caching_conformance_print (stdout, &conf, false);
+      print_conformance (stdout, &conf, false);
     }
 out:
   for (size_t i = 0; i < nres; i++)
     ml_result_clear (&res[i]);
   free (res);
-  free (names);
   free (list);
   ml_buffers_free (bufs);
   ml_trace_free (t);

@@ -11,6 +11,7 @@
 #include "sim/sim.h"
 #include "sim/formats/snapshot.h"
 #include "strategies/caching.h"
+#include "strategies/caching-conformance.h"
 #include "tap.h"
 
 #define MiB ((uint64_t) 1 << 20)
@@ -282,7 +283,7 @@ test_caching (void)
     {
       ok (p->oom.hit, "under 20 MiB the 30 MiB request is an OOM");
       is_u64 (p->oom.tick, 2, "at its tick");
-      ok (!p->oom.fragmentation, "verdict: capacity");
+      ok (p->oom.verdict == ML_OOM_CAPACITY, "verdict: capacity");
     }
   ml_plan_free (p);
   ml_buffers_free (bufs);
