@@ -736,6 +736,121 @@ fit_all (Exact *x, uint64_t cap, double deadline, uint64_t max_budget, uint64_t 
   return R_FOUND;
 }
 
+typedef struct { uint64_t size, len; uint32_t g; } IisKey;
+static int
+cmp_iis (const void *a, const void *b)
+{
+  const IisKey *x = a, *y = b;
+  if (x->size != y->size)
+    return x->size < y->size ? -1 : 1;
+  if (x->len != y->len)
+    return x->len < y->len ? -1 : 1;
+  return x->g < y->g ? -1 : x->g > y->g;
+}
+
+/* An irreducible infeasible subset of part @P under @cap (MiniMalloc's
+ * deletion filter): each buffer in turn, smallest first, is left out, and
+ * stays out when the rest still provably does not fit. Writes the global
+ * indexes of what is left, sorted by start, to @out (P->m) and returns
+ * their number; *minimal is false when the clock stopped the filter (the
+ * set is then infeasible, but perhaps not minimal). 0 when out of memory. */
+static uint32_t
+infeasible_subset (Exact *x, const Part *P, uint64_t cap, double deadline, uint32_t *out, bool *minimal)
+{
+  const MlBuffers *bufs = x->bufs;
+  uint32_t m = P->m, n = m;
+  IisKey *keys = malloc (m * sizeof *keys);
+  uint8_t *in = malloc (m);
+  uint32_t *cand = malloc (m * sizeof *cand);
+  *minimal = true;
+  if (!keys || !in || !cand)
+    {
+      free (keys), free (in), free (cand);
+      return 0;
+    }
+  for (uint32_t i = 0; i < m; i++)
+    {
+      keys[i] = (IisKey) { P->size[i], P->len[i], i };
+      in[i] = 1;
+    }
+  qsort (keys, m, sizeof *keys, cmp_iis);
+  for (uint32_t t = 0; t < m; t++)
+    {
+      if (ml_now () >= deadline || x->s.cancelled)
+        {
+          *minimal = false;
+          break;
+        }
+      in[keys[t].g] = 0;
+      uint32_t c = 0;
+      for (uint32_t i = 0; i < m; i++)   /* P->glob is sorted by start */
+        if (in[i])
+          cand[c++] = P->glob[i];
+      Part Q;
+      int r = R_FOUND;
+      if (c > 0)
+        {
+          if (part_build (bufs, &Q, cand, c) < 0)
+            {
+              n = 0;
+              break;
+            }
+          /* Q is a subset of P: the search scratch sized for P fits it */
+          r = solve_part_rr (&x->s, &Q, cap, deadline, 0);
+          part_free (&Q);
+        }
+      if (r == R_NONE)
+        n--;                 /* still infeasible without it: it stays out */
+      else
+        {
+          in[keys[t].g] = 1;
+          if (r != R_FOUND)
+            {
+              *minimal = false;
+              break;
+            }
+        }
+    }
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < m && n; i++)
+    if (in[i])
+      out[k++] = P->glob[i];
+  free (keys), free (in), free (cand);
+  return k;
+}
+
+/* "these N buffers, live together in [a, b), need X bytes ...: id i
+ * [start, end) size, ..." into @msg. */
+static void
+describe_subset (const MlBuffers *bufs, const uint32_t *set, uint32_t n, bool minimal, char *msg, size_t len)
+{
+  uint64_t t1 = UINT64_MAX, t2 = 0, a = 0, b = UINT64_MAX, total = 0;
+  for (uint32_t k = 0; k < n; k++)
+    {
+      const MlBuffer *bf = &bufs->buf[set[k]];
+      if (bf->start < t1) t1 = bf->start;
+      if (bf->end > t2) t2 = bf->end;
+      if (bf->start > a) a = bf->start;
+      if (bf->end < b) b = bf->end;
+      total += bf->rsize;
+    }
+  size_t at = (size_t) snprintf (msg, len, "%s %" PRIu32 " buffers, %s [%" PRIu64 ", %" PRIu64 "), need %" PRIu64
+                                 " bytes together and cannot fit%s:", minimal ? "these" : "a subset of", n,
+                                 a < b ? "live together in" : "live in ticks", a < b ? a : t1, a < b ? b : t2, total,
+                                 minimal ? " (without any one of them they do)" : " (time ran out before it was minimal)");
+  for (uint32_t k = 0; k < n && at < len; k++)
+    {
+      const MlBuffer *bf = &bufs->buf[set[k]];
+      if (at + 48 >= len && k + 1 < n)
+        {
+          snprintf (msg + at, len - at, " ...");
+          break;
+        }
+      at += (size_t) snprintf (msg + at, len - at, "%s id %" PRIu64 " [%" PRIu64 ", %" PRIu64 ") %" PRIu64, k ? "," : "",
+                               bf->id, bf->start, bf->end, bf->rsize);
+    }
+}
+
 static int
 exact_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *err)
 {
@@ -750,9 +865,36 @@ exact_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *
   double t0 = ml_now (), deadline = t0 + limit;
 
   if (fit_mode && knobs->capacity < bufs->lower_bound)
-    return ml_error_set (err, ML_EINFEASIBLE,
-                         "exact: no plan fits in capacity %" PRIu64 ": %" PRIu64 " bytes are live at tick %" PRIu64
-                         " (the lower bound)", knobs->capacity, bufs->lower_bound, bufs->lower_bound_tick);
+    {
+      /* the smallest such set: the largest buffers live at the lower
+       * bound's tick until they pass the capacity (without any one of
+       * them, the rest are at most the capacity) */
+      char why[400] = "";
+      uint64_t t = bufs->lower_bound_tick;
+      IisKey *live = malloc ((bufs->n ? bufs->n : 1) * sizeof *live);
+      uint32_t *set = malloc ((bufs->n ? bufs->n : 1) * sizeof *set);
+      if (live && set)
+        {
+          uint32_t n_live = 0, n_set = 0;
+          for (size_t i = 0; i < bufs->n; i++)
+            if (bufs->buf[i].start <= t && t < bufs->buf[i].end && bufs->buf[i].rsize)
+              live[n_live++] = (IisKey) { bufs->buf[i].rsize, bufs->buf[i].end - bufs->buf[i].start, (uint32_t) i };
+          qsort (live, n_live, sizeof *live, cmp_iis);
+          uint64_t sum = 0;
+          for (uint32_t k = n_live; k-- > 0 && sum <= knobs->capacity;)
+            {
+              sum += live[k].size;
+              set[n_set++] = live[k].g;
+            }
+          if (ml_sort_indexes_by_key (set, n_set, &bufs->buf[0].start, sizeof (MlBuffer)) == 0)
+            describe_subset (bufs, set, n_set, true, why, sizeof why);
+        }
+      free (live);
+      free (set);
+      return ml_error_set (err, ML_EINFEASIBLE,
+                           "exact: no plan fits in capacity %" PRIu64 ": %" PRIu64 " bytes are live at tick %" PRIu64
+                           " (the lower bound); %s", knobs->capacity, bufs->lower_bound, bufs->lower_bound_tick, why);
+    }
 
   /* the best greedy plan is the starting point */
   uint64_t greedy_peak;
@@ -786,10 +928,16 @@ exact_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *
       if (r == R_NONE)
         {
           Part *P = &x.parts[bad];
+          uint32_t *set = malloc (P->m * sizeof *set);
+          bool minimal = false;
+          uint32_t n_set = set ? infeasible_subset (&x, P, cap, deadline, set, &minimal) : 0;
+          char why[400] = "";
+          if (n_set)
+            describe_subset (bufs, set, n_set, minimal, why, sizeof why);
+          free (set);
           rc = ml_error_set (err, ML_EINFEASIBLE,
                              "exact: no plan fits in capacity %" PRIu64 " (lower bound %" PRIu64
-                             "): the exhaustive search over the %" PRIu32 " buffers live in ticks [%" PRIu64 ", %" PRIu64 ") found none",
-                             cap, lb, P->m, bufs->buf[P->glob[0]].start, bufs->buf[P->glob[P->m - 1]].end);
+                             "): %s", cap, lb, why[0] ? why : "the exhaustive search found none");
           goto out;
         }
       if (x.s.cancelled)

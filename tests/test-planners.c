@@ -424,6 +424,91 @@ test_random_wider (void)
   is_u64 (bad_fit, 0, "wider random: exact fits the optimum and proves one less infeasible");
 }
 
+/* The buffers an infeasibility message names ("... id 4 [0, 2) 50, id 1
+ * ..."), as indexes into @b; returns how many. */
+static size_t
+named_buffers (const MlBuffers *b, const char *msg, size_t *idx, size_t max)
+{
+  size_t n = 0;
+  for (const char *p = strstr (msg, " id "); p && n < max; p = strstr (p + 4, " id "))
+    {
+      uint64_t id = strtoull (p + 4, NULL, 10);
+      for (size_t i = 0; i < b->n; i++)
+        if (b->buf[i].id == id)
+          idx[n++] = i;
+    }
+  return n;
+}
+
+/* The brute-force optimum of the buffers idx[0..n) except idx[skip]. */
+static uint64_t
+brute_subset (const MlBuffers *b, const size_t *idx, size_t n, size_t skip)
+{
+  Brute B = { .n = 0, .best = UINT64_MAX };
+  for (size_t k = 0; k < n; k++)
+    if (k != skip)
+      {
+        B.s[B.n] = b->buf[idx[k]].rsize;
+        B.lo[B.n] = b->buf[idx[k]].start;
+        B.hi[B.n] = b->buf[idx[k]].end;
+        B.n++;
+      }
+  if (B.n == 0)
+    return 0;
+  brute_rec (&B, 0, 0);
+  return B.best;
+}
+
+/* Under the lower bound, exact names the buffers that alone cannot fit:
+ * the brute force finds no plan of them within the capacity, and one
+ * within it once any one of them is left out. */
+static void
+test_infeasible_subset (void)
+{
+  size_t rounds = 60, named = 0, bad = 0;
+  rng_state = 0xD1B54A32D192ED03ull;
+  for (size_t r = 0; r < rounds; r++)
+    {
+      size_t n = 3 + rnd (7);
+      char csv[1024] = "id,lower,upper,size\n";
+      for (size_t i = 0; i < n; i++)
+        {
+          uint64_t lo = rnd (8), len = 1 + rnd (5), size = 1 + rnd (9);
+          size_t l = strlen (csv);
+          snprintf (csv + l, sizeof csv - l, "%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", i + 10, lo, lo + len, size);
+        }
+      Inst in;
+      if (!inst_load (&in, csv))
+        {
+          bad++;
+          continue;
+        }
+      uint64_t lb = in.b->lower_bound, cap = lb > 1 ? lb - 1 - rnd (lb / 2) : 0;
+      MlPlan *p = NULL;
+      MlError err = { 0 };
+      int rc = cap ? run (in.b, "exact", cap, "mode=fit", &p, &err) : ML_EINFEASIBLE;
+      ml_plan_free (p);
+      if (cap == 0)
+        {
+          inst_free (&in);
+          continue;
+        }
+      size_t idx[16], k = rc == ML_EINFEASIBLE ? named_buffers (in.b, err.msg, idx, 16) : 0;
+      bool good = k > 0 && brute_subset (in.b, idx, k, k) > cap;
+      for (size_t skip = 0; skip < k && good; skip++)
+        good = brute_subset (in.b, idx, k, skip) <= cap;
+      if (!good)
+        {
+          printf ("# infeasible round %zu: capacity %" PRIu64 ", rc %d, %zu named: %s\n", r, cap, rc, k, err.msg);
+          bad++;
+        }
+      named++;
+      inst_free (&in);
+    }
+  ok (named > 20, "infeasible subset: %zu capacities under the lower bound tried", named);
+  is_u64 (bad, 0, "infeasible subset: the named buffers do not fit (brute force) and any one fewer do");
+}
+
 static void
 test_anneal_deterministic (void)
 {
@@ -628,6 +713,7 @@ main (void)
   test_random ();
   test_tflite_medium ();
   test_random_wider ();
+  test_infeasible_subset ();
   test_anneal_deterministic ();
   test_ilp_model ();
   test_registry ();
