@@ -940,6 +940,11 @@ exact_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *
                              "): %s", cap, lb, why[0] ? why : "the exhaustive search found none");
           goto out;
         }
+      if (x.s.oom)
+        {
+          rc = ml_error_set (err, ML_ENOMEM, "exact: out of memory in the search");
+          goto out;
+        }
       if (x.s.cancelled)
         {
           rc = ml_error_set (err, ML_ECANCELLED, "exact: cancelled");
@@ -1003,6 +1008,11 @@ exact_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *
         }
       if (ml_now () >= deadline && proven < hi)
         timed_out = true;
+      if (x.s.oom)
+        {
+          rc = ml_error_set (err, ML_ENOMEM, "exact: out of memory in the search");
+          goto out;
+        }
       if (x.s.cancelled)
         {
           rc = ml_error_set (err, ML_ECANCELLED, "exact: cancelled");
