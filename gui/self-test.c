@@ -11,6 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "sim/base/units.h"
+
 typedef struct {
   MlWindow *win;
   char     *dir;
@@ -623,9 +625,71 @@ test_step (SelfTest *st)
       st->shot = "window-segments.png";
       break;
     case 25:
-      activate (st, "plot", g_variant_new_string ("address"));
-      finish (st);
-      return FALSE;
+      {
+        /* the allocator state: open it at the first peak, then choose an
+         * event in its list with a real click */
+        const MlPeak *p = doc->peaks.n ? &doc->peaks.peaks[0] : NULL;
+        check (st, p && ml_window_show_state (st->win, p->tick), "the State page opens at the peak tick");
+        st->shot = "window-state.png";
+        break;
+      }
+    case 26:
+      {
+        MlStatePage *sp = ml_window_get_state_page (st->win);
+        const MlTrace *t = ml_document_trace (doc);
+        /* the second event before the chosen one: listed, and its row on screen */
+        gsize at = 0;
+        while (at < t->n_events && t->events[at].tick <= ml_state_page_get_tick (sp))
+          at++;
+        gsize e = at >= 3 ? at - 3 : 0;
+        GtkWidget *row = ml_state_page_get_event_row (sp, e);
+        graphene_point_t pt;
+        gboolean placed = row && gtk_widget_compute_point (row, GTK_WIDGET (st->win),
+                                                           &GRAPHENE_POINT_INIT (20, gtk_widget_get_height (row) / 2.0), &pt);
+        check (st, placed, "the event list shows event %zu (tick %" G_GUINT64_FORMAT ")", e, e < t->n_events ? t->events[e].tick : 0);
+        st->itick = e < t->n_events ? (double) t->events[e].tick : -1;
+        double sx = 0, sy = 0;
+        gtk_native_get_surface_transform (GTK_NATIVE (st->win), &sx, &sy);
+        if (placed)
+          xdo (st, "mousemove --window %s %.0f %.0f click 1", st->xid, pt.x + sx, pt.y + sy);
+        break;
+      }
+    case 27:
+      {
+        MlStatePage *sp = ml_window_get_state_page (st->win);
+        guint64 tick = ml_state_page_get_tick (sp);
+        check (st, (double) tick == st->itick, "input: a click on the event shows the state after it (tick %" G_GUINT64_FORMAT
+               ", want %.0f)", tick, st->itick);
+        g_autofree char *text = ml_state_page_dup_text (sp);
+        /* every buffer run 0 holds at that tick is listed, computed here
+         * from the lifetimes and the plan */
+        const MlRun *run = doc->runs[0];
+        gsize live = 0, listed = 0;
+        guint64 bytes = 0;
+        for (gsize i = 0; run->plan && i < doc->bufs->n; i++)
+          {
+            const MlBuffer *b = &doc->bufs->buf[i];
+            guint32 g = run->plan->segment[i];
+            if (!b->rsize || b->start > tick || tick >= b->end || g >= run->plan->n_segments
+                || run->plan->segments[g].start > tick || tick >= run->plan->segments[g].end)
+              continue;
+            live++;
+            bytes += b->rsize;
+            char tmp[32], sz[32], line[256];
+            g_snprintf (line, sizeof line, "%10s at +0x%" G_GINT64_MODIFIER "x  %s", ml_format_size (b->rsize, sz, sizeof sz),
+                        run->plan->offset[i], ml_document_buffer_label (doc, (guint32) i, tmp, sizeof tmp));
+            listed += text && strstr (text, line) != NULL;
+          }
+        check (st, live > 0 && listed == live, "the state lists every live buffer with its size and offset (%zu of %zu)", listed, live);
+        char want[64], sz[32];
+        g_snprintf (want, sizeof want, "allocated %s,", ml_format_size (bytes, sz, sizeof sz));
+        check (st, text && strstr (text, want), "and the allocated total %s", want);
+        g_autofree char *path = out_path (st, "state.txt");
+        g_file_set_contents (path, text ? text : "", -1, NULL);
+        activate (st, "plot", g_variant_new_string ("address"));
+        finish (st);
+        return FALSE;
+      }
     }
   st->step++;
   return TRUE;

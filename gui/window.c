@@ -18,6 +18,7 @@
 #include "gui/knobs-page.h"
 #include "gui/overview.h"
 #include "gui/peaks-page.h"
+#include "gui/state-page.h"
 #include "gui/table-page.h"
 #include "sim/base/units.h"
 
@@ -50,6 +51,7 @@ struct _MlWindow {
   MlIssuesPage  *issues_page;
   MlFindPage    *find_page;
   MlTablePage   *table_page;
+  MlStatePage   *state_page;
   MlKnobsPage   *knobs_page;
   GMenu     *open_menu;
 
@@ -63,6 +65,7 @@ enum { JOB_FINISHED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 static void apply_document (MlWindow *self, MlDocument *doc);
+static void show_page (MlWindow *self, gpointer page);
 
 /* ---- messages and jobs -------------------------------------------------- */
 
@@ -420,6 +423,37 @@ on_target_chosen (MlListPage *page, const MlTarget *t, MlWindow *self)
   self->from_list = FALSE;
 }
 
+/* The State page chose a tick: mark it where the state is taken. */
+static void
+on_state_tick (MlStatePage *page, guint64 tick, MlWindow *self)
+{
+  if (!self->doc)
+    return;
+  ml_timeline_view_set_marker (tl (self, 0), (double) tick + 0.5, "state");
+  ml_overview_set_marker (ML_OVERVIEW (self->overview), (double) tick + 0.5);
+  double t0, t1;
+  ml_timeline_view_get_time_span (tl (self, 0), &t0, &t1);
+  if ((double) tick < t0 || (double) tick >= t1)
+    ml_timeline_view_focus_tick (tl (self, 0), (double) tick, 0);
+}
+
+gboolean
+ml_window_show_state (MlWindow *self, guint64 tick)
+{
+  if (!self->doc)
+    return FALSE;
+  show_page (self, self->state_page);
+  ml_state_page_set_tick (self->state_page, tick);
+  on_state_tick (self->state_page, ml_state_page_get_tick (self->state_page), self);
+  return TRUE;
+}
+
+MlStatePage *
+ml_window_get_state_page (MlWindow *self)
+{
+  return self->state_page;
+}
+
 gboolean
 ml_window_show_peak (MlWindow *self, guint index)
 {
@@ -662,6 +696,7 @@ apply_document (MlWindow *self, MlDocument *doc)
   ml_peaks_page_set_document (self->peaks_page, doc);
   ml_issues_page_set_document (self->issues_page, doc);
   ml_table_page_set_document (self->table_page, doc);
+  ml_state_page_set_document (self->state_page, doc);
   if (gtk_editable_get_text (GTK_EDITABLE (self->search_entry))[0])
     run_search (self);
   else
@@ -1013,6 +1048,7 @@ ml_window_class_init (MlWindowClass *klass)
   g_type_ensure (ML_TYPE_ISSUES_PAGE);
   g_type_ensure (ML_TYPE_FIND_PAGE);
   g_type_ensure (ML_TYPE_TABLE_PAGE);
+  g_type_ensure (ML_TYPE_STATE_PAGE);
   g_type_ensure (ML_TYPE_KNOBS_PAGE);
 
   GtkWidgetClass *wc = GTK_WIDGET_CLASS (klass);
@@ -1044,6 +1080,7 @@ ml_window_class_init (MlWindowClass *klass)
   CHILD (issues_page);
   CHILD (find_page);
   CHILD (table_page);
+  CHILD (state_page);
   CHILD (knobs_page);
   CHILD (open_menu);
 #undef CHILD
@@ -1057,6 +1094,7 @@ ml_window_class_init (MlWindowClass *klass)
   gtk_widget_class_bind_template_callback (wc, on_overview_window);
   gtk_widget_class_bind_template_callback (wc, on_job_finished);
   gtk_widget_class_bind_template_callback (wc, on_target_chosen);
+  gtk_widget_class_bind_template_callback (wc, on_state_tick);
 }
 
 MlWindow *

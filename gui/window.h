@@ -27,6 +27,7 @@
 #include <gtk/gtk.h>
 
 #include "gui/document.h"
+#include "gui/state-page.h"
 #include "gui/timeline-view.h"
 
 G_BEGIN_DECLS
@@ -62,6 +63,11 @@ void ml_window_export_report (MlWindow *self, const char *path);
  * view centres on it, outlines what is live there and selects the
  * largest buffer. FALSE when there is no such peak. */
 gboolean ml_window_show_peak (MlWindow *self, guint index);
+/* Shows the State page at @tick (the allocator's blocks after its
+ * events) and marks the tick on the timeline. */
+gboolean ml_window_show_state (MlWindow *self, guint64 tick);
+/* The State page (borrowed; for tests). */
+MlStatePage *ml_window_get_state_page (MlWindow *self);
 /* Types @text into the knob entry @name ("align", "capacity", "chunk",
  * "time-limit", "options"); win.apply-knobs then re-runs. */
 gboolean ml_window_set_knob (MlWindow *self, const char *name, const char *text);
