@@ -118,7 +118,7 @@ draw_with_state (cairo_t *cr, int width, int height, void *data)
   MlView v;
   ml_scene_view_init_plot (f->scene, f->style->plot, &v, fl.layout.x, fl.layout.y, fl.layout.w, fl.layout.h);
   ml_view_set_time (&v, f->range->t0, f->range->t1);
-  ml_timeline_draw_marker (cr, &v, f->style, (double) f->tick + 0.5, "state", fl.time_axis.y);
+  ml_timeline_draw_marker (cr, &v, f->scene, f->style, (double) f->tick + 0.5, "state", fl.time_axis.y);
   cairo_restore (cr);
   MlRect area = { fw + 8, 8, width - fw - 16, height - 16 };
   ml_state_draw (cr, &area, f->state, f->scene, f->style);

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "gui/application.h"
+#include "gui/peaks-page.h"
 #include "sim/base/units.h"
 
 typedef struct {
@@ -320,6 +322,23 @@ test_step (SelfTest *st)
         check (st, none == -1, "the hit test outside the plot finds nothing");
         st->picked = want;
         st->shot = "window-selected.png";
+        {
+          /* the Recent menu shows the file's name as it is: "_" doubled, or
+           * GTK would take it for a mnemonic and drop it */
+          GMenuModel *recent = ml_application_get_recent_menu (ML_APPLICATION (g_application_get_default ()));
+          g_autofree char *base = g_path_get_basename (doc->box->path);
+          g_auto (GStrv) parts = g_strsplit (base, "_", -1);
+          g_autofree char *menu_label = g_strjoinv ("__", parts);
+          gboolean found = FALSE;
+          for (int i = 0; i < g_menu_model_get_n_items (recent) && !found; i++)
+            {
+              g_autofree char *label = NULL, *target = NULL;
+              if (g_menu_model_get_item_attribute (recent, i, "label", "s", &label)
+                  && g_menu_model_get_item_attribute (recent, i, "target", "s", &target) && g_str_equal (target, doc->box->path))
+                found = g_str_equal (label, menu_label);
+            }
+          check (st, found, "the Recent menu lists %s with its underscores kept (label \"%s\")", base, menu_label);
+        }
         break;
       }
     case 5:
@@ -339,6 +358,9 @@ test_step (SelfTest *st)
         check (st, ml_timeline_view_get_run (tv (st, 0)) == doc->runs[0], "the timeline draws the new run");
         check (st, ml_timeline_view_get_selected (tv (st, 0)) == st->picked, "the selection survives the re-run");
         activate (st, "strategy2", g_variant_new_string ("linear"));
+        /* a zoomed view stays zoomed when the second timeline comes */
+        activate (st, "zoom-in", NULL);
+        ml_timeline_view_get_time_span (tv (st, 0), &st->it0, &st->it1);
         activate (st, "compare", g_variant_new_boolean (TRUE));
         st->waiting_job = TRUE;
         break;
@@ -348,6 +370,11 @@ test_step (SelfTest *st)
         check (st, st->job_ok && doc->runs[1] && g_str_equal (doc->runs[1]->strategy, "linear"),
                "compare mode runs a second strategy (linear)");
         check (st, gtk_widget_get_mapped (GTK_WIDGET (tv (st, 1))), "the second timeline is shown");
+        {
+          double c0, c1;
+          ml_timeline_view_get_time_span (tv (st, 0), &c0, &c1);
+          check (st, c0 == st->it0 && c1 == st->it1, "Compare keeps the zoom ([%g, %g), was [%g, %g))", c0, c1, st->it0, st->it1);
+        }
         activate (st, "zoom-in", NULL);
         double a0, a1, b0, b1;
         ml_timeline_view_get_time_span (tv (st, 0), &a0, &a1);
@@ -415,6 +442,32 @@ test_step (SelfTest *st)
         check (st, shown && p && (double) p->tick >= t0 && (double) p->tick < t1, "choosing the first peak shows its tick");
         check (st, p && p->n_blame && ml_timeline_view_get_selected (tv (st, 0)) == (long) p->blame[0],
                "and selects the largest buffer live there");
+        /* the list shows a plateau once: no two listed rows are within the
+         * merge rule, and every peak left out is near one listed */
+        GArray *listed_rows = ml_peaks_page_get_shown (ml_window_get_peaks_page (st->win));
+        gboolean apart = TRUE, covered = TRUE;
+        guint64 window = MAX ((guint64) ML_PEAKS_MERGE_TICKS, doc->bufs->end_tick / 100);
+        for (guint i = 0; i < listed_rows->len; i++)
+          for (guint j = i + 1; j < listed_rows->len; j++)
+            {
+              const MlPeak *x = &doc->peaks.peaks[g_array_index (listed_rows, guint, i)], *y = &doc->peaks.peaks[g_array_index (listed_rows, guint, j)];
+              guint64 dt = x->tick > y->tick ? x->tick - y->tick : y->tick - x->tick;
+              if (dt <= window && fabs ((double) x->live - (double) y->live) <= 0.03 * (double) MAX (x->live, y->live))
+                apart = FALSE;
+            }
+        for (gsize i = 0; i < doc->peaks.n; i++)
+          {
+            gboolean listed = FALSE, near = FALSE;
+            for (guint j = 0; j < listed_rows->len; j++)
+              {
+                const MlPeak *y = &doc->peaks.peaks[g_array_index (listed_rows, guint, j)], *x = &doc->peaks.peaks[i];
+                listed |= g_array_index (listed_rows, guint, j) == i;
+                guint64 dt = x->tick > y->tick ? x->tick - y->tick : y->tick - x->tick;
+                near |= dt <= window && fabs ((double) x->live - (double) y->live) <= 0.03 * (double) MAX (x->live, y->live);
+              }
+            covered &= listed || near;
+          }
+        check (st, apart && covered, "the Peaks list shows each plateau once (%u of %zu local maxima listed)", listed_rows->len, doc->peaks.n);
         st->shot = "window-peak.png";
       }
       break;
@@ -621,6 +674,22 @@ test_step (SelfTest *st)
       st->shot = "window-active.png";
       break;
     case 24:
+      {
+        /* colour by kind: only where the trace records kinds */
+        gboolean kinds = FALSE;
+        for (gsize i = 0; i < doc->bufs->n; i++)
+          kinds |= (doc->bufs->buf[i].flags & (ML_BUF_WEIGHT | ML_BUF_ACTIVATION | ML_BUF_INPUT | ML_BUF_OUTPUT)) != 0;
+        activate (st, "color-by", g_variant_new_string ("kind"));
+        MlColorBy by = ml_timeline_view_get_style (tv (st, 0))->color_by;
+        const char *msg = ml_window_get_message (st->win);
+        if (kinds)
+          check (st, by == ML_COLOR_BY_KIND, "colour by kind on a trace with kinds");
+        else
+          check (st, by == ML_COLOR_BY_SITE && msg && strstr (msg, "no buffer kinds"),
+                 "colour by kind on a trace without kinds says so and keeps the call sites");
+        activate (st, "color-by", g_variant_new_string ("site"));
+        ml_window_show_message (st->win, NULL);
+      }
       activate (st, "plot", g_variant_new_string ("segments"));
       st->shot = "window-segments.png";
       break;

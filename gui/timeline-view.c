@@ -332,7 +332,7 @@ draw_overlays (MlTimelineView *self, cairo_t *cr, const MlView *v, const MlFigur
     mark_buffer (self, cr, v, self->hover, ML_MARK_HOVER);
   mark_buffer (self, cr, v, self->selected, ML_MARK_SELECTED);
   double bottom = fl->time_axis.y;
-  ml_timeline_draw_marker (cr, v, &self->style, self->marker, self->marker_label, bottom);
+  ml_timeline_draw_marker (cr, v, self->scene, &self->style, self->marker, self->marker_label, bottom);
   if (interactive && self->selecting)
     {
       double x0 = MIN (self->drag_x, self->drag_x + self->drag_dx), x1 = MAX (self->drag_x, self->drag_x + self->drag_dx);

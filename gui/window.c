@@ -69,6 +69,13 @@ static void show_page (MlWindow *self, gpointer page);
 
 /* ---- messages and jobs -------------------------------------------------- */
 
+const char *
+ml_window_get_message (MlWindow *self)
+{
+  return gtk_revealer_get_reveal_child (GTK_REVEALER (self->banner_revealer))
+           ? gtk_label_get_text (GTK_LABEL (self->banner_label)) : NULL;
+}
+
 void
 ml_window_show_message (MlWindow *self, const char *text)
 {
@@ -448,6 +455,12 @@ ml_window_show_state (MlWindow *self, guint64 tick)
   return TRUE;
 }
 
+MlPeaksPage *
+ml_window_get_peaks_page (MlWindow *self)
+{
+  return self->peaks_page;
+}
+
 MlStatePage *
 ml_window_get_state_page (MlWindow *self)
 {
@@ -461,7 +474,12 @@ ml_window_show_peak (MlWindow *self, guint index)
     return FALSE;
   gtk_notebook_set_current_page (GTK_NOTEBOOK (self->notebook),
                                  gtk_notebook_page_num (GTK_NOTEBOOK (self->notebook), GTK_WIDGET (self->peaks_page)));
-  return ml_list_page_choose (ML_LIST_PAGE (self->peaks_page), index);
+  /* its row: merged plateaus are not listed */
+  GArray *shown = ml_peaks_page_get_shown (self->peaks_page);
+  for (guint row = 0; row < shown->len; row++)
+    if (g_array_index (shown, guint, row) == index)
+      return ml_list_page_choose (ML_LIST_PAGE (self->peaks_page), row);
+  return FALSE;
 }
 
 static void
@@ -589,6 +607,11 @@ update_summary (MlWindow *self, int i)
     }
   gtk_label_set_markup (GTK_LABEL (self->summary[i]), s->str);
   g_string_free (s, TRUE);
+  gtk_widget_set_tooltip_text (self->summary[i],
+                               "fragmentation = 1 − largest free block / free bytes inside the reserved memory: "
+                               "the share of the free memory one request cannot use. For a caching allocator the "
+                               "free bytes are its cached blocks, so a high value says the cache is split into "
+                               "blocks smaller than the largest request, not that memory is lost.");
 }
 
 
@@ -664,6 +687,9 @@ apply_document (MlWindow *self, MlDocument *doc)
     }
 
   long sel = same_trace ? ml_timeline_view_get_selected (tl (self, 0)) : -1;
+  /* the second view fits when it first shows: that must not move the
+   * first (linked zoom), which keeps its span; the second takes it below */
+  self->linking = TRUE;
   for (int i = 0; i < 2; i++)
     {
       gboolean shown = doc->runs[i] != NULL;
@@ -671,6 +697,7 @@ apply_document (MlWindow *self, MlDocument *doc)
       ml_timeline_view_set_document (tl (self, i), shown ? doc : NULL, i);
       update_summary (self, i);
     }
+  self->linking = FALSE;
   ml_overview_set_document (ML_OVERVIEW (self->overview), doc);
   /* compare mode: one legend (under the lower view), one address scale */
   ml_timeline_view_get_style (tl (self, 0))->show_legend = !cmp;
@@ -870,6 +897,21 @@ color_by_action (GSimpleAction *a, GVariant *p, gpointer u)
   MlColorBy by;
   if (ml_color_by_parse (g_variant_get_string (p, NULL), &by) < 0)
     return;
+  if (by == ML_COLOR_BY_KIND && self->doc)
+    {
+      /* PyTorch snapshots and CSV instances record no kinds: every buffer
+       * would be one colour */
+      gboolean any = FALSE;
+      for (gsize i = 0; i < self->doc->bufs->n && !any; i++)
+        any = (self->doc->bufs->buf[i].flags & (ML_BUF_WEIGHT | ML_BUF_ACTIVATION | ML_BUF_INPUT | ML_BUF_OUTPUT)) != 0;
+      if (!any)
+        {
+          ml_window_show_message (self, "This trace records no buffer kinds (weight, activation, input, output): "
+                                        "PyTorch snapshots and planning instances have none. The colours stay by "
+                                        "call site.");
+          return;
+        }
+    }
   g_simple_action_set_state (a, p);
   for (int i = 0; i < 2; i++)
     {
