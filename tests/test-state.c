@@ -41,9 +41,9 @@ main (void)
   /* segment 0: static, 200 B, [0, 6): a at 0, b at 120; segment 1:
    * growable, 70 B: c at 40; segment 2: 10 B reserved [4, 6), empty */
   MlPlan *p = ml_plan_new (bufs->n, "hand");
-  ml_plan_add_segment (p, &(MlSegment) { .size = 200, .start = 0, .end = 6 });
-  ml_plan_add_segment (p, &(MlSegment) { .size = 70, .start = 0, .end = 6, .flags = ML_SEG_GROWABLE });
-  ml_plan_add_segment (p, &(MlSegment) { .size = 10, .start = 4, .end = 6 });
+  ok (ml_plan_add_segment (p, &(MlSegment) { .size = 200, .start = 0, .end = 6 }) == 0
+      && ml_plan_add_segment (p, &(MlSegment) { .size = 70, .start = 0, .end = 6, .flags = ML_SEG_GROWABLE }) == 1
+      && ml_plan_add_segment (p, &(MlSegment) { .size = 10, .start = 4, .end = 6 }) == 2, "three segments");
   p->segment[0] = 0, p->offset[0] = 0;
   p->segment[1] = 0, p->offset[1] = 120;
   p->segment[2] = 1, p->offset[2] = 40;
