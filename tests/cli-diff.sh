@@ -124,6 +124,25 @@ grep -v '"mark"' "$T/a.jsonl" >"$T/a2.jsonl"; grep -v '"mark"' "$T/b.jsonl" >"$T
 run diff "$T/a2.jsonl" "$T/b2.jsonl" --json
 contains "$T/out" '"aligned_by":"order","anchors":0,"pairs":4'; ok $? "without marks: paired by order per site (4 pairs)"
 
+# one sample, one change: a weight twice as large. Weights live at every
+# tick, so the peak grows by exactly that and no other site changes.
+sed 's/"size":7077888,\("stream":7,"time_ns":[0-9]*,"name":"h0.attn.qkv.weight"\)/"size":14155776,\1/' \
+  "$SRC/samples/train-step.jsonl" >"$T/changed.jsonl"
+[ "$(cmp -l "$SRC/samples/train-step.jsonl" "$T/changed.jsonl" 2>/dev/null | wc -l)" -gt 0 ]; ok $? "the changed copy differs"
+run diff "$SRC/samples/train-step.jsonl" "$T/changed.jsonl" --json
+ok $rc "diff of the sample and its changed copy"
+python3 - "$T/out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+changed = [(r["site"], r["change"]) for r in d["sites"] if r["change"]]
+assert d["change"] == 7077888, d["change"]
+assert changed == [("train.py:41:build_model", 7077888)], changed
+assert sum(r["resized"] for r in d["sites"]) == 1
+assert d["aligned_by"] == "marks" and d["anchors"] > 0
+assert all(r["status"] == "both" for r in d["sites"])
+PY
+ok $? "exactly one site grows, by the weight's 7077888 bytes; one allocation resized; aligned by the sample's marks"
+
 # the HTML report
 if "$MEMLENS" render --help >/dev/null 2>&1; then
   run diff "$T/a.jsonl" "$T/b.jsonl" -o "$T/d.html" --quiet
