@@ -8,6 +8,9 @@
 /* events listed around the chosen tick */
 #define ML_STATE_EVENTS_BEFORE 15
 #define ML_STATE_EVENTS 60
+/* blocks listed as text, at most (whole segments; a label taller than
+ * cairo's 32767 px draws nothing) */
+#define ML_STATE_MAX_LINES 1000
 
 struct _MlStatePage {
   GtkWidget   parent;
@@ -36,9 +39,10 @@ static void
 fill_text (MlStatePage *self)
 {
   const MlRun *run = run_of (self);
+  GtkTextBuffer *tb = gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->text));
   if (!run)
     {
-      gtk_label_set_text (GTK_LABEL (self->text), "");
+      gtk_text_buffer_set_text (tb, "", -1);
       return;
     }
   GString *s = g_string_new (NULL);
@@ -46,11 +50,18 @@ fill_text (MlStatePage *self)
   g_string_append_printf (s, "After tick %" G_GUINT64_FORMAT " (%s): allocated %s, free (cached) %s, unmapped %s\n",
                           self->tick, run->strategy, ml_format_size (self->state.allocated, a, sizeof a),
                           ml_format_size (self->state.free, b, sizeof b), ml_format_size (self->state.unmapped, c, sizeof c));
+  gsize lines = 0;
   for (gsize k = 0; k < self->state.n_segs; k++)
     {
       const MlSegmentState *ss = &self->state.segs[k];
+      if (lines + ss->n > ML_STATE_MAX_LINES && k > 0)
+        {
+          g_string_append_printf (s, "\n… and the blocks of %zu more segments (the picture shows them)\n",
+                                  self->state.n_segs - k);
+          break;
+        }
       g_string_append_printf (s, "\nsegment %u, %s:\n", ss->segment, ml_format_size (ss->size, a, sizeof a));
-      for (gsize i = ss->first; i < ss->first + ss->n && i < ss->first + 200; i++)
+      for (gsize i = ss->first; i < ss->first + ss->n; i++, lines++)
         {
           const MlBlock *bl = &self->state.blocks[i];
           g_string_append_printf (s, "  %-9s %10s at +0x%" G_GINT64_MODIFIER "x", ml_block_kind_name (bl->kind),
@@ -59,10 +70,9 @@ fill_text (MlStatePage *self)
             g_string_append_printf (s, "  %s", ml_document_buffer_label (self->doc, bl->buffer, tmp, sizeof tmp));
           g_string_append_c (s, '\n');
         }
-      if (ss->n > 200)
-        g_string_append_printf (s, "  … %zu more blocks\n", ss->n - 200);
+
     }
-  gtk_label_set_text (GTK_LABEL (self->text), s->str);
+  gtk_text_buffer_set_text (tb, s->str, -1);
   g_string_free (s, TRUE);
 }
 
@@ -168,7 +178,10 @@ ml_state_page_set_document (MlStatePage *self, MlDocument *doc)
 char *
 ml_state_page_dup_text (MlStatePage *self)
 {
-  return g_strdup (gtk_label_get_text (GTK_LABEL (self->text)));
+  GtkTextBuffer *tb = gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->text));
+  GtkTextIter a, b;
+  gtk_text_buffer_get_bounds (tb, &a, &b);
+  return gtk_text_buffer_get_text (tb, &a, &b, FALSE);
 }
 
 GtkWidget *
@@ -260,12 +273,12 @@ ml_state_page_init (MlStatePage *self)
   gtk_list_box_set_activate_on_single_click (GTK_LIST_BOX (self->events), TRUE);
   g_signal_connect (self->events, "row-activated", G_CALLBACK (on_event_activated), self);
   gtk_box_append (GTK_BOX (box), self->events);
-  self->text = gtk_label_new ("");
-  gtk_label_set_xalign (GTK_LABEL (self->text), 0);
-  gtk_label_set_selectable (GTK_LABEL (self->text), TRUE);
-  gtk_label_set_wrap (GTK_LABEL (self->text), TRUE);
-  gtk_label_set_wrap_mode (GTK_LABEL (self->text), PANGO_WRAP_CHAR);
-  gtk_widget_add_css_class (self->text, "monospace");
+  /* a text view, not a label: thousands of blocks lay out lazily */
+  self->text = gtk_text_view_new ();
+  gtk_text_view_set_editable (GTK_TEXT_VIEW (self->text), FALSE);
+  gtk_text_view_set_cursor_visible (GTK_TEXT_VIEW (self->text), FALSE);
+  gtk_text_view_set_monospace (GTK_TEXT_VIEW (self->text), TRUE);
+  gtk_text_view_set_wrap_mode (GTK_TEXT_VIEW (self->text), GTK_WRAP_CHAR);
   gtk_box_append (GTK_BOX (box), self->text);
   self->scrolled = gtk_scrolled_window_new ();
   gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (self->scrolled), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);

@@ -580,6 +580,13 @@ ml_timeline_view_dup_buffer_markup (MlTimelineView *self, long k)
   return g_string_free (s, FALSE);
 }
 
+void
+ml_timeline_view_get_pointer (MlTimelineView *self, double *x, double *y)
+{
+  *x = self->pointer_x;
+  *y = self->pointer_y;
+}
+
 long
 ml_timeline_view_get_hover (MlTimelineView *self)
 {

@@ -701,12 +701,15 @@ draw_segment_outlines (cairo_t *cr, const MlView *v, const MlScene *s, const MlS
                 seg->flags & ML_SEG_EXPANDABLE ? " · expandable" : "");
       double tw, th;
       text_size (cr, st, text, 0.85, false, &tw, &th);
+      /* at the segment's bottom right: the top of the plot carries the
+       * OOM and marker labels, the left the buffers' names */
       if (tw + 6 < x1 - x0 && th + 4 < y1 - y0)
         {
+          double tx = fmin (x1, v->px + v->pw) - tw - 6, ty = fmin (y1, v->py + v->ph) - th - 3;
           set_rgb (cr, ml_style_bg (st), 0.8);
-          cairo_rectangle (cr, fmax (x0, v->px) + 2, y0 + 2, tw + 4, th);
+          cairo_rectangle (cr, tx - 2, ty, tw + 4, th);
           cairo_fill (cr);
-          text_at (cr, st, text, fmax (x0, v->px) + 4, y0 + 2, AL_LEFT, VA_TOP, 0.85, false, ink, 0.9, 0);
+          text_at (cr, st, text, tx, ty, AL_LEFT, VA_TOP, 0.85, false, ink, 0.9, 0);
         }
     }
 }
