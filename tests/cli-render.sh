@@ -131,7 +131,7 @@ lb=$(grep -o '"lower_bound":[0-9]*' "$T/r.json" | head -1 | grep -o '[0-9]*$')
 grep -q "data-bytes=\"$lb\"" "$T/r.html"; ok $? "HTML: the lower bound $lb"
 
 # ../shared, when present
-S="$SRC/../shared/benchmarks"
+S="$SHARED/benchmarks"
 if [ -d "$S/minimalloc/challenging" ]; then
   run render "$S/minimalloc/challenging/A.1048576.csv" --strategy best-fit -o "$T/a.png" --quiet
   ok $rc "render a MiniMalloc instance"
