@@ -312,102 +312,27 @@ append_placeholder (MlTimelineView *self, GtkSnapshot *snap, int width, int heig
   cairo_destroy (cr);
 }
 
-/* The rectangle of scene item @i in @v, clipped to the plot. */
-static gboolean
-item_rect (const MlScene *s, const MlView *v, long i, double *x, double *y, double *w, double *h)
-{
-  if (i < 0 || (size_t) i >= s->n_items)
-    return FALSE;
-  const MlSceneItem *it = &s->items[i];
-  double x0 = ml_view_time_to_x (v, (double) it->start), x1 = ml_view_time_to_x (v, (double) it->end);
-  double y1 = ml_view_addr_to_y (v, (double) it->addr), y0 = ml_view_addr_to_y (v, (double) (it->addr + it->size));
-  x0 = MAX (x0, v->px - 2), x1 = MIN (x1, v->px + v->pw + 2);
-  y0 = MAX (y0, v->py - 2), y1 = MIN (y1, v->py + v->ph + 2);
-  if (x1 < x0 || y1 < y0)
-    return FALSE;
-  /* keep tiny buffers visible as at least a 3 px box */
-  if (x1 - x0 < 3)
-    {
-      double m = (x0 + x1) / 2;
-      x0 = m - 1.5, x1 = m + 1.5;
-    }
-  if (y1 - y0 < 3)
-    {
-      double m = (y0 + y1) / 2;
-      y0 = m - 1.5, y1 = m + 1.5;
-    }
-  *x = x0, *y = y0, *w = x1 - x0, *h = y1 - y0;
-  return TRUE;
-}
-
+/* Outlines @buffer (a buffer index; -1 or not drawn: nothing). */
 static void
-outline_buffer (MlTimelineView *self, cairo_t *cr, const MlView *v, long buffer, double r, double g, double b,
-                double width, gboolean fill)
+mark_buffer (MlTimelineView *self, cairo_t *cr, const MlView *v, long buffer, MlMark mark)
 {
-  if (buffer < 0 || !self->item_of || (gsize) buffer >= self->doc->bufs->n)
+  if (buffer < 0 || !self->item_of || (gsize) buffer >= self->doc->bufs->n || self->item_of[buffer] < 0)
     return;
-  double x, y, w, h;
-  if (!item_rect (self->scene, v, self->item_of[buffer], &x, &y, &w, &h))
-    return;
-  if (fill)
-    {
-      cairo_set_source_rgba (cr, r, g, b, 0.25);
-      cairo_rectangle (cr, x, y, w, h);
-      cairo_fill (cr);
-    }
-  cairo_set_source_rgb (cr, r, g, b);
-  cairo_set_line_width (cr, width);
-  cairo_rectangle (cr, x + width / 2, y + width / 2, MAX (w - width, 1), MAX (h - width, 1));
-  cairo_stroke (cr);
+  ml_timeline_draw_highlight (cr, v, self->scene, &self->style, (size_t) self->item_of[buffer], mark);
 }
 
+/* Highlights, hover, selection and the marker: the renderer draws them,
+ * in the widget and in exports of what it shows alike. */
 static void
 draw_overlays (MlTimelineView *self, cairo_t *cr, const MlView *v, const MlFigureLayout *fl, gboolean interactive)
 {
-  cairo_save (cr);
-  cairo_rectangle (cr, v->px, v->py, v->pw, v->ph);
-  cairo_clip (cr);
   for (gsize i = 0; i < self->n_highlights; i++)
-    outline_buffer (self, cr, v, self->highlights[i], 0.85, 0.10, 0.55, 1.5, FALSE);
+    mark_buffer (self, cr, v, self->highlights[i], ML_MARK_MATCH);
   if (interactive && self->hover >= 0 && self->hover != self->selected)
-    outline_buffer (self, cr, v, self->hover, 0.1, 0.1, 0.1, 1.0, FALSE);
-  outline_buffer (self, cr, v, self->selected, 0.05, 0.05, 0.05, 2.5, TRUE);
-  cairo_restore (cr);
-
+    mark_buffer (self, cr, v, self->hover, ML_MARK_HOVER);
+  mark_buffer (self, cr, v, self->selected, ML_MARK_SELECTED);
   double bottom = fl->time_axis.y;
-  if (self->marker >= 0)
-    {
-      double x = round (ml_view_time_to_x (v, self->marker)) + 0.5;
-      if (x >= v->px && x <= v->px + v->pw)
-        {
-          cairo_set_source_rgba (cr, 0.85, 0.15, 0.10, 0.9);
-          cairo_set_line_width (cr, 1.5);
-          double dash[] = { 5, 3 };
-          cairo_set_dash (cr, dash, 2, 0);
-          cairo_move_to (cr, x, v->py);
-          cairo_line_to (cr, x, bottom);
-          cairo_stroke (cr);
-          cairo_set_dash (cr, NULL, 0, 0);
-          if (self->marker_label)
-            {
-              PangoLayout *pl = pango_cairo_create_layout (cr);
-              PangoFontDescription *fd = pango_font_description_from_string ("Sans Bold 9");
-              pango_layout_set_font_description (pl, fd);
-              pango_layout_set_text (pl, self->marker_label, -1);
-              int tw, th;
-              pango_layout_get_pixel_size (pl, &tw, &th);
-              double lx = MIN (x + 4, v->px + v->pw - tw - 4);
-              cairo_set_source_rgba (cr, 1, 1, 1, 0.85);
-              cairo_rectangle (cr, lx - 2, v->py + 2, tw + 4, th);
-              cairo_fill (cr);
-              cairo_set_source_rgb (cr, 0.75, 0.1, 0.05);
-              cairo_move_to (cr, lx, v->py + 2);
-              pango_cairo_show_layout (cr, pl);
-              pango_font_description_free (fd);
-              g_object_unref (pl);
-            }
-        }
-    }
+  ml_timeline_draw_marker (cr, v, &self->style, self->marker, self->marker_label, bottom);
   if (interactive && self->selecting)
     {
       double x0 = MIN (self->drag_x, self->drag_x + self->drag_dx), x1 = MAX (self->drag_x, self->drag_x + self->drag_dx);
