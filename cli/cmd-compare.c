@@ -130,44 +130,34 @@ cmd_compare (int argc, char **argv)
   if (optind + 1 != argc)
     return cli_usage ("compare", usage_text);
   const char *path = argv[optind];
-  const MlStrategy **list = cli_strategies ("compare", o.strategies);
-  if (!list)
+  const MlStrategy **asked = cli_strategies ("compare", o.strategies);
+  if (!asked)
     return EXIT_BAD;
+  cli_note_knobs ("compare", &o, asked);
   MlTrace *t;
   MlBuffers *bufs;
   int rc = cli_load ("compare", path, &o, &t, &bufs);
   if (rc)
     {
-      free (list);
+      free (asked);
       return rc;
     }
   o.knobs.progress = cli_progress (o.quiet);
 
+  /* the real allocator's layout first, when the trace has one */
+  const MlStrategy **list = ml_sim_lineup (bufs, asked);
+  free (asked);
   size_t n = 0;
-  while (list[n])
+  while (list && list[n])
     n++;
   MlResult *res = calloc (n + 1, sizeof *res);
-  const char **names = calloc (n + 1, sizeof *names);
   size_t nres = 0;
   MlError err = { 0 };
   int exit_code = EXIT_OK;
-  /* the real allocator's layout first, when the trace has one */
-  MlPlan *rec = NULL;
-  if (ml_plan_from_recorded (bufs, &rec, NULL) == 0)
+  if (!list || !res)
     {
-      res[nres].plan = rec;
-      names[nres] = "recorded";
-      if (ml_metrics_compute (bufs, rec, &res[nres].metrics, NULL, &err) < 0)
-        {
-          res[nres].status = err.code;
-          snprintf (res[nres].error, sizeof res[nres].error, "%s", err.msg);
-        }
-      if (o.knobs.capacity && res[nres].metrics.peak > o.knobs.capacity)
-        {
-          rec->oom.hit = true;
-          rec->oom.request = 0;
-        }
-      nres++;
+      exit_code = cli_fail ("compare", EXIT_BAD, "out of memory");
+      goto out;
     }
   for (size_t i = 0; i < n; i++)
     {
@@ -177,7 +167,7 @@ cmd_compare (int argc, char **argv)
           exit_code = cli_error ("compare", &err);
           goto out;
         }
-      names[nres++] = list[i]->name;
+      nres++;
     }
   cli_progress_done ();
   for (size_t i = 0; i < nres; i++)
@@ -206,7 +196,7 @@ cmd_compare (int argc, char **argv)
         {
           if (i)
             printf (",");
-          json_result (bufs, &res[i], names[i]);
+          json_result (bufs, &res[i], res[i].strategy->name);
         }
       printf ("]");
       if (have_conf)
@@ -229,17 +219,17 @@ cmd_compare (int argc, char **argv)
           const MlResult *r = &res[i];
           if (r->status < 0)
             {
-              printf ("%-16s error: %s\n", names[i], r->error);
+              printf ("%-16s error: %s\n", r->strategy->name, r->error);
               continue;
             }
           const MlMetrics *m = &r->metrics;
           char oom[64] = "-";
           if (r->plan->oom.hit && r->plan->oom.request)
-            snprintf (oom, sizeof oom, "%s @%" PRIu64, r->plan->oom.fragmentation ? "fragmentation" : "capacity", r->plan->oom.tick);
+            snprintf (oom, sizeof oom, "%s @%" PRIu64, ml_oom_verdict_name (r->plan->oom.verdict), r->plan->oom.tick);
           else if (r->plan->oom.hit)
             snprintf (oom, sizeof oom, "over capacity");
           char time[32];
-          if (strcmp (names[i], "recorded") == 0)
+          if (r->strategy->flags & ML_STRATEGY_RECORDED)
             snprintf (time, sizeof time, "-");
           else if (r->plan->seconds < 1)
             snprintf (time, sizeof time, "%.2f ms", r->plan->seconds * 1e3);
@@ -248,7 +238,7 @@ cmd_compare (int argc, char **argv)
           char nodes[32] = "-";
           if (r->plan->ops)
             snprintf (nodes, sizeof nodes, "%.1f", (double) r->plan->nodes_visited / (double) r->plan->ops);
-          printf ("%-16s %14" PRIu64 " %11s %+8.2f%% %8.3f %9.3f  %-22s %10s %8s%s\n", names[i], m->peak, cli_size (m->peak),
+          printf ("%-16s %14" PRIu64 " %11s %+8.2f%% %8.3f %9.3f  %-22s %10s %8s%s\n", r->strategy->name, m->peak, cli_size (m->peak),
                   m->overhead * 100.0, m->frag_max, m->frag_at_peak, oom, time, nodes, r->plan->optimal ? "  optimal" : "");
         }
     }
@@ -261,7 +251,6 @@ out:
   for (size_t i = 0; i < nres; i++)
     ml_result_clear (&res[i]);
   free (res);
-  free (names);
   free (list);
   ml_buffers_free (bufs);
   ml_trace_free (t);

@@ -467,7 +467,7 @@ ml_timeline_view_pick (MlTimelineView *self, double x, double y)
   if (!self->scene)
     return -1;
   update_layout (self, gtk_widget_get_width (GTK_WIDGET (self)), gtk_widget_get_height (GTK_WIDGET (self)));
-  long item = ml_scene_hit (self->scene, &self->view, x, y);
+  long item = ml_timeline_hit (&self->view, self->scene, &self->style, x, y);
   return item < 0 ? -1 : (long) self->scene->items[item].buffer;
 }
 
@@ -477,6 +477,8 @@ ml_timeline_view_buffer_point (MlTimelineView *self, guint32 buffer, double *x, 
   if (!self->scene || buffer >= self->doc->bufs->n || self->item_of[buffer] < 0)
     return FALSE;
   update_layout (self, gtk_widget_get_width (GTK_WIDGET (self)), gtk_widget_get_height (GTK_WIDGET (self)));
+  if (self->style.plot == ML_PLOT_ACTIVE)
+    return ml_active_item_point (self->scene, &self->view, (size_t) self->item_of[buffer], x, y);
   const MlSceneItem *it = &self->scene->items[self->item_of[buffer]];
   double t0 = MAX ((double) it->start, self->view.t0), t1 = MIN ((double) it->end, self->view.t1);
   double a0 = MAX ((double) it->addr, self->view.a0), a1 = MIN ((double) (it->addr + it->size), self->view.a1);
@@ -497,14 +499,64 @@ append_tick (MlTimelineView *self, GString *s, guint64 tick)
 }
 
 static gboolean
+is_python_frame (const char *file)
+{
+  return file && g_str_has_suffix (file, ".py");
+}
+
+/* The allocation's stack for the tooltip: its Python frames (innermost
+ * first), the framework's C++ frames folded into one line; without
+ * Python frames the first ones of the stack. */
+static void
+append_stack (MlTimelineView *self, GString *s, const MlBuffer *b)
+{
+  const MlTrace *t = ml_document_trace (self->doc);
+  if (!b->stack || b->stack >= t->n_stacks || !t->stacks[b->stack].n)
+    return;
+  const MlStack *sk = &t->stacks[b->stack];
+  guint n_py = 0;
+  for (guint32 f = 0; f < sk->n; f++)
+    n_py += is_python_frame (ml_trace_str (t, t->frames[sk->first + f].file));
+  g_string_append (s, "\n<small>");
+  guint shown = 0, limit = 12;
+  for (guint32 f = 0; f < sk->n && shown < limit; f++)
+    {
+      const MlFrame *fr = &t->frames[sk->first + f];
+      const char *file = ml_trace_str (t, fr->file);
+      if (n_py && !is_python_frame (file))
+        continue;
+      char sl[256];
+      g_autofree char *func = g_markup_escape_text (ml_trace_str (t, fr->func), -1);
+      g_autofree char *where = g_markup_escape_text (file && *file ? ml_short_label (file, sl, sizeof sl) : "", -1);
+      g_string_append_printf (s, "\n%s  <tt>%s:%u</tt>", func, where, fr->line);
+      shown++;
+    }
+  guint folded = sk->n - shown;
+  if (folded)
+    g_string_append_printf (s, "\n<i>+ %u %s</i>", folded,
+                            n_py ? (folded == 1 ? "framework frame (C++)" : "framework frames (C++)")
+                                 : (folded == 1 ? "more frame" : "more frames"));
+  g_string_append (s, "</small>");
+}
+
+static gboolean
 on_query_tooltip (GtkWidget *w, int x, int y, gboolean keyboard, GtkTooltip *tip, gpointer user)
 {
   MlTimelineView *self = ML_TIMELINE_VIEW (w);
   if (!self->scene || keyboard || self->panning || self->selecting)
     return FALSE;
-  long k = ml_timeline_view_pick (self, x, y);
-  if (k < 0)
+  g_autofree char *markup = ml_timeline_view_dup_buffer_markup (self, ml_timeline_view_pick (self, x, y));
+  if (!markup)
     return FALSE;
+  gtk_tooltip_set_markup (tip, markup);
+  return TRUE;
+}
+
+char *
+ml_timeline_view_dup_buffer_markup (MlTimelineView *self, long k)
+{
+  if (!self->scene || k < 0 || (gsize) k >= self->doc->bufs->n)
+    return NULL;
   const MlBuffer *b = &self->doc->bufs->buf[k];
   char tmp[32], a[32], c[32];
   GString *s = g_string_new (NULL);
@@ -524,9 +576,14 @@ on_query_tooltip (GtkWidget *w, int x, int y, gboolean keyboard, GtkTooltip *tip
   guint64 addr = ml_run_buffer_addr (self->run, (guint32) k);
   if (p->n_segments && p->segments[p->segment[k]].addr)
     g_string_append_printf (s, "\naddress 0x%" G_GINT64_MODIFIER "x", addr);
-  gtk_tooltip_set_markup (tip, s->str);
-  g_string_free (s, TRUE);
-  return TRUE;
+  append_stack (self, s, b);
+  return g_string_free (s, FALSE);
+}
+
+long
+ml_timeline_view_get_hover (MlTimelineView *self)
+{
+  return self->hover;
 }
 
 /* ---- input -------------------------------------------------------------------- */
@@ -713,7 +770,7 @@ ml_timeline_view_set_document (MlTimelineView *self, MlDocument *doc, int which)
       int w = MAX (gtk_widget_get_width (GTK_WIDGET (self)), 800);
       int h = MAX (gtk_widget_get_height (GTK_WIDGET (self)), 400);
       ml_figure_layout (self->scene, &self->style, w, h, &self->fl);
-      ml_scene_view_init (self->scene, &self->view, self->fl.layout.x, self->fl.layout.y, self->fl.layout.w,
+      ml_scene_view_init_plot (self->scene, self->style.plot, &self->view, self->fl.layout.x, self->fl.layout.y, self->fl.layout.w,
                           self->fl.layout.h);
       if (same_trace && had_view)
         ml_view_set_time (&self->view, old.t0, old.t1);
@@ -800,12 +857,39 @@ ml_timeline_view_set_time_span (MlTimelineView *self, double t0, double t1)
     view_changed (self);
 }
 
+double
+ml_timeline_view_get_extent (MlTimelineView *self)
+{
+  if (!self->scene)
+    return 1;
+  uint64_t e = self->style.plot == ML_PLOT_ACTIVE ? self->scene->live_max : self->scene->addr_extent;
+  return (double) MAX (e, 1);
+}
+
+void
+ml_timeline_view_set_plot (MlTimelineView *self, MlPlot plot)
+{
+  if (self->style.plot == plot)
+    return;
+  self->style.plot = plot;
+  if (self->scene)
+    {
+      double t0 = self->view.t0, t1 = self->view.t1;
+      ml_scene_view_init_plot (self->scene, plot, &self->view, self->view.px, self->view.py, self->view.pw,
+                               self->view.ph);
+      ml_view_set_time (&self->view, t0, t1);
+    }
+  self->hover = -1;
+  invalidate (self);
+  view_changed (self);
+}
+
 void
 ml_timeline_view_set_addr_extent (MlTimelineView *self, double extent)
 {
   if (!self->scene)
     return;
-  double own = (double) MAX (self->scene->addr_extent, 1);
+  double own = ml_timeline_view_get_extent (self);
   self->view.a_min = 0;
   self->view.a_max = MAX (extent, own);
   ml_view_set_addr (&self->view, 0, self->view.a_max);

@@ -544,7 +544,7 @@ update_summary (MlWindow *self, int i)
                           m->overhead * 100, m->frag_max, m->frag_at_peak, ml_format_size (m->internal_waste, c, sizeof c));
   if (run->plan->oom.hit)
     g_string_append_printf (s, "   <span foreground='#c0392b'><b>OOM at tick %" G_GUINT64_FORMAT " (%s)</b></span>",
-                            run->plan->oom.tick, run->plan->oom.fragmentation ? "fragmentation" : "capacity");
+                            run->plan->oom.tick, ml_oom_verdict_name (run->plan->oom.verdict));
   size_t ni = ml_issues_count (&run->issues);
   if (ni)
     g_string_append_printf (s, "   <span foreground='#c0392b'><b>%zu issue%s</b></span>", ni, ni == 1 ? "" : "s");
@@ -645,7 +645,7 @@ apply_document (MlWindow *self, MlDocument *doc)
     {
       /* one scale while the two are within 4x of each other; beyond that
        * the smaller would be a flat line, and the summary lines say it */
-      double e0 = (double) MAX (doc->runs[0]->scene->addr_extent, 1), e1 = (double) MAX (doc->runs[1]->scene->addr_extent, 1);
+      double e0 = ml_timeline_view_get_extent (tl (self, 0)), e1 = ml_timeline_view_get_extent (tl (self, 1));
       double ext = MAX (e0, e1) <= 4 * MIN (e0, e1) ? MAX (e0, e1) : 0;
       ml_timeline_view_set_addr_extent (tl (self, 0), ext);
       ml_timeline_view_set_addr_extent (tl (self, 1), ext);
@@ -844,6 +844,20 @@ color_by_action (GSimpleAction *a, GVariant *p, gpointer u)
 }
 
 static void
+plot_action (GSimpleAction *a, GVariant *p, gpointer u)
+{
+  MlWindow *self = u;
+  MlPlot plot;
+  if (ml_plot_parse (g_variant_get_string (p, NULL), &plot) < 0)
+    return;
+  g_simple_action_set_state (a, p);
+  for (int i = 0; i < 2; i++)
+    ml_timeline_view_set_plot (tl (self, i), plot);
+  if (self->doc && self->doc->runs[1])
+    apply_document (self, self->doc);   /* the shared scale of compare mode, in the new units */
+}
+
+static void
 time_axis_action (GSimpleAction *a, GVariant *p, gpointer u)
 {
   MlWindow *self = u;
@@ -894,6 +908,7 @@ static const GActionEntry win_actions[] = {
   { "compare", compare_action, "b", "false", NULL },
   { "color-by", color_by_action, "s", "'site'", NULL },
   { "time-axis", time_axis_action, "s", "'auto'", NULL },
+  { "plot", plot_action, "s", "'address'", NULL },
   { "export", export_action, "(ss)", NULL, NULL },
   { "export-dialog", export_dialog_action, "s", NULL, NULL },
   { "apply-knobs", apply_knobs_action, NULL, NULL, NULL },

@@ -385,9 +385,43 @@ dashed_hline (cairo_t *cr, double x0, double x1, double y, MlRgb c, double alpha
   cairo_restore (cr);
 }
 
+static void draw_segment_outlines (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st);
+static void draw_frame (cairo_t *cr, const MlView *v, const MlStyle *st);
+
+static void
+draw_active_layout (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st)
+{
+  cairo_save (cr);
+  cairo_rectangle (cr, v->px, v->py, v->pw, v->ph);
+  cairo_clip (cr);
+  set_rgb (cr, ml_style_bg (st), 1.0);
+  cairo_paint (cr);
+  time_grid (cr, v, s, st, v->py, v->py + v->ph);
+  ml_active_draw (cr, v, s, st);
+  if (st->show_peaks && s->metrics.lower_bound_tick < s->end_tick)
+    {
+      double x = ml_view_time_to_x (v, (double) s->metrics.lower_bound_tick);
+      if (x >= v->px && x <= v->px + v->pw)
+        dashed_vline (cr, x, v->py, v->py + v->ph, ml_style_fg (st), 0.55, 1.0);
+    }
+  cairo_restore (cr);
+  draw_frame (cr, v, st);
+}
+
+long
+ml_timeline_hit (const MlView *v, const MlScene *s, const MlStyle *st, double x, double y)
+{
+  return st->plot == ML_PLOT_ACTIVE ? ml_active_hit (s, v, x, y) : ml_scene_hit (s, v, x, y);
+}
+
 void
 ml_timeline_draw_layout (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st)
 {
+  if (st->plot == ML_PLOT_ACTIVE)
+    {
+      draw_active_layout (cr, v, s, st);
+      return;
+    }
   cairo_save (cr);
   cairo_rectangle (cr, v->px, v->py, v->pw, v->ph);
   cairo_clip (cr);
@@ -592,7 +626,7 @@ ml_timeline_draw_layout (cairo_t *cr, const MlView *v, const MlScene *s, const M
             }
           char text[128], req[32];
           snprintf (text, sizeof text, "OOM: %s request (%s)", ml_format_size (s->plan->oom.request, req, sizeof req),
-                    s->plan->oom.fragmentation ? "fragmentation" : "capacity");
+                    ml_oom_verdict_name (s->plan->oom.verdict));
           double tw, th;
           text_size (cr, st, text, 0.95, true, &tw, &th);
           double tx = x + 4 + tw > v->px + v->pw ? x - 4 - tw : x + 4;
@@ -602,12 +636,58 @@ ml_timeline_draw_layout (cairo_t *cr, const MlView *v, const MlScene *s, const M
           text_at (cr, st, text, tx, v->py + 4, AL_LEFT, VA_TOP, 0.95, true, red, 1.0, 0);
         }
     }
+  if (st->plot == ML_PLOT_SEGMENTS)
+    draw_segment_outlines (cr, v, s, st);
   cairo_restore (cr);
-  /* frame */
+  draw_frame (cr, v, st);
+}
+
+static void
+draw_frame (cairo_t *cr, const MlView *v, const MlStyle *st)
+{
   set_rgb (cr, ml_style_fg (st), 0.35);
   cairo_set_line_width (cr, 1.0);
   cairo_rectangle (cr, floor (v->px) + 0.5, floor (v->py) + 0.5, round (v->pw) - 1, round (v->ph) - 1);
   cairo_stroke (cr);
+}
+
+/* The segments plot: each segment outlined over its lifetime, with its
+ * index and size where they fit. */
+static void
+draw_segment_outlines (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st)
+{
+  const MlPlan *p = s->plan;
+  MlRgb ink = ml_style_fg (st);
+  cairo_set_line_width (cr, 1.5);
+  for (size_t g = 0; g < p->n_segments; g++)
+    {
+      const MlSegment *seg = &p->segments[g];
+      double x0 = clampd (ml_view_time_to_x (v, (double) seg->start), v->px - 2, v->px + v->pw + 2);
+      double x1 = clampd (ml_view_time_to_x (v, (double) seg->end), v->px - 2, v->px + v->pw + 2);
+      double lo = (double) s->seg_base[g], hi = lo + (double) s->seg_extent[g];
+      if (hi < v->a0 || lo > v->a1 || x1 <= v->px || x0 >= v->px + v->pw)
+        continue;
+      double y0 = clampd (ml_view_addr_to_y (v, hi), v->py - 2, v->py + v->ph + 2);
+      double y1 = clampd (ml_view_addr_to_y (v, lo), v->py - 2, v->py + v->ph + 2);
+      if (y1 - y0 < 1)
+        continue;
+      set_rgb (cr, ink, 0.75);
+      cairo_rectangle (cr, round (x0) + 0.75, round (y0) + 0.75, fmax (1, round (x1) - round (x0) - 1.5),
+                       fmax (1, round (y1) - round (y0) - 1.5));
+      cairo_stroke (cr);
+      char text[96], sz[32];
+      snprintf (text, sizeof text, "segment %zu · %s%s", g, ml_format_size (seg->size, sz, sizeof sz),
+                seg->flags & ML_SEG_EXPANDABLE ? " · expandable" : "");
+      double tw, th;
+      text_size (cr, st, text, 0.85, false, &tw, &th);
+      if (tw + 6 < x1 - x0 && th + 4 < y1 - y0)
+        {
+          set_rgb (cr, ml_style_bg (st), 0.8);
+          cairo_rectangle (cr, fmax (x0, v->px) + 2, y0 + 2, tw + 4, th);
+          cairo_fill (cr);
+          text_at (cr, st, text, fmax (x0, v->px) + 4, y0 + 2, AL_LEFT, VA_TOP, 0.85, false, ink, 0.9, 0);
+        }
+    }
 }
 
 void
@@ -624,6 +704,11 @@ ml_timeline_draw_highlight (cairo_t *cr, const MlView *v, const MlScene *s, cons
 {
   if (item >= s->n_items)
     return;
+  if (st->plot == ML_PLOT_ACTIVE)
+    {
+      ml_active_draw_highlight (cr, v, s, st, item, mark);
+      return;
+    }
   MlRect r;
   ml_timeline_item_rect (v, s, item, &r);
   double min = 3.0;
@@ -1205,7 +1290,7 @@ ml_timeline_draw_title (cairo_t *cr, const MlScene *s, const MlStyle *st, const 
       if (s->plan->oom.hit)
         o += snprintf (warn + o, sizeof warn - (size_t) o, " · OOM at tick %" PRIu64 ": %s request, %s",
                        s->plan->oom.tick, ml_format_size (s->plan->oom.request, req, sizeof req),
-                       s->plan->oom.fragmentation ? "fragmentation" : "capacity");
+                       ml_oom_verdict_name (s->plan->oom.verdict));
       for (int k = 0; ni && k < ML_ISSUE__COUNT && o < (int) sizeof warn - 40; k++)
         if (s->issues->total[k])
           {
@@ -1285,11 +1370,12 @@ ml_timeline_draw_figure (cairo_t *cr, const MlScene *s, const MlStyle *st, doubl
   MlFigureLayout fl;
   ml_figure_layout (s, st, width, height, &fl);
   MlView v;
-  ml_scene_view_init (s, &v, fl.layout.x, fl.layout.y, fl.layout.w, fl.layout.h);
+  ml_scene_view_init_plot (s, st->plot, &v, fl.layout.x, fl.layout.y, fl.layout.w, fl.layout.h);
   if (range)
     {
       ml_view_set_time (&v, range->t0, range->t1);
-      ml_view_set_addr (&v, range->a0, range->a1);
+      if (st->plot != ML_PLOT_ACTIVE)   /* stacked bytes: always all of them */
+        ml_view_set_addr (&v, range->a0, range->a1);
     }
   cairo_save (cr);
   set_rgb (cr, ml_style_bg (st), 1.0);

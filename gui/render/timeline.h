@@ -5,7 +5,10 @@
  *   title      the trace, the strategy and its headline metrics
  *   layout     address × time: one rectangle per buffer, coloured by call
  *              site, stream or kind; segments as faint bands; races as red
- *              overlaps; the OOM as a red line; the lower-bound tick dashed
+ *              overlaps; the OOM as a red line; the lower-bound tick dashed.
+ *              Or (style->plot) the live buffers stacked over time with
+ *              no addresses (active.c), or the segments outlined over time
+ *              with their buffers inside
  *   curves     live bytes (filled), reserved bytes (line), the lower bound
  *              and the capacity (dashed), the peak points labelled
  *   frag       fragmentation 0..100 %
@@ -68,6 +71,22 @@ typedef enum {
  * plot. The viewer and exports of what it shows both draw through it. */
 void ml_timeline_draw_highlight (cairo_t *cr, const MlView *view, const MlScene *scene, const MlStyle *style,
                                  size_t item, MlMark mark);
+/* The item (scene.h) under device pixel (@x, @y) in @style's plot: the
+ * address plot's ml_scene_hit, or the stacked plot's own; -1 for none. */
+long ml_timeline_hit (const MlView *view, const MlScene *scene, const MlStyle *style, double x, double y);
+
+/* The stacked "active memory" plot (active.c): ml_timeline_draw_layout
+ * and ml_timeline_draw_highlight call these when style->plot is
+ * ML_PLOT_ACTIVE; the view's vertical axis is then the stacked bytes
+ * [0, scene->live_max). */
+void ml_active_draw           (cairo_t *cr, const MlView *view, const MlScene *scene, const MlStyle *style);
+long ml_active_hit            (const MlScene *scene, const MlView *view, double x, double y);
+void ml_active_draw_highlight (cairo_t *cr, const MlView *view, const MlScene *scene, const MlStyle *style,
+                               size_t item, MlMark mark);
+/* A point inside item @item's part of the stack (the middle of its
+ * visible lifetime); false when it is not drawn. */
+bool ml_active_item_point     (const MlScene *scene, const MlView *view, size_t item, double *x, double *y);
+
 /* A dashed red vertical marker at @tick from the plot's top to @bottom,
  * with @label (may be NULL) beside it; nothing when @tick < 0 or off the
  * plot. */
