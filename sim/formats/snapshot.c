@@ -191,6 +191,43 @@ u64_of (const MlPkValue *v, uint64_t *out)
   return true;
 }
 
+/* The largest value the reader takes for an address, a size, a stream:
+ * 2^63-1 (an address plus a size then never wraps around 2^64); for a
+ * time in microseconds, what nanoseconds in an int64 hold. */
+#define UINT_MAX_FIELD ((uint64_t) INT64_MAX)
+#define TIME_US_MAX    ((uint64_t) INT64_MAX / 1000)
+
+/* The error for field @key of @where holding @v where an integer from 0
+ * to @max belongs. */
+static int
+bad_uint (Ctx *c, const char *where, const char *key, const MlPkValue *v, uint64_t max)
+{
+  char text[96];
+  return ml_error_set (c->err, ML_EINPUT, "%s: %s: \"%s\" is %s; expected an integer from 0 to %" PRIu64, c->path,
+                       where, key, ml_pk_describe (v, text, sizeof text), max);
+}
+
+/* Reads the unsigned integer fields of trace entry @i (each left as it
+ * is when absent); an error names the entry, the field and its value. */
+static int
+entry_uints (Ctx *c, size_t i, const MlPkValue *const f[K__COUNT], uint64_t *addr, uint64_t *size, uint64_t *stream,
+             uint64_t *time_us, uint64_t *device_free)
+{
+  static const struct { int key; const char *name; uint64_t max; } keys[] = {
+    { K_ADDR, "addr", UINT_MAX_FIELD }, { K_SIZE, "size", UINT_MAX_FIELD }, { K_STREAM, "stream", UINT_MAX_FIELD },
+    { K_TIME_US, "time_us", TIME_US_MAX }, { K_DEVICE_FREE, "device_free", UINT_MAX_FIELD },
+  };
+  uint64_t *outs[] = { addr, size, stream, time_us, device_free };
+  for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+    if (!ml_pk_uint (f[keys[k].key], keys[k].max, outs[k]))
+      {
+        char where[64];
+        snprintf (where, sizeof where, "device %" PRId64 " trace entry %zu", c->dev, i);
+        return bad_uint (c, where, keys[k].name, f[keys[k].key], keys[k].max);
+      }
+  return 0;
+}
+
 /* The frame of a frame dict: interned once per memo object; NULL when
  * out of memory (the error is set). */
 static FrameInfo *
@@ -497,10 +534,19 @@ read_segments (Ctx *c, const MlPkValue *segments)
         return ml_error_set (c->err, ML_EINPUT, "%s: segment %zu is a %s, not a dict", c->path, k, ml_pk_kind_name (s->kind));
       if (dev_of (s) != c->dev)
         continue;
-      uint64_t addr, size, stream = 0;
-      if (!ml_pk_get_u64 (s, "address", &addr) || !ml_pk_get_u64 (s, "total_size", &size))
-        return ml_error_set (c->err, ML_EINPUT, "%s: segment %zu needs integer \"address\" and \"total_size\"", c->path, k);
-      ml_pk_get_u64 (s, "stream", &stream);
+      uint64_t addr = 0, size = 0, stream = 0;
+      char where[64];
+      snprintf (where, sizeof where, "segment %zu", k);
+      static const char *const keys[] = { "address", "total_size", "stream" };
+      uint64_t *outs[] = { &addr, &size, &stream };
+      for (size_t j = 0; j < 3; j++)
+        {
+          const MlPkValue *v = ml_pk_get (s, keys[j]);
+          if (!v && j < 2)
+            return ml_error_set (c->err, ML_EINPUT, "%s: %s has no \"%s\" (an integer)", c->path, where, keys[j]);
+          if (!ml_pk_uint (v, UINT_MAX_FIELD, outs[j]))
+            return bad_uint (c, where, keys[j], v, UINT_MAX_FIELD);
+        }
       const char *type = ml_pk_get_str (s, "segment_type");
       int64_t expandable = 0;
       ml_pk_get_int (s, "is_expandable", &expandable);
@@ -513,13 +559,21 @@ read_segments (Ctx *c, const MlPkValue *segments)
         {
           const MlPkValue *bl = blocks->items[b];
           const char *state = ml_pk_get_str (bl, "state");
-          uint64_t baddr, bsize, req;
+          uint64_t baddr = 0, bsize = 0, req = UINT64_MAX;
           if (!state || strncmp (state, "active", 6) != 0)
             continue;
-          if (!ml_pk_get_u64 (bl, "address", &baddr) || !ml_pk_get_u64 (bl, "size", &bsize))
-            return ml_error_set (c->err, ML_EINPUT, "%s: segment %zu block %zu needs integer \"address\" and \"size\"",
-                                 c->path, k, b);
-          if (!ml_pk_get_u64 (bl, "requested_size", &req))
+          snprintf (where, sizeof where, "segment %zu block %zu", k, b);
+          static const char *const bkeys[] = { "address", "size", "requested_size" };
+          uint64_t *bouts[] = { &baddr, &bsize, &req };
+          for (size_t j = 0; j < 3; j++)
+            {
+              const MlPkValue *v = ml_pk_get (bl, bkeys[j]);
+              if (!v && j < 2)
+                return ml_error_set (c->err, ML_EINPUT, "%s: %s has no \"%s\" (an integer)", c->path, where, bkeys[j]);
+              if (!ml_pk_uint (v, UINT_MAX_FIELD, bouts[j]))
+                return bad_uint (c, where, bkeys[j], v, UINT_MAX_FIELD);
+            }
+          if (req == UINT64_MAX)
             req = bsize;
           if ((rc = add_blk (c, baddr, req, (uint32_t) stream, ml_pk_get (bl, "frames"))) < 0)
             return rc;
@@ -677,17 +731,36 @@ read_annotations (Ctx *c, const MlPkValue *annotations)
   for (size_t k = 0; k < annotations->n; k++)
     {
       const MlPkValue *a = annotations->items[k];
-      uint64_t time;
+      uint64_t time = UINT64_MAX;
       int64_t d = c->dev;
       ml_pk_get_int (a, "device", &d);
       const char *name = ml_pk_get_str (a, "name"), *stage = ml_pk_get_str (a, "stage");
-      if (!name || d != c->dev || !ml_pk_get_u64 (a, "time_us", &time))
+      if (!name || d != c->dev)
         continue;
-      char buf[512];
-      snprintf (buf, sizeof buf, "%s%s%s", name, stage ? " " : "", stage ? stage : "");
-      for (char *p = buf + strlen (name); *p; p++)
-        *p = (char) (*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
-      int rc = intern (c, buf, &c->anns[c->n_anns].name);
+      const MlPkValue *tv = ml_pk_get (a, "time_us");
+      if (!ml_pk_uint (tv, TIME_US_MAX, &time))
+        {
+          char where[64];
+          snprintf (where, sizeof where, "external annotation %zu", k);
+          return bad_uint (c, where, "time_us", tv, TIME_US_MAX);
+        }
+      if (time == UINT64_MAX)
+        continue;   /* no time: nowhere to put it */
+      /* "name stage", the stage lowercased ("START" -> "start") */
+      size_t nl = strlen (name), sl = stage ? strlen (stage) : 0;
+      char *text = malloc (nl + sl + 2);
+      if (!text)
+        return oom (c);
+      memcpy (text, name, nl);
+      text[nl] = 0;
+      if (stage)
+        {
+          text[nl] = ' ';
+          for (size_t j = 0; j <= sl; j++)
+            text[nl + 1 + j] = (char) (stage[j] >= 'A' && stage[j] <= 'Z' ? stage[j] - 'A' + 'a' : stage[j]);
+        }
+      int rc = intern (c, text, &c->anns[c->n_anns].name);
+      free (text);
       if (rc < 0)
         return rc;
       c->anns[c->n_anns++].time = time;
@@ -725,13 +798,12 @@ walk_entry (Ctx *c, size_t i, const MlPkValue *e)
   if (action_of (f[K_ACTION], &kind) < 0)
     return ml_error_set (c->err, ML_EINPUT, "%s: device %" PRId64 " trace entry %zu: unknown action \"%s\"",
                          c->path, c->dev, i, action ? action : "(none)");
-  uint64_t addr = 0, size = 0, stream = 0, time_us;
+  uint64_t addr = 0, size = 0, stream = 0, time_us = UINT64_MAX, device_free = 0;
   int64_t time_ns = -1;
-  int rc = 0;
-  u64_of (f[K_ADDR], &addr);
-  u64_of (f[K_SIZE], &size);
-  u64_of (f[K_STREAM], &stream);
-  if (u64_of (f[K_TIME_US], &time_us) && time_us < (uint64_t) INT64_MAX / 1000)
+  int rc = entry_uints (c, i, f, &addr, &size, &stream, &time_us, &device_free);
+  if (rc < 0)
+    return rc;
+  if (time_us != UINT64_MAX)
     {
       time_ns = (int64_t) (time_us * 1000);
       if ((rc = emit_annotations_until (c, time_us)) < 0)
@@ -765,8 +837,6 @@ walk_entry (Ctx *c, size_t i, const MlPkValue *e)
       return emit (c, kind, tick, id, addr, size, (uint32_t) stream, time_ns, 0, st, ML_EVF_HAS_ID | ML_EVF_HAS_ADDR);
     case ML_EV_OOM:
       {
-        uint64_t device_free = 0;
-        u64_of (f[K_DEVICE_FREE], &device_free);
         return emit (c, kind, tick, 0, device_free, size, (uint32_t) stream, time_ns, 0, st, 0);
       }
     case ML_EV_MARK:
