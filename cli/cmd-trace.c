@@ -191,6 +191,7 @@ cmd_trace (int argc, char **argv)
     if (access (d, W_OK) != 0)
       return cli_fail ("trace", EXIT_BAD, "--output %s: cannot write into %s: %s", output, d, strerror (errno));
   }
+  /* the arguments are fine: now the injection library */
   char inject[PATH_MAX];
   if (!find_inject (inject, sizeof inject))
     {
