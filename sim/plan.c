@@ -374,7 +374,7 @@ ml_plan_from_recorded (const MlBuffers *bufs, MlPlan **out, MlError *err)
   const MlTrace *t = bufs->trace;
   if (!ml_plan_has_recorded (bufs))
     return ml_error_set (err, ML_EUNSUPPORTED, "the trace has no recorded addresses");
-  MlPlan *p = ml_plan_new (bufs->n, "recorded");
+  MlPlan *p = ml_plan_new (bufs->n, ml_strategy_recorded.name);
   if (!p)
     return ml_error_set (err, ML_ENOMEM, "out of memory");
   p->align = bufs->align;
