@@ -38,13 +38,14 @@ typedef struct {
 
 /* A trace entry as the steps read it: what the pickle's dict says, kept
  * while the pickle streams (the entry dict itself is gone by then). */
-enum { ENT_OK, ENT_NOT_DICT, ENT_BAD_ACTION };
+enum { ENT_OK, ENT_NOT_DICT, ENT_BAD_ACTION, ENT_BAD_FIELD };
 typedef struct {
   uint64_t addr, size;    /* oom: addr = device_free */
   int64_t  time_us;       /* -1: none (or past what ns can hold) */
   uint32_t stack, stream;
-  uint32_t name;          /* mark: its text; ENT_NOT_DICT: the pickle kind; ENT_BAD_ACTION: the action */
-  uint8_t  kind;          /* MlEventKind */
+  uint32_t name;          /* mark: its text; ENT_NOT_DICT: the pickle kind; ENT_BAD_ACTION: the action;
+                           * ENT_BAD_FIELD: the value, described */
+  uint8_t  kind;          /* MlEventKind; ENT_BAD_FIELD: which field (entry_fields) */
   uint8_t  bad;           /* ENT_* */
 } Ent;
 
@@ -188,15 +189,42 @@ int_of (const MlPkValue *v, int64_t *out)
   return true;
 }
 
-static bool
-u64_of (const MlPkValue *v, uint64_t *out)
+/* The largest value the reader takes for an address, a size, a stream:
+ * 2^63-1 (an address plus a size then never wraps around 2^64); for a
+ * time in microseconds, what nanoseconds in an int64 hold. */
+#define UINT_MAX_FIELD ((uint64_t) INT64_MAX)
+#define TIME_US_MAX    ((uint64_t) INT64_MAX / 1000)
+
+/* The error for field @key of @where holding the value @said (as
+ * ml_pk_describe says it) where an integer from 0 to @max belongs. */
+static int
+bad_uint (Ctx *c, const char *where, const char *key, const char *said, uint64_t max)
 {
-  int64_t i;
-  if (!int_of (v, &i) || i < 0)
-    return false;
-  *out = (uint64_t) i;
-  return true;
+  return ml_error_set (c->err, ML_EINPUT, "%s: %s: \"%s\" is %s; expected an integer from 0 to %" PRIu64, c->path,
+                       where, key, said, max);
 }
+
+/* Field @key of dict @d, an unsigned integer up to @max, of @where:
+ * absent leaves *out (an error when @required); anything else that is
+ * not such an integer is an error naming the value. */
+static int
+uint_field (Ctx *c, const MlPkValue *d, const char *key, uint64_t max, bool required, uint64_t *out, const char *where)
+{
+  const MlPkValue *v = ml_pk_get (d, key);
+  if (!v && required)
+    return ml_error_set (c->err, ML_EINPUT, "%s: %s has no \"%s\" (an integer)", c->path, where, key);
+  char said[96];
+  if (!ml_pk_uint (v, max, out))
+    return bad_uint (c, where, key, ml_pk_describe (v, said, sizeof said), max);
+  return 0;
+}
+
+/* The unsigned integer fields of a trace entry, as the Ent keeps the
+ * one that is wrong (ENT_BAD_FIELD). */
+static const struct { int key; const char *name; uint64_t max; } entry_fields[] = {
+  { K_ADDR, "addr", UINT_MAX_FIELD }, { K_SIZE, "size", UINT_MAX_FIELD }, { K_STREAM, "stream", UINT_MAX_FIELD },
+  { K_TIME_US, "time_us", TIME_US_MAX }, { K_DEVICE_FREE, "device_free", UINT_MAX_FIELD },
+};
 
 /* The frame of a frame dict: interned once per memo object; NULL when
  * out of memory (the error is set). */
@@ -560,21 +588,25 @@ read_entry (Ctx *c, const MlPkValue *e, Ent *out)
       return action ? intern (c, action, &out->name) : 0;
     }
   out->kind = (uint8_t) kind;
-  uint64_t stream = 0, time_us;
-  u64_of (f[K_ADDR], &out->addr);
-  u64_of (f[K_SIZE], &out->size);
-  u64_of (f[K_STREAM], &stream);
+  uint64_t stream = 0, time_us = UINT64_MAX, device_free = 0;
+  uint64_t *outs[] = { &out->addr, &out->size, &stream, &time_us, &device_free };
+  for (size_t k = 0; k < sizeof entry_fields / sizeof entry_fields[0]; k++)
+    if (!ml_pk_uint (f[entry_fields[k].key], entry_fields[k].max, outs[k]))
+      {
+        /* told when (and if) the device's trace is walked */
+        char said[96];
+        out->bad = ENT_BAD_FIELD;
+        out->kind = (uint8_t) k;
+        return intern (c, ml_pk_describe (f[entry_fields[k].key], said, sizeof said), &out->name);
+      }
   out->stream = (uint32_t) stream;
-  if (u64_of (f[K_TIME_US], &time_us) && time_us < (uint64_t) INT64_MAX / 1000)
+  if (time_us != UINT64_MAX)
     out->time_us = (int64_t) time_us;
   int rc = stack_of (c, (MlPkValue *) f[K_FRAMES], &out->stack);
   if (rc < 0)
     return rc;
   if (kind == ML_EV_OOM)
-    {
-      out->addr = 0;
-      u64_of (f[K_DEVICE_FREE], &out->addr);
-    }
+    out->addr = device_free;
   else if (kind == ML_EV_MARK)
     {
       const char *text = f[K_NAME] && f[K_NAME]->kind == ML_PK_STR ? f[K_NAME]->s : NULL;
@@ -779,15 +811,19 @@ read_segments (Ctx *c, const MlPkValue *segments)
         return ml_error_set (c->err, ML_EINPUT, "%s: segment %zu is a %s, not a dict", c->path, k, ml_pk_kind_name (s->kind));
       if (dev_of (s) != c->dev)
         continue;
-      uint64_t addr, size, stream = 0;
-      if (!ml_pk_get_u64 (s, "address", &addr) || !ml_pk_get_u64 (s, "total_size", &size))
-        return ml_error_set (c->err, ML_EINPUT, "%s: segment %zu needs integer \"address\" and \"total_size\"", c->path, k);
-      ml_pk_get_u64 (s, "stream", &stream);
+      uint64_t addr = 0, size = 0, stream = 0;
+      char where[64];
+      snprintf (where, sizeof where, "segment %zu", k);
+      int rc;
+      if ((rc = uint_field (c, s, "address", UINT_MAX_FIELD, true, &addr, where)) < 0
+          || (rc = uint_field (c, s, "total_size", UINT_MAX_FIELD, true, &size, where)) < 0
+          || (rc = uint_field (c, s, "stream", UINT_MAX_FIELD, false, &stream, where)) < 0)
+        return rc;
       const char *type = ml_pk_get_str (s, "segment_type");
       int64_t expandable = 0;
       ml_pk_get_int (s, "is_expandable", &expandable);
       bool small = type ? strcmp (type, "small") == 0 : size == SMALL_BUFFER;
-      int rc = add_seg (c, addr, size, (uint32_t) stream, small, expandable != 0);
+      rc = add_seg (c, addr, size, (uint32_t) stream, small, expandable != 0);
       if (rc < 0)
         return rc;
       /* blocks tile the segment in address order: a block without
@@ -799,10 +835,12 @@ read_segments (Ctx *c, const MlPkValue *segments)
         {
           const MlPkValue *bl = blocks->items[b];
           const char *state = ml_pk_get_str (bl, "state");
-          uint64_t baddr, bsize, req;
-          if (!ml_pk_get_u64 (bl, "size", &bsize))
-            return ml_error_set (c->err, ML_EINPUT, "%s: segment %zu block %zu needs an integer \"size\"", c->path, k, b);
-          if (!ml_pk_get_u64 (bl, "address", &baddr))
+          uint64_t baddr = UINT64_MAX, bsize = 0, req = UINT64_MAX;
+          snprintf (where, sizeof where, "segment %zu block %zu", k, b);
+          if ((rc = uint_field (c, bl, "size", UINT_MAX_FIELD, true, &bsize, where)) < 0
+              || (rc = uint_field (c, bl, "address", UINT_MAX_FIELD, false, &baddr, where)) < 0)
+            return rc;
+          if (baddr == UINT64_MAX)
             baddr = at;
           at = baddr + bsize;
           if (!state || strncmp (state, "active", 6) != 0)
@@ -813,7 +851,9 @@ read_segments (Ctx *c, const MlPkValue *segments)
           const MlPkValue *frames = ml_pk_get (bl, "frames");
           if (!frames && last)
             frames = ml_pk_get (last, "frames");
-          if (!ml_pk_get_u64 (bl, "requested_size", &req) && !(last && ml_pk_get_u64 (last, "real_size", &req)))
+          if ((rc = uint_field (c, bl, "requested_size", UINT_MAX_FIELD, false, &req, where)) < 0)
+            return rc;
+          if (req == UINT64_MAX && !(last && ml_pk_get_u64 (last, "real_size", &req)))
             req = bsize;
           if ((rc = add_blk (c, baddr, req, (uint32_t) stream, 0, (MlPkValue *) frames)) < 0)
             return rc;
@@ -1015,17 +1055,34 @@ read_annotations (Ctx *c, const MlPkValue *annotations)
   for (size_t k = 0; k < annotations->n; k++)
     {
       const MlPkValue *a = annotations->items[k];
-      uint64_t time;
+      uint64_t time = UINT64_MAX;
       int64_t d = c->dev;
       ml_pk_get_int (a, "device", &d);
       const char *name = ml_pk_get_str (a, "name"), *stage = ml_pk_get_str (a, "stage");
-      if (!name || d != c->dev || !ml_pk_get_u64 (a, "time_us", &time))
+      if (!name || d != c->dev)
         continue;
-      char buf[512];
-      snprintf (buf, sizeof buf, "%s%s%s", name, stage ? " " : "", stage ? stage : "");
-      for (char *p = buf + strlen (name); *p; p++)
-        *p = (char) (*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
-      int rc = intern (c, buf, &c->anns[c->n_anns].name);
+      char where[64];
+      snprintf (where, sizeof where, "external annotation %zu", k);
+      int rc = uint_field (c, a, "time_us", TIME_US_MAX, false, &time, where);
+      if (rc < 0)
+        return rc;
+      if (time == UINT64_MAX)
+        continue;   /* no time: nowhere to put it */
+      /* "name stage", the stage lowercased ("START" -> "start") */
+      size_t nl = strlen (name), sl = stage ? strlen (stage) : 0;
+      char *text = malloc (nl + sl + 2);
+      if (!text)
+        return oom (c);
+      memcpy (text, name, nl);
+      text[nl] = 0;
+      if (stage)
+        {
+          text[nl] = ' ';
+          for (size_t j = 0; j <= sl; j++)
+            text[nl + 1 + j] = (char) (stage[j] >= 'A' && stage[j] <= 'Z' ? stage[j] - 'A' + 'a' : stage[j]);
+        }
+      rc = intern (c, text, &c->anns[c->n_anns].name);
+      free (text);
       if (rc < 0)
         return rc;
       c->anns[c->n_anns++].time = time;
@@ -1059,6 +1116,12 @@ walk_entry (Ctx *c, size_t i, const Ent *e)
   if (e->bad == ENT_BAD_ACTION)
     return ml_error_set (c->err, ML_EINPUT, "%s: device %" PRId64 " trace entry %zu: unknown action \"%s\"",
                          c->path, c->dev, i, e->name ? ml_trace_str (c->t, e->name) : "(none)");
+  if (e->bad == ENT_BAD_FIELD)
+    {
+      char where[64];
+      snprintf (where, sizeof where, "device %" PRId64 " trace entry %zu", c->dev, i);
+      return bad_uint (c, where, entry_fields[e->kind].name, ml_trace_str (c->t, e->name), entry_fields[e->kind].max);
+    }
   MlEventKind kind = e->kind;
   uint64_t addr = e->addr, size = e->size;
   uint32_t stream = e->stream;
