@@ -106,9 +106,9 @@ ml_oom_write_json (FILE *fp, const MlBuffers *bufs, const MlOom *o)
   else
     fputs ("null", fp);
   fprintf (fp, ",\"request\":%" PRIu64 ",\"live\":%" PRIu64 ",\"reserved\":%" PRIu64 ",\"free\":%" PRIu64
-           ",\"largest_free\":%" PRIu64 ",\"verdict\":\"%s\"}",
+           ",\"largest_free\":%" PRIu64 ",\"verdict\":\"%s\",\"retries\":%u,\"released\":%" PRIu64 "}",
            o->request, o->live, o->reserved, o->free_bytes, o->largest_free,
-           !o->request ? "over-capacity" : o->fragmentation ? "fragmentation" : "capacity");
+           !o->request ? "over-capacity" : o->fragmentation ? "fragmentation" : "capacity", o->retries, o->released);
 }
 
 int

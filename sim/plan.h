@@ -39,6 +39,8 @@ typedef struct {
   uint64_t free_bytes;    /* capacity - live */
   uint64_t largest_free;  /* largest block that could have been used */
   bool     fragmentation; /* verdict: true = fragmentation, false = capacity */
+  uint32_t retries;       /* retries run for this request before it failed */
+  uint64_t released;      /* bytes those retries gave back to the device */
 } MlOom;
 
 typedef struct {
@@ -56,6 +58,11 @@ typedef struct {
   double     seconds;        /* wall time of the strategy alone */
   uint64_t   ops;            /* allocator operations performed */
   uint64_t   nodes_visited;  /* free-list / tree nodes visited */
+  uint64_t   block_waste;    /* bytes inside the strategy's blocks beyond the
+                                rounded sizes (pool classes, buddy powers of
+                                two), live at the lower-bound tick */
+  uint64_t   retries;        /* retries run over the whole replay */
+  uint64_t   retry_released; /* bytes they gave back */
   MlOom      oom;
   char      *note;           /* owned, optional: "time limit reached", ... */
 } MlPlan;

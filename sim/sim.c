@@ -31,6 +31,7 @@ struct MlSimContext {
   uint64_t        *hw;           /* per segment high water (growable) */
   size_t           hw_cap;
   int              oom;          /* ENOMEM while reserving */
+  uint64_t         waste;        /* the strategy's internal waste now */
 };
 
 static int
@@ -87,6 +88,12 @@ uint64_t
 ml_sim_reserved (const MlSimContext *ctx)
 {
   return ctx->reserved;
+}
+
+void
+ml_sim_block_waste (MlSimContext *ctx, uint64_t bytes)
+{
+  ctx->waste = bytes;
 }
 
 const MlBuffers *
@@ -152,6 +159,20 @@ run_online (const MlBuffers *bufs, const MlStrategy *s, const MlKnobs *knobs, Ml
       if (st.is_alloc)
         {
           rc = s->alloc (state, &req, &at, &visited);
+          uint32_t retries = 0;
+          uint64_t released = 0;
+          /* a strategy with a cache gives it back and tries again */
+          while (rc == ML_EOOM && s->release_cached && retries < knobs->retries)
+            {
+              uint64_t r = s->release_cached (state, retries + 1, &req);
+              if (r == 0)
+                break;
+              retries++;
+              released += r;
+              rc = s->alloc (state, &req, &at, &visited);
+            }
+          plan->retries += retries;
+          plan->retry_released += released;
           if (rc == 0)
             note_growth (&ctx, &at, buf->rsize);
           if (rc == 0 && capped && ctx.reserved > knobs->capacity && !plan->oom.hit)
@@ -169,6 +190,8 @@ run_online (const MlBuffers *bufs, const MlStrategy *s, const MlKnobs *knobs, Ml
                 {
                   uint64_t largest = s->largest_free ? s->largest_free (state) : 0;
                   record_oom (plan, bufs, st.buffer, st.tick, live, ctx.reserved, largest, knobs->capacity);
+                  plan->oom.retries = retries;
+                  plan->oom.released = released;
                 }
               if (s->lift_capacity)
                 s->lift_capacity (state);
@@ -186,6 +209,8 @@ run_online (const MlBuffers *bufs, const MlStrategy *s, const MlKnobs *knobs, Ml
           plan->segment[st.buffer] = at.segment;
           plan->offset[st.buffer] = at.offset;
           live += buf->rsize;
+          if (st.tick == bufs->lower_bound_tick)
+            plan->block_waste = ctx.waste;
         }
       else
         {

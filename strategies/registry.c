@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "strategies/buddy.h"
 #include "strategies/caching.h"
 #include "strategies/fit.h"
 #include "strategies/greedy.h"
@@ -9,6 +10,7 @@
 #include "strategies/anneal.h"
 #include "strategies/ilp.h"
 #include "strategies/linear.h"
+#include "strategies/pool.h"
 
 static const MlStrategy *const all[] = {
   &ml_strategy_first_fit,
@@ -16,6 +18,8 @@ static const MlStrategy *const all[] = {
   &ml_strategy_next_fit,
   &ml_strategy_linear,
   &ml_strategy_caching,
+  &ml_strategy_pool,
+  &ml_strategy_buddy,
   &ml_strategy_greedy_size,
   &ml_strategy_greedy_breadth,
   &ml_strategy_greedy_conflict,
