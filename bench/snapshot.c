@@ -20,7 +20,7 @@
 #include "sim/formats/pickle.h"
 #include "sim/sim.h"
 #include "sim/formats/snapshot.h"
-#include "strategies/caching.h"
+#include "strategies/caching-conformance.h"
 
 typedef struct {
   unsigned char *p;

@@ -15,6 +15,8 @@
 static const char usage_text[] =
   "Usage: memlens render [OPTIONS] TRACE [--strategy S | --plan P.json] -o OUT.png|svg|pdf\n"
   "Draws the address x time layout of the plan (one rectangle per buffer),\n"
+  "or the live buffers stacked over time (--view active), or the segments\n"
+  "(--view segments),\n"
   "the live / reserved / fragmentation curves under it, the peak points,\n"
   "issues in red and the OOM point under --capacity. Without --strategy or\n"
   "--plan: the recorded addresses, else best-fit.\n";
@@ -23,6 +25,8 @@ static const char render_help[] =
   "  -s, --strategy S   the plan of this strategy\n"
   "  -p, --plan FILE    a plan written by 'memlens plan'\n"
   "  -o, --output FILE  .png, .svg or .pdf (written atomically)\n"
+  "  --view V           address (default), active (stacked, no addresses) or\n"
+  "                     segments (each segment outlined)\n"
   "  --range T0:T1      only ticks [T0, T1) (either side may be empty)\n"
   "  --size WxH         picture size in pixels (default 1600x900)\n"
   "  --color-by C       site (default), stream or kind\n"
@@ -38,6 +42,7 @@ static const char render_help[] =
 #define OPT_TITLE 2005
 #define OPT_DARK 2006
 #define OPT_NOLABELS 2007
+#define OPT_VIEW 2008
 
 #ifdef HAVE_RENDER
 static int
@@ -96,6 +101,7 @@ cmd_render (int argc, char **argv)
     { "title", required_argument, 0, OPT_TITLE },
     { "dark", no_argument, 0, OPT_DARK },
     { "no-labels", no_argument, 0, OPT_NOLABELS },
+    { "view", required_argument, 0, OPT_VIEW },
     { 0, 0, 0, 0 },
   };
   MlCliOpts o;
@@ -140,9 +146,13 @@ cmd_render (int argc, char **argv)
         case OPT_TITLE: style.title = optarg; break;
         case OPT_DARK: style.dark = true; break;
         case OPT_NOLABELS: style.show_labels = false; break;
+        case OPT_VIEW:
+          if (ml_plot_parse (optarg, &style.plot) < 0)
+            return cli_fail ("render", EXIT_BAD, "--view %s: expected address, active or segments", optarg);
+          break;
 #else
         case OPT_RANGE: case OPT_SIZE: case OPT_COLOR: case OPT_TIMEAXIS:
-        case OPT_TITLE: case OPT_DARK: case OPT_NOLABELS:
+        case OPT_TITLE: case OPT_DARK: case OPT_NOLABELS: case OPT_VIEW:
           break;
 #endif
         default:
@@ -186,7 +196,7 @@ cmd_render (int argc, char **argv)
   if (rc == EXIT_OK)
     {
       MlView range;
-      ml_scene_view_init (scene, &range, 0, 0, width, height);
+      ml_scene_view_init_plot (scene, style.plot, &range, 0, 0, width, height);
       if (t0 >= 0 || t1 >= 0)
         ml_view_set_time (&range, t0 >= 0 ? t0 : range.t_min, t1 >= 0 ? t1 : range.t_max);
       if (ml_render_figure_to_file (o.output, scene, &style, width, height, &range, &err) < 0)

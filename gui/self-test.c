@@ -528,6 +528,102 @@ test_step (SelfTest *st)
     case 20:
       check (st, st->picked >= 0 && ml_timeline_view_get_selected (tv (st, 0)) == st->picked,
              "input: a click on a buffer selects it (want %ld, got %ld)", st->picked, ml_timeline_view_get_selected (tv (st, 0)));
+      ml_timeline_view_select_buffer (tv (st, 0), -1);
+      /* the stacked view, through the View menu's action */
+      activate (st, "plot", g_variant_new_string ("active"));
+      break;
+    case 21:
+      {
+        const MlScene *sc = ml_timeline_view_get_scene (tv (st, 0));
+        const MlView *v = ml_timeline_view_get_view (tv (st, 0));
+        /* the top of the stack is the most live bytes: computed here from
+         * the lifetimes, not from the renderer */
+        guint64 most = 0;
+        for (guint64 t = 0; t < doc->bufs->end_tick; t++)
+          {
+            guint64 live = 0;
+            for (gsize i = 0; i < doc->bufs->n; i++)
+              if (doc->bufs->buf[i].start <= t && t < doc->bufs->buf[i].end)
+                live += doc->bufs->buf[i].rsize;
+            most = MAX (most, live);
+          }
+        check (st, v->a_max == (double) most, "active view: the vertical axis is the most live bytes (%.0f, want %" G_GUINT64_FORMAT ")",
+               v->a_max, most);
+        /* the bottom of the stack is the longest-lived buffer */
+        long bottom = -1;
+        for (size_t i = 0; i < sc->n_items; i++)
+          if (bottom < 0 || sc->rank[i] < sc->rank[bottom])
+            bottom = (long) i;
+        long want = bottom >= 0 ? (long) sc->items[bottom].buffer : -1;
+        for (gsize i = 0; want >= 0 && i < doc->bufs->n; i++)
+          {
+            const MlBuffer *b = &doc->bufs->buf[i], *w = &doc->bufs->buf[want];
+            if (b->rsize && b->end - b->start > w->end - w->start)
+              want = -1;
+          }
+        double x = 0, y = 0;
+        gboolean vis = want >= 0 && ml_timeline_view_buffer_point (tv (st, 0), (guint32) want, &x, &y);
+        check (st, vis, "active view: the longest-lived buffer (%ld) is at the bottom of the stack", want);
+        check (st, vis && y > v->py + v->ph * 0.5, "and drawn in the lower half (y %.0f of %.0f..%.0f)", y, v->py, v->py + v->ph);
+        /* the picture there has the buffer's colour */
+        int w = gtk_widget_get_width (GTK_WIDGET (tv (st, 0))), h = gtk_widget_get_height (GTK_WIDGET (tv (st, 0)));
+        cairo_surface_t *img = cairo_image_surface_create (CAIRO_FORMAT_RGB24, w, h);
+        cairo_t *cr = cairo_create (img);
+        ml_timeline_view_get_style (tv (st, 0))->show_labels = FALSE;
+        ml_timeline_view_draw_to (tv (st, 0), cr, w, h);
+        ml_timeline_view_get_style (tv (st, 0))->show_labels = TRUE;
+        cairo_destroy (cr);
+        cairo_surface_flush (img);
+        guint32 px = *(guint32 *) (cairo_image_surface_get_data (img) + (int) y * cairo_image_surface_get_stride (img) + (int) x * 4);
+        cairo_surface_destroy (img);
+        MlStyle *style = ml_timeline_view_get_style (tv (st, 0));
+        const MlSceneItem *it = bottom >= 0 ? &sc->items[bottom] : NULL;
+        MlRgb c = ml_style_class_color (style, it ? it->cls[style->color_by] : 0);
+        guint32 rgb = (guint32) lround (c.r * 255) << 16 | (guint32) lround (c.g * 255) << 8 | (guint32) lround (c.b * 255);
+        check (st, vis && (px & 0xffffff) == rgb, "active view: the pixel there is its call site's colour (#%06x, want #%06x)",
+               px & 0xffffff, rgb);
+        st->picked = want;
+        st->ix = x, st->iy = y;
+        xdo (st, "mousemove --window %s %.0f %.0f", st->xid, st->ox + x, st->oy + y);
+        break;
+      }
+    case 22:
+      {
+        long hov = ml_timeline_view_get_hover (tv (st, 0));
+        check (st, hov == st->picked, "input: hovering it in the active view finds it (hover %ld, want %ld)", hov, st->picked);
+        g_autofree char *markup = ml_timeline_view_dup_buffer_markup (tv (st, 0), hov);
+        /* the innermost Python frame of its stack, read from the trace */
+        const MlTrace *t = ml_document_trace (doc);
+        const char *func = NULL;
+        if (st->picked >= 0)
+          {
+            const MlBuffer *b = &doc->bufs->buf[st->picked];
+            if (b->stack && b->stack < t->n_stacks)
+              for (guint32 f = 0; f < t->stacks[b->stack].n && !func; f++)
+                {
+                  const MlFrame *fr = &t->frames[t->stacks[b->stack].first + f];
+                  if (g_str_has_suffix (ml_trace_str (t, fr->file), ".py"))
+                    func = ml_trace_str (t, fr->func);
+                }
+          }
+        if (func)
+          check (st, markup && strstr (markup, func), "the hover names its stack (frame %s)", func);
+        else
+          check (st, markup && strstr (markup, "size"), "the hover describes it (no stack in this trace)");
+        xdo (st, "click 1");
+        break;
+      }
+    case 23:
+      check (st, st->picked >= 0 && ml_timeline_view_get_selected (tv (st, 0)) == st->picked,
+             "input: a click in the active view selects it (got %ld)", ml_timeline_view_get_selected (tv (st, 0)));
+      st->shot = "window-active.png";
+      break;
+    case 24:
+      activate (st, "plot", g_variant_new_string ("segments"));
+      st->shot = "window-segments.png";
+      break;
+    case 25:
+      activate (st, "plot", g_variant_new_string ("address"));
       finish (st);
       return FALSE;
     }

@@ -312,102 +312,27 @@ append_placeholder (MlTimelineView *self, GtkSnapshot *snap, int width, int heig
   cairo_destroy (cr);
 }
 
-/* The rectangle of scene item @i in @v, clipped to the plot. */
-static gboolean
-item_rect (const MlScene *s, const MlView *v, long i, double *x, double *y, double *w, double *h)
-{
-  if (i < 0 || (size_t) i >= s->n_items)
-    return FALSE;
-  const MlSceneItem *it = &s->items[i];
-  double x0 = ml_view_time_to_x (v, (double) it->start), x1 = ml_view_time_to_x (v, (double) it->end);
-  double y1 = ml_view_addr_to_y (v, (double) it->addr), y0 = ml_view_addr_to_y (v, (double) (it->addr + it->size));
-  x0 = MAX (x0, v->px - 2), x1 = MIN (x1, v->px + v->pw + 2);
-  y0 = MAX (y0, v->py - 2), y1 = MIN (y1, v->py + v->ph + 2);
-  if (x1 < x0 || y1 < y0)
-    return FALSE;
-  /* keep tiny buffers visible as at least a 3 px box */
-  if (x1 - x0 < 3)
-    {
-      double m = (x0 + x1) / 2;
-      x0 = m - 1.5, x1 = m + 1.5;
-    }
-  if (y1 - y0 < 3)
-    {
-      double m = (y0 + y1) / 2;
-      y0 = m - 1.5, y1 = m + 1.5;
-    }
-  *x = x0, *y = y0, *w = x1 - x0, *h = y1 - y0;
-  return TRUE;
-}
-
+/* Outlines @buffer (a buffer index; -1 or not drawn: nothing). */
 static void
-outline_buffer (MlTimelineView *self, cairo_t *cr, const MlView *v, long buffer, double r, double g, double b,
-                double width, gboolean fill)
+mark_buffer (MlTimelineView *self, cairo_t *cr, const MlView *v, long buffer, MlMark mark)
 {
-  if (buffer < 0 || !self->item_of || (gsize) buffer >= self->doc->bufs->n)
+  if (buffer < 0 || !self->item_of || (gsize) buffer >= self->doc->bufs->n || self->item_of[buffer] < 0)
     return;
-  double x, y, w, h;
-  if (!item_rect (self->scene, v, self->item_of[buffer], &x, &y, &w, &h))
-    return;
-  if (fill)
-    {
-      cairo_set_source_rgba (cr, r, g, b, 0.25);
-      cairo_rectangle (cr, x, y, w, h);
-      cairo_fill (cr);
-    }
-  cairo_set_source_rgb (cr, r, g, b);
-  cairo_set_line_width (cr, width);
-  cairo_rectangle (cr, x + width / 2, y + width / 2, MAX (w - width, 1), MAX (h - width, 1));
-  cairo_stroke (cr);
+  ml_timeline_draw_highlight (cr, v, self->scene, &self->style, (size_t) self->item_of[buffer], mark);
 }
 
+/* Highlights, hover, selection and the marker: the renderer draws them,
+ * in the widget and in exports of what it shows alike. */
 static void
 draw_overlays (MlTimelineView *self, cairo_t *cr, const MlView *v, const MlFigureLayout *fl, gboolean interactive)
 {
-  cairo_save (cr);
-  cairo_rectangle (cr, v->px, v->py, v->pw, v->ph);
-  cairo_clip (cr);
   for (gsize i = 0; i < self->n_highlights; i++)
-    outline_buffer (self, cr, v, self->highlights[i], 0.85, 0.10, 0.55, 1.5, FALSE);
+    mark_buffer (self, cr, v, self->highlights[i], ML_MARK_MATCH);
   if (interactive && self->hover >= 0 && self->hover != self->selected)
-    outline_buffer (self, cr, v, self->hover, 0.1, 0.1, 0.1, 1.0, FALSE);
-  outline_buffer (self, cr, v, self->selected, 0.05, 0.05, 0.05, 2.5, TRUE);
-  cairo_restore (cr);
-
+    mark_buffer (self, cr, v, self->hover, ML_MARK_HOVER);
+  mark_buffer (self, cr, v, self->selected, ML_MARK_SELECTED);
   double bottom = fl->time_axis.y;
-  if (self->marker >= 0)
-    {
-      double x = round (ml_view_time_to_x (v, self->marker)) + 0.5;
-      if (x >= v->px && x <= v->px + v->pw)
-        {
-          cairo_set_source_rgba (cr, 0.85, 0.15, 0.10, 0.9);
-          cairo_set_line_width (cr, 1.5);
-          double dash[] = { 5, 3 };
-          cairo_set_dash (cr, dash, 2, 0);
-          cairo_move_to (cr, x, v->py);
-          cairo_line_to (cr, x, bottom);
-          cairo_stroke (cr);
-          cairo_set_dash (cr, NULL, 0, 0);
-          if (self->marker_label)
-            {
-              PangoLayout *pl = pango_cairo_create_layout (cr);
-              PangoFontDescription *fd = pango_font_description_from_string ("Sans Bold 9");
-              pango_layout_set_font_description (pl, fd);
-              pango_layout_set_text (pl, self->marker_label, -1);
-              int tw, th;
-              pango_layout_get_pixel_size (pl, &tw, &th);
-              double lx = MIN (x + 4, v->px + v->pw - tw - 4);
-              cairo_set_source_rgba (cr, 1, 1, 1, 0.85);
-              cairo_rectangle (cr, lx - 2, v->py + 2, tw + 4, th);
-              cairo_fill (cr);
-              cairo_set_source_rgb (cr, 0.75, 0.1, 0.05);
-              cairo_move_to (cr, lx, v->py + 2);
-              pango_cairo_show_layout (cr, pl);
-              pango_font_description_free (fd);
-              g_object_unref (pl);
-            }
-        }
-    }
+  ml_timeline_draw_marker (cr, v, &self->style, self->marker, self->marker_label, bottom);
   if (interactive && self->selecting)
     {
       double x0 = MIN (self->drag_x, self->drag_x + self->drag_dx), x1 = MAX (self->drag_x, self->drag_x + self->drag_dx);
@@ -542,7 +467,7 @@ ml_timeline_view_pick (MlTimelineView *self, double x, double y)
   if (!self->scene)
     return -1;
   update_layout (self, gtk_widget_get_width (GTK_WIDGET (self)), gtk_widget_get_height (GTK_WIDGET (self)));
-  long item = ml_scene_hit (self->scene, &self->view, x, y);
+  long item = ml_timeline_hit (&self->view, self->scene, &self->style, x, y);
   return item < 0 ? -1 : (long) self->scene->items[item].buffer;
 }
 
@@ -552,6 +477,8 @@ ml_timeline_view_buffer_point (MlTimelineView *self, guint32 buffer, double *x, 
   if (!self->scene || buffer >= self->doc->bufs->n || self->item_of[buffer] < 0)
     return FALSE;
   update_layout (self, gtk_widget_get_width (GTK_WIDGET (self)), gtk_widget_get_height (GTK_WIDGET (self)));
+  if (self->style.plot == ML_PLOT_ACTIVE)
+    return ml_active_item_point (self->scene, &self->view, (size_t) self->item_of[buffer], x, y);
   const MlSceneItem *it = &self->scene->items[self->item_of[buffer]];
   double t0 = MAX ((double) it->start, self->view.t0), t1 = MIN ((double) it->end, self->view.t1);
   double a0 = MAX ((double) it->addr, self->view.a0), a1 = MIN ((double) (it->addr + it->size), self->view.a1);
@@ -572,14 +499,64 @@ append_tick (MlTimelineView *self, GString *s, guint64 tick)
 }
 
 static gboolean
+is_python_frame (const char *file)
+{
+  return file && g_str_has_suffix (file, ".py");
+}
+
+/* The allocation's stack for the tooltip: its Python frames (innermost
+ * first), the framework's C++ frames folded into one line; without
+ * Python frames the first ones of the stack. */
+static void
+append_stack (MlTimelineView *self, GString *s, const MlBuffer *b)
+{
+  const MlTrace *t = ml_document_trace (self->doc);
+  if (!b->stack || b->stack >= t->n_stacks || !t->stacks[b->stack].n)
+    return;
+  const MlStack *sk = &t->stacks[b->stack];
+  guint n_py = 0;
+  for (guint32 f = 0; f < sk->n; f++)
+    n_py += is_python_frame (ml_trace_str (t, t->frames[sk->first + f].file));
+  g_string_append (s, "\n<small>");
+  guint shown = 0, limit = 12;
+  for (guint32 f = 0; f < sk->n && shown < limit; f++)
+    {
+      const MlFrame *fr = &t->frames[sk->first + f];
+      const char *file = ml_trace_str (t, fr->file);
+      if (n_py && !is_python_frame (file))
+        continue;
+      char sl[256];
+      g_autofree char *func = g_markup_escape_text (ml_trace_str (t, fr->func), -1);
+      g_autofree char *where = g_markup_escape_text (file && *file ? ml_short_label (file, sl, sizeof sl) : "", -1);
+      g_string_append_printf (s, "\n%s  <tt>%s:%u</tt>", func, where, fr->line);
+      shown++;
+    }
+  guint folded = sk->n - shown;
+  if (folded)
+    g_string_append_printf (s, "\n<i>+ %u %s</i>", folded,
+                            n_py ? (folded == 1 ? "framework frame (C++)" : "framework frames (C++)")
+                                 : (folded == 1 ? "more frame" : "more frames"));
+  g_string_append (s, "</small>");
+}
+
+static gboolean
 on_query_tooltip (GtkWidget *w, int x, int y, gboolean keyboard, GtkTooltip *tip, gpointer user)
 {
   MlTimelineView *self = ML_TIMELINE_VIEW (w);
   if (!self->scene || keyboard || self->panning || self->selecting)
     return FALSE;
-  long k = ml_timeline_view_pick (self, x, y);
-  if (k < 0)
+  g_autofree char *markup = ml_timeline_view_dup_buffer_markup (self, ml_timeline_view_pick (self, x, y));
+  if (!markup)
     return FALSE;
+  gtk_tooltip_set_markup (tip, markup);
+  return TRUE;
+}
+
+char *
+ml_timeline_view_dup_buffer_markup (MlTimelineView *self, long k)
+{
+  if (!self->scene || k < 0 || (gsize) k >= self->doc->bufs->n)
+    return NULL;
   const MlBuffer *b = &self->doc->bufs->buf[k];
   char tmp[32], a[32], c[32];
   GString *s = g_string_new (NULL);
@@ -599,9 +576,14 @@ on_query_tooltip (GtkWidget *w, int x, int y, gboolean keyboard, GtkTooltip *tip
   guint64 addr = ml_run_buffer_addr (self->run, (guint32) k);
   if (p->n_segments && p->segments[p->segment[k]].addr)
     g_string_append_printf (s, "\naddress 0x%" G_GINT64_MODIFIER "x", addr);
-  gtk_tooltip_set_markup (tip, s->str);
-  g_string_free (s, TRUE);
-  return TRUE;
+  append_stack (self, s, b);
+  return g_string_free (s, FALSE);
+}
+
+long
+ml_timeline_view_get_hover (MlTimelineView *self)
+{
+  return self->hover;
 }
 
 /* ---- input -------------------------------------------------------------------- */
@@ -788,7 +770,7 @@ ml_timeline_view_set_document (MlTimelineView *self, MlDocument *doc, int which)
       int w = MAX (gtk_widget_get_width (GTK_WIDGET (self)), 800);
       int h = MAX (gtk_widget_get_height (GTK_WIDGET (self)), 400);
       ml_figure_layout (self->scene, &self->style, w, h, &self->fl);
-      ml_scene_view_init (self->scene, &self->view, self->fl.layout.x, self->fl.layout.y, self->fl.layout.w,
+      ml_scene_view_init_plot (self->scene, self->style.plot, &self->view, self->fl.layout.x, self->fl.layout.y, self->fl.layout.w,
                           self->fl.layout.h);
       if (same_trace && had_view)
         ml_view_set_time (&self->view, old.t0, old.t1);
@@ -875,12 +857,39 @@ ml_timeline_view_set_time_span (MlTimelineView *self, double t0, double t1)
     view_changed (self);
 }
 
+double
+ml_timeline_view_get_extent (MlTimelineView *self)
+{
+  if (!self->scene)
+    return 1;
+  uint64_t e = self->style.plot == ML_PLOT_ACTIVE ? self->scene->live_max : self->scene->addr_extent;
+  return (double) MAX (e, 1);
+}
+
+void
+ml_timeline_view_set_plot (MlTimelineView *self, MlPlot plot)
+{
+  if (self->style.plot == plot)
+    return;
+  self->style.plot = plot;
+  if (self->scene)
+    {
+      double t0 = self->view.t0, t1 = self->view.t1;
+      ml_scene_view_init_plot (self->scene, plot, &self->view, self->view.px, self->view.py, self->view.pw,
+                               self->view.ph);
+      ml_view_set_time (&self->view, t0, t1);
+    }
+  self->hover = -1;
+  invalidate (self);
+  view_changed (self);
+}
+
 void
 ml_timeline_view_set_addr_extent (MlTimelineView *self, double extent)
 {
   if (!self->scene)
     return;
-  double own = (double) MAX (self->scene->addr_extent, 1);
+  double own = ml_timeline_view_get_extent (self);
   self->view.a_min = 0;
   self->view.a_max = MAX (extent, own);
   ml_view_set_addr (&self->view, 0, self->view.a_max);

@@ -57,6 +57,13 @@ void ml_timeline_view_get_time_span (MlTimelineView *self, double *t0, double *t
 /* Centres @tick, zooming in to @span ticks when @span > 0. */
 void ml_timeline_view_focus_tick (MlTimelineView *self, double tick, double span);
 
+/* What the plot shows (gui/render/style.h): the address layout, the
+ * live buffers stacked, or the segments; keeps the time span. */
+void ml_timeline_view_set_plot (MlTimelineView *self, MlPlot plot);
+/* The vertical extent of the data in the current plot: the address space,
+ * or the most live bytes (active). */
+double ml_timeline_view_get_extent (MlTimelineView *self);
+
 /* Makes the address axis at least @extent bytes tall (compare mode: both
  * strategies on one scale, so the one that wastes memory looks taller)
  * and shows all of it. 0 = the scene's own extent. */
@@ -70,6 +77,12 @@ gboolean ml_timeline_view_buffer_point (MlTimelineView *self, guint32 buffer, do
 /* Selects @buffer (-1 = none): outlined, and "buffer-selected" emitted. */
 void ml_timeline_view_select_buffer (MlTimelineView *self, long buffer);
 long ml_timeline_view_get_selected (MlTimelineView *self);
+/* The buffer under the pointer (-1 none). */
+long ml_timeline_view_get_hover (MlTimelineView *self);
+/* What hovering @buffer shows (Pango markup: name, size, lifetime,
+ * placement, the stack with Python frames first and framework frames
+ * folded); NULL for no buffer. Free with g_free. */
+char *ml_timeline_view_dup_buffer_markup (MlTimelineView *self, long buffer);
 /* Extra buffers outlined (search results, a race's pair); NULL clears. */
 void ml_timeline_view_set_highlights (MlTimelineView *self, const guint32 *buffers, gsize n);
 /* A vertical marker at @tick (< 0: none), e.g. a peak or an OOM. */

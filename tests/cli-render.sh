@@ -113,6 +113,16 @@ run render "$T/race.jsonl" --strategy first-fit -o "$T/race.svg" --quiet
 ok $rc "render a plan with a race"
 contains "$T/race.svg" 'rgb(85%,10%,10%)'; ok $? "the race is drawn in red"
 
+# the stacked and the segments views
+run render "$SAMPLE" --view active -o "$T/active.png" --quiet
+ok $rc "render --view active"
+[ -s "$T/active.png" ]; ok $? "it wrote the picture"
+run render "$SAMPLE" --view segments -o "$T/seg.svg" --quiet
+ok $rc "render --view segments as SVG"
+run render "$SAMPLE" --view stacked -o "$T/x.png"
+ok $([ $rc -eq 2 ]; echo $?) "an unknown --view is refused (exit 2)"
+contains "$T/err" "address, active or segments"; ok $? "naming the choices"
+
 # the HTML report
 run report "$SAMPLE" --strategies first-fit,best-fit -o "$T/r.html" --quiet
 ok $rc "report writes HTML"
@@ -131,7 +141,7 @@ lb=$(grep -o '"lower_bound":[0-9]*' "$T/r.json" | head -1 | grep -o '[0-9]*$')
 grep -q "data-bytes=\"$lb\"" "$T/r.html"; ok $? "HTML: the lower bound $lb"
 
 # ../shared, when present
-S="$SRC/../shared/benchmarks"
+S="$SHARED/benchmarks"
 if [ -d "$S/minimalloc/challenging" ]; then
   run render "$S/minimalloc/challenging/A.1048576.csv" --strategy best-fit -o "$T/a.png" --quiet
   ok $rc "render a MiniMalloc instance"

@@ -3,7 +3,7 @@
 # a fresh clone has no ../shared): every file loads, compare prints the
 # lower bound and one row per strategy, and every plan passes check.
 . "$(dirname "$0")/lib.sh"
-S="$SRC/../shared/benchmarks"
+S="$SHARED/benchmarks"
 if [ ! -d "$S/minimalloc/challenging" ]; then
   echo "1..0 # SKIP ../shared/benchmarks is absent"
   exit 0   # TAP: a "1..0 # SKIP" plan makes meson report a skip

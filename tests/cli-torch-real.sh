@@ -1,7 +1,7 @@
 #!/bin/bash
 # The real PyTorch snapshots in ../shared (absent from a fresh clone: exit 77).
 . "$(dirname "$0")/lib.sh"
-S="$SRC/../shared/data/torch-snapshots"
+S="$SHARED/data/torch-snapshots"
 if [ ! -d "$S" ]; then
   echo "1..0 # SKIP no $S"
   exit 77

@@ -2,6 +2,9 @@
 # $1 of the test = the memlens binary, $2 = the source root.
 MEMLENS=$1
 SRC=$2
+# The real data beside the checkout (../shared), else the machine's /work/shared.
+SHARED="$SRC/../shared"
+[ -d "$SHARED" ] || SHARED=/work/shared
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 tap_n=0

@@ -227,6 +227,86 @@ test_lod (void)
   ml_trace_free (t);
 }
 
+static uint32_t
+pixel (cairo_surface_t *surf, int x, int y)
+{
+  cairo_surface_flush (surf);
+  return *(uint32_t *) (cairo_image_surface_get_data (surf) + y * cairo_image_surface_get_stride (surf) + x * 4) & 0xffffff;
+}
+
+static uint32_t
+rgb_of (MlRgb c)
+{
+  return (uint32_t) lround (c.r * 255) << 16 | (uint32_t) lround (c.g * 255) << 8 | (uint32_t) lround (c.b * 255);
+}
+
+/* The stacked view of "three": b lives longest (3 ticks) so it is at the
+ * bottom; a sits on it at tick 1, c at tick 3; alone, a and c start at 0. */
+static void
+test_active (void)
+{
+  MlTrace *t = load_text (three);
+  MlBuffers *b = NULL;
+  ml_buffers_build (t, 1, &b, NULL);
+  static const uint64_t off[] = { 0, 100, 0 };
+  MlPlan *p = arena (b, off);
+  MlScene *s = NULL;
+  ml_scene_new (b, p, NULL, &s, NULL);
+  ok (s->rank[1] == 0 && s->rank[0] == 1 && s->rank[2] == 2, "stack order: b (longest), a, c (ranks %u %u %u)",
+      s->rank[0], s->rank[1], s->rank[2]);
+  is_u64 (s->live_max, 150, "the most live at once: 150 bytes");
+  MlView v;   /* 100 px per tick, 1 px per byte */
+  ml_scene_view_init_plot (s, ML_PLOT_ACTIVE, &v, 0, 0, 600, 150);
+  ok (near (v.a_max, 150), "the vertical axis is the stacked bytes [0, 150)");
+  is_u64 (ml_active_hit (s, &v, 150, 145), 1, "tick 1, byte 5: b at the bottom");
+  is_u64 (ml_active_hit (s, &v, 150, 60), 0, "tick 1, byte 90: a on top of b");
+  is_u64 (ml_active_hit (s, &v, 50, 140), 0, "tick 0, byte 10: a alone at the bottom");
+  ok (ml_active_hit (s, &v, 50, 20) == -1, "tick 0, byte 130: above the stack, nothing");
+  is_u64 (ml_active_hit (s, &v, 450, 100), 2, "tick 4, byte 50: c alone");
+  MlStyle st;
+  ml_style_init (&st);
+  st.plot = ML_PLOT_ACTIVE;
+  ok (ml_timeline_hit (&v, s, &st, 350, 60) == 2, "ml_timeline_hit follows the plot: tick 3, byte 90 is c");
+  cairo_surface_t *surf = cairo_image_surface_create (CAIRO_FORMAT_RGB24, 600, 150);
+  cairo_t *cr = cairo_create (surf);
+  ml_timeline_draw_layout (cr, &v, s, &st);
+  cairo_destroy (cr);
+  uint32_t ca = rgb_of (ml_style_class_color (&st, s->items[0].cls[ML_COLOR_BY_SITE]));
+  uint32_t cb = rgb_of (ml_style_class_color (&st, s->items[1].cls[ML_COLOR_BY_SITE]));
+  uint32_t cc = rgb_of (ml_style_class_color (&st, s->items[2].cls[ML_COLOR_BY_SITE]));
+  ok (ca != cb && cb != cc && ca != cc, "three call sites, three colours");
+  ok (pixel (surf, 150, 140) == cb, "tick 1, byte 10 is b's colour (#%06x, want #%06x)", pixel (surf, 150, 140), cb);
+  ok (pixel (surf, 150, 60) == ca, "tick 1, byte 90 is a's colour (#%06x, want #%06x)", pixel (surf, 150, 60), ca);
+  ok (pixel (surf, 350, 60) == cc, "tick 3, byte 90 is c's colour (#%06x, want #%06x)", pixel (surf, 350, 60), cc);
+  ok (pixel (surf, 50, 140) == ca, "tick 0, byte 10 is a's colour: a alone sits at the bottom");
+  ok (pixel (surf, 50, 20) == rgb_of (ml_style_bg (&st)), "tick 0, byte 130: background above the stack");
+  ok (pixel (surf, 550, 100) == rgb_of (ml_style_bg (&st)), "tick 5: nothing live, background");
+  cairo_surface_destroy (surf);
+
+  /* the segments plot outlines the arena where the address plot does not */
+  MlView w;
+  ml_scene_view_init_plot (s, ML_PLOT_SEGMENTS, &w, 0, 0, 600, 150);
+  uint32_t edge[2];
+  for (int k = 0; k < 2; k++)
+    {
+      st.plot = k ? ML_PLOT_SEGMENTS : ML_PLOT_ADDRESS;
+      surf = cairo_image_surface_create (CAIRO_FORMAT_RGB24, 600, 150);
+      cr = cairo_create (surf);
+      ml_timeline_draw_layout (cr, &w, s, &st);
+      cairo_destroy (cr);
+      edge[k] = pixel (surf, 300, 149);   /* the segment's lower edge at tick 3 (c's byte 0) */
+      cairo_surface_destroy (surf);
+    }
+  int lum0 = (int) (edge[0] >> 16) + (int) ((edge[0] >> 8) & 255) + (int) (edge[0] & 255);
+  int lum1 = (int) (edge[1] >> 16) + (int) ((edge[1] >> 8) & 255) + (int) (edge[1] & 255);
+  ok (lum1 + 90 < lum0, "the segments plot outlines the segment: its edge is dark (#%06x, the address plot #%06x)",
+      edge[1], edge[0]);
+  ml_scene_free (s);
+  ml_plan_free (p);
+  ml_buffers_free (b);
+  ml_trace_free (t);
+}
+
 static void
 test_files (void)
 {
@@ -260,6 +340,21 @@ test_files (void)
         }
       ok (got >= 4 && memcmp (head, kinds[k].magic, strlen (kinds[k].magic)) == 0, "%s starts with its magic", kinds[k].ext);
       ok (size > 2000, "%s is not empty (%ld bytes)", kinds[k].ext, size);
+      if (k == 1)
+        {
+          /* SVG sized in pixels, as the PNG (pt would open a third larger) */
+          char *svg = NULL;
+          size_t len = 0;
+          FILE *f = fopen (path, "rb");
+          if (f)
+            {
+              svg = calloc (1, 4097);
+              len = fread (svg, 1, 4096, f);
+              fclose (f);
+            }
+          ok (len && strstr (svg, "width=\"800px\"") && strstr (svg, "height=\"450px\""), "the SVG is 800x450 px");
+          free (svg);
+        }
       if (k == 0)
         {
           cairo_surface_t *img = cairo_image_surface_create_from_png (path);
@@ -291,6 +386,7 @@ main (void)
   test_axis ();
   test_scene ();
   test_lod ();
+  test_active ();
   test_files ();
   return tap_done ();
 }

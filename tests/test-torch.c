@@ -11,6 +11,7 @@
 #include "sim/sim.h"
 #include "sim/formats/snapshot.h"
 #include "strategies/caching.h"
+#include "strategies/caching-conformance.h"
 #include "tap.h"
 
 #define MiB ((uint64_t) 1 << 20)

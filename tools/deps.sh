@@ -4,7 +4,7 @@
 #   tools/deps.sh          build + test dependencies
 set -e
 PKGS="build-essential meson ninja-build pkg-config libcjson-dev libglpk-dev
-libgtk-4-dev libcairo2-dev libpango1.0-dev zlib1g-dev xvfb xauth
+libgtk-4-dev libglib2.0-dev-bin libcairo2-dev libpango1.0-dev zlib1g-dev xvfb xauth
 clang valgrind poppler-utils xdotool python3"
 missing=""
 for p in $PKGS; do

@@ -338,6 +338,46 @@ build_layout (MlScene *s)
   return 0;
 }
 
+typedef struct {
+  uint64_t life, start;
+  uint32_t buffer, item;
+} StackKey;
+
+static int
+by_stack_order (const void *a, const void *b)
+{
+  const StackKey *x = a, *y = b;
+  if (x->life != y->life)
+    return x->life > y->life ? -1 : 1;
+  if (x->start != y->start)
+    return x->start < y->start ? -1 : 1;
+  return x->buffer < y->buffer ? -1 : x->buffer > y->buffer;
+}
+
+/* rank[i]: item i's place in the stack of the active view. */
+static int
+build_ranks (MlScene *s)
+{
+  size_t n = s->n_items;
+  StackKey *keys = malloc ((n ? n : 1) * sizeof *keys);
+  s->rank = malloc ((n ? n : 1) * sizeof *s->rank);
+  if (!keys || !s->rank)
+    {
+      free (keys);
+      return -1;
+    }
+  for (size_t i = 0; i < n; i++)
+    {
+      const MlSceneItem *it = &s->items[i];
+      keys[i] = (StackKey) { it->end - it->start, it->start, it->buffer, (uint32_t) i };
+    }
+  qsort (keys, n, sizeof *keys, by_stack_order);
+  for (size_t k = 0; k < n; k++)
+    s->rank[keys[k].item] = (uint32_t) k;
+  free (keys);
+  return 0;
+}
+
 int
 ml_scene_new (const MlBuffers *bufs, const MlPlan *plan, const MlSceneOptions *opts,
               MlScene **out, MlError *err)
@@ -418,6 +458,11 @@ ml_scene_new (const MlBuffers *bufs, const MlPlan *plan, const MlSceneOptions *o
       if (v > s->curve_max)
         s->curve_max = v;
     }
+  for (size_t i = 0; i < s->curve.n; i++)
+    if (s->curve.pts[i].live > s->live_max)
+      s->live_max = s->curve.pts[i].live;
+  if (build_ranks (s) < 0)
+    goto oom;
   rc = ml_peaks_find (bufs, o.max_peaks, o.max_blame, &s->peaks, err);
   if (rc < 0)
     {
@@ -440,6 +485,7 @@ ml_scene_free (MlScene *s)
     return;
   free (s->items);
   free (s->max_end);
+  free (s->rank);
   free (s->blk_end);
   free (s->blk_lo);
   free (s->blk_hi);
@@ -465,7 +511,14 @@ ml_scene_set_issues (MlScene *s, const MlIssues *issues)
 void
 ml_scene_view_init (const MlScene *s, MlView *v, double px, double py, double pw, double ph)
 {
-  double a1 = s->addr_extent ? (double) s->addr_extent : 1.0;
+  ml_scene_view_init_plot (s, ML_PLOT_ADDRESS, v, px, py, pw, ph);
+}
+
+void
+ml_scene_view_init_plot (const MlScene *s, MlPlot plot, MlView *v, double px, double py, double pw, double ph)
+{
+  uint64_t extent = plot == ML_PLOT_ACTIVE ? s->live_max : s->addr_extent;
+  double a1 = extent ? (double) extent : 1.0;
   ml_view_init (v, 0.0, (double) (s->end_tick ? s->end_tick : 1), 0.0, a1, px, py, pw, ph);
 }
 

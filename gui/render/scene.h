@@ -66,6 +66,12 @@ typedef struct {
   uint64_t     end_tick;       /* the time axis is [0, end_tick) */
   uint64_t     first_tick;     /* the first tick anything happens */
 
+  /* the stacked view (ML_PLOT_ACTIVE): rank[i] is item i's place in the
+   * stack, bottom first: the longest-lived at the bottom (then by start),
+   * as memory_viz stacks them; live_max is the most live bytes at once */
+  uint32_t    *rank;
+  uint64_t     live_max;
+
   MlMetrics    metrics;
   MlCurve      curve;
   uint64_t     curve_max;      /* largest live or reserved value */
@@ -104,6 +110,10 @@ void ml_scene_set_issues (MlScene *scene, const MlIssues *issues);
 
 /* A view of the whole scene fitted to the plot rectangle. */
 void ml_scene_view_init (const MlScene *scene, MlView *view, double px, double py, double pw, double ph);
+/* The same for @plot: its vertical axis is the address space (address,
+ * segments) or the stacked live bytes (active). */
+void ml_scene_view_init_plot (const MlScene *scene, MlPlot plot, MlView *view, double px, double py, double pw,
+                              double ph);
 
 /* The first item whose lifetime may reach past @t0 (binary search over
  * max_end), and one past the last item that starts before @t1. */

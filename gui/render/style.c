@@ -78,3 +78,23 @@ ml_color_by_parse (const char *name, MlColorBy *by)
       }
   return -1;
 }
+
+static const char *const plot_names[ML_PLOT__COUNT] = { "address", "active", "segments" };
+
+const char *
+ml_plot_name (MlPlot plot)
+{
+  return (unsigned) plot < ML_PLOT__COUNT ? plot_names[plot] : "address";
+}
+
+int
+ml_plot_parse (const char *name, MlPlot *plot)
+{
+  for (int i = 0; i < ML_PLOT__COUNT; i++)
+    if (strcmp (name, plot_names[i]) == 0)
+      {
+        *plot = (MlPlot) i;
+        return 0;
+      }
+  return -1;
+}

@@ -27,12 +27,23 @@ typedef enum {
                              so their spacing follows the events)      */
 } MlTimeAxis;
 
+/* What the main plot shows (the curves, axes and legend stay the same). */
+typedef enum {
+  ML_PLOT_ADDRESS = 0,    /* address x time: each buffer where the plan put it */
+  ML_PLOT_ACTIVE,         /* live buffers stacked over time, no addresses
+                             (memory_viz's "active memory timeline")   */
+  ML_PLOT_SEGMENTS,       /* the plan's segments over time, outlined,
+                             with their buffers inside                 */
+  ML_PLOT__COUNT
+} MlPlot;
+
 typedef struct { double r, g, b; } MlRgb;
 
 /* Classes per colouring: ML_PALETTE_N coloured ones, then "other". */
 #define ML_PALETTE_N 10
 
 typedef struct {
+  MlPlot      plot;
   MlColorBy   color_by;
   MlTimeAxis  time_axis;
   const char *font;          /* Pango family, default "Sans"           */
@@ -52,5 +63,8 @@ MlRgb ml_style_grid (const MlStyle *style);   /* grid lines   */
 MlRgb ml_style_race (const MlStyle *style);   /* races, OOM   */
 const char *ml_color_by_name  (MlColorBy by);
 int         ml_color_by_parse (const char *name, MlColorBy *by);
+/* "address", "active", "segments"; parse returns -1 for anything else. */
+const char *ml_plot_name  (MlPlot plot);
+int         ml_plot_parse (const char *name, MlPlot *plot);
 
 #endif

@@ -15,36 +15,6 @@
 
 /* ---- small helpers ------------------------------------------------------ */
 
-/* "128 MiB", "1.5 GiB", "96 KiB": three significant digits at most. */
-static char *
-short_size (uint64_t bytes, char *buf, size_t len)
-{
-  static const char *const u[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
-  double v = (double) bytes;
-  int k = 0;
-  while (v >= 1024.0 && k < 5)
-    {
-      v /= 1024.0;
-      k++;
-    }
-  if (k == 0 || v >= 100.0 || v == floor (v))
-    snprintf (buf, len, "%.0f %s", v, u[k]);
-  else
-    snprintf (buf, len, v >= 10.0 ? "%.1f %s" : "%.2f %s", v, u[k]);
-  /* trim "1.50" -> "1.5" */
-  char *sp = strchr (buf, ' '), *dot = strchr (buf, '.');
-  if (dot && sp && dot < sp)
-    {
-      char *e = sp;
-      while (e > dot + 1 && e[-1] == '0')
-        e--;
-      if (e == dot + 1)
-        e = dot;
-      memmove (e, sp, strlen (sp) + 1);
-    }
-  return buf;
-}
-
 static void
 set_rgb (cairo_t *cr, MlRgb c, double alpha)
 {
@@ -251,7 +221,7 @@ item_name (const MlScene *s, const MlSceneItem *it, char *buf, size_t len)
         n = ml_trace_str (t, t->stacks[b->stack].site);
     }
   char size[32], shortened[256];
-  short_size (b->rsize, size, sizeof size);
+  ml_format_size (b->rsize, size, sizeof size);
   if (n && *n)
     snprintf (buf, len, "%s  %s", ml_short_label (n, shortened, sizeof shortened), size);
   else
@@ -415,9 +385,43 @@ dashed_hline (cairo_t *cr, double x0, double x1, double y, MlRgb c, double alpha
   cairo_restore (cr);
 }
 
+static void draw_segment_outlines (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st);
+static void draw_frame (cairo_t *cr, const MlView *v, const MlStyle *st);
+
+static void
+draw_active_layout (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st)
+{
+  cairo_save (cr);
+  cairo_rectangle (cr, v->px, v->py, v->pw, v->ph);
+  cairo_clip (cr);
+  set_rgb (cr, ml_style_bg (st), 1.0);
+  cairo_paint (cr);
+  time_grid (cr, v, s, st, v->py, v->py + v->ph);
+  ml_active_draw (cr, v, s, st);
+  if (st->show_peaks && s->metrics.lower_bound_tick < s->end_tick)
+    {
+      double x = ml_view_time_to_x (v, (double) s->metrics.lower_bound_tick);
+      if (x >= v->px && x <= v->px + v->pw)
+        dashed_vline (cr, x, v->py, v->py + v->ph, ml_style_fg (st), 0.55, 1.0);
+    }
+  cairo_restore (cr);
+  draw_frame (cr, v, st);
+}
+
+long
+ml_timeline_hit (const MlView *v, const MlScene *s, const MlStyle *st, double x, double y)
+{
+  return st->plot == ML_PLOT_ACTIVE ? ml_active_hit (s, v, x, y) : ml_scene_hit (s, v, x, y);
+}
+
 void
 ml_timeline_draw_layout (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st)
 {
+  if (st->plot == ML_PLOT_ACTIVE)
+    {
+      draw_active_layout (cr, v, s, st);
+      return;
+    }
   cairo_save (cr);
   cairo_rectangle (cr, v->px, v->py, v->pw, v->ph);
   cairo_clip (cr);
@@ -621,7 +625,7 @@ ml_timeline_draw_layout (cairo_t *cr, const MlView *v, const MlScene *s, const M
               cairo_set_dash (cr, NULL, 0, 0);
             }
           char text[128], req[32];
-          snprintf (text, sizeof text, "OOM: %s request (%s)", short_size (s->plan->oom.request, req, sizeof req),
+          snprintf (text, sizeof text, "OOM: %s request (%s)", ml_format_size (s->plan->oom.request, req, sizeof req),
                     s->plan->oom.fragmentation ? "fragmentation" : "capacity");
           double tw, th;
           text_size (cr, st, text, 0.95, true, &tw, &th);
@@ -632,12 +636,58 @@ ml_timeline_draw_layout (cairo_t *cr, const MlView *v, const MlScene *s, const M
           text_at (cr, st, text, tx, v->py + 4, AL_LEFT, VA_TOP, 0.95, true, red, 1.0, 0);
         }
     }
+  if (st->plot == ML_PLOT_SEGMENTS)
+    draw_segment_outlines (cr, v, s, st);
   cairo_restore (cr);
-  /* frame */
+  draw_frame (cr, v, st);
+}
+
+static void
+draw_frame (cairo_t *cr, const MlView *v, const MlStyle *st)
+{
   set_rgb (cr, ml_style_fg (st), 0.35);
   cairo_set_line_width (cr, 1.0);
   cairo_rectangle (cr, floor (v->px) + 0.5, floor (v->py) + 0.5, round (v->pw) - 1, round (v->ph) - 1);
   cairo_stroke (cr);
+}
+
+/* The segments plot: each segment outlined over its lifetime, with its
+ * index and size where they fit. */
+static void
+draw_segment_outlines (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st)
+{
+  const MlPlan *p = s->plan;
+  MlRgb ink = ml_style_fg (st);
+  cairo_set_line_width (cr, 1.5);
+  for (size_t g = 0; g < p->n_segments; g++)
+    {
+      const MlSegment *seg = &p->segments[g];
+      double x0 = clampd (ml_view_time_to_x (v, (double) seg->start), v->px - 2, v->px + v->pw + 2);
+      double x1 = clampd (ml_view_time_to_x (v, (double) seg->end), v->px - 2, v->px + v->pw + 2);
+      double lo = (double) s->seg_base[g], hi = lo + (double) s->seg_extent[g];
+      if (hi < v->a0 || lo > v->a1 || x1 <= v->px || x0 >= v->px + v->pw)
+        continue;
+      double y0 = clampd (ml_view_addr_to_y (v, hi), v->py - 2, v->py + v->ph + 2);
+      double y1 = clampd (ml_view_addr_to_y (v, lo), v->py - 2, v->py + v->ph + 2);
+      if (y1 - y0 < 1)
+        continue;
+      set_rgb (cr, ink, 0.75);
+      cairo_rectangle (cr, round (x0) + 0.75, round (y0) + 0.75, fmax (1, round (x1) - round (x0) - 1.5),
+                       fmax (1, round (y1) - round (y0) - 1.5));
+      cairo_stroke (cr);
+      char text[96], sz[32];
+      snprintf (text, sizeof text, "segment %zu · %s%s", g, ml_format_size (seg->size, sz, sizeof sz),
+                seg->flags & ML_SEG_EXPANDABLE ? " · expandable" : "");
+      double tw, th;
+      text_size (cr, st, text, 0.85, false, &tw, &th);
+      if (tw + 6 < x1 - x0 && th + 4 < y1 - y0)
+        {
+          set_rgb (cr, ml_style_bg (st), 0.8);
+          cairo_rectangle (cr, fmax (x0, v->px) + 2, y0 + 2, tw + 4, th);
+          cairo_fill (cr);
+          text_at (cr, st, text, fmax (x0, v->px) + 4, y0 + 2, AL_LEFT, VA_TOP, 0.85, false, ink, 0.9, 0);
+        }
+    }
 }
 
 void
@@ -650,10 +700,15 @@ ml_timeline_item_rect (const MlView *v, const MlScene *s, size_t item, MlRect *o
 }
 
 void
-ml_timeline_draw_highlight (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st, size_t item, bool selected)
+ml_timeline_draw_highlight (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st, size_t item, MlMark mark)
 {
   if (item >= s->n_items)
     return;
+  if (st->plot == ML_PLOT_ACTIVE)
+    {
+      ml_active_draw_highlight (cr, v, s, st, item, mark);
+      return;
+    }
   MlRect r;
   ml_timeline_item_rect (v, s, item, &r);
   double min = 3.0;
@@ -669,16 +724,57 @@ ml_timeline_draw_highlight (cairo_t *cr, const MlView *v, const MlScene *s, cons
     }
   double x0 = clampd (r.x, v->px - 4, v->px + v->pw + 4), x1 = clampd (r.x + r.w, v->px - 4, v->px + v->pw + 4);
   double y0 = clampd (r.y, v->py - 4, v->py + v->ph + 4), y1 = clampd (r.y + r.h, v->py - 4, v->py + v->ph + 4);
+  if (x1 <= x0 || y1 <= y0)
+    return;
+  /* match: magenta, thin; hover: the text colour, thin; selected: heavier,
+   * with a veil over the buffer */
+  static const MlRgb match = { 0.85, 0.10, 0.55 };
+  MlRgb c = mark == ML_MARK_MATCH ? match : ml_style_fg (st);
+  double lw = mark == ML_MARK_SELECTED ? 2.5 : mark == ML_MARK_MATCH ? 1.5 : 1.0;
   cairo_save (cr);
   cairo_rectangle (cr, v->px, v->py, v->pw, v->ph);
   cairo_clip (cr);
-  MlRgb fg = ml_style_fg (st);
-  cairo_rectangle (cr, x0, y0, x1 - x0, y1 - y0);
-  set_rgb (cr, fg, selected ? 0.25 : 0.12);
-  cairo_fill_preserve (cr);
-  cairo_set_line_width (cr, selected ? 2.5 : 1.5);
-  set_rgb (cr, fg, 0.95);
+  if (mark == ML_MARK_SELECTED)
+    {
+      cairo_rectangle (cr, x0, y0, x1 - x0, y1 - y0);
+      set_rgb (cr, c, 0.25);
+      cairo_fill (cr);
+    }
+  /* the stroke lies inside the rectangle, so neighbours stay visible */
+  cairo_rectangle (cr, x0 + lw / 2, y0 + lw / 2, fmax (x1 - x0 - lw, 1), fmax (y1 - y0 - lw, 1));
+  cairo_set_line_width (cr, lw);
+  set_rgb (cr, c, 0.95);
   cairo_stroke (cr);
+  cairo_restore (cr);
+}
+
+void
+ml_timeline_draw_marker (cairo_t *cr, const MlView *v, const MlStyle *st, double tick, const char *label,
+                         double bottom)
+{
+  double x = round (ml_view_time_to_x (v, tick)) + 0.5;
+  if (tick < 0 || x < v->px || x > v->px + v->pw)
+    return;
+  MlRgb red = ml_style_race (st);
+  cairo_save (cr);
+  set_rgb (cr, red, 0.9);
+  cairo_set_line_width (cr, 1.5);
+  static const double dash[] = { 5, 3 };
+  cairo_set_dash (cr, dash, 2, 0);
+  cairo_move_to (cr, x, v->py);
+  cairo_line_to (cr, x, bottom);
+  cairo_stroke (cr);
+  cairo_set_dash (cr, NULL, 0, 0);
+  if (label && *label)
+    {
+      double tw, th;
+      text_size (cr, st, label, 1.0, true, &tw, &th);
+      double lx = fmin (x + 4, v->px + v->pw - tw - 4);
+      set_rgb (cr, ml_style_bg (st), 0.85);
+      cairo_rectangle (cr, lx - 2, v->py + 2, tw + 4, th);
+      cairo_fill (cr);
+      text_at (cr, st, label, lx, v->py + 2, AL_LEFT, VA_TOP, 1.0, true, shade (red, 0.85), 1.0, 0);
+    }
   cairo_restore (cr);
 }
 
@@ -956,7 +1052,7 @@ ml_timeline_draw_curves (cairo_t *cr, const MlView *v, const MlScene *s, const M
     {
       double y = ybase - (double) cap * yscale;
       dashed_hline (cr, a->x, a->x + a->w, y, ml_style_race (st), 0.9, 1.5);
-      snprintf (text, sizeof text, "capacity %s", short_size (cap, sz, sizeof sz));
+      snprintf (text, sizeof text, "capacity %s", ml_format_size (cap, sz, sizeof sz));
       text_at (cr, st, text, a->x + a->w - 4, y - 1, AL_RIGHT, VA_BOTTOM, 0.85, true, ml_style_race (st), 1.0, 0);
     }
   if (st->show_oom && s->plan->oom.hit)
@@ -977,7 +1073,7 @@ ml_timeline_draw_curves (cairo_t *cr, const MlView *v, const MlScene *s, const M
       if (s->metrics.peak && flat)
         {
           double y = ybase - (double) s->metrics.peak * yscale;
-          snprintf (text, sizeof text, "reserved %s", short_size (s->metrics.peak, sz, sizeof sz));
+          snprintf (text, sizeof text, "reserved %s", ml_format_size (s->metrics.peak, sz, sizeof sz));
           text_at (cr, st, text, a->x + a->w - 4, y - 2, AL_RIGHT, VA_BOTTOM, 0.85, true, shade (res_color, 0.8), 1.0, 0);
         }
       else if (s->metrics.peak)
@@ -992,7 +1088,7 @@ ml_timeline_draw_curves (cairo_t *cr, const MlView *v, const MlScene *s, const M
               cairo_line_to (cr, x + 5, y - 9);
               cairo_close_path (cr);
               cairo_fill (cr);
-              snprintf (text, sizeof text, "peak %s", short_size (s->metrics.peak, sz, sizeof sz));
+              snprintf (text, sizeof text, "peak %s", ml_format_size (s->metrics.peak, sz, sizeof sz));
               double tw, th;
               text_size (cr, st, text, 0.85, true, &tw, &th);
               double tx = clampd (x + 8, a->x + 2, a->x + a->w - tw - 2);
@@ -1013,7 +1109,7 @@ ml_timeline_draw_curves (cairo_t *cr, const MlView *v, const MlScene *s, const M
           set_rgb (cr, k == 0 ? fg : live_color, 1.0);
           cairo_arc (cr, x, y, 3.2, 0, 2 * M_PI);
           cairo_fill (cr);
-          snprintf (text, sizeof text, "%s%s", k == 0 ? "live max " : "", short_size (p->live, sz, sizeof sz));
+          snprintf (text, sizeof text, "%s%s", k == 0 ? "live max " : "", ml_format_size (p->live, sz, sizeof sz));
           double tw, th;
           text_size (cr, st, text, 0.85, k == 0, &tw, &th);
           double tx = clampd (x - tw / 2, a->x + 2, a->x + a->w - tw - 2);
@@ -1151,7 +1247,7 @@ ml_timeline_draw_legend (cairo_t *cr, const MlScene *s, const MlStyle *st, const
       char text[256], sz[32];
       if (c->peak_bytes)
         snprintf (text, sizeof text, "%s (%s at peak)", c->label ? c->label : "?",
-                  short_size (c->peak_bytes, sz, sizeof sz));
+                  ml_format_size (c->peak_bytes, sz, sizeof sz));
       else
         snprintf (text, sizeof text, "%s", c->label ? c->label : "?");
       text_at (cr, st, text, ex + 14, ey, AL_LEFT, VA_MIDDLE, 0.85, false, fg, 0.9, entry_w - 22);
@@ -1180,7 +1276,7 @@ ml_timeline_draw_title (cairo_t *cr, const MlScene *s, const MlStyle *st, const 
   (void) tw;
   const MlMetrics *m = &s->metrics;
   int len = snprintf (line, sizeof line, "peak %s · lower bound %s (%+.1f%%) · fragmentation max %.0f%% · %zu buffers · %zu segment%s",
-                      short_size (m->peak, pk, sizeof pk), short_size (m->lower_bound, lb, sizeof lb),
+                      ml_format_size (m->peak, pk, sizeof pk), ml_format_size (m->lower_bound, lb, sizeof lb),
                       m->overhead * 100.0, m->frag_max * 100.0, s->bufs->n, s->plan->n_segments,
                       s->plan->n_segments == 1 ? "" : "s");
   double sub_y = a->y + font_px (st) * 1.35 * 1.35;
@@ -1193,7 +1289,7 @@ ml_timeline_draw_title (cairo_t *cr, const MlScene *s, const MlStyle *st, const 
       int o = 0;
       if (s->plan->oom.hit)
         o += snprintf (warn + o, sizeof warn - (size_t) o, " · OOM at tick %" PRIu64 ": %s request, %s",
-                       s->plan->oom.tick, short_size (s->plan->oom.request, req, sizeof req),
+                       s->plan->oom.tick, ml_format_size (s->plan->oom.request, req, sizeof req),
                        s->plan->oom.fragmentation ? "fragmentation" : "capacity");
       for (int k = 0; ni && k < ML_ISSUE__COUNT && o < (int) sizeof warn - 40; k++)
         if (s->issues->total[k])
@@ -1274,11 +1370,12 @@ ml_timeline_draw_figure (cairo_t *cr, const MlScene *s, const MlStyle *st, doubl
   MlFigureLayout fl;
   ml_figure_layout (s, st, width, height, &fl);
   MlView v;
-  ml_scene_view_init (s, &v, fl.layout.x, fl.layout.y, fl.layout.w, fl.layout.h);
+  ml_scene_view_init_plot (s, st->plot, &v, fl.layout.x, fl.layout.y, fl.layout.w, fl.layout.h);
   if (range)
     {
       ml_view_set_time (&v, range->t0, range->t1);
-      ml_view_set_addr (&v, range->a0, range->a1);
+      if (st->plot != ML_PLOT_ACTIVE)   /* stacked bytes: always all of them */
+        ml_view_set_addr (&v, range->a0, range->a1);
     }
   cairo_save (cr);
   set_rgb (cr, ml_style_bg (st), 1.0);
@@ -1323,8 +1420,7 @@ write_fp (void *closure, const unsigned char *data, unsigned int length)
 }
 
 int
-ml_render_figure_write (FILE *fp, MlRenderFormat fmt, const MlScene *s, const MlStyle *st,
-                        int width, int height, const MlView *range, MlError *err)
+ml_render_write (FILE *fp, MlRenderFormat fmt, int width, int height, MlDrawFunc draw, void *data, MlError *err)
 {
   if (width < 200 || height < 150 || width > 20000 || height > 20000)
     return ml_error_set (err, ML_EUSAGE, "picture size %dx%d is outside 200x150 .. 20000x20000", width, height);
@@ -1333,6 +1429,9 @@ ml_render_figure_write (FILE *fp, MlRenderFormat fmt, const MlScene *s, const Ml
     {
     case ML_RENDER_SVG:
       surf = cairo_svg_surface_create_for_stream (write_fp, fp, width, height);
+      /* sized in pixels, as the PNG of the same figure (cairo's default
+       * unit, pt, opens a third larger) */
+      cairo_svg_surface_set_document_unit (surf, CAIRO_SVG_UNIT_PX);
       break;
     case ML_RENDER_PDF:
       surf = cairo_pdf_surface_create_for_stream (write_fp, fp, width, height);
@@ -1346,7 +1445,7 @@ ml_render_figure_write (FILE *fp, MlRenderFormat fmt, const MlScene *s, const Ml
       return ml_error_set (err, ML_ENOMEM, "cannot create a %dx%d picture", width, height);
     }
   cairo_t *cr = cairo_create (surf);
-  ml_timeline_draw_figure (cr, s, st, width, height, range);
+  draw (cr, width, height, data);
   cairo_status_t cs = cairo_status (cr);
   cairo_destroy (cr);
   if (cs == CAIRO_STATUS_SUCCESS)
@@ -1367,8 +1466,7 @@ ml_render_figure_write (FILE *fp, MlRenderFormat fmt, const MlScene *s, const Ml
 }
 
 int
-ml_render_figure_to_file (const char *path, const MlScene *s, const MlStyle *st,
-                          int width, int height, const MlView *range, MlError *err)
+ml_render_to_file (const char *path, int width, int height, MlDrawFunc draw, void *data, MlError *err)
 {
   MlRenderFormat fmt = ML_RENDER_PNG;
   if (strcmp (path, "-") != 0)
@@ -1380,11 +1478,40 @@ ml_render_figure_to_file (const char *path, const MlScene *s, const MlStyle *st,
   MlOut *out = ml_out_open (path, err);
   if (!out)
     return err ? err->code : ML_EIO;
-  int rc = ml_render_figure_write (ml_out_file (out), fmt, s, st, width, height, range, err);
+  int rc = ml_render_write (ml_out_file (out), fmt, width, height, draw, data, err);
   if (rc < 0)
     {
       ml_out_abort (out);
       return rc;
     }
   return ml_out_commit (out, err);
+}
+
+typedef struct {
+  const MlScene *scene;
+  const MlStyle *style;
+  const MlView  *range;
+} FigureArgs;
+
+static void
+draw_figure_cb (cairo_t *cr, int width, int height, void *data)
+{
+  const FigureArgs *a = data;
+  ml_timeline_draw_figure (cr, a->scene, a->style, width, height, a->range);
+}
+
+int
+ml_render_figure_write (FILE *fp, MlRenderFormat fmt, const MlScene *s, const MlStyle *st,
+                        int width, int height, const MlView *range, MlError *err)
+{
+  FigureArgs a = { s, st, range };
+  return ml_render_write (fp, fmt, width, height, draw_figure_cb, &a, err);
+}
+
+int
+ml_render_figure_to_file (const char *path, const MlScene *s, const MlStyle *st,
+                          int width, int height, const MlView *range, MlError *err)
+{
+  FigureArgs a = { s, st, range };
+  return ml_render_to_file (path, width, height, draw_figure_cb, &a, err);
 }

@@ -5,7 +5,10 @@
  *   title      the trace, the strategy and its headline metrics
  *   layout     address × time: one rectangle per buffer, coloured by call
  *              site, stream or kind; segments as faint bands; races as red
- *              overlaps; the OOM as a red line; the lower-bound tick dashed
+ *              overlaps; the OOM as a red line; the lower-bound tick dashed.
+ *              Or (style->plot) the live buffers stacked over time with
+ *              no addresses (active.c), or the segments outlined over time
+ *              with their buffers inside
  *   curves     live bytes (filled), reserved bytes (line), the lower bound
  *              and the capacity (dashed), the peak points labelled
  *   frag       fragmentation 0..100 %
@@ -56,11 +59,39 @@ void ml_timeline_draw_layout    (cairo_t *cr, const MlView *view, const MlScene 
 /* The rectangle of item @item (scene.h) in device pixels under @view,
  * clipped to nothing: it may lie outside the plot. */
 void ml_timeline_item_rect      (const MlView *view, const MlScene *scene, size_t item, MlRect *out);
+/* How a highlighted item is drawn. */
+typedef enum {
+  ML_MARK_HOVER = 0,   /* thin outline in the text colour          */
+  ML_MARK_SELECTED,    /* heavier outline over a veil              */
+  ML_MARK_MATCH,       /* magenta outline: search hits, blame, races */
+} MlMark;
+
 /* Hover / selection on top of a cached layout: outlines item @item (grown
  * to at least 3 px each way so sub-pixel buffers show), clipped to the
- * plot; @selected draws it heavier. */
+ * plot. The viewer and exports of what it shows both draw through it. */
 void ml_timeline_draw_highlight (cairo_t *cr, const MlView *view, const MlScene *scene, const MlStyle *style,
-                                 size_t item, bool selected);
+                                 size_t item, MlMark mark);
+/* The item (scene.h) under device pixel (@x, @y) in @style's plot: the
+ * address plot's ml_scene_hit, or the stacked plot's own; -1 for none. */
+long ml_timeline_hit (const MlView *view, const MlScene *scene, const MlStyle *style, double x, double y);
+
+/* The stacked "active memory" plot (active.c): ml_timeline_draw_layout
+ * and ml_timeline_draw_highlight call these when style->plot is
+ * ML_PLOT_ACTIVE; the view's vertical axis is then the stacked bytes
+ * [0, scene->live_max). */
+void ml_active_draw           (cairo_t *cr, const MlView *view, const MlScene *scene, const MlStyle *style);
+long ml_active_hit            (const MlScene *scene, const MlView *view, double x, double y);
+void ml_active_draw_highlight (cairo_t *cr, const MlView *view, const MlScene *scene, const MlStyle *style,
+                               size_t item, MlMark mark);
+/* A point inside item @item's part of the stack (the middle of its
+ * visible lifetime); false when it is not drawn. */
+bool ml_active_item_point     (const MlScene *scene, const MlView *view, size_t item, double *x, double *y);
+
+/* A dashed red vertical marker at @tick from the plot's top to @bottom,
+ * with @label (may be NULL) beside it; nothing when @tick < 0 or off the
+ * plot. */
+void ml_timeline_draw_marker    (cairo_t *cr, const MlView *view, const MlStyle *style, double tick,
+                                 const char *label, double bottom);
 /* Address labels left of the plot rectangle, with grid lines. */
 void ml_timeline_draw_addr_axis (cairo_t *cr, const MlView *view, const MlScene *scene, const MlStyle *style);
 /* Live / reserved curves in @area over the view's ticks (x from @view);
@@ -87,7 +118,19 @@ typedef enum { ML_RENDER_PNG, ML_RENDER_SVG, ML_RENDER_PDF } MlRenderFormat;
 /* The format a file name asks for (.png, .svg, .pdf); ML_EUSAGE otherwise. */
 int ml_render_format_from_path (const char *path, MlRenderFormat *fmt, MlError *err);
 
-/* Renders the figure to @fp (PNG / SVG / PDF). */
+/* Draws a picture of @width × @height on @cr (a PNG, SVG or PDF surface). */
+typedef void (*MlDrawFunc) (cairo_t *cr, int width, int height, void *data);
+
+/* Writes what @draw draws to @fp as @fmt (SVG sized in px, as the PNG).
+ * Sizes outside 200x150 .. 20000x20000 are refused (ML_EUSAGE). */
+int ml_render_write   (FILE *fp, MlRenderFormat fmt, int width, int height, MlDrawFunc draw, void *data,
+                       MlError *err);
+/* The same to @path, format by extension, atomically (sim/base/io.h: a
+ * temporary file renamed into place only when complete; "-" = stdout as
+ * PNG). */
+int ml_render_to_file (const char *path, int width, int height, MlDrawFunc draw, void *data, MlError *err);
+
+/* Renders the figure to @fp (PNG / SVG / PDF) through ml_render_write. */
 int ml_render_figure_write (FILE *fp, MlRenderFormat fmt, const MlScene *scene, const MlStyle *style,
                             int width, int height, const MlView *range, MlError *err);
 

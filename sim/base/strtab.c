@@ -20,13 +20,34 @@ struct MlStrtab {
   size_t     nslots;
 };
 
+/* 8 bytes at a time, each word mixed by a 64x64 -> 128 bit multiply
+ * folded back (the wyhash / mum idea), then a final avalanche: a string of
+ * n bytes costs about n / 8 multiplies instead of n. */
+static inline uint64_t
+mix (uint64_t a, uint64_t b)
+{
+  __uint128_t r = (__uint128_t) a * b;
+  return (uint64_t) r ^ (uint64_t) (r >> 64);
+}
+
 static uint64_t
 hash_bytes (const char *s, size_t len)
 {
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < len; i++)
-    h = (h ^ (unsigned char) s[i]) * 1099511628211ull;
-  return h;
+  const uint64_t k0 = 0xa0761d6478bd642full, k1 = 0xe7037ed1a0b428dbull;
+  uint64_t h = k0 ^ len, w;
+  const unsigned char *p = (const unsigned char *) s;
+  for (; len >= 8; p += 8, len -= 8)
+    {
+      memcpy (&w, p, 8);
+      h = mix (h ^ w, k1);
+    }
+  if (len)
+    {
+      w = 0;
+      memcpy (&w, p, len);
+      h = mix (h ^ w ^ ((uint64_t) len << 56), k1);
+    }
+  return mix (h, k0);
 }
 
 static char *

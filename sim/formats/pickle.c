@@ -24,7 +24,7 @@ struct MlPkDoc {
   MlPkValue *root;
 };
 
-static const MlPkValue none_value = { .kind = ML_PK_NONE };
+static MlPkValue none_value = { .kind = ML_PK_NONE };
 
 const char *
 ml_pk_kind_name (MlPkKind k)
@@ -47,7 +47,7 @@ ml_pk_free (MlPkDoc *doc)
   free (doc);
 }
 
-const MlPkValue *
+MlPkValue *
 ml_pk_root (const MlPkDoc *doc)
 {
   return doc->root ? doc->root : &none_value;
@@ -100,7 +100,9 @@ push_item (MlPkDoc *doc, MlPkValue *c, MlPkValue *item)
 {
   if (c->n == c->cap)
     {
-      size_t cap = c->cap ? c->cap * 2 : 4;
+      if (c->cap >= (uint32_t) 1 << 31)
+        return ML_ENOMEM;   /* 2^31 items: more than memory holds */
+      uint32_t cap = c->cap ? c->cap * 2 : 4;
       MlPkValue **it = arena (doc, cap * sizeof *it);
       if (!it)
         return ML_ENOMEM;
@@ -328,14 +330,14 @@ build_seq (Vm *vm, MlPkKind kind, size_t from)
     {
       if (vm->stack[k]->kind == ML_PK__MARK)
         return fail (vm, "a MARK inside the items");
-      if (vm->stack[k]->depth + 1 > depth)
-        depth = vm->stack[k]->depth + 1;
+      if (vm->stack[k]->depth + 1u > depth)
+        depth = vm->stack[k]->depth + 1u;
       if (push_item (vm->doc, t, vm->stack[k]) < 0)
         return ml_error_set (vm->err, ML_ENOMEM, "out of memory");
     }
   if (depth > ML_PK_MAX_DEPTH)
     return fail (vm, "containers nested deeper than " "256");
-  t->depth = depth;
+  t->depth = (uint16_t) depth;
   vm->sp = from;
   return push (vm, t);
 }
@@ -362,7 +364,7 @@ add_items (Vm *vm, size_t from, bool dict)
       if (it->depth + 1 > ML_PK_MAX_DEPTH)
         return fail (vm, "containers nested deeper than 256");
       if (it->depth + 1 > c->depth)
-        c->depth = it->depth + 1;
+        c->depth = (uint16_t) (it->depth + 1);
       if (push_item (vm->doc, c, it) < 0)
         return ml_error_set (vm->err, ML_ENOMEM, "out of memory");
     }
@@ -627,7 +629,7 @@ ml_pk_parse (const unsigned char *data, size_t len, MlPkDoc **out, MlError *err)
   return 0;
 }
 
-const MlPkValue *
+MlPkValue *
 ml_pk_get (const MlPkValue *d, const char *key)
 {
   if (!d || d->kind != ML_PK_DICT)
@@ -636,7 +638,7 @@ ml_pk_get (const MlPkValue *d, const char *key)
   for (size_t k = 0; k + 1 < d->n; k += 2)
     {
       const MlPkValue *kv = d->items[k];
-      if (kv->kind == ML_PK_STR && kv->len == klen && memcmp (kv->s, key, klen) == 0)
+      if (kv->len == klen && kv->kind == ML_PK_STR && kv->s[0] == key[0] && memcmp (kv->s, key, klen) == 0)
         return d->items[k + 1];
     }
   return NULL;

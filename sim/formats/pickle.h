@@ -47,13 +47,19 @@ typedef enum {
 typedef struct MlPkValue MlPkValue;
 struct MlPkValue {
   MlPkKind kind;
-  uint32_t depth;         /* nesting depth when built */
+  uint16_t depth;         /* nesting depth when built (<= ML_PK_MAX_DEPTH) */
+  uint16_t flags;         /* internal to the reader */
+  uint32_t tag;           /* the consumer's: 0 when built. A consumer may
+                           * cache what it derived from a value here (an
+                           * interned id, a stack index): a memo-shared
+                           * value is one MlPkValue, so that is done once
+                           * per memo object, not once per reference. */
+  uint32_t n, cap;        /* LIST / TUPLE: n items; DICT: 2n           */
   int64_t  i;
   double   f;
   char    *s;             /* STR / BYTES, owned by the document */
   size_t   len;
-  MlPkValue **items;      /* LIST / TUPLE: n items; DICT: 2n     */
-  size_t   n, cap;
+  MlPkValue **items;
 };
 
 typedef struct MlPkDoc MlPkDoc;
@@ -62,11 +68,11 @@ typedef struct MlPkDoc MlPkDoc;
  * is ml_pk_root(). @data is not kept. */
 int  ml_pk_parse (const unsigned char *data, size_t len, MlPkDoc **doc, MlError *err);
 void ml_pk_free  (MlPkDoc *doc);
-const MlPkValue *ml_pk_root (const MlPkDoc *doc);
+MlPkValue *ml_pk_root (const MlPkDoc *doc);
 
-/* Dict lookup by string key (linear); NULL when absent or @dict is not a
- * dict. */
-const MlPkValue *ml_pk_get (const MlPkValue *dict, const char *key);
+/* Dict lookup by string key (a linear scan comparing lengths, then
+ * bytes); NULL when absent or @dict is not a dict. */
+MlPkValue *ml_pk_get (const MlPkValue *dict, const char *key);
 /* Convenience readers: return false when absent or of another type. */
 bool ml_pk_get_int (const MlPkValue *dict, const char *key, int64_t *out);
 bool ml_pk_get_u64 (const MlPkValue *dict, const char *key, uint64_t *out);

@@ -46,23 +46,48 @@ typedef struct {
 typedef struct {
   uint64_t addr, req;
   uint32_t stream;
-  const MlPkValue *frames;
+  MlPkValue *frames;
   bool     gone;
   bool     freed_frames;  /* frames are the free's: allocated before the trace */
 } Blk;
+
+/* A frame dict, interned once per memo object (its tag points here). */
+typedef struct {
+  uint32_t file, func, line;
+  uint32_t site;          /* "file:line:func", interned on first use; 0 = not yet */
+  bool     framework;
+} FrameInfo;
 
 typedef struct {
   const char *path;
   MlError    *err;
   MlTrace    *t;
-  MlU64Map    stacks;     /* frames list pointer -> stack index */
-  MlU64Map    freed;      /* the same for stacks seen only at a free */
+  MlU64Map    freed;      /* frames list pointer -> stack, for stacks seen only at a free */
+  MlU64Map    by_content; /* hash of (site, frames) -> stack index */
+  FrameInfo  *finfo;
+  size_t      n_finfo, cap_finfo;
+  MlFrame    *scratch;    /* frames of the stack being interned */
+  size_t      cap_scratch;
   Seg        *segs;
   size_t      n_segs, cap_segs;
   Blk        *blks;
   size_t      n_blks, cap_blks;
-  MlU64Map    live;       /* addr -> index in blks */
+  MlU64Map    live;       /* addr -> index in blks; after the rebuild: addr -> buffer id */
+  int64_t     dev;        /* the device read */
+  /* the forward walk */
+  uint64_t    tick, seg_id, next_id;
+  uint32_t    small_name, large_name;
+  struct Ann *anns;       /* external annotations of the device, by time */
+  size_t      n_anns, next_ann;
 } Ctx;
+
+/* Tags (MlPkValue.tag) this reader sets: the role in the top two bits so
+ * a value met in another role is never mistaken, an index below. */
+#define TAG_FRAME (1u << 30)
+#define TAG_STACK (2u << 30)
+#define TAG_KEY   (3u << 30)
+#define TAG_ROLE  (3u << 30)
+#define TAG_MAX   ((1u << 30) - 2)
 
 static int
 grow (void **p, size_t *cap, size_t need, size_t elem)
@@ -96,63 +121,213 @@ intern (Ctx *c, const char *s, uint32_t *out)
   return 0;
 }
 
-/* The stack of a frames list; memo-shared lists give one stack. */
+/* The string of a value, interned (by its bytes: a pickle may hold the
+ * same text as several objects). */
+static int
+intern_val (Ctx *c, const MlPkValue *v, uint32_t *out)
+{
+  uint32_t i = v && v->kind == ML_PK_STR ? ml_strtab_intern (c->t->strings, v->s, v->len) : 0;
+  if (i == UINT32_MAX)
+    return oom (c);
+  *out = i;
+  return 0;
+}
+
+/* The keys the reader looks up in frames and trace entries. */
+enum { K_OTHER, K_FILENAME, K_NAME, K_LINE, K_ACTION, K_ADDR, K_SIZE, K_STREAM, K_TIME_US, K_FRAMES,
+       K_DEVICE_FREE, K_USER_METADATA, K__COUNT };
+
+/* A string's tag: TAG_KEY | (field id + 1) << 8 | (action kind + 2),
+ * each part 0 until computed (action 1: not an action). */
+static unsigned
+key_of (MlPkValue *k)
+{
+  static const char *const names[K__COUNT] = { "", "filename", "name", "line", "action", "addr", "size", "stream",
+                                               "time_us", "frames", "device_free", "user_metadata" };
+  bool cached = (k->tag & TAG_ROLE) == TAG_KEY;
+  if (cached && (k->tag & 0xff00))
+    return ((k->tag >> 8) & 0xff) - 1;
+  unsigned id = K_OTHER;
+  if (k->kind == ML_PK_STR)
+    for (unsigned i = 1; i < K__COUNT; i++)
+      if (strcmp (k->s, names[i]) == 0)
+        {
+          id = i;
+          break;
+        }
+  if (cached || !k->tag)
+    k->tag = TAG_KEY | (k->tag & 0xff) | (id + 1) << 8;
+  return id;
+}
+
+/* The values of @d under the keys above, in one pass over its items
+ * (NULL when absent); the last one wins, as in Python. */
+static void
+fields (const MlPkValue *d, const MlPkValue *out[K__COUNT])
+{
+  memset (out, 0, K__COUNT * sizeof *out);
+  if (d->kind != ML_PK_DICT)
+    return;
+  for (size_t k = 0; k + 1 < d->n; k += 2)
+    out[key_of (d->items[k])] = d->items[k + 1];
+}
+
+static bool
+int_of (const MlPkValue *v, int64_t *out)
+{
+  if (!v || (v->kind != ML_PK_INT && v->kind != ML_PK_BOOL))
+    return false;
+  *out = v->i;
+  return true;
+}
+
+static bool
+u64_of (const MlPkValue *v, uint64_t *out)
+{
+  int64_t i;
+  if (!int_of (v, &i) || i < 0)
+    return false;
+  *out = (uint64_t) i;
+  return true;
+}
+
+/* The frame of a frame dict: interned once per memo object; NULL when
+ * out of memory (the error is set). */
+static FrameInfo *
+frame_of (Ctx *c, MlPkValue *f)
+{
+  if ((f->tag & TAG_ROLE) == TAG_FRAME)
+    return &c->finfo[f->tag & ~TAG_ROLE];
+  const MlPkValue *fv[K__COUNT];
+  fields (f, fv);
+  FrameInfo fi = { 0 };
+  int64_t line = 0;
+  int_of (fv[K_LINE], &line);
+  if (intern_val (c, fv[K_FILENAME], &fi.file) < 0 || intern_val (c, fv[K_NAME], &fi.func) < 0)
+    return NULL;
+  fi.line = line > 0 && line < UINT32_MAX ? (uint32_t) line : 0;
+  fi.framework = ml_snapshot_frame_is_framework (ml_trace_str (c->t, fi.file), ml_trace_str (c->t, fi.func));
+  if (grow ((void **) &c->finfo, &c->cap_finfo, c->n_finfo + 1, sizeof *c->finfo) < 0)
+    {
+      oom (c);
+      return NULL;
+    }
+  c->finfo[c->n_finfo] = fi;
+  if (!f->tag && c->n_finfo <= TAG_MAX)
+    f->tag = TAG_FRAME | (uint32_t) c->n_finfo;
+  return &c->finfo[c->n_finfo++];
+}
+
+static uint64_t
+hash_stack (uint32_t site, const MlFrame *fr, size_t n)
+{
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ site;
+  for (size_t k = 0; k < n; k++)
+    {
+      h = (h ^ fr[k].file) * 0xff51afd7ed558ccdull;
+      h = (h ^ fr[k].func) * 0xc4ceb9fe1a85ec53ull;
+      h = (h ^ fr[k].line) * 0x9e3779b97f4a7c15ull;
+      h ^= h >> 29;
+    }
+  return h;
+}
+
+/* A stack by content: torch gives every traceback its own frames list, so
+ * the iterations of a training loop repeat the same stacks as different
+ * objects; the stack table keeps each distinct one once. */
+static int
+add_stack (Ctx *c, uint32_t site, const MlFrame *fr, size_t n, uint32_t *out)
+{
+  uint64_t h = hash_stack (site, fr, n);
+  uint32_t idx;
+  if (ml_u64map_get (&c->by_content, h, &idx))
+    {
+      const MlStack *st = &c->t->stacks[idx];
+      if (st->site == site && st->n == n && memcmp (c->t->frames + st->first, fr, n * sizeof *fr) == 0)
+        {
+          *out = idx;
+          return 0;
+        }
+    }
+  idx = ml_trace_add_stack (c->t, site, fr, n);
+  if (idx == UINT32_MAX || ml_u64map_put (&c->by_content, h, idx) < 0)
+    return oom (c);
+  *out = idx;
+  return 0;
+}
+
 /* The stack of a frames list; memo-shared lists give one stack. With
  * @at_free the frames are those of the free of a block allocated before
  * the trace: the call site says so instead of naming an allocation site. */
 static int
-stack_of_ex (Ctx *c, const MlPkValue *frames, bool at_free, uint32_t *out)
+stack_of_ex (Ctx *c, MlPkValue *frames, bool at_free, uint32_t *out)
 {
   *out = 0;
   if (!frames || (frames->kind != ML_PK_LIST && frames->kind != ML_PK_TUPLE) || frames->n == 0)
     return 0;
   uint32_t idx;
-  MlU64Map *memo = at_free ? &c->freed : &c->stacks;
-  if (ml_u64map_get (memo, (uint64_t) (uintptr_t) frames, &idx))
+  if (!at_free && (frames->tag & TAG_ROLE) == TAG_STACK)
+    {
+      *out = frames->tag & ~TAG_ROLE;
+      return 0;
+    }
+  if (at_free && ml_u64map_get (&c->freed, (uint64_t) (uintptr_t) frames, &idx))
     {
       *out = idx;
       return 0;
     }
-  MlFrame *fr = calloc (frames->n, sizeof *fr);
-  if (!fr)
+  if (grow ((void **) &c->scratch, &c->cap_scratch, frames->n, sizeof *c->scratch) < 0)
     return oom (c);
+  MlFrame *fr = c->scratch;
   uint32_t site = 0;
   size_t n = 0;
   int rc = 0;
-  for (size_t k = 0; k < frames->n && rc == 0; k++)
+  for (size_t k = 0; k < frames->n; k++)
     {
-      const MlPkValue *f = frames->items[k];
+      MlPkValue *f = frames->items[k];
       if (f->kind != ML_PK_DICT)
         continue;
-      const char *file = ml_pk_get_str (f, "filename"), *func = ml_pk_get_str (f, "name");
-      int64_t line = 0;
-      ml_pk_get_int (f, "line", &line);
-      if ((rc = intern (c, file, &fr[n].file)) < 0 || (rc = intern (c, func, &fr[n].func)) < 0)
-        break;
-      fr[n].line = line > 0 && line < UINT32_MAX ? (uint32_t) line : 0;
-      if (!site && !ml_snapshot_frame_is_framework (file, func))
+      FrameInfo *fi = frame_of (c, f);
+      if (!fi)
+        return ML_ENOMEM;
+      fr[n] = (MlFrame) { .file = fi->file, .func = fi->func, .line = fi->line };
+      if (!site && !fi->framework)
         {
           char buf[1024];
-          snprintf (buf, sizeof buf, "%s%s:%u:%s%s", at_free ? "allocated before the trace, freed at " : "",
-                    file ? file : "", fr[n].line, func ? func : "", "");
-          rc = intern (c, buf, &site);
+          const char *file = ml_trace_str (c->t, fi->file), *func = ml_trace_str (c->t, fi->func);
+          if (at_free)
+            {
+              snprintf (buf, sizeof buf, "allocated before the trace, freed at %s:%u:%s", file, fi->line, func);
+              rc = intern (c, buf, &site);
+            }
+          else if (!fi->site)
+            {
+              snprintf (buf, sizeof buf, "%s:%u:%s", file, fi->line, func);
+              rc = intern (c, buf, &fi->site);
+              site = fi->site;
+            }
+          else
+            site = fi->site;
+          if (rc < 0)
+            return rc;
         }
       n++;
     }
-  if (rc == 0)
+  if ((rc = add_stack (c, site, fr, n, &idx)) < 0)
+    return rc;
+  if (at_free)
     {
-      idx = ml_trace_add_stack (c->t, site, fr, n);
-      if (idx == UINT32_MAX || ml_u64map_put (memo, (uint64_t) (uintptr_t) frames, idx) < 0)
-        rc = oom (c);
-      else
-        *out = idx;
+      if (ml_u64map_put (&c->freed, (uint64_t) (uintptr_t) frames, idx) < 0)
+        return oom (c);
     }
-  free (fr);
-  return rc;
+  else if (!frames->tag && idx <= TAG_MAX)
+    frames->tag = TAG_STACK | idx;
+  *out = idx;
+  return 0;
 }
 
 static int
-stack_of (Ctx *c, const MlPkValue *frames, uint32_t *out)
+stack_of (Ctx *c, MlPkValue *frames, uint32_t *out)
 {
   return stack_of_ex (c, frames, false, out);
 }
@@ -191,7 +366,7 @@ add_seg (Ctx *c, uint64_t addr, uint64_t size, uint32_t stream, bool small, bool
 }
 
 static int
-add_blk (Ctx *c, uint64_t addr, uint64_t req, uint32_t stream, const MlPkValue *frames)
+add_blk (Ctx *c, uint64_t addr, uint64_t req, uint32_t stream, MlPkValue *frames)
 {
   if (grow ((void **) &c->blks, &c->cap_blks, c->n_blks + 1, sizeof *c->blks) < 0)
     return oom (c);
@@ -218,7 +393,7 @@ cmp_blk (const void *a, const void *b)
   return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-typedef struct {
+typedef struct Ann {
   uint64_t time;
   uint32_t name;
 } Ann;
@@ -249,26 +424,33 @@ action_kind (const char *a, MlEventKind *k)
   return -1;
 }
 
+/* The kind of an action string, cached in its tag (the action strings
+ * are memo-shared: one object per distinct action). */
 static int
-load (Ctx *c, const MlPkValue *root, const MlLoadOptions *opts)
+action_of (const MlPkValue *cv, MlEventKind *k)
 {
-  const MlPkValue *segments, *traces = NULL, *annotations = NULL, *settings = NULL;
-  if (root->kind == ML_PK_LIST)
-    segments = root;   /* legacy: a plain list of segments */
-  else if (root->kind == ML_PK_DICT)
+  if (!cv || cv->kind != ML_PK_STR)
+    return -1;
+  MlPkValue *v = (MlPkValue *) cv;
+  bool cached = (v->tag & TAG_ROLE) == TAG_KEY;
+  if (cached && (v->tag & 0xff))
     {
-      segments = as_list (ml_pk_get (root, "segments"));
-      traces = as_list (ml_pk_get (root, "device_traces"));
-      annotations = as_list (ml_pk_get (root, "external_annotations"));
-      settings = ml_pk_get (root, "allocator_settings");
-      if (!segments)
-        return ml_error_set (c->err, ML_EINPUT, "%s: a PyTorch snapshot needs a \"segments\" list", c->path);
+      if ((v->tag & 0xff) == 1)
+        return -1;
+      *k = (MlEventKind) ((v->tag & 0xff) - 2);
+      return 0;
     }
-  else
-    return ml_error_set (c->err, ML_EINPUT, "%s: the pickle holds a %s, not a PyTorch memory snapshot (a dict or a list of segments)",
-                         c->path, ml_pk_kind_name (root->kind));
+  int rc = action_kind (v->s, k);
+  if (cached || !v->tag)
+    v->tag = TAG_KEY | (v->tag & 0xff00) | (rc < 0 ? 1u : (uint32_t) *k + 2);
+  return rc;
+}
 
-  /* which device */
+/* ---- step 1: which device ---- */
+
+static int
+pick_device (Ctx *c, const MlPkValue *segments, const MlPkValue *traces, const MlLoadOptions *opts, int64_t *out)
+{
   int64_t dev = opts->device;
   size_t n_dev_traces = traces ? traces->n : 0;
   if (dev < 0)
@@ -299,17 +481,21 @@ load (Ctx *c, const MlPkValue *root, const MlLoadOptions *opts)
       if (!known)
         return ml_error_set (c->err, ML_EINPUT, "%s: device %" PRId64 " has no segments and no trace", c->path, dev);
     }
-  c->t->device = (uint32_t) dev;
-  const MlPkValue *trace = (size_t) dev < n_dev_traces ? as_list (traces->items[dev]) : NULL;
-  size_t n_trace = trace ? trace->n : 0;
+  *out = dev;
+  return 0;
+}
 
-  /* the state at dump time */
+/* ---- step 2: the segments and live blocks at dump time ---- */
+
+static int
+read_segments (Ctx *c, const MlPkValue *segments)
+{
   for (size_t k = 0; k < segments->n; k++)
     {
       const MlPkValue *s = segments->items[k];
       if (s->kind != ML_PK_DICT)
         return ml_error_set (c->err, ML_EINPUT, "%s: segment %zu is a %s, not a dict", c->path, k, ml_pk_kind_name (s->kind));
-      if (dev_of (s) != dev)
+      if (dev_of (s) != c->dev)
         continue;
       uint64_t addr, size, stream = 0;
       if (!ml_pk_get_u64 (s, "address", &addr) || !ml_pk_get_u64 (s, "total_size", &size))
@@ -339,104 +525,118 @@ load (Ctx *c, const MlPkValue *root, const MlLoadOptions *opts)
             return rc;
         }
     }
+  return 0;
+}
 
-  /* undo the trace backwards: the state at its first entry */
-  for (size_t i = n_trace; i-- > 0;)
+/* ---- step 3: the state at the trace's first entry, by undoing the
+ * trace backwards from the dump-time state; one entry per call, last
+ * entry first ---- */
+
+static int
+undo_entry (Ctx *c, const MlPkValue *e)
+{
+  MlEventKind kind;
+  uint64_t addr = 0, size = 0, stream = 0;
+  const MlPkValue *f[K__COUNT];
+  fields (e, f);
+  if (e->kind != ML_PK_DICT || action_of (f[K_ACTION], &kind) < 0)
+    return 0;
+  u64_of (f[K_ADDR], &addr);
+  u64_of (f[K_SIZE], &size);
+  u64_of (f[K_STREAM], &stream);
+  uint32_t idx;
+  int rc = 0;
+  switch (kind)
     {
-      const MlPkValue *e = trace->items[i];
-      MlEventKind kind;
-      uint64_t addr = 0, size = 0, stream = 0;
-      if (e->kind != ML_PK_DICT || action_kind (ml_pk_get_str (e, "action"), &kind) < 0)
-        continue;
-      ml_pk_get_u64 (e, "addr", &addr);
-      ml_pk_get_u64 (e, "size", &size);
-      ml_pk_get_u64 (e, "stream", &stream);
-      uint32_t idx;
-      int rc = 0;
-      switch (kind)
+    case ML_EV_ALLOC:
+      if (ml_u64map_get (&c->live, addr, &idx))
         {
-        case ML_EV_ALLOC:
-          if (ml_u64map_get (&c->live, addr, &idx))
-            {
-              c->blks[idx].gone = true;
-              ml_u64map_del (&c->live, addr);
-            }
-          break;
-        case ML_EV_FREE:
-          if (!ml_u64map_get (&c->live, addr, &idx))
-            {
-              rc = add_blk (c, addr, size, (uint32_t) stream, ml_pk_get (e, "frames"));
-              if (rc == 0)
-                c->blks[c->n_blks - 1].freed_frames = true;
-            }
-          break;
-        case ML_EV_SEGMENT_ALLOC:
-        case ML_EV_SEGMENT_MAP:
-          {
-            Seg *g = find_seg (c, addr);
-            if (g && g->addr == addr && (kind == ML_EV_SEGMENT_ALLOC || g->size <= size))
-              g->gone = true;
-            else if (g && addr + size == g->addr + g->size)
-              g->size = addr - g->addr;   /* expandable: these pages were mapped later */
-          }
-          break;
-        case ML_EV_SEGMENT_FREE:
-          rc = add_seg (c, addr, size, (uint32_t) stream, size == (2u << 20), false);
-          break;
-        case ML_EV_SEGMENT_UNMAP:
-          {
-            Seg *g = addr ? find_seg (c, addr - 1) : NULL;
-            if (g && g->expandable && g->addr + g->size == addr)
-              g->size += size;
-            else
-              rc = add_seg (c, addr, size, (uint32_t) stream, false, true);
-          }
-          break;
-        default:
-          break;
+          c->blks[idx].gone = true;
+          ml_u64map_del (&c->live, addr);
         }
-      if (rc < 0)
-        return rc;
+      break;
+    case ML_EV_FREE:
+      if (!ml_u64map_get (&c->live, addr, &idx))
+        {
+          rc = add_blk (c, addr, size, (uint32_t) stream, (MlPkValue *) f[K_FRAMES]);
+          if (rc == 0)
+            c->blks[c->n_blks - 1].freed_frames = true;
+        }
+      break;
+    case ML_EV_SEGMENT_ALLOC:
+    case ML_EV_SEGMENT_MAP:
+      {
+        Seg *g = find_seg (c, addr);
+        if (g && g->addr == addr && (kind == ML_EV_SEGMENT_ALLOC || g->size <= size))
+          g->gone = true;
+        else if (g && addr + size == g->addr + g->size)
+          g->size = addr - g->addr;   /* expandable: these pages were mapped later */
+      }
+      break;
+    case ML_EV_SEGMENT_FREE:
+      rc = add_seg (c, addr, size, (uint32_t) stream, size == (2u << 20), false);
+      break;
+    case ML_EV_SEGMENT_UNMAP:
+      {
+        Seg *g = addr ? find_seg (c, addr - 1) : NULL;
+        if (g && g->expandable && g->addr + g->size == addr)
+          g->size += size;
+        else
+          rc = add_seg (c, addr, size, (uint32_t) stream, false, true);
+      }
+      break;
+    default:
+      break;
     }
+  return rc;
+}
 
-  /* tick 0: the allocator settings as a mark (the caching emulation's
-   * defaults), segments, then the live blocks by address */
-  uint32_t small_name = 0, large_name = 0;
+/* ---- step 4: tick 0, the allocator settings as a mark (the caching
+ * emulation's defaults), the segments, then the live blocks by address ---- */
+
+static int
+emit_settings (Ctx *c, const MlPkValue *settings)
+{
+  if (!settings || settings->kind != ML_PK_DICT)
+    return 0;
+  char text[256];
+  int64_t max_split = -1, expandable = 0, div = 0;
+  ml_pk_get_int (settings, "max_split_size", &max_split);
+  ml_pk_get_int (settings, "expandable_segments", &expandable);
+  const MlPkValue *rp = ml_pk_get (settings, "roundup_power2_divisions");
+  bool mixed = false;
+  if (rp && (rp->kind == ML_PK_INT))
+    div = rp->i;
+  else if (rp && rp->kind == ML_PK_DICT)
+    for (size_t k = 1; k < rp->n; k += 2)
+      if (rp->items[k]->kind == ML_PK_INT)
+        {
+          if (k > 1 && rp->items[k]->i != div)
+            mixed = true;
+          div = rp->items[k]->i > div ? rp->items[k]->i : div;
+        }
+  snprintf (text, sizeof text, "allocator settings: max_split_size_mb=%" PRId64 ",expandable_segments=%d,roundup_power2_divisions=%" PRId64 "%s",
+            max_split > 0 ? max_split >> 20 : 0, expandable != 0, div, mixed ? " (per size range in the file; the largest)" : "");
+  uint32_t name = 0;
   int rc;
-  if (settings && settings->kind == ML_PK_DICT)
-    {
-      char text[256];
-      int64_t max_split = -1, expandable = 0, div = 0;
-      ml_pk_get_int (settings, "max_split_size", &max_split);
-      ml_pk_get_int (settings, "expandable_segments", &expandable);
-      const MlPkValue *rp = ml_pk_get (settings, "roundup_power2_divisions");
-      bool mixed = false;
-      if (rp && (rp->kind == ML_PK_INT))
-        div = rp->i;
-      else if (rp && rp->kind == ML_PK_DICT)
-        for (size_t k = 1; k < rp->n; k += 2)
-          if (rp->items[k]->kind == ML_PK_INT)
-            {
-              if (k > 1 && rp->items[k]->i != div)
-                mixed = true;
-              div = rp->items[k]->i > div ? rp->items[k]->i : div;
-            }
-      snprintf (text, sizeof text, "allocator settings: max_split_size_mb=%" PRId64 ",expandable_segments=%d,roundup_power2_divisions=%" PRId64 "%s",
-                max_split > 0 ? max_split >> 20 : 0, expandable != 0, div, mixed ? " (per size range in the file; the largest)" : "");
-      uint32_t name = 0;
-      if ((rc = intern (c, text, &name)) < 0 || (rc = emit (c, ML_EV_MARK, 0, 0, 0, 0, 0, -1, name, 0, 0)) < 0)
-        return rc;
-    }
-  if ((rc = intern (c, "small", &small_name)) < 0 || (rc = intern (c, "large", &large_name)) < 0)
+  if ((rc = intern (c, text, &name)) < 0)
     return rc;
-  uint64_t seg_id = 0;
+  return emit (c, ML_EV_MARK, 0, 0, 0, 0, 0, -1, name, 0, 0);
+}
+
+static int
+emit_start_state (Ctx *c)
+{
+  int rc;
+  if ((rc = intern (c, "small", &c->small_name)) < 0 || (rc = intern (c, "large", &c->large_name)) < 0)
+    return rc;
   for (size_t k = 0; k < c->n_segs; k++)
     {
       const Seg *g = &c->segs[k];
       if (g->gone || !g->size)
         continue;
-      if ((rc = emit (c, g->expandable ? ML_EV_SEGMENT_MAP : ML_EV_SEGMENT_ALLOC, 0, seg_id++, g->addr, g->size,
-                      g->stream, -1, g->small ? small_name : large_name, 0, ML_EVF_HAS_ID | ML_EVF_HAS_ADDR)) < 0)
+      if ((rc = emit (c, g->expandable ? ML_EV_SEGMENT_MAP : ML_EV_SEGMENT_ALLOC, 0, c->seg_id++, g->addr, g->size,
+                      g->stream, -1, g->small ? c->small_name : c->large_name, 0, ML_EVF_HAS_ID | ML_EVF_HAS_ADDR)) < 0)
         return rc;
     }
   size_t n_live = 0;
@@ -447,148 +647,187 @@ load (Ctx *c, const MlPkValue *root, const MlLoadOptions *opts)
     qsort (c->blks, n_live, sizeof *c->blks, cmp_blk);
   ml_u64map_clear (&c->live);
   ml_u64map_init (&c->live);
-  uint64_t next_id = 1;
+  c->next_id = 1;
   for (size_t k = 0; k < n_live; k++)
     {
       const Blk *b = &c->blks[k];
       uint32_t st;
       if ((rc = stack_of_ex (c, b->frames, b->freed_frames, &st)) < 0
-          || (rc = emit (c, ML_EV_ALLOC, 0, next_id, b->addr, b->req, b->stream, -1, 0, st,
+          || (rc = emit (c, ML_EV_ALLOC, 0, c->next_id, b->addr, b->req, b->stream, -1, 0, st,
                          ML_EVF_HAS_ID | ML_EVF_HAS_ADDR)) < 0)
         return rc;
-      if (ml_u64map_put (&c->live, b->addr, (uint32_t) next_id) < 0)
+      if (ml_u64map_put (&c->live, b->addr, (uint32_t) c->next_id) < 0)
         return oom (c);
-      if (next_id++ >= UINT32_MAX - 1)
+      if (c->next_id++ >= UINT32_MAX - 1)
         return ml_error_set (c->err, ML_EINPUT, "%s: more than 2^32 blocks", c->path);
     }
+  return 0;
+}
 
-  /* annotations, merged by time */
-  Ann *anns = NULL;
-  size_t n_anns = 0;
-  if (annotations && annotations->n)
-    {
-      anns = calloc (annotations->n, sizeof *anns);
-      if (!anns)
-        return oom (c);
-      for (size_t k = 0; k < annotations->n; k++)
-        {
-          const MlPkValue *a = annotations->items[k];
-          uint64_t time;
-          int64_t d = dev;
-          ml_pk_get_int (a, "device", &d);
-          const char *name = ml_pk_get_str (a, "name"), *stage = ml_pk_get_str (a, "stage");
-          if (!name || d != dev || !ml_pk_get_u64 (a, "time_us", &time))
-            continue;
-          char buf[512];
-          snprintf (buf, sizeof buf, "%s%s%s", name, stage ? " " : "", stage ? stage : "");
-          for (char *p = buf + strlen (name); *p; p++)
-            *p = (char) (*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
-          if ((rc = intern (c, buf, &anns[n_anns].name)) < 0)
-            {
-              free (anns);
-              return rc;
-            }
-          anns[n_anns++].time = time;
-        }
-      qsort (anns, n_anns, sizeof *anns, cmp_ann);
-    }
+/* ---- step 5: the external annotations of this device, by time ---- */
 
-  /* the trace, forward */
-  size_t next_ann = 0;
-  uint64_t tick = 0;
-  for (size_t i = 0; i < n_trace && rc == 0; i++)
+static int
+read_annotations (Ctx *c, const MlPkValue *annotations)
+{
+  if (!annotations || !annotations->n)
+    return 0;
+  c->anns = calloc (annotations->n, sizeof *c->anns);
+  if (!c->anns)
+    return oom (c);
+  for (size_t k = 0; k < annotations->n; k++)
     {
-      const MlPkValue *e = trace->items[i];
-      if (e->kind != ML_PK_DICT)
-        {
-          rc = ml_error_set (c->err, ML_EINPUT, "%s: device %" PRId64 " trace entry %zu is a %s, not a dict",
-                             c->path, dev, i, ml_pk_kind_name (e->kind));
-          break;
-        }
-      const char *action = ml_pk_get_str (e, "action");
-      MlEventKind kind;
-      if (action_kind (action, &kind) < 0)
-        {
-          rc = ml_error_set (c->err, ML_EINPUT, "%s: device %" PRId64 " trace entry %zu: unknown action \"%s\"",
-                             c->path, dev, i, action ? action : "(none)");
-          break;
-        }
-      uint64_t addr = 0, size = 0, stream = 0, time_us;
-      int64_t time_ns = -1;
-      ml_pk_get_u64 (e, "addr", &addr);
-      ml_pk_get_u64 (e, "size", &size);
-      ml_pk_get_u64 (e, "stream", &stream);
-      if (ml_pk_get_u64 (e, "time_us", &time_us) && time_us < (uint64_t) INT64_MAX / 1000)
-        {
-          time_ns = (int64_t) (time_us * 1000);
-          while (next_ann < n_anns && anns[next_ann].time <= time_us && rc == 0)
-            rc = emit (c, ML_EV_MARK, ++tick, 0, 0, 0, 0, (int64_t) anns[next_ann].time * 1000,
-                       anns[next_ann].name, 0, 0), next_ann++;
-        }
-      tick++;
-      uint32_t st = 0, name = 0, id;
-      if (rc == 0)
-        rc = stack_of (c, ml_pk_get (e, "frames"), &st);
+      const MlPkValue *a = annotations->items[k];
+      uint64_t time;
+      int64_t d = c->dev;
+      ml_pk_get_int (a, "device", &d);
+      const char *name = ml_pk_get_str (a, "name"), *stage = ml_pk_get_str (a, "stage");
+      if (!name || d != c->dev || !ml_pk_get_u64 (a, "time_us", &time))
+        continue;
+      char buf[512];
+      snprintf (buf, sizeof buf, "%s%s%s", name, stage ? " " : "", stage ? stage : "");
+      for (char *p = buf + strlen (name); *p; p++)
+        *p = (char) (*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
+      int rc = intern (c, buf, &c->anns[c->n_anns].name);
       if (rc < 0)
-        break;
-      switch (kind)
-        {
-        case ML_EV_ALLOC:
-          if (ml_u64map_get (&c->live, addr, &id))
-            {
-              /* allocated twice without a free in between: the trace lost an
-               * entry; end the old buffer here so lifetimes stay valid */
-              if ((rc = emit (c, ML_EV_FREE, tick, id, addr, 0, (uint32_t) stream, time_ns, 0, 0,
-                              ML_EVF_HAS_ID | ML_EVF_HAS_ADDR)) < 0)
-                break;
-            }
-          if (ml_u64map_put (&c->live, addr, (uint32_t) next_id) < 0)
-            return oom (c);
-          rc = emit (c, kind, tick, next_id++, addr, size, (uint32_t) stream, time_ns, 0, st,
-                     ML_EVF_HAS_ID | ML_EVF_HAS_ADDR);
-          break;
-        case ML_EV_FREE:
-        case ML_EV_FREE_REQUESTED:
-          if (!ml_u64map_get (&c->live, addr, &id))
-            break;   /* cannot happen after the rebuild; nothing to end */
-          if (kind == ML_EV_FREE)
-            ml_u64map_del (&c->live, addr);
-          rc = emit (c, kind, tick, id, addr, size, (uint32_t) stream, time_ns, 0, st, ML_EVF_HAS_ID | ML_EVF_HAS_ADDR);
-          break;
-        case ML_EV_OOM:
-          {
-            uint64_t device_free = 0;
-            ml_pk_get_u64 (e, "device_free", &device_free);
-            rc = emit (c, kind, tick, 0, device_free, size, (uint32_t) stream, time_ns, 0, st, 0);
-          }
-          break;
-        case ML_EV_MARK:
-          {
-            const char *text = ml_pk_get_str (e, "name");
-            if (!text)
-              text = ml_pk_get_str (e, "user_metadata");
-            if ((rc = intern (c, text ? text : action, &name)) < 0)
-              break;
-            rc = emit (c, kind, tick, 0, 0, 0, (uint32_t) stream, time_ns, name, st, 0);
-          }
-          break;
-        case ML_EV_SEGMENT_ALLOC:
-        case ML_EV_SEGMENT_FREE:
-        case ML_EV_SEGMENT_MAP:
-        case ML_EV_SEGMENT_UNMAP:
-          rc = emit (c, kind, tick, seg_id++, addr, size, (uint32_t) stream, time_ns,
-                     size == (2u << 20) ? small_name : large_name, st, ML_EVF_HAS_ID | ML_EVF_HAS_ADDR);
-          break;
-        default:
-          rc = emit (c, kind, tick, 0, addr, size, (uint32_t) stream, time_ns, 0, st, 0);
-          break;
-        }
+        return rc;
+      c->anns[c->n_anns++].time = time;
     }
-  while (rc == 0 && next_ann < n_anns)
-    rc = emit (c, ML_EV_MARK, ++tick, 0, 0, 0, 0, (int64_t) anns[next_ann].time * 1000, anns[next_ann].name, 0, 0),
-    next_ann++;
-  free (anns);
+  qsort (c->anns, c->n_anns, sizeof *c->anns, cmp_ann);
+  return 0;
+}
+
+/* Emits the annotations up to @time_us (all that are left when
+ * @time_us is UINT64_MAX), one tick each. */
+static int
+emit_annotations_until (Ctx *c, uint64_t time_us)
+{
+  int rc = 0;
+  while (rc == 0 && c->next_ann < c->n_anns && c->anns[c->next_ann].time <= time_us)
+    {
+      const Ann *a = &c->anns[c->next_ann++];
+      rc = emit (c, ML_EV_MARK, ++c->tick, 0, 0, 0, 0, (int64_t) a->time * 1000, a->name, 0, 0);
+    }
   return rc;
+}
+
+/* ---- step 6: the trace, forward; entry @i per call, in order ---- */
+
+static int
+walk_entry (Ctx *c, size_t i, const MlPkValue *e)
+{
+  if (e->kind != ML_PK_DICT)
+    return ml_error_set (c->err, ML_EINPUT, "%s: device %" PRId64 " trace entry %zu is a %s, not a dict",
+                         c->path, c->dev, i, ml_pk_kind_name (e->kind));
+  const MlPkValue *f[K__COUNT];
+  fields (e, f);
+  const char *action = f[K_ACTION] && f[K_ACTION]->kind == ML_PK_STR ? f[K_ACTION]->s : NULL;
+  MlEventKind kind;
+  if (action_of (f[K_ACTION], &kind) < 0)
+    return ml_error_set (c->err, ML_EINPUT, "%s: device %" PRId64 " trace entry %zu: unknown action \"%s\"",
+                         c->path, c->dev, i, action ? action : "(none)");
+  uint64_t addr = 0, size = 0, stream = 0, time_us;
+  int64_t time_ns = -1;
+  int rc = 0;
+  u64_of (f[K_ADDR], &addr);
+  u64_of (f[K_SIZE], &size);
+  u64_of (f[K_STREAM], &stream);
+  if (u64_of (f[K_TIME_US], &time_us) && time_us < (uint64_t) INT64_MAX / 1000)
+    {
+      time_ns = (int64_t) (time_us * 1000);
+      if ((rc = emit_annotations_until (c, time_us)) < 0)
+        return rc;
+    }
+  uint64_t tick = ++c->tick;
+  uint32_t st = 0, name = 0, id;
+  if ((rc = stack_of (c, (MlPkValue *) f[K_FRAMES], &st)) < 0)
+    return rc;
+  switch (kind)
+    {
+    case ML_EV_ALLOC:
+      if (ml_u64map_get (&c->live, addr, &id))
+        {
+          /* allocated twice without a free in between: the trace lost an
+           * entry; end the old buffer here so lifetimes stay valid */
+          if ((rc = emit (c, ML_EV_FREE, tick, id, addr, 0, (uint32_t) stream, time_ns, 0, 0,
+                          ML_EVF_HAS_ID | ML_EVF_HAS_ADDR)) < 0)
+            return rc;
+        }
+      if (ml_u64map_put (&c->live, addr, (uint32_t) c->next_id) < 0)
+        return oom (c);
+      return emit (c, kind, tick, c->next_id++, addr, size, (uint32_t) stream, time_ns, 0, st,
+                   ML_EVF_HAS_ID | ML_EVF_HAS_ADDR);
+    case ML_EV_FREE:
+    case ML_EV_FREE_REQUESTED:
+      if (!ml_u64map_get (&c->live, addr, &id))
+        return 0;   /* cannot happen after the rebuild; nothing to end */
+      if (kind == ML_EV_FREE)
+        ml_u64map_del (&c->live, addr);
+      return emit (c, kind, tick, id, addr, size, (uint32_t) stream, time_ns, 0, st, ML_EVF_HAS_ID | ML_EVF_HAS_ADDR);
+    case ML_EV_OOM:
+      {
+        uint64_t device_free = 0;
+        u64_of (f[K_DEVICE_FREE], &device_free);
+        return emit (c, kind, tick, 0, device_free, size, (uint32_t) stream, time_ns, 0, st, 0);
+      }
+    case ML_EV_MARK:
+      {
+        const char *text = f[K_NAME] && f[K_NAME]->kind == ML_PK_STR ? f[K_NAME]->s : NULL;
+        if (!text && f[K_USER_METADATA] && f[K_USER_METADATA]->kind == ML_PK_STR)
+          text = f[K_USER_METADATA]->s;
+        if ((rc = intern (c, text ? text : action, &name)) < 0)
+          return rc;
+        return emit (c, kind, tick, 0, 0, 0, (uint32_t) stream, time_ns, name, st, 0);
+      }
+    case ML_EV_SEGMENT_ALLOC:
+    case ML_EV_SEGMENT_FREE:
+    case ML_EV_SEGMENT_MAP:
+    case ML_EV_SEGMENT_UNMAP:
+      return emit (c, kind, tick, c->seg_id++, addr, size, (uint32_t) stream, time_ns,
+                   size == (2u << 20) ? c->small_name : c->large_name, st, ML_EVF_HAS_ID | ML_EVF_HAS_ADDR);
+    default:
+      return emit (c, kind, tick, 0, addr, size, (uint32_t) stream, time_ns, 0, st, 0);
+    }
+}
+
+/* The steps, in order. */
+static int
+load (Ctx *c, const MlPkValue *root, const MlLoadOptions *opts)
+{
+  const MlPkValue *segments, *traces = NULL, *annotations = NULL, *settings = NULL;
+  if (root->kind == ML_PK_LIST)
+    segments = root;   /* legacy: a plain list of segments */
+  else if (root->kind == ML_PK_DICT)
+    {
+      segments = as_list (ml_pk_get (root, "segments"));
+      traces = as_list (ml_pk_get (root, "device_traces"));
+      annotations = as_list (ml_pk_get (root, "external_annotations"));
+      settings = ml_pk_get (root, "allocator_settings");
+      if (!segments)
+        return ml_error_set (c->err, ML_EINPUT, "%s: a PyTorch snapshot needs a \"segments\" list", c->path);
+    }
+  else
+    return ml_error_set (c->err, ML_EINPUT, "%s: the pickle holds a %s, not a PyTorch memory snapshot (a dict or a list of segments)",
+                         c->path, ml_pk_kind_name (root->kind));
+
+  int rc = pick_device (c, segments, traces, opts, &c->dev);
+  if (rc < 0)
+    return rc;
+  c->t->device = (uint32_t) c->dev;
+  const MlPkValue *trace = traces && (size_t) c->dev < traces->n ? as_list (traces->items[c->dev]) : NULL;
+  size_t n_trace = trace ? trace->n : 0;
+
+  if ((rc = read_segments (c, segments)) < 0)
+    return rc;
+  for (size_t i = n_trace; i-- > 0;)
+    if ((rc = undo_entry (c, trace->items[i])) < 0)
+      return rc;
+  if ((rc = emit_settings (c, settings)) < 0 || (rc = emit_start_state (c)) < 0
+      || (rc = read_annotations (c, annotations)) < 0)
+    return rc;
+  for (size_t i = 0; i < n_trace; i++)
+    if ((rc = walk_entry (c, i, trace->items[i])) < 0)
+      return rc;
+  return emit_annotations_until (c, UINT64_MAX);
 }
 
 int
@@ -606,7 +845,7 @@ ml_trace_load_snapshot_mem (const unsigned char *data, size_t len, const char *n
   if (rc < 0)
     return ml_error_prefix (err, "%s", name);
   Ctx c = { .path = name, .err = err };
-  ml_u64map_init (&c.stacks);
+  ml_u64map_init (&c.by_content);
   ml_u64map_init (&c.freed);
   ml_u64map_init (&c.live);
   c.t = ml_trace_new ();
@@ -619,11 +858,14 @@ ml_trace_load_snapshot_mem (const unsigned char *data, size_t len, const char *n
       c.t->source = ml_strtab_intern0 (c.t->strings, "pytorch-snapshot");
       rc = load (&c, ml_pk_root (doc), opts);
     }
-  ml_u64map_clear (&c.stacks);
+  ml_u64map_clear (&c.by_content);
   ml_u64map_clear (&c.freed);
   ml_u64map_clear (&c.live);
   free (c.segs);
+  free (c.finfo);
+  free (c.scratch);
   free (c.blks);
+  free (c.anns);
   ml_pk_free (doc);
   if (rc < 0)
     {

@@ -1,0 +1,357 @@
+/* caching-conformance.c — replays a PyTorch snapshot through the cache
+ * model (caching-model.c) and measures how often it picks the real address
+ * (see caching-conformance.h). */
+#include "strategies/caching-conformance.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strategies/caching-private.h"
+
+const char *
+ml_caching_rule_name (MlCachingRule r)
+{
+  static const char *const names[ML_RULE__COUNT] = {
+    "best-fit order", "per-stream reuse", "small/large pool", "split position", "new segment vs reuse",
+    "state diverged",
+  };
+  return (unsigned) r < ML_RULE__COUNT ? names[r] : "?";
+}
+
+typedef struct {
+  const uint64_t *addrs;   /* recorded segment_alloc / map bases, in order */
+  size_t          n, next;
+  uint64_t        synth;   /* above every recorded address */
+  uint64_t       *emu_sizes;
+  size_t          n_emu, cap_emu;
+} Conf;
+
+/* Appends one emulated segment event's size. */
+static int
+push_emu_size (Conf *f, uint64_t size)
+{
+  if (f->n_emu == f->cap_emu)
+    {
+      size_t cap = f->cap_emu ? f->cap_emu * 2 : 16;
+      uint64_t *p = realloc (f->emu_sizes, cap * sizeof *p);
+      if (!p)
+        return ML_ENOMEM;
+      f->emu_sizes = p;
+      f->cap_emu = cap;
+    }
+  f->emu_sizes[f->n_emu++] = size;
+  return 0;
+}
+
+static int
+conf_new_seg (MlCache *c, uint64_t size, uint32_t stream, MlCacheSegment *seg)
+{
+  Conf *f = c->user;
+  (void) stream;
+  if (f->next < f->n)
+    seg->base = f->addrs[f->next++];
+  else
+    {
+      seg->base = f->synth;
+      f->synth += (size + ML_CACHE_ROUND_LARGE - 1) / ML_CACHE_ROUND_LARGE * ML_CACHE_ROUND_LARGE;
+    }
+  return push_emu_size (f, size);
+}
+
+/* Expandable growth maps pages: an emulated segment_map event, at the
+ * address the next recorded map names when it is the segment's end. */
+static int
+conf_grow_seg (MlCache *c, MlCacheSegment *seg, uint64_t added)
+{
+  Conf *f = c->user;
+  if (f->next < f->n && f->addrs[f->next] == seg->base + seg->size - added)
+    f->next++;
+  return push_emu_size (f, added);
+}
+
+/* The recorded segments at the end: (addr, size) pairs; a map inside or
+ * right after an expandable one grows it, an unmap inside shrinks it. */
+static void
+rec_seg_event (uint64_t *addr, uint64_t *size, size_t *n, const MlEvent *ev)
+{
+  bool map = ev->kind == ML_EV_SEGMENT_MAP, unmap = ev->kind == ML_EV_SEGMENT_UNMAP;
+  if (ev->kind == ML_EV_SEGMENT_ALLOC || map)
+    {
+      for (size_t e = 0; map && e < *n; e++)
+        if (addr[e] <= ev->addr && ev->addr <= addr[e] + size[e])
+          {
+            if (ev->addr + ev->size - addr[e] > size[e])
+              size[e] = ev->addr + ev->size - addr[e];
+            return;
+          }
+      addr[*n] = ev->addr;
+      size[(*n)++] = ev->size;
+      return;
+    }
+  for (size_t e = 0; e < *n; e++)
+    if (addr[e] <= ev->addr && ev->addr < addr[e] + size[e])
+      {
+        if (unmap && (ev->addr > addr[e] || ev->size < size[e]))
+          size[e] = size[e] > ev->size ? size[e] - ev->size : 0;
+        else
+          {
+            addr[e] = addr[*n - 1];
+            size[e] = size[--*n];
+          }
+        return;
+      }
+}
+
+static int
+cmp_u64 (const void *a, const void *b)
+{
+  uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+  return x < y ? -1 : x > y;
+}
+
+/* Which rule the real choice @want disagrees on, given the emulation's
+ * choice (block @got_blk, made before being undone). */
+static MlCachingRule
+classify (MlCache *c, uint64_t want, uint64_t req, uint32_t raw_stream, bool emu_new_segment)
+{
+  uint32_t i = _ml_cache_block_at (c, want);
+  if (i == ML_CACHE_NONE)
+    return ML_RULE_NEW_SEGMENT;
+  const MlCacheBlock *b = &c->b[i];
+  if (b->allocated)
+    return ML_RULE_STATE;
+  bool small = _ml_cache_round_size (&c->cfg, req) <= ML_CACHE_SMALL_SIZE;
+  if (c->s[b->seg].small != small)
+    return ML_RULE_POOL;
+  if (b->stream != _ml_cache_stream_index (c, raw_stream))
+    return ML_RULE_STREAM;
+  if (b->addr != want)
+    return ML_RULE_SPLIT;
+  return emu_new_segment ? ML_RULE_NEW_SEGMENT : ML_RULE_BEST_FIT;
+}
+
+
+
+int
+ml_caching_conformance (const MlTrace *t, const char *options, MlCachingConformance *out, MlError *err)
+{
+  MlCacheConfig cfg;
+  char settings[256];
+  options = _ml_cache_options (t, options, settings, sizeof settings);
+  int rc = _ml_cache_parse_config (options, &cfg, err);
+  if (rc < 0)
+    return rc;
+  if (!t->has_addrs)
+    return ml_error_set (err, ML_EUNSUPPORTED, "the trace has no recorded addresses");
+  MlCachingConformance r;
+  memset (&r, 0, sizeof r);
+  r.first_mismatch = SIZE_MAX;
+  snprintf (r.options, sizeof r.options, "%s", options ? options : "");
+
+  /* recorded segment bases after tick 0, recorded end segments, the highest address */
+  uint64_t *rec_addrs = NULL, *rec_sizes = NULL, *end_rec = NULL, *end_addr = NULL;
+  size_t n_rec = 0, n_end_rec = 0;
+  uint64_t top = 0;
+  MlU64Map ids;
+  ml_u64map_init (&ids);
+  MlCache c;
+  _ml_cache_init (&c, &cfg);
+  Conf f = { 0 };
+  c.new_seg = conf_new_seg;
+  c.grow_seg = conf_grow_seg;
+  c.user = &f;
+  uint32_t *id_blocks = NULL;
+  size_t n_id_blocks = 0;
+
+  rec_addrs = malloc ((t->n_events + 1) * sizeof *rec_addrs);
+  rec_sizes = malloc ((t->n_events + 1) * sizeof *rec_sizes);
+  end_rec = malloc ((t->n_events + 1) * sizeof *end_rec);
+  end_addr = malloc ((t->n_events + 1) * sizeof *end_addr);
+  id_blocks = malloc ((t->n_events + 1) * sizeof *id_blocks);
+  if (!rec_addrs || !rec_sizes || !end_rec || !end_addr || !id_blocks)
+    {
+      rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+      goto out;
+    }
+  for (size_t k = 0; k < t->n_events; k++)
+    {
+      const MlEvent *ev = &t->events[k];
+      if (ev->addr + ev->size > top && ev->kind != ML_EV_OOM)
+        top = ev->addr + ev->size;
+      if ((ev->kind == ML_EV_SEGMENT_ALLOC || ev->kind == ML_EV_SEGMENT_MAP) && ev->tick > 0)
+        {
+          rec_addrs[n_rec] = ev->addr;
+          rec_sizes[n_rec++] = ev->size;
+        }
+    }
+  f.addrs = rec_addrs;
+  f.n = n_rec;
+  f.synth = (top + ML_CACHE_ROUND_LARGE - 1) / ML_CACHE_ROUND_LARGE * ML_CACHE_ROUND_LARGE + ((uint64_t) 1 << 30);
+  r.rec_segment_events = n_rec;
+
+  /* tick 0: segments, then blocks from the highest address down (so each
+   * free block ends at the next live block, as it did) */
+  size_t first_alloc = t->n_events, end0 = 0;
+  while (end0 < t->n_events && t->events[end0].tick == 0)
+    end0++;
+  for (size_t k = 0; k < end0; k++)
+    {
+      const MlEvent *ev = &t->events[k];
+      if (ev->kind == ML_EV_SEGMENT_ALLOC || ev->kind == ML_EV_SEGMENT_MAP)
+        {
+          const char *pool = ml_trace_str (t, ev->name);
+          bool small = pool && *pool ? strcmp (pool, "small") == 0 : ev->size == ML_CACHE_SMALL_BUFFER;
+          if (_ml_cache_seg_add (&c, ev->addr, ev->size, _ml_cache_stream_index (&c, ev->stream), small, ev->kind == ML_EV_SEGMENT_MAP) < 0)
+            {
+              rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+              goto out;
+            }
+          r.initial_segments++;
+          r.rule_sized_segments += _ml_cache_rule_sized (ev->size, small) || ev->kind == ML_EV_SEGMENT_MAP;
+          rec_seg_event (end_addr, end_rec, &n_end_rec, ev);
+        }
+      else if (ev->kind == ML_EV_ALLOC && first_alloc == t->n_events)
+        first_alloc = k;
+    }
+  for (size_t k = end0; k-- > first_alloc && first_alloc < end0;)
+    {
+      const MlEvent *ev = &t->events[k];
+      if (ev->kind != ML_EV_ALLOC)
+        continue;
+      uint32_t i = _ml_cache_carve (&c, ev->addr, ev->size);
+      r.initial_blocks++;
+      if (i == ML_CACHE_NONE)
+        {
+          rc = ml_error_set (err, ML_EINPUT, "event %zu: block at 0x%" PRIx64 " of the rebuilt state is not inside a free part of a segment",
+                             k, ev->addr);
+          goto out;
+        }
+      id_blocks[n_id_blocks] = i;
+      if (ml_u64map_put (&ids, ev->id, (uint32_t) n_id_blocks++) < 0)
+        {
+          rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+          goto out;
+        }
+    }
+
+  /* the trace, forward */
+  for (size_t k = end0; k < t->n_events; k++)
+    {
+      const MlEvent *ev = &t->events[k];
+      uint32_t slot, i;
+      switch (ev->kind)
+        {
+        case ML_EV_ALLOC:
+          {
+            r.allocs++;
+            size_t emu_before = f.n_emu, next_before = f.next;
+            uint64_t synth_before = f.synth;
+            rc = _ml_cache_malloc (&c, ev->size, ev->stream, &i);
+            if (rc < 0)
+              {
+                ml_error_set (err, rc, "event %zu: emulated allocation failed", k);
+                goto out;
+              }
+            if (c.b[i].addr == ev->addr)
+              r.matched++;
+            else
+              {
+                /* undo, attribute, and resync at the real address when it is free */
+                bool was_new = c.last_new_segment;
+                uint64_t got = c.b[i].addr;
+                uint32_t seg = c.b[i].seg;
+                _ml_cache_free (&c, i);
+                if (was_new && !c.s[seg].expandable)
+                  {
+                    c.rel_seg = NULL;
+                    _ml_cache_seg_release (&c, seg);
+                    f.n_emu = emu_before;
+                    f.next = next_before;
+                    f.synth = synth_before;
+                  }
+                MlCachingRule rule = classify (&c, ev->addr, ev->size, ev->stream, was_new);
+                r.by_rule[rule]++;
+                if (r.first_mismatch == SIZE_MAX)
+                  {
+                    r.first_mismatch = k;
+                    r.first_want = ev->addr;
+                    r.first_got = got;
+                  }
+                i = _ml_cache_carve (&c, ev->addr, ev->size);
+                if (i == ML_CACHE_NONE && (rc = _ml_cache_malloc (&c, ev->size, ev->stream, &i)) < 0)
+                  {
+                    ml_error_set (err, rc, "event %zu: emulated allocation failed", k);
+                    goto out;
+                  }
+              }
+            id_blocks[n_id_blocks] = i;
+            if (ml_u64map_put (&ids, ev->id, (uint32_t) n_id_blocks++) < 0)
+              {
+                rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+                goto out;
+              }
+          }
+          break;
+        case ML_EV_FREE:
+          if (!ml_u64map_get (&ids, ev->id, &slot))
+            {
+              r.frees_unknown++;
+              break;
+            }
+          ml_u64map_del (&ids, ev->id);
+          if ((rc = _ml_cache_free (&c, id_blocks[slot])) < 0)
+            {
+              ml_error_set (err, rc, "out of memory");
+              goto out;
+            }
+          break;
+        case ML_EV_SEGMENT_ALLOC:
+        case ML_EV_SEGMENT_MAP:
+          rec_seg_event (end_addr, end_rec, &n_end_rec, ev);
+          break;
+        case ML_EV_SEGMENT_FREE:
+        case ML_EV_SEGMENT_UNMAP:
+          rec_seg_event (end_addr, end_rec, &n_end_rec, ev);
+          {
+            uint32_t s = ml_treap_find (&c.segs, ev->addr, 0, NULL);
+            if (s != ML_TREAP_NIL)
+              _ml_cache_seg_release (&c, (uint32_t) c.segs.nodes[s].value);
+          }
+          break;
+        default:
+          break;
+        }
+    }
+
+  /* segments: pairwise in creation order, and at the end */
+  r.emu_segment_events = f.n_emu;
+  for (size_t k = 0; k < f.n_emu && k < n_rec; k++)
+    r.segment_events_matched += f.emu_sizes[k] == rec_sizes[k];
+  {
+    size_t n_emu_end = 0;
+    for (size_t s = 0; s < c.ns; s++)
+      if (c.s[s].alive)
+        rec_sizes[n_emu_end++] = c.s[s].size, r.end_emu_bytes += c.s[s].size;
+    for (size_t s = 0; s < n_end_rec; s++)
+      r.end_rec_bytes += end_rec[s];
+    r.end_rec_segments = n_end_rec;
+    r.end_emu_segments = n_emu_end;
+    qsort (rec_sizes, n_emu_end, sizeof *rec_sizes, cmp_u64);
+    qsort (end_rec, n_end_rec, sizeof *end_rec, cmp_u64);
+    r.end_match = n_emu_end == n_end_rec && memcmp (rec_sizes, end_rec, n_end_rec * sizeof *end_rec) == 0;
+  }
+  *out = r;
+  rc = 0;
+out:
+  free (rec_addrs);
+  free (rec_sizes);
+  free (end_rec);
+  free (end_addr);
+  free (id_blocks);
+  free (f.emu_sizes);
+  ml_u64map_clear (&ids);
+  _ml_cache_clear (&c);
+  return rc;
+}

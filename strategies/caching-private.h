@@ -1,0 +1,115 @@
+/* caching-private.h — the model of PyTorch's caching allocator that the
+ * `caching` strategy (caching.c) and its conformance replay
+ * (caching-conformance.c) both drive; the rules are in caching.h. Not
+ * public: only the files of strategies/caching-*.c include it.
+ *
+ * An MlCache owns its blocks and segments; the owner supplies new_seg /
+ * rel_seg / grow_seg, called when the model reserves, releases or grows a
+ * segment (that is where the strategy reserves plan segments and the
+ * conformance replay hands out the recorded addresses).
+ */
+#ifndef ML_STRATEGIES_CACHING_PRIVATE_H
+#define ML_STRATEGIES_CACHING_PRIVATE_H
+
+#include "sim/trace.h"
+#include "sim/base/error.h"
+#include "sim/base/treap.h"
+#include "sim/base/u64map.h"
+
+/* PyTorch's constants (c10/cuda/CUDACachingAllocator.cpp) */
+#define ML_CACHE_MIN_BLOCK       ((uint64_t) 512)        /* kMinBlockSize */
+#define ML_CACHE_SMALL_SIZE      ((uint64_t) 1 << 20)    /* kSmallSize: largest small-pool request */
+#define ML_CACHE_SMALL_BUFFER    ((uint64_t) 2 << 20)    /* kSmallBuffer: small-pool segment */
+#define ML_CACHE_LARGE_BUFFER    ((uint64_t) 20 << 20)   /* kLargeBuffer */
+#define ML_CACHE_MIN_LARGE_ALLOC ((uint64_t) 10 << 20)   /* kMinLargeAlloc */
+#define ML_CACHE_ROUND_LARGE     ((uint64_t) 2 << 20)    /* kRoundLarge */
+#define ML_CACHE_NONE            UINT32_MAX              /* no block */
+
+typedef struct {
+  uint64_t max_split;      /* UINT64_MAX = unset */
+  unsigned divisions;      /* roundup_power2_divisions, 0 = off */
+  bool     expandable;
+} MlCacheConfig;
+
+typedef struct {
+  uint64_t addr, size;
+  uint32_t seg, prev, next;
+  uint32_t stream;          /* dense index */
+  bool     allocated, used;
+} MlCacheBlock;
+
+typedef struct {
+  uint64_t base, size;      /* size: mapped bytes */
+  uint32_t stream, first;
+  bool     small, expandable, alive;
+  long     plan_seg;
+} MlCacheSegment;
+
+typedef struct MlCache MlCache;
+struct MlCache {
+  MlCacheConfig   cfg;
+  MlCacheBlock   *b;
+  size_t          nb, capb;
+  uint32_t        free_slots;     /* chain through .next of unused blocks */
+  MlCacheSegment *s;
+  size_t          ns, caps;
+  MlTreap         pool[2];        /* free blocks: a = stream << 48 | size, b = addr, value = size */
+  MlTreap         segs;           /* alive segments: a = base, value = index */
+  MlU64Map        free_at;        /* free block address -> block index */
+  MlU64Map        streams;        /* raw stream -> dense index */
+  uint32_t        n_streams;
+  uint64_t        reserved;
+  uint64_t        capacity;       /* 0 = unlimited */
+  uint64_t        visited;
+  bool            last_new_segment; /* the last malloc reserved a segment */
+  /* the owner's side */
+  int  (*new_seg)  (MlCache *c, uint64_t size, uint32_t stream, MlCacheSegment *seg);
+  void (*rel_seg)  (MlCache *c, MlCacheSegment *seg);
+  int  (*grow_seg) (MlCache *c, MlCacheSegment *seg, uint64_t added);
+  void *user;
+};
+
+/* An empty cache with @cfg (copied); _ml_cache_clear frees what it holds. */
+void     _ml_cache_init (MlCache *c, const MlCacheConfig *cfg);
+void     _ml_cache_clear (MlCache *c);
+
+/* The settings from "k=v,k=v" @options (NULL: PyTorch's defaults);
+ * ML_EUSAGE names a bad key or value. */
+int      _ml_cache_parse_config (const char *options, MlCacheConfig *cfg, MlError *err);
+/* The options to run with: @options when given, else the settings a
+ * PyTorch snapshot @t (may be NULL) recorded in its tick-0 "allocator
+ * settings: ..." mark, copied into @buf (@n bytes), else @options. */
+const char *_ml_cache_options (const MlTrace *t, const char *options, char *buf, size_t n);
+
+/* The request size PyTorch rounds @size to. */
+uint64_t _ml_cache_round_size (const MlCacheConfig *cfg, uint64_t size);
+/* True when a segment of @size in the @small pool is one the size rules
+ * can produce. */
+bool     _ml_cache_rule_sized (uint64_t size, bool small);
+/* The dense index of raw stream @raw (assigned on first sight). */
+uint32_t _ml_cache_stream_index (MlCache *c, uint32_t raw);
+
+/* malloc: returns the block through *out; ML_EOOM when the capacity
+ * refuses every way PyTorch tries. c->last_new_segment says whether it
+ * reserved (or grew) a segment. */
+int      _ml_cache_malloc (MlCache *c, uint64_t req, uint32_t raw_stream, uint32_t *out);
+/* Frees block @i, merging it with its free neighbours. */
+int      _ml_cache_free (MlCache *c, uint32_t i);
+/* The largest free block (either pool). */
+uint64_t _ml_cache_largest_free (const MlCache *c);
+
+/* Adds a segment at @base (one free block; the owner is not called);
+ * returns its index or -1 when out of memory. */
+long     _ml_cache_seg_add (MlCache *c, uint64_t base, uint64_t size, uint32_t stream, bool small, bool expandable);
+/* Releases segment @si when it is one free block (calls rel_seg). */
+bool     _ml_cache_seg_release (MlCache *c, uint32_t si);
+/* The block containing @addr (free or not), ML_CACHE_NONE when no segment
+ * has it. */
+uint32_t _ml_cache_block_at (MlCache *c, uint64_t addr);
+/* Places an allocated block at @addr inside a free block (the rebuilt
+ * state, or a resync after a mismatch): its size is the rounded request,
+ * plus the rest of the free block when the split rules would not cut it.
+ * Returns the block or ML_CACHE_NONE when @addr is not free. */
+uint32_t _ml_cache_carve (MlCache *c, uint64_t addr, uint64_t req);
+
+#endif
