@@ -265,6 +265,17 @@ test_retries (void)
       ml_plan_free (p);
     }
   /* first-fit caches nothing: --retries changes nothing */
+  MlTrace *tc;
+  MlBuffers *bc = build (H256 A (1, 524288) F (1) A (2, 5242880), &tc);
+  MlPlan *p0 = run (bc, "caching", 0, 21 << 20, 0, NULL), *p1 = run (bc, "caching", 0, 21 << 20, 1, NULL);
+  ok (p0 && p0->oom.hit && p0->oom.retries == 0, "caching --retries 0: the 20 MiB segment does not fit beside the cached 2 MiB one");
+  ok (p1 && !p1->oom.hit, "caching --retries 1: it fits after the cached segment goes back");
+  is_u64 (p1 ? p1->retry_released : 0, 2 << 20, "caching --retries 1: 2 MiB released");
+  ml_plan_free (p0);
+  ml_plan_free (p1);
+  ml_buffers_free (bc);
+  ml_trace_free (tc);
+
   MlPlan *a = run (b, "first-fit", 4096, 4096, 0, NULL), *c = run (b, "first-fit", 4096, 4096, 5, NULL);
   ok (a->oom.hit == c->oom.hit && a->oom.tick == c->oom.tick && a->retries == 0 && c->retries == 0,
       "first-fit: the same OOM with --retries 0 and 5");
