@@ -33,6 +33,7 @@ typedef struct {
   const char   *strategies;   /* comma list */
   const char   *strategy;
   const char   *plan_path;
+  unsigned      knobs_given;  /* the MlKnob bits set on the command line */
 } MlCliOpts;
 
 void cli_opts_init (MlCliOpts *o);
@@ -77,8 +78,10 @@ int  cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
   "  --time-limit T     per strategy, e.g. 10s, 2m (offline planners)\n" \
   "  --options K=V,...  strategy options\n" \
   "  --seed N           seed for randomised strategies (default 1)\n" \
-  "  --chunk SIZE       pool chunk size (default 4M)\n" \
-  "  --retries N        retries on allocation failure (default 3)\n" \
+  "  --chunk SIZE       pool chunk / buddy segment size (default 4M; pool, buddy only)\n" \
+  "  --retries N        after a refusal under --capacity, give the cache back and\n" \
+  "                     retry up to N times (default 3; caching, pool, buddy: the\n" \
+  "                     fit strategies and the planners cache nothing)\n" \
   "  --reorder memory   graphs: run the ops in a memory-aware order\n" \
   "  --quiet            no progress on stderr\n" \
   "  --json             machine-readable output\n" \
@@ -98,6 +101,15 @@ int  cli_usage (const char *cmd, const char *usage);
  * caller frees. Prints and returns NULL on an unknown name. */
 const MlStrategy **cli_strategies (const char *cmd, const char *list);
 
+/* Notes on stderr (unless --quiet) each knob given on the command line
+ * that none of @list (NULL-terminated) reads: "--seed does not apply to
+ * first-fit (read by anneal)". --options is not judged: the graph reader
+ * reads it too. */
+void cli_note_knobs (const char *cmd, const MlCliOpts *o, const MlStrategy *const *list);
+
+/* " a b": the strategies whose options understand @key (a static string). */
+const char *cli_strategies_reading (const char *key);
+
 /* The progress reporter for long runs (stderr, only when it is a tty). */
 const MlProgress *cli_progress (bool quiet);
 void cli_progress_done (void);
@@ -105,8 +117,8 @@ void cli_progress_done (void);
 /* 1.50 GiB style sizes, into a static rotating buffer (for printf). */
 const char *cli_size (uint64_t bytes);
 
-/* The plan to use: --plan file, else --strategy S run over @bufs; the
- * "recorded" strategy name uses the trace's addresses. */
+/* The plan to use: --plan file, else --strategy S run over @bufs, else
+ * the recorded plan when the trace has addresses, else best-fit. */
 int  cli_get_plan (const char *cmd, const MlBuffers *bufs, MlCliOpts *o, MlPlan **plan);
 
 void cli_install_signals (void);

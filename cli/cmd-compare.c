@@ -22,6 +22,37 @@ static const char usage_text[] =
   "max_split_size_mb).\n"
   "Exit code 1 when a strategy runs out of memory under --capacity.\n";
 
+/* A swept knob that no strategy of @list reads gets a note, not silence
+ * (align and capacity apply to every strategy: the driver honours them). */
+static void
+note_sweep (const char *spec, const MlStrategy *const *list)
+{
+  char knob[64];
+  snprintf (knob, sizeof knob, "%.*s", (int) strcspn (spec, "="), spec);
+  if (strcmp (knob, "align") == 0 || strcmp (knob, "capacity") == 0)
+    return;
+  unsigned bit = 0;
+  for (unsigned k = 1; k < ML_KNOB__END; k <<= 1)
+    if (k != ML_KNOB_OPTIONS && strcmp (knob, ml_knob_name ((MlKnob) k)) == 0)
+      bit = k;
+  bool read = false;
+  for (size_t i = 0; list[i]; i++)
+    read |= bit ? (list[i]->knobs & bit) != 0 : ml_strategy_reads_option (list[i], knob);
+  if (read)
+    return;
+  fprintf (stderr, "memlens compare: --sweep %s does not apply to", knob);
+  for (size_t i = 0; list[i]; i++)
+    fprintf (stderr, "%s%s", i ? ", " : " ", list[i]->name);
+  const char *sep = " (read by ";
+  for (const MlStrategy *const *s = ml_strategies_all (); *s; s++)
+    if (bit ? ((*s)->knobs & bit) != 0 : ml_strategy_reads_option (*s, knob))
+      {
+        fprintf (stderr, "%s%s", sep, (*s)->name);
+        sep = ", ";
+      }
+  fputs (*sep == ',' ? "): every row is the same run\n" : ": no strategy reads it): every row is the same run\n", stderr);
+}
+
 /* --sweep: the rows as a table, or into the JSON document */
 static void
 print_sweep (const MlKnobSweep *sw)
@@ -38,7 +69,7 @@ print_sweep (const MlKnobSweep *sw)
         }
       char oom[64] = "-";
       if (row->oom.hit)
-        snprintf (oom, sizeof oom, "%s @%" PRIu64, row->oom.fragmentation ? "fragmentation" : "capacity", row->oom.tick);
+        snprintf (oom, sizeof oom, "%s @%" PRIu64, ml_oom_verdict_name (row->oom.verdict), row->oom.tick);
       const MlMetrics *m = &row->metrics;
       printf ("%-12s %-16s %14" PRIu64 " %11s %+8.2f%% %8.3f %9.3f  %-22s %8" PRIu64 "\n", row->value, row->strategy->name,
               m->peak, cli_size (m->peak), m->overhead * 100.0, m->frag_max, m->frag_at_peak, oom, row->retries);
@@ -166,24 +197,33 @@ cmd_compare (int argc, char **argv)
   if (optind + 1 != argc)
     return cli_usage ("compare", usage_text);
   const char *path = argv[optind];
-  const MlStrategy **list = cli_strategies ("compare", o.strategies);
-  if (!list)
+  const MlStrategy **asked = cli_strategies ("compare", o.strategies);
+  if (!asked)
     return EXIT_BAD;
+  cli_note_knobs ("compare", &o, asked);
   MlTrace *t;
   MlBuffers *bufs;
   int rc = cli_load ("compare", path, &o, &t, &bufs);
   if (rc)
     {
-      free (list);
+      free (asked);
       return rc;
     }
   o.knobs.progress = cli_progress (o.quiet);
 
   if (sweep_spec)
     {
+      /* every strategy asked for but the recorded plan, which no knob changes */
+      size_t m = 0;
+      for (size_t i = 0; asked[i]; i++)
+        if (!(asked[i]->flags & ML_STRATEGY_RECORDED))
+          asked[m++] = asked[i];
+      asked[m] = NULL;
+      if (!o.quiet)
+        note_sweep (sweep_spec, asked);
       MlKnobSweep *sw = NULL;
       MlError serr = { 0 };
-      rc = ml_knob_sweep_run (sweep_spec, bufs, list, &o.knobs, &sw, &serr);
+      rc = ml_knob_sweep_run (sweep_spec, bufs, asked, &o.knobs, &sw, &serr);
       cli_progress_done ();
       if (rc < 0)
         rc = cli_error ("compare", &serr);
@@ -216,37 +256,26 @@ cmd_compare (int argc, char **argv)
             }
         }
       ml_knob_sweep_free (sw);
-      free (list);
+      free (asked);
       ml_buffers_free (bufs);
       ml_trace_free (t);
       return rc;
     }
 
+  /* the real allocator's layout first, when the trace has one */
+  const MlStrategy **list = ml_sim_lineup (bufs, asked);
+  free (asked);
   size_t n = 0;
-  while (list[n])
+  while (list && list[n])
     n++;
   MlResult *res = calloc (n + 1, sizeof *res);
-  const char **names = calloc (n + 1, sizeof *names);
   size_t nres = 0;
   MlError err = { 0 };
   int exit_code = EXIT_OK;
-  /* the real allocator's layout first, when the trace has one */
-  MlPlan *rec = NULL;
-  if (ml_plan_from_recorded (bufs, &rec, NULL) == 0)
+  if (!list || !res)
     {
-      res[nres].plan = rec;
-      names[nres] = "recorded";
-      if (ml_metrics_compute (bufs, rec, &res[nres].metrics, NULL, &err) < 0)
-        {
-          res[nres].status = err.code;
-          snprintf (res[nres].error, sizeof res[nres].error, "%s", err.msg);
-        }
-      if (o.knobs.capacity && res[nres].metrics.peak > o.knobs.capacity)
-        {
-          rec->oom.hit = true;
-          rec->oom.request = 0;
-        }
-      nres++;
+      exit_code = cli_fail ("compare", EXIT_BAD, "out of memory");
+      goto out;
     }
   for (size_t i = 0; i < n; i++)
     {
@@ -256,7 +285,7 @@ cmd_compare (int argc, char **argv)
           exit_code = cli_error ("compare", &err);
           goto out;
         }
-      names[nres++] = list[i]->name;
+      nres++;
     }
   cli_progress_done ();
   for (size_t i = 0; i < nres; i++)
@@ -285,7 +314,7 @@ cmd_compare (int argc, char **argv)
         {
           if (i)
             printf (",");
-          json_result (bufs, &res[i], names[i]);
+          json_result (bufs, &res[i], res[i].strategy->name);
         }
       printf ("]");
       if (have_conf)
@@ -308,17 +337,17 @@ cmd_compare (int argc, char **argv)
           const MlResult *r = &res[i];
           if (r->status < 0)
             {
-              printf ("%-16s error: %s\n", names[i], r->error);
+              printf ("%-16s error: %s\n", r->strategy->name, r->error);
               continue;
             }
           const MlMetrics *m = &r->metrics;
           char oom[64] = "-";
           if (r->plan->oom.hit && r->plan->oom.request)
-            snprintf (oom, sizeof oom, "%s @%" PRIu64, r->plan->oom.fragmentation ? "fragmentation" : "capacity", r->plan->oom.tick);
+            snprintf (oom, sizeof oom, "%s @%" PRIu64, ml_oom_verdict_name (r->plan->oom.verdict), r->plan->oom.tick);
           else if (r->plan->oom.hit)
             snprintf (oom, sizeof oom, "over capacity");
           char time[32];
-          if (strcmp (names[i], "recorded") == 0)
+          if (r->strategy->flags & ML_STRATEGY_RECORDED)
             snprintf (time, sizeof time, "-");
           else if (r->plan->seconds < 1)
             snprintf (time, sizeof time, "%.2f ms", r->plan->seconds * 1e3);
@@ -327,7 +356,7 @@ cmd_compare (int argc, char **argv)
           char nodes[32] = "-";
           if (r->plan->ops)
             snprintf (nodes, sizeof nodes, "%.1f", (double) r->plan->nodes_visited / (double) r->plan->ops);
-          printf ("%-16s %14" PRIu64 " %11s %+8.2f%% %8.3f %9.3f  %-22s %10s %8s%s\n", names[i], m->peak, cli_size (m->peak),
+          printf ("%-16s %14" PRIu64 " %11s %+8.2f%% %8.3f %9.3f  %-22s %10s %8s%s\n", r->strategy->name, m->peak, cli_size (m->peak),
                   m->overhead * 100.0, m->frag_max, m->frag_at_peak, oom, time, nodes, r->plan->optimal ? "  optimal" : "");
         }
     }
@@ -340,7 +369,6 @@ out:
   for (size_t i = 0; i < nres; i++)
     ml_result_clear (&res[i]);
   free (res);
-  free (names);
   free (list);
   ml_buffers_free (bufs);
   ml_trace_free (t);

@@ -75,7 +75,29 @@ cmd_strategies (int argc, char **argv)
   (void) argc;
   (void) argv;
   for (const MlStrategy *const *s = ml_strategies_all (); *s; s++)
-    printf ("%-16s %-8s %s\n", (*s)->name, (*s)->kind == ML_STRATEGY_ONLINE ? "online" : "offline", (*s)->summary);
-  printf ("%-16s %-8s %s\n", "recorded", "trace", "what the real allocator did (traces with addresses)");
+    {
+      const char *kind = ((*s)->flags & ML_STRATEGY_RECORDED) ? "trace" : (*s)->kind == ML_STRATEGY_ONLINE ? "online" : "offline";
+      /* one line each (scripts read the first two fields): what the table
+       * says beyond the summary goes in brackets at the end */
+      char line[512];
+      size_t len = 0;
+      line[0] = 0;
+      if ((*s)->flags & ML_STRATEGY_DEFAULT)
+        len += (size_t) snprintf (line + len, sizeof line - len, "; in the default set");
+      if ((*s)->flags & ML_STRATEGY_PROVES_OPTIMAL)
+        len += (size_t) snprintf (line + len, sizeof line - len, "; proves optimality");
+      const char *sep = "; reads --";
+      for (unsigned k = 1; k < ML_KNOB__END && len < sizeof line; k <<= 1)
+        if ((*s)->knobs & k)
+          {
+            len += (size_t) snprintf (line + len, sizeof line - len, "%s%s", sep, ml_knob_name ((MlKnob) k));
+            sep = ", --";
+          }
+      for (const char *const *key = (*s)->options; key && *key && len < sizeof line; key++)
+        len += (size_t) snprintf (line + len, sizeof line - len, "%s%s", key == (*s)->options ? " (" : ", ", *key);
+      if ((*s)->options && (*s)->options[0] && len < sizeof line)
+        len += (size_t) snprintf (line + len, sizeof line - len, ")");
+      printf ("%-16s %-8s %s%s%s%s\n", (*s)->name, kind, (*s)->summary, len ? " [" : "", len ? line + 2 : "", len ? "]" : "");
+    }
   return EXIT_OK;
 }

@@ -20,6 +20,19 @@ static const char usage_text[] =
   "would save. A trace with a recorded OOM (PyTorch snapshot) also gets\n"
   "that OOM explained. Exit code 1 when the strategy runs out of memory.\n";
 
+/* The verdict's name in capitals, as the terminal shows it. */
+static const char *
+verdict_upper (MlOomVerdict v)
+{
+  static char buf[32];
+  const char *name = ml_oom_verdict_name (v);
+  size_t i = 0;
+  for (; name[i] && i + 1 < sizeof buf; i++)
+    buf[i] = (char) (name[i] >= 'a' && name[i] <= 'z' ? name[i] - 'a' + 'A' : name[i]);
+  buf[i] = 0;
+  return buf;
+}
+
 static void
 print_oom_line (const MlBuffers *bufs, const MlOom *o)
 {
@@ -29,12 +42,8 @@ print_oom_line (const MlBuffers *bufs, const MlOom *o)
                                                       && bufs->trace->stacks[b->stack].site
                                                       ? bufs->trace->stacks[b->stack].site : b->name),
           b->stream);
-  if (o->fragmentation)
-    printf ("  verdict: FRAGMENTATION — %s free under the capacity, but the largest free block is %s\n",
-            cli_size (o->free_bytes), cli_size (o->largest_free));
-  else
-    printf ("  verdict: CAPACITY — only %s free under the capacity for a %s request\n", cli_size (o->free_bytes),
-            cli_size (o->request));
+  char why[256];
+  printf ("  verdict: %s — %s\n", verdict_upper (o->verdict), ml_oom_reason (o, why, sizeof why));
   printf ("  live %s · reserved %s · free %s · largest free block %s\n", cli_size (o->live), cli_size (o->reserved),
           cli_size (o->free_bytes), cli_size (o->largest_free));
 }
@@ -92,7 +101,7 @@ print_text (const char *path, const MlBuffers *bufs, const MlDiagnosis *d)
                 printf ("    %-16s fits: peak %s, headroom %s\n", a->name, cli_size (a->peak), cli_size (d->capacity - a->peak));
               else if (a->oom.request)
                 printf ("    %-16s OOM at tick %" PRIu64 " (%s), peak %s\n", a->name, a->oom.tick,
-                        a->oom.fragmentation ? "fragmentation" : "capacity", cli_size (a->peak));
+                        ml_oom_verdict_name (a->oom.verdict), cli_size (a->peak));
               else
                 printf ("    %-16s over the capacity: peak %s\n", a->name, cli_size (a->peak));
             }
@@ -132,12 +141,8 @@ print_text (const char *path, const MlBuffers *bufs, const MlDiagnosis *d)
         {
           printf ("    live %s · reserved %s · cached free %s (largest block %s)\n", cli_size (d->rec_live),
                   cli_size (d->rec_reserved), cli_size (d->rec_cached_free), cli_size (d->rec_largest_cached));
-          if (d->rec_fragmentation)
-            printf ("    verdict: FRAGMENTATION — cached free + device free = %s would hold the request, but no block is large enough\n",
-                    cli_size (d->rec_cached_free + d->rec_device_free));
-          else
-            printf ("    verdict: CAPACITY — cached free + device free = %s is less than the request\n",
-                    cli_size (d->rec_cached_free + d->rec_device_free));
+          char why[256];
+          printf ("    verdict: %s — %s\n", verdict_upper (d->rec_verdict), ml_diagnosis_recorded_reason (d, why, sizeof why));
         }
       else
         printf ("    live %s (the trace has no addresses: cached blocks unknown)\n", cli_size (d->rec_live));
@@ -176,7 +181,7 @@ cmd_diagnose (int argc, char **argv)
     return cli_usage ("diagnose", usage_text);
   if (!o.strategy)
     o.strategy = ml_strategy_find ("caching") ? "caching" : "best-fit";
-  if (strcmp (o.strategy, "recorded") != 0 && !ml_strategy_find (o.strategy))
+  if (!ml_strategy_find (o.strategy))
     return cli_fail ("diagnose", EXIT_BAD, "unknown strategy \"%s\" (see 'memlens strategies')", o.strategy);
   const MlStrategy **alts = cli_strategies ("diagnose", o.strategies ? o.strategies : "all");
   if (!alts)
@@ -207,7 +212,7 @@ cmd_diagnose (int argc, char **argv)
       /* the recorded plan or a plan file: measured against the capacity */
       MlMetrics m;
       if (ml_metrics_compute (bufs, plan, &m, NULL, NULL) == 0 && m.peak > o.knobs.capacity)
-        plan->oom.hit = true;
+        ml_oom_over_capacity (&plan->oom);
     }
   if (rc == EXIT_OK)
     {

@@ -49,14 +49,16 @@ cmd_plan (int argc, char **argv)
     }
   if (optind + 1 != argc || !o.strategy || !o.output)
     return cli_usage ("plan", usage_text);
-  if (strcmp (o.strategy, "recorded") != 0 && !ml_strategy_find (o.strategy))
+  const MlStrategy *strategy = ml_strategy_find (o.strategy);
+  if (!strategy)
     return cli_fail ("plan", EXIT_BAD, "unknown strategy \"%s\" (see 'memlens strategies')", o.strategy);
+  cli_note_knobs ("plan", &o, (const MlStrategy *const[]) { strategy, NULL });
   if (write_model)
     {
       char mext[16];
       ml_path_ext (write_model, mext, sizeof mext, NULL);
-      if (strcmp (o.strategy, "ilp") != 0)
-        return cli_fail ("plan", EXIT_BAD, "--write-model needs --strategy ilp");
+      if (!ml_strategy_reads_option (strategy, "write-model"))
+        return cli_fail ("plan", EXIT_BAD, "--write-model needs a strategy that writes a model:%s", cli_strategies_reading ("write-model"));
       if (strcmp (mext, "lp") != 0 && strcmp (mext, "mps") != 0)
         return cli_fail ("plan", EXIT_BAD, "%s: write the model as .lp or .mps", write_model);
       if (strchr (write_model, ','))

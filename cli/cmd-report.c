@@ -61,6 +61,8 @@ cmd_report (int argc, char **argv)
     return cli_fail ("report", EXIT_BAD, "this memlens was built without cairo: no HTML report (use .md, .json or .csv)");
 #endif
   const MlStrategy **list = cli_strategies ("report", o.strategies);
+  if (list)
+    cli_note_knobs ("report", &o, list);
   if (!list)
     return EXIT_BAD;
   const char *path = argv[optind];

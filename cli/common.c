@@ -70,6 +70,7 @@ cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
         exit (cli_error (cmd, &err));
       if (o->knobs.chunk == 0)
         exit (cli_fail (cmd, EXIT_BAD, "--chunk %s: must be more than 0", arg));
+      o->knobs_given |= ML_KNOB_CHUNK;
       return 1;
     case CLI_OPT_JSON:
       o->json = true;
@@ -88,6 +89,7 @@ cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
     case CLI_OPT_TIMELIMIT:
       if (ml_parse_duration (arg, &o->knobs.time_limit, &err) < 0)
         exit (cli_error (cmd, &err));
+      o->knobs_given |= ML_KNOB_TIME_LIMIT;
       return 1;
     case CLI_OPT_OPTIONS:
       o->knobs.options = arg;
@@ -107,11 +109,13 @@ cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
     case CLI_OPT_SEED:
       if (ml_parse_u64 (arg, strlen (arg), &o->knobs.seed) < 0)
         exit (cli_fail (cmd, EXIT_BAD, "--seed %s: not a non-negative integer", arg));
+      o->knobs_given |= ML_KNOB_SEED;
       return 1;
     case CLI_OPT_RETRIES:
       if (ml_parse_u64 (arg, strlen (arg), &v) < 0 || v > 1000)
         exit (cli_fail (cmd, EXIT_BAD, "--retries %s: not a number from 0 to 1000", arg));
       o->knobs.retries = (uint32_t) v;
+      o->knobs_given |= ML_KNOB_RETRIES;
       return 1;
     }
   return 0;
@@ -192,6 +196,46 @@ cli_strategies (const char *cmd, const char *list)
   return out;
 }
 
+void
+cli_note_knobs (const char *cmd, const MlCliOpts *o, const MlStrategy *const *list)
+{
+  if (o->quiet)
+    return;
+  for (unsigned k = 1; k < ML_KNOB__END; k <<= 1)
+    {
+      if (!(o->knobs_given & k) || k == ML_KNOB_OPTIONS)
+        continue;
+      bool read = false;
+      for (size_t i = 0; list && list[i]; i++)
+        read |= (list[i]->knobs & k) != 0;
+      if (read)
+        continue;
+      fprintf (stderr, "memlens %s: --%s does not apply to", cmd, ml_knob_name ((MlKnob) k));
+      for (size_t i = 0; list && list[i]; i++)
+        fprintf (stderr, "%s%s", i ? ", " : " ", list[i]->name);
+      const char *sep = " (read by ";
+      for (const MlStrategy *const *s = ml_strategies_all (); *s; s++)
+        if ((*s)->knobs & k)
+          {
+            fprintf (stderr, "%s%s", sep, (*s)->name);
+            sep = ", ";
+          }
+      fputs (*sep == ',' ? ")\n" : ": no strategy reads it\n", stderr);
+    }
+}
+
+const char *
+cli_strategies_reading (const char *key)
+{
+  static char list[256];
+  size_t len = 0;
+  list[0] = 0;
+  for (const MlStrategy *const *s = ml_strategies_all (); *s; s++)
+    if (ml_strategy_reads_option (*s, key) && len < sizeof list)
+      len += (size_t) snprintf (list + len, sizeof list - len, " %s", (*s)->name);
+  return len ? list : " none in this build";
+}
+
 static double progress_last;
 static bool progress_shown;
 
@@ -248,21 +292,9 @@ cli_get_plan (const char *cmd, const MlBuffers *bufs, MlCliOpts *o, MlPlan **pla
         return cli_error (cmd, &err);
       return EXIT_OK;
     }
-  const char *name = o->strategy ? o->strategy : "recorded";
-  if (strcmp (name, "recorded") == 0)
-    {
-      if (ml_plan_from_recorded (bufs, plan, &err) < 0)
-        {
-          if (o->strategy)
-            return cli_error (cmd, &err);
-          name = "best-fit";
-        }
-      else
-        return EXIT_OK;
-    }
-  const MlStrategy *s = ml_strategy_find (name);
+  const MlStrategy *s = o->strategy ? ml_strategy_find (o->strategy) : ml_strategy_initial (ml_plan_has_recorded (bufs));
   if (!s)
-    return cli_fail (cmd, EXIT_BAD, "unknown strategy \"%s\" (see 'memlens strategies')", name);
+    return cli_fail (cmd, EXIT_BAD, "unknown strategy \"%s\" (see 'memlens strategies')", o->strategy);
   o->knobs.progress = cli_progress (o->quiet);
   int rc = ml_sim_run (bufs, s, &o->knobs, plan, &err);
   cli_progress_done ();

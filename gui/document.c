@@ -86,7 +86,7 @@ ml_view_knobs_init (MlViewKnobs *k)
 const char *
 ml_document_default_strategy (const MlTrace *trace)
 {
-  return trace->has_addrs ? ML_RECORDED : "best-fit";
+  return ml_strategy_initial (trace->has_addrs)->name;
 }
 
 const char **
@@ -96,12 +96,11 @@ ml_document_strategy_names (const MlTrace *trace)
   gsize n = 0;
   while (all[n])
     n++;
-  const char **names = g_new0 (const char *, n + 2);
+  const char **names = g_new0 (const char *, n + 1);
   gsize k = 0;
-  if (trace && trace->has_addrs)
-    names[k++] = ML_RECORDED;
   for (gsize i = 0; i < n; i++)
-    names[k++] = all[i]->name;
+    if (!(all[i]->flags & ML_STRATEGY_RECORDED) || (trace && trace->has_addrs))
+      names[k++] = all[i]->name;
   return names;
 }
 
@@ -265,21 +264,16 @@ run_strategy (const MlBuffers *bufs, const char *name, const MlViewKnobs *vk, Jo
   MlError err = { 0 };
   double t0 = ml_now ();
   int rc;
-  if (strcmp (name, ML_RECORDED) == 0)
-    rc = ml_plan_from_recorded (bufs, &run->plan, &err);
+  const MlStrategy *s = ml_strategy_find (name);
+  if (!s)
+    rc = ml_error_set (&err, ML_EUSAGE, "unknown strategy \"%s\"", name);
   else
     {
-      const MlStrategy *s = ml_strategy_find (name);
-      if (!s)
-        rc = ml_error_set (&err, ML_EUSAGE, "unknown strategy \"%s\"", name);
-      else
-        {
-          MlKnobs k;
-          to_ml_knobs (vk, bufs->trace, &k);
-          k.align = bufs->align;
-          k.progress = &jp->progress;
-          rc = ml_sim_run (bufs, s, &k, &run->plan, &err);
-        }
+      MlKnobs k;
+      to_ml_knobs (vk, bufs->trace, &k);
+      k.align = bufs->align;
+      k.progress = &jp->progress;
+      rc = ml_sim_run (bufs, s, &k, &run->plan, &err);
     }
   if (rc == 0 && run->plan && run->plan->seconds <= 0)
     run->plan->seconds = ml_now () - t0;
@@ -351,8 +345,9 @@ build_document (MlTraceBox *box, Job *job, GError **error)
   for (int r = 0; r < n_runs; r++)
     {
       const char *name = job->strategy[r] ? job->strategy[r] : ml_document_default_strategy (trace);
-      if (strcmp (name, ML_RECORDED) == 0 && !trace->has_addrs)
-        name = "best-fit";
+      const MlStrategy *st = ml_strategy_find (name);
+      if (st && (st->flags & ML_STRATEGY_RECORDED) && !trace->has_addrs)
+        name = ml_strategy_initial (false)->name;
       job->jp.base = 0.6 + 0.4 * r / n_runs;
       job->jp.scale = 0.4 / n_runs;
       doc->runs[r] = run_strategy (doc->bufs, name, &job->knobs, &job->jp, TRUE, box->path, error);
@@ -498,7 +493,7 @@ ml_document_compare_async (MlDocument *doc, const char *names,
   if (names)
     job->names = g_strdup (names);
   else if (ml_document_trace (doc)->has_addrs)
-    job->names = g_strconcat (ML_RECORDED ",", ml_strategies_default (), NULL);
+    job->names = g_strconcat (ml_strategy_recorded.name, ",", ml_strategies_default (), NULL);
   else
     job->names = g_strdup (ml_strategies_default ());
   GTask *task = g_task_new (NULL, cancellable, callback, user_data);

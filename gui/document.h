@@ -30,9 +30,6 @@ G_BEGIN_DECLS
 #define ML_GUI_ERROR (ml_gui_error_quark ())
 GQuark ml_gui_error_quark (void);
 
-/* The strategy name for the plan the real allocator made. */
-#define ML_RECORDED "recorded"
-
 typedef struct {
   gatomicrefcount rc;
   char    *path;

@@ -60,7 +60,7 @@ ml_issues_page_set_document (MlIssuesPage *self, MlDocument *d)
         continue;
       const MlOom *o = &run->plan->oom;
       g_autofree char *title = g_strdup_printf ("%s: OOM at tick %" G_GUINT64_FORMAT " (%s)", run->strategy, o->tick,
-                                                o->fragmentation ? "fragmentation" : "capacity");
+                                                ml_oom_verdict_name (o->verdict));
       char c[32], e[32];
       g_autofree char *sub = g_strdup_printf ("request %s; live %s, free %s, largest free block %s",
                                               ml_format_size (o->request, a, sizeof a), ml_format_size (o->live, b, sizeof b),

@@ -87,7 +87,7 @@ ml_table_page_set_runs (MlTablePage *self, MlDocument *doc, GPtrArray *runs)
       g_snprintf (c, sizeof c, "%.2f", run->metrics.frag_max);
       if (run->plan->oom.hit)
         g_snprintf (d, sizeof d, "@%" G_GUINT64_FORMAT " %s", run->plan->oom.tick,
-                    run->plan->oom.fragmentation ? "frag" : "cap");
+                    ml_oom_verdict_name (run->plan->oom.verdict));
       else
         g_strlcpy (d, "—", sizeof d);
       if (run->plan->seconds < 1.0)

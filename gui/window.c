@@ -544,7 +544,7 @@ update_summary (MlWindow *self, int i)
                           m->overhead * 100, m->frag_max, m->frag_at_peak, ml_format_size (m->internal_waste, c, sizeof c));
   if (run->plan->oom.hit)
     g_string_append_printf (s, "   <span foreground='#c0392b'><b>OOM at tick %" G_GUINT64_FORMAT " (%s)</b></span>",
-                            run->plan->oom.tick, run->plan->oom.fragmentation ? "fragmentation" : "capacity");
+                            run->plan->oom.tick, ml_oom_verdict_name (run->plan->oom.verdict));
   size_t ni = ml_issues_count (&run->issues);
   if (ni)
     g_string_append_printf (s, "   <span foreground='#c0392b'><b>%zu issue%s</b></span>", ni, ni == 1 ? "" : "s");

@@ -9,6 +9,7 @@
 #include "sim/base/jsonutil.h"
 #include "sim/base/treap.h"
 #include "sim/base/u64map.h"
+#include "sim/strategy.h"
 
 MlPlan *
 ml_plan_new (size_t n, const char *strategy)
@@ -108,7 +109,27 @@ ml_oom_write_json (FILE *fp, const MlBuffers *bufs, const MlOom *o)
   fprintf (fp, ",\"request\":%" PRIu64 ",\"live\":%" PRIu64 ",\"reserved\":%" PRIu64 ",\"free\":%" PRIu64
            ",\"largest_free\":%" PRIu64 ",\"verdict\":\"%s\",\"retries\":%u,\"released\":%" PRIu64 "}",
            o->request, o->live, o->reserved, o->free_bytes, o->largest_free,
-           !o->request ? "over-capacity" : o->fragmentation ? "fragmentation" : "capacity", o->retries, o->released);
+           ml_oom_verdict_name (o->verdict), o->retries, o->released);
+}
+
+const char *
+ml_oom_verdict_name (MlOomVerdict v)
+{
+  switch (v)
+    {
+    case ML_OOM_CAPACITY:      return "capacity";
+    case ML_OOM_FRAGMENTATION: return "fragmentation";
+    case ML_OOM_OVER_CAPACITY: return "over-capacity";
+    }
+  return "?";
+}
+
+void
+ml_oom_over_capacity (MlOom *o)
+{
+  o->hit = true;
+  o->request = 0;
+  o->verdict = ML_OOM_OVER_CAPACITY;
 }
 
 int
@@ -337,14 +358,22 @@ out:
 
 /* ---- the recorded plan ---- */
 
+bool
+ml_plan_has_recorded (const MlBuffers *bufs)
+{
+  if (!bufs->trace)
+    return false;
+  for (size_t i = 0; i < bufs->n; i++)
+    if (bufs->buf[i].flags & ML_BUF_HAS_ADDR)
+      return true;
+  return false;
+}
+
 int
 ml_plan_from_recorded (const MlBuffers *bufs, MlPlan **out, MlError *err)
 {
   const MlTrace *t = bufs->trace;
-  bool any = false;
-  for (size_t i = 0; i < bufs->n && !any; i++)
-    any = bufs->buf[i].flags & ML_BUF_HAS_ADDR;
-  if (!t || !any)
+  if (!ml_plan_has_recorded (bufs))
     return ml_error_set (err, ML_EUNSUPPORTED, "the trace has no recorded addresses");
   MlPlan *p = ml_plan_new (bufs->n, "recorded");
   if (!p)
@@ -460,3 +489,35 @@ ml_plan_from_recorded (const MlBuffers *bufs, MlPlan **out, MlError *err)
   *out = p;
   return 0;
 }
+
+/* The recorded plan as a strategy: @plan (the driver's, empty) takes the
+ * recorded segments and placements. */
+static int
+recorded_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *err)
+{
+  (void) knobs;
+  MlPlan *rec;
+  int rc = ml_plan_from_recorded (bufs, &rec, err);
+  if (rc < 0)
+    return rc;
+  plan->n_segments = 0;
+  for (size_t s = 0; s < rec->n_segments && rc == 0; s++)
+    if (ml_plan_add_segment (plan, &rec->segments[s]) < 0)
+      rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+  if (rc == 0)
+    {
+      memcpy (plan->segment, rec->segment, rec->n * sizeof *rec->segment);
+      memcpy (plan->offset, rec->offset, rec->n * sizeof *rec->offset);
+      plan->align = rec->align;
+    }
+  ml_plan_free (rec);
+  return rc;
+}
+
+const MlStrategy ml_strategy_recorded = {
+  .name = "recorded",
+  .summary = "what the real allocator did (traces with addresses)",
+  .kind = ML_STRATEGY_OFFLINE,
+  .flags = ML_STRATEGY_RECORDED,
+  .plan = recorded_plan,
+};

@@ -28,6 +28,17 @@ typedef struct {
   uint32_t flags;
 } MlSegment;
 
+/* Why a capacity refused: the OOM verdict. */
+typedef enum {
+  ML_OOM_CAPACITY = 0,    /* fewer free bytes under the capacity than the request */
+  ML_OOM_FRAGMENTATION,   /* enough free bytes, but no free block large enough */
+  ML_OOM_OVER_CAPACITY,   /* a layout past the capacity with no single failing
+                           * request (a static plan, the recorded one) */
+} MlOomVerdict;
+
+/* "capacity", "fragmentation", "over-capacity" (the JSON verdicts). */
+const char *ml_oom_verdict_name (MlOomVerdict verdict);
+
 /* The first allocation a capacity refused. */
 typedef struct {
   bool     hit;
@@ -38,10 +49,14 @@ typedef struct {
   uint64_t reserved;      /* bytes reserved (segments / high water) */
   uint64_t free_bytes;    /* capacity - live */
   uint64_t largest_free;  /* largest block that could have been used */
-  bool     fragmentation; /* verdict: true = fragmentation, false = capacity */
+  MlOomVerdict verdict;
   uint32_t retries;       /* retries run for this request before it failed */
   uint64_t released;      /* bytes those retries gave back to the device */
 } MlOom;
+
+/* Marks @oom hit by a layout over the capacity with no request to blame
+ * (ML_OOM_OVER_CAPACITY). */
+void ml_oom_over_capacity (MlOom *oom);
 
 typedef struct {
   char      *strategy;     /* owned */
@@ -67,9 +82,8 @@ typedef struct {
   char      *note;           /* owned, optional: "time limit reached", ... */
 } MlPlan;
 
-/* Writes @oom as a JSON object ("null" when none hit) with the verdict
- * "fragmentation", "capacity", or "over-capacity" (a static layout past
- * the capacity with no single failing request). */
+/* Writes @oom as a JSON object ("null" when none hit) with its verdict
+ * (ml_oom_verdict_name). */
 void ml_oom_write_json (FILE *fp, const MlBuffers *bufs, const MlOom *oom);
 
 /* A plan for @n buffers, every buffer in segment 0 at offset 0, no
@@ -96,5 +110,7 @@ int ml_plan_read_json  (const char *path, const MlBuffers *bufs, MlPlan **out, M
  * from the lowest to the highest address). ML_EUNSUPPORTED when the trace
  * has no addresses. */
 int ml_plan_from_recorded (const MlBuffers *bufs, MlPlan **out, MlError *err);
+/* True when @bufs has a recorded plan (some buffer has its address). */
+bool ml_plan_has_recorded (const MlBuffers *bufs);
 
 #endif

@@ -23,6 +23,20 @@ ml_knobs_init (MlKnobs *k)
   k->seed = 1;
 }
 
+const char *
+ml_knob_name (MlKnob knob)
+{
+  switch (knob)
+    {
+    case ML_KNOB_TIME_LIMIT: return "time-limit";
+    case ML_KNOB_SEED:       return "seed";
+    case ML_KNOB_OPTIONS:    return "options";
+    case ML_KNOB_CHUNK:      return "chunk";
+    case ML_KNOB_RETRIES:    return "retries";
+    default:                 return "?";
+    }
+}
+
 struct MlSimContext {
   const MlBuffers *bufs;
   MlPlan          *plan;
@@ -131,7 +145,7 @@ record_oom (MlPlan *plan, const MlBuffers *bufs, uint32_t b, uint64_t tick, uint
   o->reserved = reserved;
   o->free_bytes = capacity > live ? capacity - live : 0;
   o->largest_free = largest;
-  o->fragmentation = o->free_bytes >= o->request;
+  o->verdict = o->free_bytes >= o->request ? ML_OOM_FRAGMENTATION : ML_OOM_CAPACITY;
 }
 
 static int
@@ -260,6 +274,8 @@ ml_sim_run (const MlBuffers *bufs, const MlStrategy *s, const MlKnobs *knobs_in,
     err->code = 0;
   if (s->kind == ML_STRATEGY_ONLINE)
     rc = run_online (bufs, s, &knobs, plan, err);
+  else if (s->flags & ML_STRATEGY_RECORDED)
+    rc = s->plan (bufs, &knobs, plan, err);   /* not an allocator: no time, the capacity is ml_sim_evaluate's */
   else
     {
       double t0 = ml_now ();
@@ -267,6 +283,12 @@ ml_sim_run (const MlBuffers *bufs, const MlStrategy *s, const MlKnobs *knobs_in,
       plan->seconds = ml_now () - t0;
       if (rc == 0 && plan->n_segments == 0)
         rc = ml_plan_make_arena (plan, bufs) < 0 ? ml_error_set (err, ML_ENOMEM, "out of memory") : 0;
+      /* a peak that meets the lower bound cannot be beaten, whoever found it */
+      if (rc == 0 && !plan->optimal && plan->n_segments == 1 && ml_plan_arena_size (plan, bufs) == bufs->lower_bound)
+        {
+          plan->optimal = true;
+          plan->proven_lb = bufs->lower_bound;
+        }
       if (rc == 0 && knobs.capacity && !plan->oom.hit)
         {
           /* the first buffer, in allocation order, that ends past the capacity */
@@ -315,7 +337,28 @@ ml_sim_evaluate (const MlBuffers *bufs, const MlStrategy *s, const MlKnobs *knob
   rc = ml_metrics_compute (bufs, res->plan, &res->metrics, NULL, &e);
   if (rc < 0)
     return ml_error_set (err, rc, "%s", e.msg);
+  /* the recorded run over the capacity: no request to blame */
+  if ((s->flags & ML_STRATEGY_RECORDED) && knobs && knobs->capacity && res->metrics.peak > knobs->capacity)
+    ml_oom_over_capacity (&res->plan->oom);
   return 0;
+}
+
+const MlStrategy **
+ml_sim_lineup (const MlBuffers *bufs, const MlStrategy *const *list)
+{
+  size_t n = 0;
+  while (list && list[n])
+    n++;
+  const MlStrategy **out = calloc (n + 2, sizeof *out);
+  if (!out)
+    return NULL;
+  size_t k = 0;
+  if (ml_plan_has_recorded (bufs))
+    out[k++] = &ml_strategy_recorded;
+  for (size_t i = 0; i < n; i++)
+    if (!(list[i]->flags & ML_STRATEGY_RECORDED))
+      out[k++] = list[i];
+  return out;
 }
 
 void

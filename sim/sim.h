@@ -36,6 +36,12 @@ int  ml_sim_evaluate (const MlBuffers *bufs, const MlStrategy *strategy, const M
                       MlResult *res, MlError *err);
 void ml_result_clear (MlResult *res);
 
+/* The strategies a comparison runs, in order: the recorded plan first
+ * when @bufs has one (whether @list names it or not), then @list without
+ * it. NULL-terminated; the caller frees the array (not the strategies).
+ * NULL when out of memory. */
+const MlStrategy **ml_sim_lineup (const MlBuffers *bufs, const MlStrategy *const *list);
+
 double ml_now (void);   /* monotonic seconds */
 
 #endif

@@ -21,6 +21,37 @@
 
 typedef enum { ML_STRATEGY_ONLINE, ML_STRATEGY_OFFLINE } MlStrategyKind;
 
+/* What the call sites need to know about a strategy (MlStrategy.flags). */
+enum {
+  /* In the default set of compare, report and the viewer: fast on every
+   * trace (ml_strategies_default). */
+  ML_STRATEGY_DEFAULT  = 1 << 0,
+  /* Can prove optimality beyond the lower bound (a search that is
+   * optimal when it finishes). Whatever the strategy, the driver marks an
+   * offline plan whose peak meets the lower bound optimal. */
+  ML_STRATEGY_PROVES_OPTIMAL = 1 << 1,
+  /* The recorded plan: what the real allocator did, from the trace's
+   * addresses (ML_EUNSUPPORTED without them). Not an allocator: no time,
+   * no alternative to diagnose, shown first by comparisons. */
+  ML_STRATEGY_RECORDED = 1 << 2,
+};
+
+/* The knobs of MlKnobs a strategy reads (MlStrategy.knobs) beyond the two
+ * the driver honours for every strategy (align, capacity); a knob given
+ * for strategies none of which reads it does not apply. */
+typedef enum {
+  ML_KNOB_TIME_LIMIT = 1 << 0,
+  ML_KNOB_SEED       = 1 << 1,
+  ML_KNOB_OPTIONS    = 1 << 2,
+  ML_KNOB_CHUNK      = 1 << 3,
+  ML_KNOB_RETRIES    = 1 << 4,
+  ML_KNOB__END       = 1 << 5,
+} MlKnob;
+
+/* The knob's command-line name without the dashes ("time-limit"), "?"
+ * for anything but one ML_KNOB_ bit. */
+const char *ml_knob_name (MlKnob knob);
+
 
 /* Knobs every strategy honours where it applies. */
 typedef struct {
@@ -73,6 +104,10 @@ typedef struct MlStrategy {
   const char     *name;
   const char     *summary;   /* one line for --help and reports */
   MlStrategyKind  kind;
+  unsigned        flags;     /* ML_STRATEGY_DEFAULT | ... */
+  unsigned        knobs;     /* the MlKnob bits it reads */
+  /* The keys its knobs->options understand, NULL-terminated (NULL: none). */
+  const char *const *options;
 
   /* online */
   int  (*create)  (MlSimContext *ctx, const MlKnobs *knobs, void **state, MlError *err);
@@ -97,6 +132,10 @@ typedef struct MlStrategy {
   /* offline */
   int  (*plan)    (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *err);
 } MlStrategy;
+
+/* The recorded plan (ML_STRATEGY_RECORDED) as a table entry: its plan()
+ * is ml_plan_from_recorded (sim/plan.c). */
+extern const MlStrategy ml_strategy_recorded;
 
 
 #endif

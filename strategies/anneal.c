@@ -13,6 +13,8 @@ typedef struct {
   uint64_t moves;   /* 0 = until the time limit */
 } AnnealOptions;
 
+static const char *const anneal_keys[] = { "moves", NULL };
+
 static int
 anneal_option (void *user, const char *key, const char *value, MlError *err)
 {
@@ -55,11 +57,7 @@ anneal_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError 
     return rc;
   uint64_t greedy_peak = peak, lb = bufs->lower_bound;
   if (n == 0 || peak <= lb)
-    {
-      plan->optimal = true;
-      plan->proven_lb = lb;
-      return 0;
-    }
+    return 0;   /* nothing to improve (the driver marks it optimal) */
   MlPlacer *p = NULL;
   uint64_t *cur = malloc (n * sizeof *cur);
   uint32_t *crit = malloc (n * sizeof *crit);
@@ -239,11 +237,6 @@ anneal_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError 
   if (ml_plan_set_note (plan, note) < 0)
     rc = ml_error_set (err, ML_ENOMEM, "out of memory");
   plan->ops = moves;
-  if (best_peak <= lb)
-    {
-      plan->optimal = true;
-      plan->proven_lb = lb;
-    }
 out:
   _ml_placer_free (p);
   free (cur);
@@ -255,5 +248,7 @@ const MlStrategy ml_strategy_anneal = {
   .name = "anneal",
   .summary = "offline: simulated annealing from the best greedy plan (re-places buffers at the peak); never worse than greedy",
   .kind = ML_STRATEGY_OFFLINE,
+  .knobs = ML_KNOB_TIME_LIMIT | ML_KNOB_SEED | ML_KNOB_OPTIONS,
+  .options = anneal_keys,
   .plan = anneal_plan,
 };

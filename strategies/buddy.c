@@ -352,10 +352,14 @@ buddy_destroy (void *state)
   free (b);
 }
 
+static const char *const buddy_keys[] = { "release", "arena", NULL };
+
 const MlStrategy ml_strategy_buddy = {
   .name = "buddy",
   .summary = "online: binary buddy blocks in power-of-two segments of --chunk (or one arena: --options arena=1); O(log)",
   .kind = ML_STRATEGY_ONLINE,
+  .knobs = ML_KNOB_CHUNK | ML_KNOB_RETRIES | ML_KNOB_OPTIONS,
+  .options = buddy_keys,
   .create = buddy_create, .alloc = buddy_alloc, .release = buddy_release,
   .release_cached = buddy_release_cached,
   .largest_free = buddy_largest_free, .lift_capacity = buddy_lift, .destroy = buddy_destroy,

@@ -148,10 +148,15 @@ strat_destroy (void *state)
   free (s);
 }
 
+static const char *const caching_keys[] = { "max_split_size_mb", "expandable_segments", "roundup_power2_divisions", NULL };
+
 const MlStrategy ml_strategy_caching = {
   .name = "caching",
   .summary = "online: PyTorch's CUDA caching allocator (512 B rounding, 2/20 MiB segments, best fit per pool and stream)",
   .kind = ML_STRATEGY_ONLINE,
+  .flags = ML_STRATEGY_DEFAULT,
+  .knobs = ML_KNOB_OPTIONS | ML_KNOB_RETRIES,
+  .options = caching_keys,
   .create = strat_create, .alloc = strat_alloc, .release = strat_release,
   .release_cached = strat_release_cached,
   .largest_free = strat_largest_free, .lift_capacity = strat_lift, .destroy = strat_destroy,

@@ -464,6 +464,8 @@ typedef struct {
   int mode;   /* 0 = auto, 1 = fit, 2 = minimize */
 } ExactOptions;
 
+static const char *const exact_keys[] = { "mode", NULL };
+
 static int
 exact_option (void *user, const char *key, const char *value, MlError *err)
 {
@@ -761,5 +763,8 @@ const MlStrategy ml_strategy_exact = {
   .name = "exact",
   .summary = "offline: branch and bound over canonical placements (MiniMalloc style); anytime, optimal when it finishes",
   .kind = ML_STRATEGY_OFFLINE,
+  .flags = ML_STRATEGY_PROVES_OPTIMAL,
+  .knobs = ML_KNOB_TIME_LIMIT | ML_KNOB_OPTIONS,
+  .options = exact_keys,
   .plan = exact_plan,
 };

@@ -306,6 +306,7 @@ const MlStrategy ml_strategy_first_fit = {
   .name = "first-fit",
   .summary = "online: lowest hole that fits; O(log n) with a max-augmented B+ tree",
   .kind = ML_STRATEGY_ONLINE,
+  .flags = ML_STRATEGY_DEFAULT,
   .create = create_first, .alloc = fit_alloc, .release = fit_release,
   .largest_free = fit_largest_free, .lift_capacity = fit_lift, .destroy = fit_destroy,
 };
@@ -314,6 +315,7 @@ const MlStrategy ml_strategy_best_fit = {
   .name = "best-fit",
   .summary = "online: smallest hole that fits (lowest offset among equals); O(log n)",
   .kind = ML_STRATEGY_ONLINE,
+  .flags = ML_STRATEGY_DEFAULT,
   .create = create_best, .alloc = fit_alloc, .release = fit_release,
   .largest_free = fit_largest_free, .lift_capacity = fit_lift, .destroy = fit_destroy,
 };
@@ -322,6 +324,7 @@ const MlStrategy ml_strategy_next_fit = {
   .name = "next-fit",
   .summary = "online: first hole at or after the last placement, wrapping; O(log n)",
   .kind = ML_STRATEGY_ONLINE,
+  .flags = ML_STRATEGY_DEFAULT,
   .create = create_next, .alloc = fit_alloc, .release = fit_release,
   .largest_free = fit_largest_free, .lift_capacity = fit_lift, .destroy = fit_destroy,
 };

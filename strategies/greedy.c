@@ -284,11 +284,6 @@ plan_order (const MlBuffers *bufs, MlOrder kind, MlPlan *plan, MlError *err)
     rc = run_order (bufs, p, kind, order, plan->offset, &peak, err);
   _ml_placer_free (p);
   free (order);
-  if (rc == 0 && peak == bufs->lower_bound)
-    {
-      plan->optimal = true;
-      plan->proven_lb = peak;
-    }
   return rc;
 }
 
@@ -322,11 +317,6 @@ hybrid_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError 
   snprintf (note, sizeof note, "best order: %s", _ml_order_name (best));
   if (ml_plan_set_note (plan, note) < 0)
     return ml_error_set (err, ML_ENOMEM, "out of memory");
-  if (peak == bufs->lower_bound)
-    {
-      plan->optimal = true;
-      plan->proven_lb = peak;
-    }
   return 0;
 }
 
@@ -334,6 +324,7 @@ const MlStrategy ml_strategy_greedy_size = {
   .name = "greedy-size",
   .summary = "offline: largest first, each at the lowest fitting offset (TFLite); ~O(n log n)",
   .kind = ML_STRATEGY_OFFLINE,
+  .flags = ML_STRATEGY_DEFAULT,
   .plan = size_plan,
 };
 
@@ -341,6 +332,7 @@ const MlStrategy ml_strategy_greedy_breadth = {
   .name = "greedy-breadth",
   .summary = "offline: widest time steps first, their buffers largest first (TFLite by breadth)",
   .kind = ML_STRATEGY_OFFLINE,
+  .flags = ML_STRATEGY_DEFAULT,
   .plan = breadth_plan,
 };
 
@@ -348,6 +340,7 @@ const MlStrategy ml_strategy_greedy_conflict = {
   .name = "greedy-conflict",
   .summary = "offline: buffers overlapping the most others first, lowest fitting offset",
   .kind = ML_STRATEGY_OFFLINE,
+  .flags = ML_STRATEGY_DEFAULT,
   .plan = conflict_plan,
 };
 
@@ -355,5 +348,6 @@ const MlStrategy ml_strategy_hybrid = {
   .name = "hybrid",
   .summary = "offline: five greedy orders, keeps the smallest peak (Ascend GE style)",
   .kind = ML_STRATEGY_OFFLINE,
+  .flags = ML_STRATEGY_DEFAULT,
   .plan = hybrid_plan,
 };

@@ -20,6 +20,8 @@ typedef struct {
   char        buf[4096];
 } IlpOptions;
 
+static const char *const ilp_keys[] = { "write-model", "max-pairs", NULL };
+
 static int
 ilp_option (void *user, const char *key, const char *value, MlError *err)
 {
@@ -125,10 +127,7 @@ ilp_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *er
   uint64_t lb = bufs->lower_bound;
   plan->proven_lb = lb;
   if (greedy_peak <= lb && !opt.write_model)
-    {
-      plan->optimal = true;
-      return 0;
-    }
+    return 0;   /* the greedy plan meets the bound (the driver marks it optimal) */
   /* buffers that take room, by start; their overlapping pairs */
   uint32_t *idx = malloc ((n ? n : 1) * sizeof *idx), *col = malloc ((n ? n : 1) * sizeof *col);
   uint32_t *pa = NULL, *pb = NULL;
@@ -158,8 +157,7 @@ ilp_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *er
       if (opt.write_model)
         return ml_error_set (err, ML_EUNSUPPORTED, "ilp: no buffer holds bytes; there is no model to write");
       memset (plan->offset, 0, n * sizeof *plan->offset);
-      plan->optimal = true;
-      return 0;
+      return 0;   /* peak 0 = the bound (the driver marks it optimal) */
     }
   if (g == 0)
     g = 1;
@@ -281,10 +279,7 @@ ilp_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *er
   if (opt.write_model && (rc = write_model (lp, opt.write_model, err)) < 0)
     goto out;
   if (greedy_peak <= lb)
-    {
-      plan->optimal = true;
-      goto out;
-    }
+    goto out;   /* the model is written; the greedy plan meets the bound */
   /* the greedy plan as GLPK's first incumbent */
   start = calloc (m + pairs + 2, sizeof *start);
   if (!start)
@@ -381,6 +376,9 @@ const MlStrategy ml_strategy_ilp = {
   .name = "ilp",
   .summary = "offline: the textbook big-M MIP solved by GLPK (or written as .lp/.mps); optimal when proven",
   .kind = ML_STRATEGY_OFFLINE,
+  .flags = ML_STRATEGY_PROVES_OPTIMAL,
+  .knobs = ML_KNOB_TIME_LIMIT | ML_KNOB_OPTIONS,
+  .options = ilp_keys,
   .plan = ilp_plan,
 };
 

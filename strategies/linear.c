@@ -13,7 +13,6 @@ linear_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError 
         return ml_error_set (err, ML_EINPUT, "the sum of all sizes overflows 64 bits at buffer %" PRIu64, bufs->buf[i].id);
       off += bufs->buf[i].rsize;
     }
-  plan->optimal = false;
   return 0;
 }
 
@@ -21,5 +20,6 @@ const MlStrategy ml_strategy_linear = {
   .name = "linear",
   .summary = "offline baseline: every buffer at a fresh offset, no reuse; O(n)",
   .kind = ML_STRATEGY_OFFLINE,
+  .flags = ML_STRATEGY_DEFAULT,
   .plan = linear_plan,
 };

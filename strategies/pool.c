@@ -401,10 +401,14 @@ pool_destroy (void *state)
   free (p);
 }
 
+static const char *const pool_keys[] = { "large", "release", NULL };
+
 const MlStrategy ml_strategy_pool = {
   .name = "pool",
   .summary = "online: size-classed pool in --chunk chunks (4 classes per doubling), large requests in their own segments; O(1)",
   .kind = ML_STRATEGY_ONLINE,
+  .knobs = ML_KNOB_CHUNK | ML_KNOB_RETRIES | ML_KNOB_OPTIONS,
+  .options = pool_keys,
   .create = pool_create, .alloc = pool_alloc, .release = pool_release,
   .release_cached = pool_release_cached,
   .largest_free = pool_largest_free, .lift_capacity = pool_lift, .destroy = pool_destroy,

@@ -58,7 +58,7 @@ main (void)
   diagnose (&c, H A(1, 100, "x.py:1") A(2, 100, "y.py:2") A(3, 100, "x.py:1") F(1) F(3) A(4, 150, "z.py:3"),
             "first-fit", 300, 1);
   ok (c.rc == 0 && c.d.oom.hit, "first-fit under 300 runs out");
-  ok (c.d.oom.fragmentation, "verdict: fragmentation");
+  ok (c.d.oom.verdict == ML_OOM_FRAGMENTATION, "verdict: fragmentation");
   is_u64 (c.d.oom.tick, 5, "at tick 5");
   is_u64 (c.d.oom.request, 150, "request 150");
   is_u64 (c.d.oom.live, 100, "100 live");
@@ -72,7 +72,7 @@ main (void)
   /* 100 + 100 live and a request of 150 under 300: not enough bytes */
   diagnose (&c, H A(1, 100, "x.py:1") A(2, 100, "y.py:2") A(3, 100, "x.py:1") F(1) A(4, 150, "z.py:3"),
             "first-fit", 300, 1);
-  ok (c.rc == 0 && c.d.oom.hit && !c.d.oom.fragmentation, "verdict: capacity");
+  ok (c.rc == 0 && c.d.oom.hit && c.d.oom.verdict == ML_OOM_CAPACITY, "verdict: capacity");
   is_u64 (c.d.oom.free_bytes, 100, "100 free for a 150 request");
   is_u64 (c.d.requested_live, 200, "200 requested bytes live");
   is_u64 (c.d.n_sites, 2, "two call sites");
@@ -125,7 +125,7 @@ main (void)
   is_u64 (c.d.rec_request, 80, "request 80");
   is_u64 (c.d.rec_cached_free, 90, "90 cached free");
   is_u64 (c.d.rec_largest_cached, 50, "largest cached block 50");
-  ok (c.d.rec_fragmentation, "90 cached + 20 device >= 80: fragmentation");
+  ok (c.d.rec_verdict == ML_OOM_FRAGMENTATION, "90 cached + 20 device >= 80: fragmentation");
   done (&c);
   return tap_done ();
 }

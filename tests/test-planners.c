@@ -55,6 +55,19 @@ run (const MlBuffers *b, const char *name, uint64_t capacity, const char *option
   return ml_sim_run (b, s, &k, out, err);
 }
 
+/* The offline planners of the table (not the recorded plan), NULL-terminated. */
+static const MlStrategy **
+offline_planners (void)
+{
+  static const MlStrategy *list[64];
+  size_t n = 0;
+  for (const MlStrategy *const *s = ml_strategies_all (); *s && n + 1 < 64; s++)
+    if ((*s)->kind == ML_STRATEGY_OFFLINE && !((*s)->flags & ML_STRATEGY_RECORDED))
+      list[n++] = *s;
+  list[n] = NULL;
+  return list;
+}
+
 static size_t
 issues_of (const MlBuffers *b, const MlPlan *p)
 {
@@ -153,6 +166,19 @@ test_hand_worked (void)
       ok (p->optimal, "three: %s knows it is optimal", names[i]);
       ml_plan_free (p);
     }
+  /* every offline planner of the table: a valid plan, optimal exactly
+   * when its peak meets the lower bound or it proved it */
+  for (const MlStrategy **s = offline_planners (); *s; s++)
+    {
+      MlPlan *q;
+      MlError err = { 0 };
+      if (!ok (run (in.b, (*s)->name, 0, NULL, &q, &err) == 0, "three: %s (from the table) runs (%s)", (*s)->name, err.msg))
+        continue;
+      uint64_t peak = ml_plan_arena_size (q, in.b);
+      ok (issues_of (in.b, q) == 0 && peak >= 3, "three: %s's plan validates, peak %" PRIu64 " >= 3", (*s)->name, peak);
+      ok (q->optimal == (peak == 3), "three: %s says optimal only at the optimum", (*s)->name);
+      ml_plan_free (q);
+    }
   /* greedy-size by hand: a(2) then c(2) both at 0, b(1) at 2 */
   MlPlan *p;
   if (run (in.b, "greedy-size", 0, NULL, &p, NULL) == 0)
@@ -209,8 +235,9 @@ rnd (uint64_t n)
 static void
 test_random (void)
 {
-  const char *names[] = { "greedy-size", "greedy-breadth", "greedy-conflict", "hybrid", "exact", "anneal", "ilp", "linear" };
+  const MlStrategy **planners = offline_planners ();
   size_t rounds = 300, mismatch_exact = 0, mismatch_ilp = 0, invalid = 0, below = 0, ilp_runs = 0;
+  size_t proving_runs = 0, mismatch_proving = 0;
   size_t infeasible_ok = 0, infeasible_tests = 0;
   for (size_t r = 0; r < rounds; r++)
     {
@@ -229,36 +256,40 @@ test_random (void)
           continue;
         }
       uint64_t opt = brute_force (in.b);
-      for (size_t s = 0; s < sizeof names / sizeof *names; s++)
+      for (size_t s = 0; planners[s]; s++)
         {
-          if (!ml_strategy_find (names[s]))
-            continue;
+          const char *name = planners[s]->name;
           MlPlan *p;
           MlError err = { 0 };
-          const char *options = strcmp (names[s], "anneal") == 0 ? "moves=200" : NULL;
-          if (run (in.b, names[s], 0, options, &p, &err) < 0)
+          const char *options = strcmp (name, "anneal") == 0 ? "moves=200" : NULL;
+          if (run (in.b, name, 0, options, &p, &err) < 0)
             {
-              printf ("# round %zu %s: %s\n", r, names[s], err.msg);
+              printf ("# round %zu %s: %s\n", r, name, err.msg);
               invalid++;
               continue;
             }
           uint64_t peak = ml_plan_arena_size (p, in.b);
           if (issues_of (in.b, p))
             {
-              printf ("# round %zu: %s plan has conflicts\n", r, names[s]);
+              printf ("# round %zu: %s plan has conflicts\n", r, name);
               invalid++;
             }
           if (peak < opt)
             {
-              printf ("# round %zu: %s peak %" PRIu64 " below the optimum %" PRIu64 "\n", r, names[s], peak, opt);
+              printf ("# round %zu: %s peak %" PRIu64 " below the optimum %" PRIu64 "\n", r, name, peak, opt);
               below++;
             }
-          if (strcmp (names[s], "exact") == 0 && (peak != opt || !p->optimal))
+          if (strcmp (name, "exact") == 0 && (peak != opt || !p->optimal))
             {
               printf ("# round %zu: exact %" PRIu64 " (optimal %d), brute force %" PRIu64 "\n", r, peak, p->optimal, opt);
               mismatch_exact++;
             }
-          if (strcmp (names[s], "ilp") == 0)
+          if (planners[s]->flags & ML_STRATEGY_PROVES_OPTIMAL)
+            {
+              proving_runs++;
+              mismatch_proving += peak != opt || !p->optimal;
+            }
+          if (strcmp (name, "ilp") == 0)
             {
               ilp_runs++;
               if (peak != opt || !p->optimal)
@@ -286,6 +317,8 @@ test_random (void)
   is_u64 (invalid, 0, "random: every strategy's plan validates on %zu instances", rounds);
   is_u64 (below, 0, "random: no plan beats the brute-force optimum");
   is_u64 (mismatch_exact, 0, "random: exact matches the brute force and proves it");
+  is_u64 (mismatch_proving, 0, "random: every planner that proves optimality (table flag) matches the brute force and proves it (%zu runs)",
+          proving_runs);
   if (ml_strategy_find ("ilp"))
     is_u64 (mismatch_ilp, 0, "random: ilp matches the brute force on %zu instances", ilp_runs);
   else
@@ -370,6 +403,37 @@ test_registry (void)
   ok (!strstr (def, "exact") && !strstr (def, "anneal") && !strstr (def, "ilp"), "but not the slow planners");
   ok (ml_strategy_find ("exact") && ml_strategy_find ("anneal") && ml_strategy_find ("greedy-breadth")
       && ml_strategy_find ("greedy-conflict"), "every planner is registered");
+  /* the table is the source: the default set is its DEFAULT entries, each
+   * entry is found by its name, and one entry is the recorded plan */
+  size_t n_default = 0, n_recorded = 0, bad = 0;
+  for (const MlStrategy *const *s = ml_strategies_all (); *s; s++)
+    {
+      bool in_default = false;
+      char *copy = strdup (def), *save = NULL;
+      for (char *tok = strtok_r (copy, ",", &save); tok; tok = strtok_r (NULL, ",", &save))
+        in_default |= strcmp (tok, (*s)->name) == 0;
+      free (copy);
+      if (in_default != !!((*s)->flags & ML_STRATEGY_DEFAULT) || ml_strategy_find ((*s)->name) != *s)
+        {
+          printf ("# %s: default %d, flag %u\n", (*s)->name, in_default, (*s)->flags);
+          bad++;
+        }
+      n_default += in_default;
+      n_recorded += !!((*s)->flags & ML_STRATEGY_RECORDED);
+      if ((*s)->kind == ML_STRATEGY_ONLINE ? !(*s)->create || !(*s)->alloc || !(*s)->release || !(*s)->destroy : !(*s)->plan)
+        {
+          printf ("# %s: a callback of its kind is missing\n", (*s)->name);
+          bad++;
+        }
+    }
+  is_u64 (bad, 0, "every table entry: found by name, in the default set exactly when flagged, its callbacks set");
+  size_t commas = 0;
+  for (const char *c = def; *c; c++)
+    commas += *c == ',';
+  is_u64 (commas + 1, n_default, "the default set lists nothing but table entries (%zu)", n_default);
+  is_u64 (n_recorded, 1, "one entry is the recorded plan");
+  ok (ml_strategy_initial (true) == ml_strategy_find ("recorded") && !(ml_strategy_initial (false)->flags & ML_STRATEGY_RECORDED),
+      "with addresses the recorded plan comes first, without them a strategy");
 }
 
 static void
@@ -378,14 +442,11 @@ test_empty (void)
   Inst in;
   if (!inst_load (&in, "id,lower,upper,size\n0,0,5,0\n"))
     return;
-  const char *names[] = { "greedy-size", "hybrid", "exact", "anneal", "ilp" };
-  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+  for (const MlStrategy **s = offline_planners (); *s; s++)
     {
       MlPlan *p;
-      if (!ml_strategy_find (names[i]))
-        continue;
-      ok (run (in.b, names[i], 0, NULL, &p, NULL) == 0 && ml_plan_arena_size (p, in.b) == 0,
-          "%s: a zero-size buffer needs no room", names[i]);
+      ok (run (in.b, (*s)->name, 0, NULL, &p, NULL) == 0 && ml_plan_arena_size (p, in.b) == 0,
+          "%s: a zero-size buffer needs no room", (*s)->name);
       ml_plan_free (p);
     }
   inst_free (&in);

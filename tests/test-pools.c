@@ -209,7 +209,7 @@ test_buddy_arena (void)
   is_u64 (p->offset[1], 0, "arena: 2K in the 2K root");
   ok (p->oom.hit, "arena: the third request is an OOM");
   is_u64 (p->oom.buffer, 2, "arena: ... buffer 3");
-  ok (!p->oom.fragmentation, "arena: verdict capacity (nothing free)");
+  ok (p->oom.verdict == ML_OOM_CAPACITY, "arena: verdict capacity (nothing free)");
   is_u64 (p->segment[2], 1, "arena: after the OOM the run goes on in a segment");
   is_u64 (issues_of (b, p), 0, "arena: plan validates");
   ml_plan_free (p);
@@ -242,7 +242,7 @@ test_retries (void)
       ok (p && p->oom.hit, "%s --retries 0: the large request fails", names[s]);
       is_u64 (p->oom.retries, 0, "%s --retries 0: no retry ran", names[s]);
       is_u64 (p->oom.released, 0, "%s --retries 0: nothing released", names[s]);
-      ok (p->oom.fragmentation, "%s --retries 0: verdict fragmentation (the bytes are free, cached)", names[s]);
+      ok (p->oom.verdict == ML_OOM_FRAGMENTATION, "%s --retries 0: verdict fragmentation (the bytes are free, cached)", names[s]);
       ml_plan_free (p);
       p = run (b, names[s], 4096, 8192, 1, NULL);
       ok (p && !p->oom.hit, "%s --retries 1: it fits", names[s]);

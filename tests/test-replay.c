@@ -291,6 +291,8 @@ main (void)
   const MlStrategy *const *all = ml_strategies_all ();
   for (size_t i = 0; all[i]; i++)
     {
+      if (all[i]->flags & ML_STRATEGY_RECORDED)
+        continue;   /* not an allocator: the trace's own layout */
       MlKnobs knobs;
       ml_knobs_init (&knobs);
       knobs.align = 256;

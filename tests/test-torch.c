@@ -283,7 +283,7 @@ test_caching (void)
     {
       ok (p->oom.hit, "under 20 MiB the 30 MiB request is an OOM");
       is_u64 (p->oom.tick, 2, "at its tick");
-      ok (!p->oom.fragmentation, "verdict: capacity");
+      ok (p->oom.verdict == ML_OOM_CAPACITY, "verdict: capacity");
     }
   ml_plan_free (p);
   ml_buffers_free (bufs);

@@ -147,7 +147,7 @@ main (void)
   /* races and times: the recorded plan, cross-stream reuse */
   MlDocument *dr = load (p_races, NULL, NULL, NULL, &error, NULL);
   ok (dr != NULL, "the race fixture loads");
-  is_str (dr->runs[0]->strategy, ML_RECORDED, "with addresses: the recorded plan first");
+  is_str (dr->runs[0]->strategy, ml_strategy_recorded.name, "with addresses: the recorded plan first");
   ok (dr->runs[0]->issues.total[ML_ISSUE_CROSS_STREAM] == 1, "one cross-stream reuse is listed");
   ok (ml_document_tick_time (dr, 0) == 0 && ml_document_tick_time (dr, 2) == 2000,
       "times count from the first event (tick 2: 2 µs)");

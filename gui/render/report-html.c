@@ -236,7 +236,7 @@ ml_report_write_html (const MlReport *r, FILE *fp, const MlStyle *style_in, MlEr
       fprintf (fp, "</td><td class=\"r\" title=\"%" PRIu64 " bytes\">%s</td><td>", m->peak, sz (m->peak, s1));
       bar (fp, m->peak, maxpeak, bufs->lower_bound);
       char time[32];
-      if (strcmp (row->name, "recorded") == 0)
+      if (ml_report_row_is_recorded (row))
         snprintf (time, sizeof time, "–");
       else
         snprintf (time, sizeof time, "%.2f ms", res->plan->seconds * 1e3);
@@ -253,7 +253,7 @@ ml_report_write_html (const MlReport *r, FILE *fp, const MlStyle *style_in, MlEr
             fputs ("<td class=\"bad\">over the capacity</td>", fp);
           else
             fprintf (fp, "<td class=\"bad\">OOM at tick %" PRIu64 ": %s</td>", o->tick,
-                     o->fragmentation ? "fragmentation" : "capacity");
+                     ml_oom_verdict_name (o->verdict));
         }
       size_t ni = 0;
       for (int k = 0; k < ML_ISSUE__COUNT; k++)
@@ -303,18 +303,16 @@ ml_report_write_html (const MlReport *r, FILE *fp, const MlStyle *style_in, MlEr
   if (r->have_diag)
     {
       const MlDiagnosis *d = &r->diag;
+      char line[512], why[256];
       fputs ("<h2>Out of memory</h2>\n<p>", fp);
-      if (d->capacity && !d->oom.hit)
-        fprintf (fp, "The %s plan fits under %s (peak %s, headroom %s).", d->strategy, sz (d->capacity, s1),
-                 sz (d->peak, s2), sz (d->capacity - d->peak, s3));
-      else if (d->capacity && !d->oom.request)
-        fprintf (fp, "The %s plan peaks at %s, over the capacity %s.", d->strategy, sz (d->peak, s1), sz (d->capacity, s2));
-      else if (d->capacity)
-        fprintf (fp, "The %s plan runs out of memory under %s at tick %" PRIu64 " on a %s request. Verdict: "
-                     "<b class=\"bad\">%s</b> — %s free, largest free block %s (live %s, reserved %s).",
-                 d->strategy, sz (d->capacity, s1), d->oom.tick, sz (d->oom.request, s2),
-                 d->oom.fragmentation ? "fragmentation" : "capacity", sz (d->oom.free_bytes, s3),
-                 sz (d->oom.largest_free, s4), sz (d->oom.live, s1), sz (d->oom.reserved, s2));
+      if (d->capacity)
+        esc (fp, ml_diagnosis_headline (d, line, sizeof line));
+      if (d->capacity && d->oom.hit && d->oom.request)
+        {
+          fprintf (fp, " Verdict: <b class=\"bad\">%s</b> — ", ml_oom_verdict_name (d->oom.verdict));
+          esc (fp, ml_oom_reason (&d->oom, why, sizeof why));
+          fprintf (fp, " (live %s, reserved %s).", sz (d->oom.live, s1), sz (d->oom.reserved, s2));
+        }
       fputs ("</p>\n", fp);
       if (d->oom.hit && d->oom.request && d->n_sites)
         {
@@ -332,9 +330,12 @@ ml_report_write_html (const MlReport *r, FILE *fp, const MlStyle *style_in, MlEr
           fprintf (fp, "<p>The trace records an OOM at tick %" PRIu64 " on stream %u: a %s request with %s free on the device",
                    d->rec_tick, d->rec_stream, sz (d->rec_request, s1), sz (d->rec_device_free, s2));
           if (d->rec_have_plan)
-            fprintf (fp, "; %s cached free in reserved segments (largest block %s). Verdict: <b class=\"bad\">%s</b>.</p>\n",
-                     sz (d->rec_cached_free, s3), sz (d->rec_largest_cached, s4),
-                     d->rec_fragmentation ? "fragmentation" : "capacity");
+            {
+              fprintf (fp, "; %s cached free in reserved segments (largest block %s). Verdict: <b class=\"bad\">%s</b> — ",
+                       sz (d->rec_cached_free, s3), sz (d->rec_largest_cached, s4), ml_oom_verdict_name (d->rec_verdict));
+              esc (fp, ml_diagnosis_recorded_reason (d, why, sizeof why));
+              fputs (".</p>\n", fp);
+            }
           else
             fputs (".</p>\n", fp);
         }

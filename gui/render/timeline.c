@@ -626,7 +626,7 @@ ml_timeline_draw_layout (cairo_t *cr, const MlView *v, const MlScene *s, const M
             }
           char text[128], req[32];
           snprintf (text, sizeof text, "OOM: %s request (%s)", ml_format_size (s->plan->oom.request, req, sizeof req),
-                    s->plan->oom.fragmentation ? "fragmentation" : "capacity");
+                    ml_oom_verdict_name (s->plan->oom.verdict));
           double tw, th;
           text_size (cr, st, text, 0.95, true, &tw, &th);
           double tx = x + 4 + tw > v->px + v->pw ? x - 4 - tw : x + 4;
@@ -1290,7 +1290,7 @@ ml_timeline_draw_title (cairo_t *cr, const MlScene *s, const MlStyle *st, const 
       if (s->plan->oom.hit)
         o += snprintf (warn + o, sizeof warn - (size_t) o, " · OOM at tick %" PRIu64 ": %s request, %s",
                        s->plan->oom.tick, ml_format_size (s->plan->oom.request, req, sizeof req),
-                       s->plan->oom.fragmentation ? "fragmentation" : "capacity");
+                       ml_oom_verdict_name (s->plan->oom.verdict));
       for (int k = 0; ni && k < ML_ISSUE__COUNT && o < (int) sizeof warn - 40; k++)
         if (s->issues->total[k])
           {

@@ -6,6 +6,7 @@
 
 #include "sim/base/jsonutil.h"
 #include "sim/base/u64map.h"
+#include "sim/base/units.h"
 
 static uint32_t
 site_of (const MlBuffers *bufs, const MlBuffer *b)
@@ -180,7 +181,7 @@ recorded_oom (const MlBuffers *bufs, MlDiagnosis *d, MlError *err)
   MlPlan *rec = NULL;
   if (ml_plan_from_recorded (bufs, &rec, NULL) < 0)
     {
-      d->rec_fragmentation = false;
+      d->rec_verdict = ML_OOM_CAPACITY;
       return 0;
     }
   uint64_t largest = 0, free_bytes = 0;
@@ -192,7 +193,7 @@ recorded_oom (const MlBuffers *bufs, MlDiagnosis *d, MlError *err)
   d->rec_cached_free = free_bytes;
   d->rec_largest_cached = largest;
   d->rec_reserved = d->rec_live + free_bytes;
-  d->rec_fragmentation = free_bytes + d->rec_device_free >= d->rec_request;
+  d->rec_verdict = free_bytes + d->rec_device_free >= d->rec_request ? ML_OOM_FRAGMENTATION : ML_OOM_CAPACITY;
   return 0;
 }
 
@@ -238,7 +239,8 @@ ml_diagnose (const MlBuffers *bufs, const MlPlan *plan, uint64_t capacity,
       k.capacity = capacity;
       for (size_t i = 0; i < n_alt; i++)
         {
-          if (strcmp (alternatives[i]->name, d.strategy) == 0)
+          /* the diagnosed plan's own strategy, and the recorded plan, are no alternative */
+          if ((alternatives[i]->flags & ML_STRATEGY_RECORDED) || strcmp (alternatives[i]->name, d.strategy) == 0)
             continue;
           MlResult r;
           memset (&r, 0, sizeof r);
@@ -257,7 +259,7 @@ ml_diagnose (const MlBuffers *bufs, const MlPlan *plan, uint64_t capacity,
               a->oom = r.plan->oom;
               a->seconds = r.plan->seconds;
               if (!a->oom.hit && a->peak > capacity)
-                a->oom.hit = true;   /* a static plan larger than the capacity */
+                ml_oom_over_capacity (&a->oom);   /* a static plan larger than the capacity */
             }
           ml_result_clear (&r);
         }
@@ -338,8 +340,58 @@ ml_diagnosis_write_json (const MlDiagnosis *d, const MlBuffers *bufs, FILE *fp)
         fprintf (fp, ",\"reserved\":%" PRIu64 ",\"cached_free\":%" PRIu64 ",\"largest_cached_block\":%" PRIu64
                  ",\"verdict\":\"%s\"",
                  d->rec_reserved, d->rec_cached_free, d->rec_largest_cached,
-                 d->rec_fragmentation ? "fragmentation" : "capacity");
+                 ml_oom_verdict_name (d->rec_verdict));
       fputc ('}', fp);
     }
   fputc ('}', fp);
+}
+
+const char *
+ml_oom_reason (const MlOom *o, char *buf, size_t len)
+{
+  char a[32], b[32];
+  switch (o->verdict)
+    {
+    case ML_OOM_FRAGMENTATION:
+      snprintf (buf, len, "%s free under the capacity, but the largest free block is %s",
+                ml_format_size (o->free_bytes, a, sizeof a), ml_format_size (o->largest_free, b, sizeof b));
+      break;
+    case ML_OOM_CAPACITY:
+      snprintf (buf, len, "only %s free under the capacity for a %s request", ml_format_size (o->free_bytes, a, sizeof a),
+                ml_format_size (o->request, b, sizeof b));
+      break;
+    case ML_OOM_OVER_CAPACITY:
+    default:
+      snprintf (buf, len, "the layout is over the capacity; no single request to blame");
+      break;
+    }
+  return buf;
+}
+
+const char *
+ml_diagnosis_headline (const MlDiagnosis *d, char *buf, size_t len)
+{
+  char a[32], b[32], c[32];
+  ml_format_size (d->capacity, a, sizeof a);
+  if (!d->oom.hit)
+    snprintf (buf, len, "The %s plan fits under %s (peak %s, headroom %s).", d->strategy, a, ml_format_size (d->peak, b, sizeof b),
+              ml_format_size (d->capacity > d->peak ? d->capacity - d->peak : 0, c, sizeof c));
+  else if (!d->oom.request)
+    snprintf (buf, len, "The %s plan peaks at %s, over the capacity %s.", d->strategy, ml_format_size (d->peak, b, sizeof b), a);
+  else
+    snprintf (buf, len, "The %s plan runs out of memory under %s at tick %" PRIu64 " on a %s request.", d->strategy, a,
+              d->oom.tick, ml_format_size (d->oom.request, b, sizeof b));
+  return buf;
+}
+
+const char *
+ml_diagnosis_recorded_reason (const MlDiagnosis *d, char *buf, size_t len)
+{
+  char a[32];
+  ml_format_size (d->rec_cached_free + d->rec_device_free, a, sizeof a);
+  if (d->rec_verdict == ML_OOM_FRAGMENTATION)
+    snprintf (buf, len, "cached free + device free = %s would hold the request, but no block is large enough", a);
+  else
+    snprintf (buf, len, "cached free + device free = %s is less than the request", a);
+  return buf;
 }

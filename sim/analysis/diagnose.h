@@ -68,7 +68,7 @@ typedef struct {
   uint32_t      rec_stream;
   bool          rec_have_plan;     /* the trace has addresses: the numbers below are known */
   uint64_t      rec_live, rec_reserved, rec_cached_free, rec_largest_cached;
-  bool          rec_fragmentation; /* cached free + device free >= request */
+  MlOomVerdict  rec_verdict;       /* fragmentation: cached free + device free >= request */
 } MlDiagnosis;
 
 /* Diagnoses @plan (run with capacity @capacity; 0 = no capacity: only the
@@ -84,6 +84,22 @@ void ml_diagnosis_clear (MlDiagnosis *diag);
 const char *ml_diagnosis_site_label (const MlBuffers *bufs, uint32_t site);
 
 /* The diagnosis as one JSON object (docs/report-schema.md, "diagnosis"). */
+/* The diagnosis in words, written once for every front end (the CLI,
+ * the Markdown and HTML reports); no markup. Each writes into @buf (@len
+ * bytes) and returns it.
+ *
+ * The headline: "The best-fit plan fits under 2.00 GiB (peak 1.50 GiB,
+ * headroom 512.00 MiB).", "... peaks at X, over the capacity Y." or
+ * "... runs out of memory under X at tick T on a R request." */
+const char *ml_diagnosis_headline (const MlDiagnosis *diag, char *buf, size_t len);
+/* Why @oom got its verdict: "X free under the capacity, but the largest
+ * free block is Y", "only X free under the capacity for a R request". */
+const char *ml_oom_reason (const MlOom *oom, char *buf, size_t len);
+/* Why the recorded OOM got its verdict (rec_have_plan): "cached free +
+ * device free = X would hold the request, but no block is large enough"
+ * or "... is less than the request". */
+const char *ml_diagnosis_recorded_reason (const MlDiagnosis *diag, char *buf, size_t len);
+
 void ml_diagnosis_write_json (const MlDiagnosis *diag, const MlBuffers *bufs, FILE *fp);
 
 #endif

@@ -67,12 +67,17 @@ ml_report_build (const char *trace_path, const MlBuffers *bufs, const MlStrategy
                  const MlKnobs *knobs, MlReport **out, MlError *err)
 {
   double t0 = ml_now ();
+  /* the real allocator's layout first, when the trace has one */
+  const MlStrategy **lineup = ml_sim_lineup (bufs, strategies);
   size_t n = 0;
-  while (strategies && strategies[n])
+  while (lineup && lineup[n])
     n++;
-  MlReport *r = calloc (1, sizeof *r);
+  MlReport *r = lineup ? calloc (1, sizeof *r) : NULL;
   if (!r)
-    return ml_error_set (err, ML_ENOMEM, "out of memory");
+    {
+      free (lineup);
+      return ml_error_set (err, ML_ENOMEM, "out of memory");
+    }
   r->bufs = bufs;
   r->knobs = *knobs;
   r->featured = r->best = -1;
@@ -85,35 +90,22 @@ ml_report_build (const char *trace_path, const MlBuffers *bufs, const MlStrategy
       rc = ml_error_set (err, ML_ENOMEM, "out of memory");
       goto fail;
     }
-  MlPlan *rec = NULL;
-  if (ml_plan_from_recorded (bufs, &rec, NULL) == 0)
-    {
-      MlReportRow *row = &r->rows[r->n_rows++];
-      row->name = strdup ("recorded");
-      row->res.plan = rec;
-      if (!row->name)
-        {
-          rc = ml_error_set (err, ML_ENOMEM, "out of memory");
-          goto fail;
-        }
-      if ((rc = ml_metrics_compute (bufs, rec, &row->res.metrics, NULL, err)) < 0)
-        goto fail;
-      if (knobs->capacity && row->res.metrics.peak > knobs->capacity)
-        rec->oom.hit = true;   /* over the capacity; no request to blame */
-    }
   for (size_t i = 0; i < n; i++)
     {
       MlReportRow *row = &r->rows[r->n_rows];
-      row->name = strdup (strategies[i]->name);
+      row->name = strdup (lineup[i]->name);
       if (!row->name)
         {
           rc = ml_error_set (err, ML_ENOMEM, "out of memory");
           goto fail;
         }
       r->n_rows++;
-      if ((rc = ml_sim_evaluate (bufs, strategies[i], knobs, &row->res, err)) < 0)
+      if ((rc = ml_sim_evaluate (bufs, lineup[i], knobs, &row->res, err)) < 0)
         goto fail;
     }
+  bool have_rec = n && (lineup[0]->flags & ML_STRATEGY_RECORDED);
+  free (lineup);
+  lineup = NULL;
   for (size_t i = 0; i < r->n_rows; i++)
     {
       const MlReportRow *row = &r->rows[i];
@@ -121,10 +113,10 @@ ml_report_build (const char *trace_path, const MlBuffers *bufs, const MlStrategy
         continue;
       /* ties go to a strategy rather than the recorded run */
       if (r->best < 0 || row->res.metrics.peak < r->rows[r->best].res.metrics.peak
-          || (row->res.metrics.peak == r->rows[r->best].res.metrics.peak && strcmp (r->rows[r->best].name, "recorded") == 0))
+          || (row->res.metrics.peak == r->rows[r->best].res.metrics.peak && ml_report_row_is_recorded (&r->rows[r->best])))
         r->best = (long) i;
     }
-  r->featured = r->n_rows && rec ? 0 : r->best;
+  r->featured = have_rec ? 0 : r->best;
   for (size_t i = 0; i < r->n_rows; i++)
     {
       MlReportRow *row = &r->rows[i];
@@ -162,6 +154,7 @@ ml_report_build (const char *trace_path, const MlBuffers *bufs, const MlStrategy
   *out = r;
   return 0;
 fail:
+  free (lineup);
   ml_report_free (r);
   return rc;
 }
@@ -376,7 +369,7 @@ ml_report_write_csv (const MlReport *r, FILE *fp, MlError *err)
                m->internal_waste, res->plan->n_segments, res->plan->seconds, res->plan->optimal ? "true" : "false");
       if (o->hit)
         fprintf (fp, "%" PRIu64 ",%" PRIu64 ",%s", o->tick, o->request,
-                 !o->request ? "over-capacity" : o->fragmentation ? "fragmentation" : "capacity");
+                 ml_oom_verdict_name (o->verdict));
       else
         fputs (",,", fp);
       for (int k = 0; k < ML_ISSUE__COUNT; k++)
@@ -418,7 +411,7 @@ oom_text (const MlOom *o, char *buf, size_t len)
   else if (!o->request)
     snprintf (buf, len, "over the capacity");
   else
-    snprintf (buf, len, "%s at tick %" PRIu64 " (%s request)", o->fragmentation ? "fragmentation" : "capacity",
+    snprintf (buf, len, "%s at tick %" PRIu64 " (%s request)", ml_oom_verdict_name (o->verdict),
               o->tick, sz (o->request, s1));
   return buf;
 }
@@ -466,7 +459,7 @@ ml_report_write_markdown (const MlReport *r, FILE *fp, MlError *err)
       for (int k = 0; k < ML_ISSUE__COUNT; k++)
         ni += row->issues[k];
       char time[32];
-      if (strcmp (row->name, "recorded") == 0)
+      if (ml_report_row_is_recorded (row))
         snprintf (time, sizeof time, "-");
       else
         snprintf (time, sizeof time, "%.2f ms", res->plan->seconds * 1e3);
@@ -497,19 +490,16 @@ ml_report_write_markdown (const MlReport *r, FILE *fp, MlError *err)
     {
       const MlDiagnosis *d = &r->diag;
       fprintf (fp, "## Out of memory\n\n");
+      char line[512], why[256];
       if (d->capacity)
         {
-          if (!d->oom.hit)
-            fprintf (fp, "The %s plan fits under %s (peak %s).\n\n", d->strategy, sz (d->capacity, s1), sz (d->peak, s2));
-          else if (!d->oom.request)
-            fprintf (fp, "The %s plan peaks at %s, over the capacity %s.\n\n", d->strategy, sz (d->peak, s1), sz (d->capacity, s2));
+          md_cell (fp, ml_diagnosis_headline (d, line, sizeof line));
+          if (!d->oom.hit || !d->oom.request)
+            fputs ("\n\n", fp);
           else
             {
-              fprintf (fp, "The %s plan runs out of memory under %s at tick %" PRIu64 ": a %s request. "
-                       "Verdict: **%s** — %s free, largest free block %s (live %s, reserved %s).\n\n",
-                       d->strategy, sz (d->capacity, s1), d->oom.tick, sz (d->oom.request, s2),
-                       d->oom.fragmentation ? "fragmentation" : "capacity", sz (d->oom.free_bytes, s3),
-                       sz (d->oom.largest_free, s4), sz (d->oom.live, s1), sz (d->oom.reserved, s2));
+              fprintf (fp, " Verdict: **%s** — %s (live %s, reserved %s).\n\n", ml_oom_verdict_name (d->oom.verdict),
+                       ml_oom_reason (&d->oom, why, sizeof why), sz (d->oom.live, s1), sz (d->oom.reserved, s2));
               fputs ("| call site | live bytes | buffers |\n|---|---:|---:|\n", fp);
               for (size_t i = 0; i < d->n_sites && i < 10; i++)
                 {
@@ -525,8 +515,9 @@ ml_report_write_markdown (const MlReport *r, FILE *fp, MlError *err)
           fprintf (fp, "Recorded OOM at tick %" PRIu64 ": request %s, device free %s", d->rec_tick,
                    sz (d->rec_request, s1), sz (d->rec_device_free, s2));
           if (d->rec_have_plan)
-            fprintf (fp, ", cached free %s (largest block %s). Verdict: **%s**.\n\n", sz (d->rec_cached_free, s3),
-                     sz (d->rec_largest_cached, s4), d->rec_fragmentation ? "fragmentation" : "capacity");
+            fprintf (fp, ", cached free %s (largest block %s). Verdict: **%s** — %s.\n\n", sz (d->rec_cached_free, s3),
+                     sz (d->rec_largest_cached, s4), ml_oom_verdict_name (d->rec_verdict),
+                     ml_diagnosis_recorded_reason (d, why, sizeof why));
           else
             fputs (".\n\n", fp);
         }

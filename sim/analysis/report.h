@@ -27,6 +27,13 @@ typedef struct {
   size_t   issues[ML_ISSUE__COUNT];  /* found in this plan */
 } MlReportRow;
 
+/* True for the row of the recorded plan (what the real allocator did). */
+static inline bool
+ml_report_row_is_recorded (const MlReportRow *row)
+{
+  return row->res.strategy && (row->res.strategy->flags & ML_STRATEGY_RECORDED);
+}
+
 typedef struct {
   char            *trace_path;  /* owned */
   const MlBuffers *bufs;        /* borrowed (and its trace) */
@@ -44,7 +51,8 @@ typedef struct {
 } MlReport;
 
 /* Builds the report of @bufs (whose trace was read from @trace_path) for
- * @strategies (NULL-terminated) with @knobs. A strategy that fails gets a
+ * the recorded plan when the trace has one, then @strategies
+ * (NULL-terminated; see ml_sim_lineup) with @knobs. A strategy that fails gets a
  * row with its error; the report goes on. The result borrows @bufs and
  * @knobs->options. Free with ml_report_free(). */
 int  ml_report_build (const char *trace_path, const MlBuffers *bufs, const MlStrategy *const *strategies,

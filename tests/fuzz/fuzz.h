@@ -106,6 +106,8 @@ fuzz_analyse (const MlTrace *t, uint64_t align)
   if (bufs->n <= 2048)
     for (const MlStrategy *const *s = ml_strategies_all (); *s; s++)
       {
+        if ((*s)->flags & ML_STRATEGY_RECORDED)
+          continue;   /* checked above, leniently: the trace's own layout */
         MlKnobs knobs;
         ml_knobs_init (&knobs);
         knobs.align = bufs->align;
