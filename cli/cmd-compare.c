@@ -151,6 +151,10 @@ json_result (const MlBuffers *bufs, const MlResult *r, const char *name)
           p->ops ? (double) p->nodes_visited / (double) p->ops : 0.0, p->optimal ? "true" : "false");
   if (p->proven_lb)
     printf (",\"proven_lower_bound\":%" PRIu64, p->proven_lb);
+  if (p->has_block_waste)
+    printf (",\"block_waste\":%" PRIu64, p->block_waste);
+  if (r->strategy && (r->strategy->knobs & ML_KNOB_RETRIES))
+    printf (",\"retries\":%" PRIu64 ",\"retry_released\":%" PRIu64, p->retries, p->retry_released);
   if (p->note)
     printf (",\"note\":"), ml_json_put_str (stdout, p->note);
   printf (",\"oom\":");

@@ -76,6 +76,7 @@ typedef struct {
   uint64_t   block_waste;    /* bytes inside the strategy's blocks beyond the
                                 rounded sizes (pool classes, buddy powers of
                                 two), live at the lower-bound tick */
+  bool       has_block_waste;/* the strategy reports block_waste */
   uint64_t   retries;        /* retries run over the whole replay */
   uint64_t   retry_released; /* bytes they gave back */
   MlOom      oom;

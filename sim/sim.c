@@ -46,6 +46,7 @@ struct MlSimContext {
   size_t           hw_cap;
   int              oom;          /* ENOMEM while reserving */
   uint64_t         waste;        /* the strategy's internal waste now */
+  bool             has_waste;    /* the strategy reports it */
 };
 
 static int
@@ -108,6 +109,7 @@ void
 ml_sim_block_waste (MlSimContext *ctx, uint64_t bytes)
 {
   ctx->waste = bytes;
+  ctx->has_waste = true;
 }
 
 const MlBuffers *
@@ -248,6 +250,7 @@ run_online (const MlBuffers *bufs, const MlStrategy *s, const MlKnobs *knobs, Ml
         }
     }
   plan->seconds = ml_now () - t0;
+  plan->has_block_waste = ctx.has_waste;
   plan->ops = ops;
   plan->nodes_visited = visited;
   s->destroy (state);
