@@ -106,6 +106,9 @@ const MlStrategy **cli_strategies (const char *cmd, const char *list);
  * first-fit (read by anneal)". --options is not judged: the graph reader
  * reads it too. */
 void cli_note_knobs (const char *cmd, const MlCliOpts *o, const MlStrategy *const *list);
+/* The same note for --sweep KNOB=...: a swept knob that no strategy of
+ * @list (NULL-terminated) reads, on stderr. */
+void cli_note_sweep (const char *cmd, const char *spec, const MlStrategy *const *list);
 
 /* " a b": the strategies whose options understand @key (a static string). */
 const char *cli_strategies_reading (const char *key);

@@ -22,37 +22,6 @@ static const char usage_text[] =
   "max_split_size_mb).\n"
   "Exit code 1 when a strategy runs out of memory under --capacity.\n";
 
-/* A swept knob that no strategy of @list reads gets a note, not silence
- * (align and capacity apply to every strategy: the driver honours them). */
-static void
-note_sweep (const char *spec, const MlStrategy *const *list)
-{
-  char knob[64];
-  snprintf (knob, sizeof knob, "%.*s", (int) strcspn (spec, "="), spec);
-  if (strcmp (knob, "align") == 0 || strcmp (knob, "capacity") == 0)
-    return;
-  unsigned bit = 0;
-  for (unsigned k = 1; k < ML_KNOB__END; k <<= 1)
-    if (k != ML_KNOB_OPTIONS && strcmp (knob, ml_knob_name ((MlKnob) k)) == 0)
-      bit = k;
-  bool read = false;
-  for (size_t i = 0; list[i]; i++)
-    read |= bit ? (list[i]->knobs & bit) != 0 : ml_strategy_reads_option (list[i], knob);
-  if (read)
-    return;
-  fprintf (stderr, "memlens compare: --sweep %s does not apply to", knob);
-  for (size_t i = 0; list[i]; i++)
-    fprintf (stderr, "%s%s", i ? ", " : " ", list[i]->name);
-  const char *sep = " (read by ";
-  for (const MlStrategy *const *s = ml_strategies_all (); *s; s++)
-    if (bit ? ((*s)->knobs & bit) != 0 : ml_strategy_reads_option (*s, knob))
-      {
-        fprintf (stderr, "%s%s", sep, (*s)->name);
-        sep = ", ";
-      }
-  fputs (*sep == ',' ? "): every row is the same run\n" : ": no strategy reads it): every row is the same run\n", stderr);
-}
-
 /* --sweep: the rows as a table, or into the JSON document */
 static void
 print_sweep (const MlKnobSweep *sw)
@@ -224,7 +193,7 @@ cmd_compare (int argc, char **argv)
           asked[m++] = asked[i];
       asked[m] = NULL;
       if (!o.quiet)
-        note_sweep (sweep_spec, asked);
+        cli_note_sweep ("compare", sweep_spec, asked);
       MlKnobSweep *sw = NULL;
       MlError serr = { 0 };
       rc = ml_knob_sweep_run (sweep_spec, bufs, asked, &o.knobs, &sw, &serr);

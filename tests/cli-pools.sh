@@ -195,4 +195,22 @@ run compare "$T/r.jsonl" -s pool --sweep chunk
 run compare "$T/r.jsonl" -s pool --sweep chunk=1M,4M
 contains "$T/out" "sweep        chunk over 2 values"; ok $? "the text output names the sweep"
 [ "$(grep -c '^[14]M  *pool' "$T/out")" = 2 ]; ok $? "one text row per value"
+
+# the report carries the sweep: the same rows as compare --sweep
+run compare "$T/r.jsonl" -s pool,buddy --sweep chunk=1M,4M --json; cp "$T/out" "$T/cmp.json"
+run report "$T/r.jsonl" -s pool,buddy --sweep chunk=1M,4M -o "$T/rep.json"; ok $rc "report --sweep writes a JSON report"
+python3 - "$T/cmp.json" "$T/rep.json" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))["sweep"]; b = json.load(open(sys.argv[2]))["sweep"]
+strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]
+sys.exit(not (a["knob"] == b["knob"] == "chunk" and len(a["rows"]) == 4 and strip(a["rows"]) == strip(b["rows"])))
+PY
+ok $? "the report's sweep rows are compare's"
+run report "$T/r.jsonl" -s pool --sweep large=64K,1M -o "$T/rep.md"; ok $rc "report --sweep writes Markdown"
+contains "$T/rep.md" "## Sweep of the option large"; ok $? "with a sweep section"
+[ "$(grep -c '^| 64K | pool\|^| 1M | pool' "$T/rep.md")" = 2 ]; ok $? "one Markdown row per value"
+run report "$T/r.jsonl" -s pool --sweep chunk=1M,4M -o "$T/rep.csv"
+[ $rc -eq 2 ] && [ ! -e "$T/rep.csv" ]; ok $? "a CSV report refuses --sweep and writes nothing"
+run compare "$T/r.jsonl" -s first-fit --sweep chunk=1M,4M
+contains "$T/err" "--sweep chunk does not apply to first-fit"; ok $? "a swept knob no chosen strategy reads gets a note"
 finish
