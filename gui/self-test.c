@@ -444,18 +444,50 @@ test_step (SelfTest *st)
       break;
     case 14:
       check (st, !ml_window_is_busy (st->win) && ml_window_get_document (st->win) == doc, "Cancel stops it; the view keeps its run");
+      /* the Knobs page's sweep: pool and buddy over three chunk sizes */
+      ml_window_set_knob (st->win, "sweep", "chunk=256K,1M,16M");
+      ml_window_set_knob (st->win, "sweep-strategies", "pool,buddy");
+      activate (st, "sweep-knob", NULL);
+      check (st, ml_window_is_busy (st->win), "Sweep runs in a worker");
+      st->waiting_job = TRUE;
+      break;
+    case 15:
+      {
+        const MlKnobSweep *sw = ml_window_get_sweep (st->win);
+        check (st, st->job_ok && sw && sw->n_values == 3 && sw->n_strategies == 2, "the sweep has 3 values x 2 strategies");
+        /* each row is the run of its own: the same peak as running it alone */
+        int same = 0, rows = sw ? (int) (sw->n_values * sw->n_strategies) : 0;
+        for (int r = 0; r < rows; r++)
+          {
+            MlKnobs k;
+            ml_knobs_init (&k);
+            k.align = doc->bufs->align;
+            k.chunk = r / 2 == 0 ? 256 << 10 : r / 2 == 1 ? 1 << 20 : 16 << 20;
+            MlResult res;
+            if (ml_sim_evaluate (doc->bufs, sw->rows[r].strategy, &k, &res, NULL) == 0 && res.status == 0
+                && res.metrics.peak == sw->rows[r].metrics.peak)
+              same++;
+            ml_result_clear (&res);
+          }
+        check (st, rows == 6 && same == rows, "every row's peak is that strategy's run with that chunk alone (%d of %d)", same, rows);
+        check (st, rows == 6 && sw->rows[0].metrics.peak != sw->rows[4].metrics.peak,
+               "the chunk changes pool's peak (%" G_GUINT64_FORMAT " at 256K, %" G_GUINT64_FORMAT " at 16M)",
+               rows ? sw->rows[0].metrics.peak : 0, rows ? sw->rows[4].metrics.peak : 0);
+        break;
+      }
+    case 16:
       if (!input_begin (st))
         {
           finish (st);
           return FALSE;
         }
       break;
-    case 15:   /* real key presses through the X server */
+    case 17:   /* real key presses through the X server */
       check (st, fabs (span (st, 0) - (st->it1 - st->it0) / 2) < 1e-6 * (st->it1 - st->it0),
              "input: the + key zooms in (span %g -> %g)", st->it1 - st->it0, span (st, 0));
       xdo (st, "key 0");
       break;
-    case 16:
+    case 18:
       {
         double t0, t1;
         ml_timeline_view_get_time_span (tv (st, 0), &t0, &t1);
@@ -468,7 +500,7 @@ test_step (SelfTest *st)
         xdo (st, "mousemove --window %s %.0f %.0f keydown ctrl click 4 keyup ctrl", st->xid, st->ox + st->ix, st->oy + st->iy);
         break;
       }
-    case 17:
+    case 19:
       {
         const MlView *v = ml_timeline_view_get_view (tv (st, 0));
         double after = ml_view_x_to_time (v, st->ix);
@@ -482,7 +514,7 @@ test_step (SelfTest *st)
              st->xid, st->ox + st->ix, st->oy + st->iy);
         break;
       }
-    case 18:
+    case 20:
       {
         double t0, t1;
         ml_timeline_view_get_time_span (tv (st, 0), &t0, &t1);
@@ -500,7 +532,7 @@ test_step (SelfTest *st)
              st->xid, st->ox + st->ix + 200, st->oy + st->iy);
         break;
       }
-    case 19:
+    case 21:
       {
         double t0, t1;
         ml_timeline_view_get_time_span (tv (st, 0), &t0, &t1);
@@ -525,14 +557,14 @@ test_step (SelfTest *st)
         xdo (st, "mousemove --window %s %.0f %.0f click 1", st->xid, st->ox + x, st->oy + y);
         break;
       }
-    case 20:
+    case 22:
       check (st, st->picked >= 0 && ml_timeline_view_get_selected (tv (st, 0)) == st->picked,
              "input: a click on a buffer selects it (want %ld, got %ld)", st->picked, ml_timeline_view_get_selected (tv (st, 0)));
       ml_timeline_view_select_buffer (tv (st, 0), -1);
       /* the stacked view, through the View menu's action */
       activate (st, "plot", g_variant_new_string ("active"));
       break;
-    case 21:
+    case 23:
       {
         const MlScene *sc = ml_timeline_view_get_scene (tv (st, 0));
         const MlView *v = ml_timeline_view_get_view (tv (st, 0));
@@ -587,7 +619,7 @@ test_step (SelfTest *st)
         xdo (st, "mousemove --window %s %.0f %.0f", st->xid, st->ox + x, st->oy + y);
         break;
       }
-    case 22:
+    case 24:
       {
         long hov = ml_timeline_view_get_hover (tv (st, 0));
         check (st, hov == st->picked, "input: hovering it in the active view finds it (hover %ld, want %ld)", hov, st->picked);
@@ -613,16 +645,16 @@ test_step (SelfTest *st)
         xdo (st, "click 1");
         break;
       }
-    case 23:
+    case 25:
       check (st, st->picked >= 0 && ml_timeline_view_get_selected (tv (st, 0)) == st->picked,
              "input: a click in the active view selects it (got %ld)", ml_timeline_view_get_selected (tv (st, 0)));
       st->shot = "window-active.png";
       break;
-    case 24:
+    case 26:
       activate (st, "plot", g_variant_new_string ("segments"));
       st->shot = "window-segments.png";
       break;
-    case 25:
+    case 27:
       activate (st, "plot", g_variant_new_string ("address"));
       finish (st);
       return FALSE;

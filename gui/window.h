@@ -65,6 +65,8 @@ gboolean ml_window_show_peak (MlWindow *self, guint index);
 /* Types @text into the knob entry @name ("align", "capacity", "chunk",
  * "time-limit", "options"); win.apply-knobs then re-runs. */
 gboolean ml_window_set_knob (MlWindow *self, const char *name, const char *text);
+/* The Knobs page's last sweep (borrowed), or NULL. */
+const MlKnobSweep *ml_window_get_sweep (MlWindow *self);
 /* Shows a message in the window's banner. */
 void ml_window_show_message (MlWindow *self, const char *text);
 
