@@ -33,4 +33,4 @@ sanitize: deps
 	meson test -C build-san --print-errorlogs --num-processes 2
 
 clean:
-	rm -rf $(BUILD) build-san
+	rm -rf $(BUILD) build-san build-nocuda build-core

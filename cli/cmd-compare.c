@@ -98,38 +98,6 @@ print_conformance (FILE *fp, const MlCachingConformance *r, bool json)
            r->end_rec_bytes, r->end_emu_segments, r->end_emu_bytes, r->end_match ? "match" : "differ");
 }
 
-static void
-json_result (const MlBuffers *bufs, const MlResult *r, const char *name)
-{
-  printf ("{\"strategy\":");
-  ml_json_put_str (stdout, name);
-  if (r->status < 0)
-    {
-      printf (",\"error\":");
-      ml_json_put_str (stdout, r->error);
-      printf ("}");
-      return;
-    }
-  const MlMetrics *m = &r->metrics;
-  const MlPlan *p = r->plan;
-  printf (",\"peak\":%" PRIu64 ",\"peak_tick\":%" PRIu64 ",\"overhead\":%.6f,\"frag_max\":%.6f,\"frag_max_tick\":%" PRIu64
-          ",\"frag_mean\":%.6f,\"frag_at_peak\":%.6f,\"internal_waste\":%" PRIu64 ",\"segments\":%zu"
-          ",\"seconds\":%.6f,\"ops\":%" PRIu64 ",\"nodes_visited\":%" PRIu64 ",\"nodes_per_op\":%.3f,\"optimal\":%s",
-          m->peak, m->peak_tick, m->overhead, m->frag_max, m->frag_max_tick, m->frag_mean, m->frag_at_peak,
-          m->internal_waste, p->n_segments, p->seconds, p->ops, p->nodes_visited,
-          p->ops ? (double) p->nodes_visited / (double) p->ops : 0.0, p->optimal ? "true" : "false");
-  if (p->proven_lb)
-    printf (",\"proven_lower_bound\":%" PRIu64, p->proven_lb);
-  if (p->has_block_waste)
-    printf (",\"block_waste\":%" PRIu64, p->block_waste);
-  if (r->strategy && (r->strategy->knobs & ML_KNOB_RETRIES))
-    printf (",\"retries\":%" PRIu64 ",\"retry_released\":%" PRIu64, p->retries, p->retry_released);
-  if (p->note)
-    printf (",\"note\":"), ml_json_put_str (stdout, p->note);
-  printf (",\"oom\":");
-  ml_oom_write_json (stdout, bufs, &p->oom);
-  printf ("}");
-}
 
 int
 cmd_compare (int argc, char **argv)
@@ -213,8 +181,10 @@ cmd_compare (int argc, char **argv)
               printf (",\"buffers\":%zu,\"events\":%zu,\"alignment\":%" PRIu64 ",\"lower_bound\":%" PRIu64
                       ",\"capacity\":%" PRIu64 ",\"sweep\":",
                       bufs->n, t->n_events, bufs->align, bufs->lower_bound, o.knobs.capacity);
-              ml_knob_sweep_write_json (stdout, bufs, sw);
-              printf ("}\n");
+              if (ml_knob_sweep_write_json (stdout, bufs, sw, &serr) < 0)
+                rc = cli_error ("compare", &serr);
+              else
+                printf ("}\n");
             }
           else
             {
@@ -287,7 +257,13 @@ cmd_compare (int argc, char **argv)
         {
           if (i)
             printf (",");
-          json_result (bufs, &res[i], res[i].strategy->name);
+          printf ("{");
+          if (ml_result_write_json_members (&res[i], res[i].strategy->name, bufs, stdout, &err) < 0)
+            {
+              exit_code = cli_error ("compare", &err);
+              goto out;
+            }
+          printf ("}");
         }
       printf ("]");
       if (have_conf)

@@ -223,17 +223,18 @@ cmd_diagnose (int argc, char **argv)
         rc = cli_error ("diagnose", &err);
       else
         {
+          rc = d.oom.hit ? EXIT_PROBLEMS : EXIT_OK;
           if (o.json)
             {
               printf ("{\"trace\":");
               ml_json_put_str (stdout, path);
               printf (",\"alignment\":%" PRIu64 ",\"diagnosis\":", bufs->align);
-              ml_diagnosis_write_json (&d, bufs, stdout);
+              if (ml_diagnosis_write_json (&d, bufs, stdout, &err) < 0)
+                rc = cli_error ("diagnose", &err);
               printf ("}\n");
             }
           else
             print_text (path, bufs, &d);
-          rc = d.oom.hit ? EXIT_PROBLEMS : EXIT_OK;
           ml_diagnosis_clear (&d);
         }
       ml_plan_free (plan);

@@ -171,22 +171,6 @@ cmd_trace (int argc, char **argv)
   if (!*output || strcmp (output, "-") == 0)
     return cli_fail ("trace", EXIT_BAD, "--output: give a file name (the trace is written when the program exits)");
 
-  char inject[PATH_MAX];
-  if (!find_inject (inject, sizeof inject))
-    {
-      const char *env = getenv ("MEMLENS_INJECT");
-      if (env && *env)
-        return cli_fail ("trace", EXIT_BAD, "MEMLENS_INJECT=%s: no such file", env);
-      return cli_fail ("trace", EXIT_BAD, "cannot find %s beside this memlens (%s); this memlens was probably "
-                       "built without CUPTI (meson option cuda, cudatoolkit), or set MEMLENS_INJECT", ML_INJECT_NAME,
-#ifdef ML_HAVE_CUPTI
-                       "CUPTI was found at build time"
-#else
-                       "CUPTI was not found at build time"
-#endif
-                       );
-    }
-
   /* the output pattern, absolute: the program may change directory */
   char out_abs[PATH_MAX + 8];
   if (output[0] == '/')
@@ -207,6 +191,23 @@ cmd_trace (int argc, char **argv)
     if (access (d, W_OK) != 0)
       return cli_fail ("trace", EXIT_BAD, "--output %s: cannot write into %s: %s", output, d, strerror (errno));
   }
+  /* the arguments are fine: now the injection library */
+  char inject[PATH_MAX];
+  if (!find_inject (inject, sizeof inject))
+    {
+      const char *env = getenv ("MEMLENS_INJECT");
+      if (env && *env)
+        return cli_fail ("trace", EXIT_BAD, "MEMLENS_INJECT=%s: no such file", env);
+      return cli_fail ("trace", EXIT_BAD, "cannot find %s beside this memlens (%s); this memlens was probably "
+                       "built without CUPTI (meson option cuda, cudatoolkit), or set MEMLENS_INJECT", ML_INJECT_NAME,
+#ifdef ML_HAVE_CUPTI
+                       "CUPTI was found at build time"
+#else
+                       "CUPTI was not found at build time"
+#endif
+                       );
+    }
+
   char manifest[PATH_MAX];
   const char *tmpdir = getenv ("TMPDIR");
   snprintf (manifest, sizeof manifest, "%s/memlens-trace-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");

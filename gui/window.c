@@ -20,6 +20,7 @@
 #include "gui/peaks-page.h"
 #include "gui/table-page.h"
 #include "sim/base/units.h"
+#include "strategies/registry.h"
 
 struct _MlWindow {
   GtkApplicationWindow parent;
@@ -660,9 +661,8 @@ apply_document (MlWindow *self, MlDocument *doc)
     }
   else if (!same_trace)
     {
-      /* suggest a useful second strategy: the other of recorded / best-fit */
-      set_dropdown (self->strategy2_dd, self->strategies,
-                    strcmp (doc->runs[0]->strategy, "best-fit") == 0 ? "first-fit" : "best-fit");
+      /* suggest a useful second strategy */
+      set_dropdown (self->strategy2_dd, self->strategies, ml_strategy_second (doc->runs[0]->strategy)->name);
     }
 
   long sel = same_trace ? ml_timeline_view_get_selected (tl (self, 0)) : -1;

@@ -77,16 +77,9 @@ update (Cover *c, size_t v, size_t lo, size_t hi, size_t a, size_t b, int delta)
 static size_t
 coord (const Cover *c, uint64_t x)
 {
-  size_t lo = 0, hi = c->m + 1;
-  while (hi - lo > 1)
-    {
-      size_t mid = (lo + hi) / 2;
-      if (c->xs[mid] <= x)
-        lo = mid;
-      else
-        hi = mid;
-    }
-  return lo;
+  /* the last coordinate at or below @x (0 when none is) */
+  size_t above = ml_upper_bound_u64 (c->xs, c->m + 1, x);
+  return above ? above - 1 : 0;
 }
 
 static void
@@ -95,13 +88,6 @@ cover (Cover *c, uint64_t x0, uint64_t x1, int delta)
   if (x1 <= x0 || c->m == 0)
     return;
   update (c, 1, 0, c->m, coord (c, x0), coord (c, x1), delta);
-}
-
-static int
-cmp_u64 (const void *a, const void *b)
-{
-  uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-  return x < y ? -1 : x > y;
 }
 
 /* Segment events on the time line. */
@@ -202,11 +188,7 @@ sweep_init (Sweep *s, const MlBuffers *bufs, const MlPlan *plan, MlError *err)
         s->cov.xs[m++] = a;
         s->cov.xs[m++] = a + bufs->buf[i].rsize;
       }
-  qsort (s->cov.xs, m, sizeof *s->cov.xs, cmp_u64);
-  size_t u = 0;
-  for (size_t i = 0; i < m; i++)
-    if (u == 0 || s->cov.xs[i] != s->cov.xs[u - 1])
-      s->cov.xs[u++] = s->cov.xs[i];
+  size_t u = ml_sort_unique_u64 (s->cov.xs, m);
   s->cov.m = u ? u - 1 : 0;
   size_t nodes = 1;
   while (nodes < s->cov.m)

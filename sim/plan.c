@@ -5,6 +5,7 @@
 #include <string.h>
 #include <cjson/cJSON.h>
 
+#include "sim/base/array.h"
 #include "sim/base/io.h"
 #include "sim/base/jsonutil.h"
 #include "sim/base/treap.h"
@@ -45,15 +46,8 @@ ml_plan_free (MlPlan *p)
 long
 ml_plan_add_segment (MlPlan *p, const MlSegment *seg)
 {
-  if (p->n_segments == p->cap_segments)
-    {
-      size_t cap = p->cap_segments ? p->cap_segments * 2 : 8;
-      MlSegment *s = realloc (p->segments, cap * sizeof *s);
-      if (!s)
-        return -1;
-      p->segments = s;
-      p->cap_segments = cap;
-    }
+  if (ML_ARRAY_RESERVE (p->segments, p->n_segments, p->cap_segments, 8) < 0)
+    return -1;
   p->segments[p->n_segments] = *seg;
   return (long) p->n_segments++;
 }
@@ -93,13 +87,13 @@ ml_plan_make_arena (MlPlan *p, const MlBuffers *bufs)
 
 /* ---- JSON ---- */
 
-void
-ml_oom_write_json (FILE *fp, const MlBuffers *bufs, const MlOom *o)
+int
+ml_oom_write_json (const MlOom *o, const MlBuffers *bufs, FILE *fp, MlError *err)
 {
   if (!o->hit)
     {
       fputs ("null", fp);
-      return;
+      return ferror (fp) ? ml_error_set (err, ML_EIO, "write error") : 0;
     }
   fprintf (fp, "{\"tick\":%" PRIu64 ",\"buffer\":", o->tick);
   if (o->request && o->buffer < bufs->n)
@@ -110,6 +104,7 @@ ml_oom_write_json (FILE *fp, const MlBuffers *bufs, const MlOom *o)
            ",\"largest_free\":%" PRIu64 ",\"verdict\":\"%s\",\"retries\":%u,\"released\":%" PRIu64 "}",
            o->request, o->live, o->reserved, o->free_bytes, o->largest_free,
            ml_oom_verdict_name (o->verdict), o->retries, o->released);
+  return ferror (fp) ? ml_error_set (err, ML_EIO, "write error") : 0;
 }
 
 const char *
@@ -288,7 +283,11 @@ ml_plan_read_json (const char *path, const MlBuffers *bufs, MlPlan **out, MlErro
       goto out;
     }
   for (size_t i = 0; i < bufs->n; i++)
-    ml_u64map_put (&ids, bufs->buf[i].id, (uint32_t) i);
+    if (ml_u64map_put (&ids, bufs->buf[i].id, (uint32_t) i) < 0)
+      {
+        rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+        goto out;
+      }
   k = 0;
   rc = 0;
   cJSON_ArrayForEach (it, bs)
@@ -375,7 +374,7 @@ ml_plan_from_recorded (const MlBuffers *bufs, MlPlan **out, MlError *err)
   const MlTrace *t = bufs->trace;
   if (!ml_plan_has_recorded (bufs))
     return ml_error_set (err, ML_EUNSUPPORTED, "the trace has no recorded addresses");
-  MlPlan *p = ml_plan_new (bufs->n, "recorded");
+  MlPlan *p = ml_plan_new (bufs->n, ml_strategy_recorded.name);
   if (!p)
     return ml_error_set (err, ML_ENOMEM, "out of memory");
   p->align = bufs->align;

@@ -84,33 +84,34 @@ typedef struct {
 } MlPlan;
 
 /* Writes @oom as a JSON object ("null" when none hit) with its verdict
- * (ml_oom_verdict_name). */
-void ml_oom_write_json (FILE *fp, const MlBuffers *bufs, const MlOom *oom);
+ * (ml_oom_verdict_name) into @fp. Like every JSON writer: 0, or ML_EIO
+ * when @fp has an error. */
+int ml_oom_write_json (const MlOom *oom, const MlBuffers *bufs, FILE *fp, MlError *err) ML_MUST_CHECK;
 
 /* A plan for @n buffers, every buffer in segment 0 at offset 0, no
  * segments. Returns NULL when out of memory. */
 MlPlan *ml_plan_new  (size_t n, const char *strategy);
 void    ml_plan_free (MlPlan *plan);
 /* Appends a segment; returns its index or -1 when out of memory. */
-long    ml_plan_add_segment (MlPlan *plan, const MlSegment *seg);
-int     ml_plan_set_note (MlPlan *plan, const char *note);
+long    ml_plan_add_segment (MlPlan *plan, const MlSegment *seg) ML_MUST_CHECK;
+int     ml_plan_set_note (MlPlan *plan, const char *note) ML_MUST_CHECK;
 
 /* For a plan of one static arena: max(offset + size) over buffers. */
 uint64_t ml_plan_arena_size (const MlPlan *plan, const MlBuffers *bufs);
 /* Makes @plan a single static arena of its arena size, alive [0, end). */
-int     ml_plan_make_arena (MlPlan *plan, const MlBuffers *bufs);
+int     ml_plan_make_arena (MlPlan *plan, const MlBuffers *bufs) ML_MUST_CHECK;
 
 /* Plan files (JSON). Writing is atomic (temporary file + rename). The
  * reader matches buffers by id to @bufs and errors on unknown, missing or
  * duplicate ids. */
-int ml_plan_write_json (const MlPlan *plan, const MlBuffers *bufs, const char *path, MlError *err);
-int ml_plan_read_json  (const char *path, const MlBuffers *bufs, MlPlan **out, MlError *err);
+int ml_plan_write_json (const MlPlan *plan, const MlBuffers *bufs, const char *path, MlError *err) ML_MUST_CHECK;
+int ml_plan_read_json  (const char *path, const MlBuffers *bufs, MlPlan **out, MlError *err) ML_MUST_CHECK;
 
 /* The "recorded" plan: what the real allocator did, from the addresses in
  * the trace (segments from segment events when present, else one arena
  * from the lowest to the highest address). ML_EUNSUPPORTED when the trace
  * has no addresses. */
-int ml_plan_from_recorded (const MlBuffers *bufs, MlPlan **out, MlError *err);
+int ml_plan_from_recorded (const MlBuffers *bufs, MlPlan **out, MlError *err) ML_MUST_CHECK;
 /* True when @bufs has a recorded plan (some buffer has its address). */
 bool ml_plan_has_recorded (const MlBuffers *bufs);
 

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "sim/base/jsonutil.h"
+
 double
 ml_now (void)
 {
@@ -369,4 +371,38 @@ ml_result_clear (MlResult *res)
 {
   ml_plan_free (res->plan);
   memset (res, 0, sizeof *res);
+}
+
+int
+ml_result_write_json_members (const MlResult *r, const char *name, const MlBuffers *bufs, FILE *fp, MlError *err)
+{
+  fputs ("\"strategy\":", fp);
+  ml_json_put_str (fp, name);
+  if (r->status < 0 || !r->plan)
+    {
+      fputs (",\"error\":", fp);
+      ml_json_put_str (fp, r->error);
+      return ferror (fp) ? ml_error_set (err, ML_EIO, "write error") : 0;
+    }
+  const MlMetrics *m = &r->metrics;
+  const MlPlan *p = r->plan;
+  fprintf (fp, ",\"peak\":%" PRIu64 ",\"peak_tick\":%" PRIu64 ",\"overhead\":%.6f,\"frag_max\":%.6f,\"frag_max_tick\":%" PRIu64
+           ",\"frag_mean\":%.6f,\"frag_at_peak\":%.6f,\"internal_waste\":%" PRIu64 ",\"segments\":%zu"
+           ",\"seconds\":%.6f,\"ops\":%" PRIu64 ",\"nodes_visited\":%" PRIu64 ",\"nodes_per_op\":%.3f,\"optimal\":%s",
+           m->peak, m->peak_tick, m->overhead, m->frag_max, m->frag_max_tick, m->frag_mean, m->frag_at_peak,
+           m->internal_waste, p->n_segments, p->seconds, p->ops, p->nodes_visited,
+           p->ops ? (double) p->nodes_visited / (double) p->ops : 0.0, p->optimal ? "true" : "false");
+  if (p->proven_lb)
+    fprintf (fp, ",\"proven_lower_bound\":%" PRIu64, p->proven_lb);
+  if (p->has_block_waste)
+    fprintf (fp, ",\"block_waste\":%" PRIu64, p->block_waste);
+  if (r->strategy && (r->strategy->knobs & ML_KNOB_RETRIES))
+    fprintf (fp, ",\"retries\":%" PRIu64 ",\"retry_released\":%" PRIu64, p->retries, p->retry_released);
+  if (p->note)
+    {
+      fputs (",\"note\":", fp);
+      ml_json_put_str (fp, p->note);
+    }
+  fputs (",\"oom\":", fp);
+  return ml_oom_write_json (&p->oom, bufs, fp, err);
 }

@@ -18,7 +18,7 @@
  * on; an offline plan whose peak exceeds it records an OOM at the tick of
  * the first buffer that does not fit. */
 int ml_sim_run (const MlBuffers *bufs, const MlStrategy *strategy, const MlKnobs *knobs,
-                MlPlan **out, MlError *err);
+                MlPlan **out, MlError *err) ML_MUST_CHECK;
 
 /* A strategy's result with its metrics, for tables and reports. */
 typedef struct {
@@ -33,8 +33,15 @@ typedef struct {
  * message instead of failing, so a comparison table can go on. Returns
  * negative only for host failures (out of memory). */
 int  ml_sim_evaluate (const MlBuffers *bufs, const MlStrategy *strategy, const MlKnobs *knobs,
-                      MlResult *res, MlError *err);
+                      MlResult *res, MlError *err) ML_MUST_CHECK;
 void ml_result_clear (MlResult *res);
+
+/* Writes @res as the members of a JSON object, without its braces:
+ * "strategy" (@name), then "error", or the metrics, what the plan knows
+ * of itself and "oom" (docs/report-schema.md). 0, or ML_EIO when @fp has
+ * an error. compare and the report both write their rows with it. */
+int  ml_result_write_json_members (const MlResult *res, const char *name, const MlBuffers *bufs, FILE *fp,
+                                   MlError *err) ML_MUST_CHECK;
 
 /* The strategies a comparison runs, in order: the recorded plan first
  * when @bufs has one (whether @list names it or not), then @list without

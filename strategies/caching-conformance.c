@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/base/array.h"
+#include "sim/base/sort.h"
 #include "strategies/caching-private.h"
 
 const char *
@@ -32,15 +34,8 @@ typedef struct {
 static int
 push_emu_size (Conf *f, uint64_t size)
 {
-  if (f->n_emu == f->cap_emu)
-    {
-      size_t cap = f->cap_emu ? f->cap_emu * 2 : 16;
-      uint64_t *p = realloc (f->emu_sizes, cap * sizeof *p);
-      if (!p)
-        return ML_ENOMEM;
-      f->emu_sizes = p;
-      f->cap_emu = cap;
-    }
+  if (ML_ARRAY_RESERVE (f->emu_sizes, f->n_emu, f->cap_emu, 16) < 0)
+    return ML_ENOMEM;
   f->emu_sizes[f->n_emu++] = size;
   return 0;
 }
@@ -102,13 +97,6 @@ rec_seg_event (uint64_t *addr, uint64_t *size, size_t *n, const MlEvent *ev)
           }
         return;
       }
-}
-
-static int
-cmp_u64 (const void *a, const void *b)
-{
-  uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-  return x < y ? -1 : x > y;
 }
 
 /* Which rule the real choice @want disagrees on, given the emulation's
@@ -203,7 +191,8 @@ ml_caching_conformance (const MlTrace *t, const char *options, MlCachingConforma
         {
           const char *pool = ml_trace_str (t, ev->name);
           bool small = pool && *pool ? strcmp (pool, "small") == 0 : ev->size == ML_CACHE_SMALL_BUFFER;
-          if (_ml_cache_seg_add (&c, ev->addr, ev->size, _ml_cache_stream_index (&c, ev->stream), small, ev->kind == ML_EV_SEGMENT_MAP) < 0)
+          uint32_t stream = _ml_cache_stream_index (&c, ev->stream);
+          if (c.failed || _ml_cache_seg_add (&c, ev->addr, ev->size, stream, small, ev->kind == ML_EV_SEGMENT_MAP) < 0)
             {
               rc = ml_error_set (err, ML_ENOMEM, "out of memory");
               goto out;
@@ -338,8 +327,8 @@ ml_caching_conformance (const MlTrace *t, const char *options, MlCachingConforma
       r.end_rec_bytes += end_rec[s];
     r.end_rec_segments = n_end_rec;
     r.end_emu_segments = n_emu_end;
-    qsort (rec_sizes, n_emu_end, sizeof *rec_sizes, cmp_u64);
-    qsort (end_rec, n_end_rec, sizeof *end_rec, cmp_u64);
+    ml_sort_u64 (rec_sizes, n_emu_end);
+    ml_sort_u64 (end_rec, n_end_rec);
     r.end_match = n_emu_end == n_end_rec && memcmp (rec_sizes, end_rec, n_end_rec * sizeof *end_rec) == 0;
   }
   *out = r;

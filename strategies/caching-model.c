@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/base/array.h"
 #include "sim/base/options.h"
 
 #define MiB ((uint64_t) 1 << 20)
@@ -59,7 +60,8 @@ _ml_cache_stream_index (MlCache *c, uint32_t raw)
   if (ml_u64map_get (&c->streams, raw, &i))
     return i;
   i = c->n_streams < 0xffff ? c->n_streams++ : 0xffff;
-  ml_u64map_put (&c->streams, raw, i);
+  if (ml_u64map_put (&c->streams, raw, i) < 0)
+    c->failed = true;
   return i;
 }
 
@@ -74,15 +76,8 @@ blk_new (MlCache *c)
     }
   else
     {
-      if (c->nb == c->capb)
-        {
-          size_t cap = c->capb ? c->capb * 2 : 256;
-          MlCacheBlock *b = realloc (c->b, cap * sizeof *b);
-          if (!b)
-            return ML_CACHE_NONE;
-          c->b = b;
-          c->capb = cap;
-        }
+      if (ML_ARRAY_RESERVE (c->b, c->nb, c->capb, 256) < 0)
+        return ML_CACHE_NONE;
       i = (uint32_t) c->nb++;
     }
   memset (&c->b[i], 0, sizeof c->b[i]);
@@ -200,15 +195,8 @@ find_free (MlCache *c, uint64_t size, uint32_t stream, bool small)
 long
 _ml_cache_seg_add (MlCache *c, uint64_t base, uint64_t size, uint32_t stream, bool small, bool expandable)
 {
-  if (c->ns == c->caps)
-    {
-      size_t cap = c->caps ? c->caps * 2 : 32;
-      MlCacheSegment *s = realloc (c->s, cap * sizeof *s);
-      if (!s)
-        return -1;
-      c->s = s;
-      c->caps = cap;
-    }
+  if (ML_ARRAY_RESERVE (c->s, c->ns, c->caps, 32) < 0)
+    return -1;
   uint32_t si = (uint32_t) c->ns;
   uint32_t bi = blk_new (c);
   if (bi == ML_CACHE_NONE)
@@ -375,6 +363,8 @@ int
 _ml_cache_malloc (MlCache *c, uint64_t req, uint32_t raw_stream, uint32_t *out)
 {
   uint32_t stream = _ml_cache_stream_index (c, raw_stream);
+  if (c->failed)
+    return ML_ENOMEM;
   uint64_t size = _ml_cache_round_size (&c->cfg, req);
   bool small = size <= ML_CACHE_SMALL_SIZE;
   c->last_new_segment = false;

@@ -66,6 +66,7 @@ struct MlCache {
    * the owner gives the cache back step by step (_ml_cache_release_cached)
    * and calls malloc again. Unset, malloc runs PyTorch's releases itself. */
   bool            owner_retries;
+  bool            failed;         /* out of memory in the stream index */
   /* the owner's side */
   int  (*new_seg)  (MlCache *c, uint64_t size, uint32_t stream, MlCacheSegment *seg);
   void (*rel_seg)  (MlCache *c, MlCacheSegment *seg);
@@ -90,7 +91,8 @@ uint64_t _ml_cache_round_size (const MlCacheConfig *cfg, uint64_t size);
 /* True when a segment of @size in the @small pool is one the size rules
  * can produce. */
 bool     _ml_cache_rule_sized (uint64_t size, bool small);
-/* The dense index of raw stream @raw (assigned on first sight). */
+/* The dense index of raw stream @raw (assigned on first sight); sets
+ * c->failed when out of memory (_ml_cache_malloc then fails). */
 uint32_t _ml_cache_stream_index (MlCache *c, uint32_t raw);
 
 /* malloc: returns the block through *out; ML_EOOM when the capacity

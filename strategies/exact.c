@@ -66,13 +66,6 @@ typedef struct {
 } Search;
 
 static int
-cmp_u64 (const void *a, const void *b)
-{
-  uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-  return x < y ? -1 : x > y;
-}
-
-static int
 cmp_cand (const void *a, const void *b, void *ctx)
 {
   uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
@@ -353,21 +346,13 @@ part_build (const MlBuffers *bufs, Part *P, const uint32_t *glob, uint32_t m)
       ticks[i] = bufs->buf[glob[i]].start;
     }
   /* sections: the distinct start ticks (live bytes peak at a start) */
-  qsort (ticks, m, sizeof *ticks, cmp_u64);
-  uint32_t S = 0;
-  for (uint32_t i = 0; i < m; i++)
-    if (S == 0 || ticks[S - 1] != ticks[i])
-      ticks[S++] = ticks[i];
+  uint32_t S = (uint32_t) ml_sort_unique_u64 (ticks, m);
   P->S = S;
   for (uint32_t i = 0; i < m; i++)
     {
       const MlBuffer *b = &bufs->buf[glob[i]];
-      uint32_t lo = 0, hi = S;
-      while (lo < hi) { uint32_t mid = (lo + hi) / 2; if (ticks[mid] < b->start) lo = mid + 1; else hi = mid; }
-      P->sa[i] = lo;
-      hi = S;
-      while (lo < hi) { uint32_t mid = (lo + hi) / 2; if (ticks[mid] < b->end) lo = mid + 1; else hi = mid; }
-      P->sb[i] = lo;
+      P->sa[i] = (uint32_t) ml_lower_bound_u64 (ticks, S, b->start);
+      P->sb[i] = (uint32_t) ml_lower_bound_u64 (ticks, S, b->end);
       if (P->size[i] == 0)
         P->sb[i] = P->sa[i];   /* takes no room anywhere */
     }

@@ -22,29 +22,6 @@ cmp_key (const void *a, const void *b)
   return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-static int
-cmp_u64 (const void *a, const void *b)
-{
-  uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-  return x < y ? -1 : x > y;
-}
-
-/* Number of values in sorted @v (n) that are < @key. */
-static size_t
-count_below (const uint64_t *v, size_t n, uint64_t key)
-{
-  size_t lo = 0, hi = n;
-  while (lo < hi)
-    {
-      size_t mid = lo + (hi - lo) / 2;
-      if (v[mid] < key)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-  return lo;
-}
-
 /* Breadth ranks: for each buffer, the rank of the widest time step of its
  * lifetime (steps by live bytes desc, then by time). */
 static int
@@ -65,8 +42,8 @@ breadth_ranks (const MlBuffers *bufs, uint64_t *rank_of, MlError *err)
       starts[i] = bufs->buf[i].start;
       ends[i] = bufs->buf[i].end;
     }
-  qsort (starts, n, sizeof *starts, cmp_u64);
-  qsort (ends, n, sizeof *ends, cmp_u64);
+  ml_sort_u64 (starts, n);
+  ml_sort_u64 (ends, n);
   for (size_t i = 0; i < n; i++)
     if (P == 0 || pt[P - 1] != starts[i])
       pt[P++] = starts[i];
@@ -118,8 +95,8 @@ breadth_ranks (const MlBuffers *bufs, uint64_t *rank_of, MlError *err)
       }
   for (size_t i = 0; i < n; i++)
     {
-      size_t lo = count_below (pt, P, bufs->buf[i].start);
-      size_t hi = count_below (pt, P, bufs->buf[i].end);   /* steps in [start, end) */
+      size_t lo = ml_lower_bound_u64 (pt, P, bufs->buf[i].start);
+      size_t hi = ml_lower_bound_u64 (pt, P, bufs->buf[i].end);   /* steps in [start, end) */
       if (hi <= lo)
         {
           rank_of[i] = UINT64_MAX;
@@ -174,8 +151,8 @@ _ml_greedy_order (const MlBuffers *bufs, MlOrder kind, uint32_t *order, MlError 
           starts[i] = bufs->buf[i].start;
           ends[i] = bufs->buf[i].end;
         }
-      qsort (starts, n, sizeof *starts, cmp_u64);
-      qsort (ends, n, sizeof *ends, cmp_u64);
+      ml_sort_u64 (starts, n);
+      ml_sort_u64 (ends, n);
     }
   for (size_t i = 0; i < n; i++)
     {
@@ -191,8 +168,8 @@ _ml_greedy_order (const MlBuffers *bufs, MlOrder kind, uint32_t *order, MlError 
         case ML_ORDER_CONFLICT:
           {
             /* overlapping = n - (ends <= start) - (starts >= end) - itself */
-            uint64_t before = count_below (ends, n, b->start + 1);
-            uint64_t after = n - count_below (starts, n, b->end);
+            uint64_t before = ml_lower_bound_u64 (ends, n, b->start + 1);
+            uint64_t after = n - ml_lower_bound_u64 (starts, n, b->end);
             uint64_t deg = n - before - after;
             k.k1 = UINT64_MAX - deg; k.k2 = UINT64_MAX - size; k.k3 = UINT64_MAX - life;
             break;

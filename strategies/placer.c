@@ -20,11 +20,23 @@
  * moved; a treap's last hole is remembered, so re-checking a candidate
  * still inside it is free. Cost per placement: O(r log n) for r treap
  * walks.
+ *
+ * Why its own treap and not sim/base/treap.c: these nodes carry what the
+ * hole search needs (the lowest offset and the widest-hole bound of each
+ * subtree, kept up on every rotation), thousands of small treaps share one
+ * node pool that a reset recycles wholesale, and the walk is recursive
+ * over children without parent links. MlTreap keeps one maximum per
+ * subtree, owns its node array and keeps parent links; adding the gap
+ * bounds there would cost every other user of it (the online fit
+ * strategies, the caching model, the checker) on each update.
  */
 #include "strategies/planner-private.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "sim/base/sort.h"
 
 typedef struct {
   uint64_t off, top, max;  /* key, value, max value in subtree */
@@ -56,28 +68,6 @@ struct MlPlacer {
   bool      failed;       /* out of memory growing the pool */
 };
 
-static int
-cmp_u64 (const void *a, const void *b)
-{
-  uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-  return x < y ? -1 : x > y;
-}
-
-static uint32_t
-lower_index (const uint64_t *v, uint32_t n, uint64_t key)
-{
-  uint32_t lo = 0, hi = n;
-  while (lo < hi)
-    {
-      uint32_t mid = lo + (hi - lo) / 2;
-      if (v[mid] < key)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-  return lo;
-}
-
 int
 _ml_placer_new (const MlBuffers *bufs, MlPlacer **out, MlError *err)
 {
@@ -95,11 +85,7 @@ _ml_placer_new (const MlBuffers *bufs, MlPlacer **out, MlError *err)
       t[m++] = bufs->buf[i].start;
       t[m++] = bufs->buf[i].end;
     }
-  qsort (t, m, sizeof *t, cmp_u64);
-  size_t u = 0;
-  for (size_t i = 0; i < m; i++)
-    if (u == 0 || t[u - 1] != t[i])
-      t[u++] = t[i];
+  size_t u = ml_sort_unique_u64 (t, m);
   p->leaves = u > 1 ? (uint32_t) (u - 1) : 1;
   p->ls = malloc ((n ? n : 1) * sizeof *p->ls);
   p->le = malloc ((n ? n : 1) * sizeof *p->le);
@@ -118,8 +104,8 @@ _ml_placer_new (const MlBuffers *bufs, MlPlacer **out, MlError *err)
     p->own[i] = p->sub[i] = NIL;
   for (size_t i = 0; i < n; i++)
     {
-      p->ls[i] = lower_index (t, (uint32_t) u, bufs->buf[i].start);
-      p->le[i] = lower_index (t, (uint32_t) u, bufs->buf[i].end);
+      p->ls[i] = (uint32_t) ml_lower_bound_u64 (t, u, bufs->buf[i].start);
+      p->le[i] = (uint32_t) ml_lower_bound_u64 (t, u, bufs->buf[i].end);
     }
   free (t);
   *out = p;
@@ -258,8 +244,6 @@ tinsert (MlPlacer *p, uint32_t root, uint32_t nn)
  * starts below *h + size and has no inner hole of @size bytes moves it to
  * its highest top at once. Returns false when the treap is exhausted (the
  * hole above *h is then unbounded). */
-#include <stdio.h>
-
 static bool
 tfit (const MlPlacer *p, uint32_t t, uint64_t *h, uint64_t size, uint64_t *end)
 {

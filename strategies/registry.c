@@ -78,6 +78,12 @@ ml_strategy_initial (bool has_addrs)
   return has_addrs ? &ml_strategy_recorded : &ml_strategy_best_fit;
 }
 
+const MlStrategy *
+ml_strategy_second (const char *first)
+{
+  return ml_strategy_find (first) == &ml_strategy_best_fit ? &ml_strategy_first_fit : &ml_strategy_best_fit;
+}
+
 bool
 ml_strategy_reads_option (const MlStrategy *s, const char *key)
 {

@@ -17,6 +17,9 @@ const char *ml_strategies_default (void);
 /* The strategy a plan comes from when none is named: the recorded plan
  * when the trace has addresses, else best-fit. */
 const MlStrategy *ml_strategy_initial (bool has_addrs);
+/* A strategy worth comparing with the one called @first: best-fit, or
+ * first-fit when @first is best-fit. */
+const MlStrategy *ml_strategy_second (const char *first);
 /* True when @s's options (knobs->options) understand @key. */
 bool ml_strategy_reads_option (const MlStrategy *s, const char *key);
 

@@ -42,6 +42,27 @@ tap_ok (int cond, const char *file, int line, const char *fmt, ...)
 }
 
 #define ok(cond, ...) tap_ok (!!(cond), __FILE__, __LINE__, __VA_ARGS__)
+
+/* A check that cannot run here: "ok N # SKIP why" (meson counts it as
+ * skipped, never as passed). */
+static inline void
+skip (const char *why)
+{
+  printf ("ok %d # SKIP %s\n", ++tap_n, why);
+  fflush (stdout);
+}
+
+/* Setup that must succeed (a container insert, a plan segment): when
+ * @cond is false the test bails out (TAP "Bail out!", exit 1) rather than
+ * asserting things about a half-built fixture. */
+#define must(cond)                                                                   \
+  do {                                                                               \
+    if (!(cond))                                                                     \
+      {                                                                              \
+        printf ("Bail out! %s:%d: %s failed\n", __FILE__, __LINE__, #cond);         \
+        exit (1);                                                                    \
+      }                                                                              \
+  } while (0)
 #define is_u64(got, want, ...)                                                       \
   do {                                                                               \
     uint64_t g_ = (uint64_t) (got), w_ = (uint64_t) (want);                          \

@@ -1,6 +1,7 @@
 /* Units, the string table, the treap, the hash map and the radix sort. */
 #include "tests/tap.h"
 
+#include "sim/base/array.h"
 #include "sim/base/btree.h"
 #include "sim/base/sort.h"
 #include "sim/base/strtab.h"
@@ -75,10 +76,10 @@ test_treap (void)
   MlTreap t;
   ml_treap_init (&t);
   /* free-block map: key = offset, value = size */
-  ml_treap_insert (&t, 0, 0, 10);
-  ml_treap_insert (&t, 100, 0, 50);
-  ml_treap_insert (&t, 300, 0, 20);
-  ml_treap_insert (&t, 500, 0, 80);
+  must (ml_treap_insert (&t, 0, 0, 10) != ML_TREAP_NIL);
+  must (ml_treap_insert (&t, 100, 0, 50) != ML_TREAP_NIL);
+  must (ml_treap_insert (&t, 300, 0, 20) != ML_TREAP_NIL);
+  must (ml_treap_insert (&t, 500, 0, 80) != ML_TREAP_NIL);
   uint32_t n = ml_treap_first_with_value (&t, 30, NULL);
   is_u64 (t.nodes[n].a, 100, "first fit for 30 is at 100");
   n = ml_treap_first_with_value (&t, 60, NULL);
@@ -114,7 +115,7 @@ test_treap (void)
       else
         {
           val[k] = rnd () % 1000;
-          ml_treap_insert (&t, (uint64_t) k, 0, val[k]);
+          must (ml_treap_insert (&t, (uint64_t) k, 0, val[k]) != ML_TREAP_NIL);
           present[k] = 1;
         }
       uint64_t want_v = rnd () % 1000;
@@ -140,7 +141,7 @@ test_u64map (void)
   ml_u64map_init (&m);
   int bad = 0;
   for (uint64_t i = 0; i < 50000; i++)
-    ml_u64map_put (&m, i * 7919, (uint32_t) i);
+    must (ml_u64map_put (&m, i * 7919, (uint32_t) i) >= 0);
   for (uint64_t i = 0; i < 50000; i += 2)
     ml_u64map_del (&m, i * 7919);
   for (uint64_t i = 0; i < 50000; i++)
@@ -166,7 +167,7 @@ test_sort (void)
       keys[i] = rnd () % 5000;
       idx[i] = (uint32_t) i;
     }
-  ml_sort_indexes_by_key (idx, N, keys, sizeof keys[0]);
+  must (ml_sort_indexes_by_key (idx, N, keys, sizeof keys[0]) >= 0);
   int bad = 0;
   for (int i = 1; i < N; i++)
     if (keys[idx[i - 1]] > keys[idx[i]] || (keys[idx[i - 1]] == keys[idx[i]] && idx[i - 1] > idx[i]))
@@ -223,7 +224,8 @@ test_btree (void)
           MlBtPos q = ml_btree_lower_bound (&t, a, 0, NULL);
           if (ml_btree_at_or_next (&t, &q) && ml_btree_a (&t, q) == a)
             continue;
-          ml_btree_insert (&t, a, 0, a % 977);
+          if (ml_btree_insert (&t, a, 0, a % 977) < 0)
+            bad_find++;
           keys[nk++] = a;
         }
       if (t.height > max_height)
@@ -282,6 +284,32 @@ test_btree (void)
   free (sorted);
 }
 
+/* The u64 helpers every planner shares, by hand. */
+static void
+test_sorted_u64 (void)
+{
+  uint64_t v[] = { 5, 1, UINT64_MAX, 5, 3, 1 };
+  size_t k = ml_sort_unique_u64 (v, 6);
+  ok (k == 4 && v[0] == 1 && v[1] == 3 && v[2] == 5 && v[3] == UINT64_MAX, "sort-unique: 1 3 5 max (%zu)", k);
+  is_u64 (ml_lower_bound_u64 (v, k, 0), 0, "lower bound of 0: 0");
+  is_u64 (ml_lower_bound_u64 (v, k, 3), 1, "lower bound of 3: 1 (one value below)");
+  is_u64 (ml_lower_bound_u64 (v, k, 4), 2, "lower bound of 4: 2");
+  is_u64 (ml_upper_bound_u64 (v, k, 3), 2, "upper bound of 3: 2 (1 and 3 at or below)");
+  is_u64 (ml_upper_bound_u64 (v, k, UINT64_MAX), 4, "upper bound of the maximum: all");
+  is_u64 (ml_lower_bound_u64 (v, 0, 7), 0, "an empty array: 0");
+  is_u64 (ml_sort_unique_u64 (v, 0), 0, "sort-unique of nothing: 0");
+  uint64_t *a = NULL;
+  size_t n = 0, cap = 0;
+  bool all = true;
+  for (uint64_t i = 0; i < 100; i++)
+    {
+      all &= ML_ARRAY_RESERVE (a, n, cap, 4) == 0;
+      a[n++] = i;
+    }
+  ok (all && n == 100 && cap == 128 && a[99] == 99, "an array grows 4, 8, ... 128 for 100 elements (cap %zu)", cap);
+  free (a);
+}
+
 int
 main (void)
 {
@@ -291,5 +319,6 @@ main (void)
   test_btree ();
   test_u64map ();
   test_sort ();
+  test_sorted_u64 ();
   return tap_done ();
 }

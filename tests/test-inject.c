@@ -81,8 +81,7 @@ main (int argc, char **argv)
   char *msg = slurp (errpath);
   if (have_driver)
     {
-      printf ("# a CUDA driver is installed; the no-driver messages are not checked\n");
-      ok (1, "driver present: degraded path not exercised");
+      skip ("a CUDA driver is installed: the no-driver messages cannot be checked");
     }
   else
     {

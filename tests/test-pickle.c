@@ -265,6 +265,118 @@ test_mutations (void)
   ok (failed > 1000 && parsed > 100, "mutations exercise both outcomes (%zu parsed, %zu failed)", parsed, failed);
 }
 
+/* ---- streaming ---- */
+
+typedef struct {
+  size_t n, lists[8], last_index;
+  const MlPkValue *first_frames;
+  bool shared_ok;
+} Seen;
+
+static int
+on_item (void *user, size_t list, size_t index, MlPkValue *item)
+{
+  Seen *s = user;
+  if (list < 8)
+    s->lists[list]++;
+  s->last_index = index;
+  s->n++;
+  /* item: a dict {"f": frames}; the frames list is memo-shared */
+  MlPkValue *fr = item->kind == ML_PK_DICT ? ml_pk_get (item, "f") : NULL;
+  if (fr && !fr->tag)
+    {
+      fr->tag = 42;   /* what a consumer derives from it */
+      if (!s->first_frames)
+        s->first_frames = fr;
+    }
+  else if (fr && fr->tag == 42)
+    s->shared_ok = true;
+  return 0;
+}
+
+static void
+test_stream (void)
+{
+  /* {"t": [[{"f": F}, {"f": F}] * 600 in batches, []], "x": 1} written by
+   * hand: F = [1, 2] memoised once; the inner list's items in two
+   * APPENDS batches, so the second batch reaches F through the memo after
+   * the first batch's scratch is gone */
+  unsigned char buf[1 << 16];
+  size_t n = 0;
+#define B(c) (buf[n++] = (unsigned char) (c))
+  B (0x80); B (4); B ('}'); B ('('); B (0x8c); B (1); B ('t'); B (']'); B ('('); B (']'); B (0x94); /* memo 0: inner */
+  uint32_t memo = 1;
+  bool have = false;
+  uint32_t fmemo = 0;
+  for (int batch = 0; batch < 2; batch++)
+    {
+      B ('(');
+      for (int k = 0; k < 300; k++)
+        {
+          B ('}'); B (0x8c); B (1); B ('f');
+          if (!have)
+            {
+              B (']'); B (0x94); fmemo = memo++; B ('K'); B (1); B ('K'); B (2); B (0x86); B ('0');
+              /* (two ints pushed, TUPLE2, then popped: scratch garbage) */
+              B ('K'); B (1); B ('a'); B ('K'); B (2); B ('a');
+              have = true;
+            }
+          else
+            {
+              B ('j'); memcpy (buf + n, &fmemo, 4); n += 4;
+            }
+          B ('s');
+        }
+      B ('e');
+    }
+  B (']');        /* a second device list, empty */
+  B ('e');        /* both into "t" */
+  B (0x8c); B (1); B ('x'); B ('K'); B (1);
+  B ('u'); B ('.');
+#undef B
+  Seen seen = { 0 };
+  MlPkStream st = { .key = "t", .item = on_item, .user = &seen };
+  MlPkDoc *d = NULL;
+  MlError err = { 0 };
+  int rc = ml_pk_parse_stream (buf, n, &st, &d, &err);
+  ok (rc == 0, "stream: parses (%s)", err.msg);
+  ok (seen.n == 600 && seen.lists[0] == 600 && seen.last_index == 599, "stream: 600 items of list 0, in order (%zu)",
+      seen.n);
+  ok (seen.shared_ok, "stream: the memo-shared frames keep their tag across batches");
+  const MlPkValue *t = d ? ml_pk_get (ml_pk_root (d), "t") : NULL;
+  ok (t && t->n == 2 && ml_pk_len (t->items[0]) == 0 && ml_pk_len (t->items[1]) == 0,
+      "stream: the lists stay in the document, empty");
+  int64_t x = 0;
+  ok (d && ml_pk_get_int (ml_pk_root (d), "x", &x) && x == 1, "stream: keys after the streamed list are read");
+  ml_pk_free (d);
+
+  /* the same bytes without a stream: everything kept */
+  rc = ml_pk_parse (buf, n, &d, &err);
+  t = rc == 0 ? ml_pk_get (ml_pk_root (d), "t") : NULL;
+  ok (t && ml_pk_len (t->items[0]) == 600 && t->items[0]->items[0]->items[1] == t->items[0]->items[599]->items[1],
+      "no stream: 600 items kept, the frames one value");
+  ml_pk_free (d);
+
+  /* a list built with MARK ... LIST is not streamed: kept whole */
+  memset (&seen, 0, sizeof seen);
+  d = NULL;
+  static const char listed[] = "\x80\x02}(\x8c\x01t]((K\x01K\x02le\x8c\x01xK\x01u.";
+  rc = ml_pk_parse_stream ((const unsigned char *) listed, sizeof listed - 1, &st, &d, &err);
+  t = rc == 0 ? ml_pk_get (ml_pk_root (d), "t") : NULL;
+  ok (t && seen.n == 0 && ml_pk_len (t->items[0]) == 2, "stream: a list built by LIST stays whole (%s)", err.msg);
+  ml_pk_free (d);
+
+  /* the root built above a streamed list: it moves to the document */
+  d = NULL;
+  static const char above[] = "\x80\x02(}\x8c\x01t](]K\x07tt.";
+  rc = ml_pk_parse_stream ((const unsigned char *) above, sizeof above - 1, &st, &d, &err);
+  const MlPkValue *r = rc == 0 ? ml_pk_root (d) : NULL;
+  ok (r && r->kind == ML_PK_TUPLE && r->n == 4 && r->items[3]->kind == ML_PK_TUPLE && r->items[3]->n == 2
+      && r->items[3]->items[1]->i == 7,
+      "stream: a root tuple built above the streamed list survives (%s)", err.msg);
+  ml_pk_free (d);
+}
+
 int
 main (void)
 {
@@ -272,5 +384,6 @@ main (void)
   test_containers ();
   test_errors ();
   test_mutations ();
+  test_stream ();
   return tap_done ();
 }

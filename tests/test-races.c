@@ -36,7 +36,7 @@ races (const char *text, const uint64_t *offsets, MlIssues *is, int *rc_out)
       MlPlan *p = ml_plan_new (b->n, "hand");
       for (size_t i = 0; i < b->n; i++)
         p->offset[i] = offsets ? offsets[i] : 0;
-      ml_plan_make_arena (p, b);
+      must (ml_plan_make_arena (p, b) >= 0);
       rc = ml_check_races (b, p, is, &err);
       ml_plan_free (p);
     }

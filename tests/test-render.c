@@ -113,7 +113,7 @@ arena (const MlBuffers *b, const uint64_t *offsets)
   MlPlan *p = ml_plan_new (b->n, "hand");
   for (size_t i = 0; i < b->n; i++)
     p->offset[i] = offsets[i];
-  ml_plan_make_arena (p, b);
+  must (ml_plan_make_arena (p, b) >= 0);
   return p;
 }
 

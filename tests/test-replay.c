@@ -39,7 +39,7 @@ plan_of (const MlBuffers *bufs, const uint64_t *offsets)
   MlPlan *p = ml_plan_new (bufs->n, "hand");
   for (size_t i = 0; i < bufs->n; i++)
     p->offset[i] = offsets[i];
-  ml_plan_make_arena (p, bufs);
+  must (ml_plan_make_arena (p, bufs) >= 0);
   return p;
 }
 
@@ -129,8 +129,8 @@ main (void)
   /* two segments, laid end to end: the same offsets in different segments never clash */
   plan = ml_plan_new (bufs->n, "two-segments");
   MlSegment s0 = { .size = 512, .end = 9 }, s1 = { .size = 256, .end = 9 };
-  ml_plan_add_segment (plan, &s0);
-  ml_plan_add_segment (plan, &s1);
+  must (ml_plan_add_segment (plan, &s0) >= 0);
+  must (ml_plan_add_segment (plan, &s1) >= 0);
   static const uint32_t seg2[] = { 0, 1, 0, 0 };
   static const uint64_t off2[] = { 0, 0, 0, 0 };   /* C [3,5) and B [1,4) overlap in time */
   for (size_t i = 0; i < bufs->n; i++)
@@ -155,7 +155,7 @@ main (void)
                      { .size = 512, .start = 3, .end = 5 }, { .size = 256, .start = 6, .end = 9 } };
   for (size_t i = 0; i < 4; i++)
     {
-      ml_plan_add_segment (plan, &g4[i]);
+      must (ml_plan_add_segment (plan, &g4[i]) >= 0);
       plan->segment[i] = (uint32_t) i;
       plan->offset[i] = 0;
     }
@@ -177,7 +177,7 @@ main (void)
   g4[3].start = 1; /* E's segment claims to start early: harmless */
   for (size_t i = 0; i < 4; i++)
     {
-      ml_plan_add_segment (plan, &g4[i]);
+      must (ml_plan_add_segment (plan, &g4[i]) >= 0);
       plan->segment[i] = (uint32_t) i;
     }
   run_host (bufs, plan, 1, &prog, &res);
@@ -266,7 +266,7 @@ main (void)
             seed = seed * 6364136223846793005ull + 1442695040888963407ull;
             rp->offset[i] = 128 * ((seed >> 35) % 48);   /* granule 128 sometimes */
           }
-        ml_plan_make_arena (rp, rb);
+        must (ml_plan_make_arena (rp, rb) >= 0);
         MlIssues is;
         ml_issues_init (&is);
         ml_check_plan (rb, rp, &is, &err);

@@ -159,7 +159,7 @@ test_empty_lifetime (void)
     }
   MlPlan *p = ml_plan_new (2, "by hand");
   MlSegment g = { .size = 100, .end = b->end_tick };
-  ml_plan_add_segment (p, &g);
+  must (ml_plan_add_segment (p, &g) >= 0);
   is_u64 (issues_of (b, p), 0, "both at offset 0: no conflict");
   ml_plan_free (p);
   ml_buffers_free (b);
@@ -254,7 +254,7 @@ test_check (void)
   MlBuffers *b;
   ml_buffers_build (t, 0, &b, NULL);
   MlPlan *p;
-  ml_plan_from_recorded (b, &p, NULL);
+  must (ml_plan_from_recorded (b, &p, NULL) >= 0);
   MlIssues is;
   ml_issues_init (&is);
   ml_check_plan (b, p, &is, NULL);
@@ -484,7 +484,7 @@ test_random (void)
         {
           if ((*s)->flags & ML_STRATEGY_RECORDED)
             continue;   /* no addresses */
-          if ((*s)->kind == ML_STRATEGY_OFFLINE && !((*s)->flags & ML_STRATEGY_DEFAULT) && b->n > 40)
+          if ((*s)->kind == ML_STRATEGY_OFFLINE && strcmp ((*s)->name, "linear") != 0 && b->n > 40)
             continue;   /* slow exact planners: small instances only */
           if (strcmp ((*s)->name, "ilp") == 0 && b->n > 8)
             continue;   /* GLPK is slow past a few buffers; test-planners checks it */

@@ -5,6 +5,7 @@
 #include "sim/formats/jsonl.h"
 #include "sim/formats/csv.h"
 #include "sim/formats/load.h"
+#include "sim/buffers.h"
 
 static MlTrace *
 load_text (const char *text, const char *suffix, MlError *err)
@@ -222,6 +223,79 @@ test_lifetime_errors (void)
   ml_trace_free (t);
 }
 
+/* The format table (sim/formats/load.c), iterated: what a new format
+ * gets checked for by adding its one line. */
+static void
+test_format_table (void)
+{
+  size_t n = 0, bad = 0, saved = 0;
+  const MlTraceFormat *const *all = ml_trace_formats ();
+  for (const MlTraceFormat *const *f = all; *f; f++, n++)
+    {
+      if (!(*f)->name || !*(*f)->name || !(*f)->description || !(*f)->sniff || !(*f)->load)
+        {
+          printf ("# format %zu: a name, description, sniff or load is missing\n", n);
+          bad++;
+        }
+      /* an extension picks one reader */
+      char exts[128];
+      snprintf (exts, sizeof exts, "%s", (*f)->extensions ? (*f)->extensions : "");
+      char *save = NULL;
+      for (char *e = strtok_r (exts, " ", &save); e; e = strtok_r (NULL, " ", &save))
+        for (const MlTraceFormat *const *g = all; *g != *f; g++)
+          {
+            char other[128], *save2 = NULL;
+            snprintf (other, sizeof other, "%s", (*g)->extensions ? (*g)->extensions : "");
+            for (char *o = strtok_r (other, " ", &save2); o; o = strtok_r (NULL, " ", &save2))
+              if (strcmp (o, e) == 0)
+                {
+                  printf ("# .%s is claimed by %s and %s\n", e, (*g)->name, (*f)->name);
+                  bad++;
+                }
+          }
+      for (const MlTraceFormat *const *g = all; *g != *f; g++)
+        if (strcmp ((*g)->name, (*f)->name) == 0)
+          {
+            printf ("# two formats are called %s\n", (*f)->name);
+            bad++;
+          }
+    }
+  ok (n >= 2 && bad == 0, "format table: %zu entries, each named, described, with sniff and load; names and extensions unique", n);
+  /* every format that writes: a planning instance written as it and read
+   * back by extension gives the same lifetimes and sizes */
+  static const char inst[] = "id,lower,upper,size\nb1,0,3,4\nb2,3,9,8\nb3,0,9,16\n";
+  MlError err;
+  MlTrace *t = load_text (inst, ".csv", &err);
+  MlBuffers *b0 = NULL;
+  if (!ok (t && ml_buffers_build (t, 1, &b0, &err) == 0, "the instance loads (%s)", err.msg))
+    return;
+  for (const MlTraceFormat *const *f = all; *f; f++)
+    {
+      if (!(*f)->save)
+        continue;
+      char ext[32];
+      snprintf (ext, sizeof ext, ".%s", (*f)->extensions);
+      ext[strcspn (ext, " ")] = 0;
+      char *path = tap_write_temp ("", ext);
+      MlTrace *back = NULL;
+      MlBuffers *b1 = NULL;
+      memset (&err, 0, sizeof err);
+      bool same = ml_trace_save (t, path, &err) == 0 && ml_trace_load (path, NULL, &back, &err) == 0
+                  && ml_buffers_build (back, 1, &b1, &err) == 0 && b1->n == b0->n;
+      for (size_t i = 0; same && i < b0->n; i++)
+        same = b1->buf[i].start == b0->buf[i].start && b1->buf[i].end == b0->buf[i].end && b1->buf[i].size == b0->buf[i].size;
+      ok (same, "%s: written and read back, the same %zu lifetimes and sizes (%s)", (*f)->name, b0->n, err.msg);
+      saved++;
+      ml_buffers_free (b1);
+      ml_trace_free (back);
+      unlink (path);
+      free (path);
+    }
+  ok (saved >= 2, "the formats that write: %zu", saved);
+  ml_buffers_free (b0);
+  ml_trace_free (t);
+}
+
 int
 main (void)
 {
@@ -230,5 +304,6 @@ main (void)
   test_csv ();
   test_csv_errors ();
   test_lifetime_errors ();
+  test_format_table ();
   return tap_done ();
 }

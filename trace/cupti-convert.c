@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/base/array.h"
 #include "sim/base/sort.h"
 #include "sim/base/strtab.h"
 #include "sim/base/u64map.h"
@@ -229,15 +230,8 @@ ml_cupti_collector_free (MlCuptiCollector *c)
 int
 ml_cupti_collector_add_item (MlCuptiCollector *c, const MlCuptiItem *it)
 {
-  if (c->n == c->cap)
-    {
-      size_t cap = c->cap ? c->cap * 2 : 1024;
-      Item *p = realloc (c->items, cap * sizeof *p);
-      if (!p)
-        return ML_ENOMEM;
-      c->items = p;
-      c->cap = cap;
-    }
+  if (ML_ARRAY_RESERVE (c->items, c->n, c->cap, 1024) < 0)
+    return ML_ENOMEM;
   Item *dst = &c->items[c->n];
   memset (dst, 0, sizeof *dst);
   dst->ev = it->ev;

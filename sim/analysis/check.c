@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/base/array.h"
 #include "sim/base/treap.h"
 
 static const char *const kind_names[ML_ISSUE__COUNT] = {
@@ -39,15 +40,8 @@ ml_issues_add (MlIssues *is, const MlIssue *issue)
   size_t max = is->max_kept ? is->max_kept : 1000;
   if (is->n >= max)
     return 0;
-  if (is->n == is->cap)
-    {
-      size_t cap = is->cap ? is->cap * 2 : 16;
-      MlIssue *p = realloc (is->items, cap * sizeof *p);
-      if (!p)
-        return ML_ENOMEM;
-      is->items = p;
-      is->cap = cap;
-    }
+  if (ML_ARRAY_RESERVE (is->items, is->n, is->cap, 16) < 0)
+    return ML_ENOMEM;
   is->items[is->n++] = *issue;
   return 0;
 }

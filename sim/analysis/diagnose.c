@@ -277,14 +277,16 @@ ml_diagnosis_clear (MlDiagnosis *d)
   memset (d, 0, sizeof *d);
 }
 
-void
-ml_diagnosis_write_json (const MlDiagnosis *d, const MlBuffers *bufs, FILE *fp)
+int
+ml_diagnosis_write_json (const MlDiagnosis *d, const MlBuffers *bufs, FILE *fp, MlError *err)
 {
+  int rc = 0;
   fprintf (fp, "{\"strategy\":");
   ml_json_put_str (fp, d->strategy);
   fprintf (fp, ",\"capacity\":%" PRIu64 ",\"peak\":%" PRIu64 ",\"lower_bound\":%" PRIu64 ",\"fits\":%s,\"oom\":",
            d->capacity, d->peak, d->lower_bound, d->oom.hit ? "false" : "true");
-  ml_oom_write_json (fp, bufs, &d->oom);
+  if (ml_oom_write_json (&d->oom, bufs, fp, err) < 0)
+    rc = ML_EIO;
   if (d->oom.hit && d->oom.request)
     {
       fprintf (fp, ",\"live_buffers\":%zu,\"requested_live\":%" PRIu64 ",\"blame\":[", d->n_live_total, d->requested_live);
@@ -324,7 +326,8 @@ ml_diagnosis_write_json (const MlDiagnosis *d, const MlBuffers *bufs, FILE *fp)
           else
             fprintf (fp, "%" PRIu64, d->capacity - a->peak);
           fputs (",\"oom\":", fp);
-          ml_oom_write_json (fp, bufs, &a->oom);
+          if (ml_oom_write_json (&a->oom, bufs, fp, err) < 0)
+            rc = ML_EIO;
           fputc ('}', fp);
         }
     }
@@ -344,6 +347,7 @@ ml_diagnosis_write_json (const MlDiagnosis *d, const MlBuffers *bufs, FILE *fp)
       fputc ('}', fp);
     }
   fputc ('}', fp);
+  return rc < 0 || ferror (fp) ? ml_error_set (err, ML_EIO, "write error") : 0;
 }
 
 const char *

@@ -100,6 +100,6 @@ const char *ml_oom_reason (const MlOom *oom, char *buf, size_t len);
  * or "... is less than the request". */
 const char *ml_diagnosis_recorded_reason (const MlDiagnosis *diag, char *buf, size_t len);
 
-void ml_diagnosis_write_json (const MlDiagnosis *diag, const MlBuffers *bufs, FILE *fp);
+int  ml_diagnosis_write_json (const MlDiagnosis *diag, const MlBuffers *bufs, FILE *fp, MlError *err) ML_MUST_CHECK;
 
 #endif

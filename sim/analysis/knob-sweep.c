@@ -199,8 +199,8 @@ ml_knob_sweep_number (const MlKnobSweep *s, size_t i)
   return (double) i;
 }
 
-void
-ml_knob_sweep_write_json (FILE *fp, const MlBuffers *bufs, const MlKnobSweep *s)
+int
+ml_knob_sweep_write_json (FILE *fp, const MlBuffers *bufs, const MlKnobSweep *s, MlError *err)
 {
   fputs ("{\"knob\":", fp);
   ml_json_put_str (fp, s->knob);
@@ -225,8 +225,11 @@ ml_knob_sweep_write_json (FILE *fp, const MlBuffers *bufs, const MlKnobSweep *s)
                    ",\"seconds\":%.6f,\"oom\":",
                row->lower_bound, m->peak, m->overhead, m->frag_max, m->frag_at_peak, row->block_waste, row->segments,
                row->retries, row->retry_released, row->seconds);
-      ml_oom_write_json (fp, bufs, &row->oom);
+      int rc = ml_oom_write_json (&row->oom, bufs, fp, err);
+      if (rc < 0)
+        return rc;
       fputc ('}', fp);
     }
   fputs ("]}", fp);
+  return ferror (fp) ? ml_error_set (err, ML_EIO, "write error") : 0;
 }

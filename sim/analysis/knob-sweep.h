@@ -50,7 +50,8 @@ void ml_knob_sweep_free (MlKnobSweep *sweep);
  * an option's value when it is a size or number, else its index. */
 double ml_knob_sweep_number (const MlKnobSweep *sweep, size_t value_index);
 
-/* Writes the sweep as one JSON object {"knob":..., "rows":[...]}. */
-void ml_knob_sweep_write_json (FILE *fp, const MlBuffers *bufs, const MlKnobSweep *sweep);
+/* Writes the sweep as one JSON object {"knob":..., "rows":[...]};
+ * ML_EIO on a write error. */
+ML_MUST_CHECK int ml_knob_sweep_write_json (FILE *fp, const MlBuffers *bufs, const MlKnobSweep *sweep, MlError *err);
 
 #endif

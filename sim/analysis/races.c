@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/base/array.h"
 #include "sim/base/treap.h"
 #include "sim/base/u64map.h"
 #include "sim/base/units.h"
@@ -211,15 +212,8 @@ on_alloc (Races *r, uint32_t bi, uint64_t tick, Pieces *ps)
           continue;
         }
       PendingList *pl = &r->pending[sb];
-      if (pl->n == pl->cap)
-        {
-          size_t cap = pl->cap ? pl->cap * 2 : 8;
-          Pending *p = realloc (pl->items, cap * sizeof *p);
-          if (!p)
-            return ML_ENOMEM;
-          pl->items = p;
-          pl->cap = cap;
-        }
+      if (ML_ARRAY_RESERVE (pl->items, pl->n, pl->cap, 8) < 0)
+        return ML_ENOMEM;
       pl->items[pl->n++] = (Pending) { a, bi, first, bytes };
     }
   return 0;

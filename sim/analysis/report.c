@@ -195,37 +195,21 @@ json_issue (FILE *fp, const MlBuffers *bufs, const MlIssue *is)
   fputc ('}', fp);
 }
 
-static void
-json_row (FILE *fp, const MlBuffers *bufs, const MlReportRow *row)
+static int
+json_row (FILE *fp, const MlBuffers *bufs, const MlReportRow *row, MlError *err)
 {
-  fputs ("{\"strategy\":", fp);
-  ml_json_put_str (fp, row->name);
-  const MlResult *r = &row->res;
-  if (r->status < 0 || !r->plan)
+  fputc ('{', fp);
+  if (ml_result_write_json_members (&row->res, row->name, bufs, fp, err) < 0)
+    return ML_EIO;
+  if (row->res.status == 0 && row->res.plan)
     {
-      fputs (",\"error\":", fp);
-      ml_json_put_str (fp, r->error);
+      fputs (",\"issues\":{", fp);
+      for (int k = 0; k < ML_ISSUE__COUNT; k++)
+        fprintf (fp, "%s\"%s\":%zu", k ? "," : "", ml_issue_kind_name ((MlIssueKind) k), row->issues[k]);
       fputc ('}', fp);
-      return;
     }
-  const MlMetrics *m = &r->metrics;
-  const MlPlan *p = r->plan;
-  fprintf (fp, ",\"peak\":%" PRIu64 ",\"peak_tick\":%" PRIu64 ",\"overhead\":%.6f,\"frag_max\":%.6f,\"frag_max_tick\":%" PRIu64
-           ",\"frag_mean\":%.6f,\"frag_at_peak\":%.6f,\"internal_waste\":%" PRIu64 ",\"segments\":%zu"
-           ",\"seconds\":%.6f,\"ops\":%" PRIu64 ",\"nodes_visited\":%" PRIu64 ",\"nodes_per_op\":%.3f,\"optimal\":%s",
-           m->peak, m->peak_tick, m->overhead, m->frag_max, m->frag_max_tick, m->frag_mean, m->frag_at_peak,
-           m->internal_waste, p->n_segments, p->seconds, p->ops, p->nodes_visited,
-           p->ops ? (double) p->nodes_visited / (double) p->ops : 0.0, p->optimal ? "true" : "false");
-  if (p->proven_lb)
-    fprintf (fp, ",\"proven_lower_bound\":%" PRIu64, p->proven_lb);
-  if (p->note)
-    fputs (",\"note\":", fp), ml_json_put_str (fp, p->note);
-  fputs (",\"oom\":", fp);
-  ml_oom_write_json (fp, bufs, &p->oom);
-  fputs (",\"issues\":{", fp);
-  for (int k = 0; k < ML_ISSUE__COUNT; k++)
-    fprintf (fp, "%s\"%s\":%zu", k ? "," : "", ml_issue_kind_name ((MlIssueKind) k), row->issues[k]);
-  fputs ("}}", fp);
+  fputc ('}', fp);
+  return 0;
 }
 
 static int
@@ -274,7 +258,8 @@ ml_report_write_json (const MlReport *r, FILE *fp, MlError *err)
     {
       if (i)
         fputc (',', fp);
-      json_row (fp, bufs, &r->rows[i]);
+      if (json_row (fp, bufs, &r->rows[i], err) < 0)
+        return ML_EIO;
     }
   fputs ("],\"peaks\":[", fp);
   for (size_t i = 0; i < r->peaks.n; i++)
@@ -319,13 +304,17 @@ ml_report_write_json (const MlReport *r, FILE *fp, MlError *err)
     }
   fputs ("]},\"diagnosis\":", fp);
   if (r->have_diag)
-    ml_diagnosis_write_json (&r->diag, bufs, fp);
+    {
+      if (ml_diagnosis_write_json (&r->diag, bufs, fp, err) < 0)
+        return ML_EIO;
+    }
   else
     fputs ("null", fp);
   if (r->sweep)
     {
       fputs (",\"sweep\":", fp);
-      ml_knob_sweep_write_json (fp, bufs, r->sweep);
+      if (ml_knob_sweep_write_json (fp, bufs, r->sweep, err) < 0)
+        return ML_EIO;
     }
   fputs ("}\n", fp);
   return finish (fp, err);

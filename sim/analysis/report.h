@@ -63,8 +63,8 @@ int  ml_report_build (const char *trace_path, const MlBuffers *bufs, const MlStr
 void ml_report_free  (MlReport *report);
 
 /* Writers. Each writes the whole report to @fp; errors are write errors. */
-int  ml_report_write_json     (const MlReport *report, FILE *fp, MlError *err);
-int  ml_report_write_markdown (const MlReport *report, FILE *fp, MlError *err);
+int  ml_report_write_json     (const MlReport *report, FILE *fp, MlError *err) ML_MUST_CHECK;
+int  ml_report_write_markdown (const MlReport *report, FILE *fp, MlError *err) ML_MUST_CHECK;
 int  ml_report_write_csv      (const MlReport *report, FILE *fp, MlError *err);
 
 /* Writes @report to @path in the format its extension names (.json, .md,

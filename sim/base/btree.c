@@ -271,7 +271,7 @@ int
 ml_btree_insert (MlBTree *t, uint64_t a, uint64_t b, uint64_t v)
 {
   if (reserve (t) < 0)
-    return -1;
+    return ML_ENOMEM;
   if (t->root == NIL)
     {
       t->root = leaf_new (t);

@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sim/base/error.h"
+
 #define ML_BTREE_NIL UINT32_MAX
 #define ML_BTREE_FAN 32
 
@@ -56,9 +58,9 @@ typedef struct {
 void ml_btree_init  (MlBTree *t, bool with_max);
 void ml_btree_clear (MlBTree *t);   /* frees the nodes */
 
-/* Inserts (a, b) -> v; keys must be unique. Returns 0 or -1 when out of
- * memory. Invalidates positions. */
-int  ml_btree_insert (MlBTree *t, uint64_t a, uint64_t b, uint64_t v);
+/* Inserts (a, b) -> v; keys must be unique. Returns 0 or ML_ENOMEM (the
+ * tree unchanged). Invalidates positions. */
+ML_MUST_CHECK int ml_btree_insert (MlBTree *t, uint64_t a, uint64_t b, uint64_t v);
 /* Removes the entry at @pos. Invalidates positions. */
 void ml_btree_remove (MlBTree *t, MlBtPos pos);
 /* Changes the entry at @pos in place; the caller guarantees the new key

@@ -23,6 +23,14 @@ enum {
   ML_EUNSUPPORTED = -9 /* a feature this build or input does not support */
 };
 
+/* Marks a function whose result must be checked (a failure it reports
+ * would otherwise pass silently): the compiler warns where it is dropped. */
+#if defined(__GNUC__) || defined(__clang__)
+#define ML_MUST_CHECK __attribute__((warn_unused_result))
+#else
+#define ML_MUST_CHECK
+#endif
+
 typedef struct {
   int  code;
   char msg[512];

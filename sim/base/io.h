@@ -20,7 +20,7 @@ typedef struct MlOut MlOut;
 MlOut *ml_out_open   (const char *path, MlError *err);
 FILE  *ml_out_file   (MlOut *out);
 /* Flushes, checks for write errors, renames into place; frees @out. */
-int    ml_out_commit (MlOut *out, MlError *err);
+int    ml_out_commit (MlOut *out, MlError *err) ML_MUST_CHECK;
 /* Removes the temporary file; frees @out. NULL does nothing. */
 void   ml_out_abort  (MlOut *out);
 /* Removes every open temporary file (for signal handlers). */

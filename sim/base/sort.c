@@ -16,7 +16,7 @@ ml_sort_indexes_by_key (uint32_t *idx, size_t n, const uint64_t *keys, size_t st
   if (!a || !b)
     {
       free (a); free (b);
-      return -1;
+      return ML_ENOMEM;
     }
   uint64_t all_or = 0, all_and = ~0ull;
   for (size_t i = 0; i < n; i++)
@@ -44,4 +44,50 @@ ml_sort_indexes_by_key (uint32_t *idx, size_t n, const uint64_t *keys, size_t st
     idx[i] = a[i].idx;
   free (a); free (b);
   return 0;
+}
+
+static int
+cmp_u64 (const void *a, const void *b)
+{
+  uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+  return x < y ? -1 : x > y;
+}
+
+void
+ml_sort_u64 (uint64_t *v, size_t n)
+{
+  if (n > 1)
+    qsort (v, n, sizeof *v, cmp_u64);
+}
+
+size_t
+ml_sort_unique_u64 (uint64_t *v, size_t n)
+{
+  ml_sort_u64 (v, n);
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (k == 0 || v[k - 1] != v[i])
+      v[k++] = v[i];
+  return k;
+}
+
+size_t
+ml_lower_bound_u64 (const uint64_t *v, size_t n, uint64_t key)
+{
+  size_t lo = 0, hi = n;
+  while (lo < hi)
+    {
+      size_t mid = lo + (hi - lo) / 2;
+      if (v[mid] < key)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo;
+}
+
+size_t
+ml_upper_bound_u64 (const uint64_t *v, size_t n, uint64_t key)
+{
+  return key == UINT64_MAX ? n : ml_lower_bound_u64 (v, n, key + 1);
 }

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sim/base/error.h"
+
 #define ML_TREAP_NIL UINT32_MAX
 
 typedef struct {
@@ -37,7 +39,7 @@ void     ml_treap_init    (MlTreap *t);
 void     ml_treap_init_plain (MlTreap *t);
 void     ml_treap_clear   (MlTreap *t);   /* frees the nodes */
 /* Returns the new node or ML_TREAP_NIL when out of memory. Keys must be unique. */
-uint32_t ml_treap_insert  (MlTreap *t, uint64_t a, uint64_t b, uint64_t value);
+uint32_t ml_treap_insert  (MlTreap *t, uint64_t a, uint64_t b, uint64_t value) ML_MUST_CHECK;
 /* Removes the node with key (a, b); returns false if absent. */
 bool     ml_treap_remove  (MlTreap *t, uint64_t a, uint64_t b);
 /* Removes node @id (a handle from a search). */

@@ -35,7 +35,7 @@ resize (MlU64Map *m, size_t cap)
   if (!keys || !vals)
     {
       free (keys); free (vals);
-      return -1;
+      return ML_ENOMEM;
     }
   for (size_t i = 0; i < cap; i++)
     vals[i] = EMPTY;
@@ -57,7 +57,7 @@ int
 ml_u64map_put (MlU64Map *m, uint64_t key, uint32_t val)
 {
   if ((m->n + 1) * 4 > m->cap * 3 && resize (m, m->cap ? m->cap * 2 : 64) < 0)
-    return -1;
+    return ML_ENOMEM;
   size_t j = slot_of (key, m->cap);
   while (m->vals[j] != EMPTY)
     {

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sim/base/error.h"
+
 typedef struct {
   uint64_t *keys;
   uint32_t *vals;   /* UINT32_MAX = empty slot */
@@ -15,8 +17,8 @@ typedef struct {
 
 void ml_u64map_init  (MlU64Map *m);
 void ml_u64map_clear (MlU64Map *m);
-/* Returns 0, or -1 when out of memory. Overwrites an existing key. */
-int  ml_u64map_put   (MlU64Map *m, uint64_t key, uint32_t val);
+/* Returns 0, or ML_ENOMEM. Overwrites an existing key. */
+int  ml_u64map_put   (MlU64Map *m, uint64_t key, uint32_t val) ML_MUST_CHECK;
 bool ml_u64map_get   (const MlU64Map *m, uint64_t key, uint32_t *val);
 bool ml_u64map_del   (MlU64Map *m, uint64_t key);
 

@@ -13,15 +13,15 @@ int
 ml_parse_u64 (const char *s, size_t len, uint64_t *out)
 {
   if (len == 0)
-    return -1;
+    return ML_EINPUT;
   uint64_t v = 0;
   for (size_t i = 0; i < len; i++)
     {
       if (s[i] < '0' || s[i] > '9')
-        return -1;
+        return ML_EINPUT;
       unsigned d = (unsigned) (s[i] - '0');
       if (v > (UINT64_MAX - d) / 10)
-        return -1;
+        return ML_EINPUT;
       v = v * 10 + d;
     }
   *out = v;

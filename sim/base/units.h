@@ -17,7 +17,8 @@ int  ml_parse_size     (const char *text, uint64_t *bytes, MlError *err);
 int  ml_parse_duration (const char *text, double *seconds, MlError *err);
 /* Formats @bytes as "512 B", "4.00 KiB", "1.50 GiB" into @buf; returns buf. */
 char *ml_format_size   (uint64_t bytes, char *buf, size_t len);
-/* Parses a plain unsigned decimal integer that must fit in 64 bits. */
-int  ml_parse_u64      (const char *text, size_t len, uint64_t *out);
+/* Parses a plain unsigned decimal integer that must fit in 64 bits:
+ * 0, or ML_EINPUT (empty, not a digit, too large). */
+int  ml_parse_u64      (const char *text, size_t len, uint64_t *out) ML_MUST_CHECK;
 
 #endif

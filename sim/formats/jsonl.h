@@ -6,6 +6,6 @@
 
 /* Native JSON Lines (docs/formats.md). */
 int ml_trace_load_jsonl  (const char *path, const MlLoadOptions *opts, MlTrace **out, MlError *err);
-int ml_trace_write_jsonl (const MlTrace *trace, const char *path, MlError *err);
+int ml_trace_write_jsonl (const MlTrace *trace, const char *path, MlError *err) ML_MUST_CHECK;
 
 #endif

@@ -173,7 +173,10 @@ ml_trace_from_kineto (const cJSON *root, const char *name, const MlLoadOptions *
     {
       uint32_t v;
       if (mem[i].bytes > 0)
-        ml_u64map_put (&live, mem[i].addr, 1);
+        {
+          if (ml_u64map_put (&live, mem[i].addr, 1) < 0)
+            rc = ml_error_set (err, ML_ENOMEM, "%s: out of memory", name);
+        }
       else if (mem[i].bytes < 0 && !ml_u64map_get (&live, mem[i].addr, &v))
         {
           MlEvent ev = { .tick = 0, .id = next_id++, .addr = mem[i].addr, .size = (uint64_t) -mem[i].bytes,
@@ -188,8 +191,9 @@ ml_trace_from_kineto (const cJSON *root, const char *name, const MlLoadOptions *
   /* the ids of the tick-0 buffers, by address */
   ml_u64map_clear (&live);
   ml_u64map_init (&live);
-  for (size_t i = 0; i < tr->n_events; i++)
-    ml_u64map_put (&live, tr->events[i].addr, (uint32_t) tr->events[i].id);
+  for (size_t i = 0; i < tr->n_events && rc == 0; i++)
+    if (ml_u64map_put (&live, tr->events[i].addr, (uint32_t) tr->events[i].id) < 0)
+      rc = ml_error_set (err, ML_ENOMEM, "%s: out of memory", name);
   uint64_t tick = 1;
   for (size_t i = 0; i < k && rc == 0; i++)
     {

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "sim/base/u64map.h"
 
@@ -19,12 +20,28 @@ typedef struct Chunk {
 
 #define CHUNK_BYTES ((size_t) 1 << 20)
 
+typedef struct {
+  Chunk *chunks;       /* the head is the one being filled */
+} Arena;
+
 struct MlPkDoc {
-  Chunk     *chunks;   /* the head is the one being filled */
+  Arena      arena;
   MlPkValue *root;
 };
 
+/* MlPkValue.flags */
+enum {
+  F_SCRATCH   = 1,     /* lives in the scratch arena (built inside a streamed list) */
+  F_FWD       = 2,     /* scratch, copied to the document: see fwd_get */
+  F_DTLIST    = 4,     /* root[key] of a stream: the lists in it are streamed */
+  F_STREAMED  = 8,     /* a streamed list: .i its index, .len the items handed so far */
+  F_HANDED    = 16,    /* handed to the item callback */
+  F_COLLAPSED = 32,    /* kept without its items: the consumer had tagged it */
+};
+
 static MlPkValue none_value = { .kind = ML_PK_NONE };
+/* what the memo holds for a streamed item once it is gone */
+static MlPkValue streamed_value = { .kind = ML_PK_NONE };
 
 const char *
 ml_pk_kind_name (MlPkKind k)
@@ -34,16 +51,44 @@ ml_pk_kind_name (MlPkKind k)
   return (unsigned) k <= ML_PK__MARK ? names[k] : "?";
 }
 
+static void
+arena_free (Arena *a)
+{
+  for (Chunk *c = a->chunks, *next; c; c = next)
+    {
+      next = c->next;
+      free (c);
+    }
+  a->chunks = NULL;
+}
+
+/* Empties @a, keeping one chunk for the next round. */
+static void
+arena_reset (Arena *a)
+{
+  Chunk *keep = NULL;
+  for (Chunk *c = a->chunks, *next; c; c = next)
+    {
+      next = c->next;
+      if (!keep && c->cap == CHUNK_BYTES)
+        keep = c;
+      else
+        free (c);
+    }
+  if (keep)
+    {
+      keep->used = 0;
+      keep->next = NULL;
+    }
+  a->chunks = keep;
+}
+
 void
 ml_pk_free (MlPkDoc *doc)
 {
   if (!doc)
     return;
-  for (Chunk *c = doc->chunks, *next; c; c = next)
-    {
-      next = c->next;
-      free (c);
-    }
+  arena_free (&doc->arena);
   free (doc);
 }
 
@@ -54,10 +99,10 @@ ml_pk_root (const MlPkDoc *doc)
 }
 
 static void *
-arena (MlPkDoc *doc, size_t n)
+arena (Arena *a, size_t n)
 {
   n = (n + 15) & ~(size_t) 15;
-  Chunk *c = doc->chunks;
+  Chunk *c = a->chunks;
   if (c && c->cap - c->used >= n)
     {
       void *p = (unsigned char *) c->data + c->used;
@@ -79,40 +124,9 @@ arena (MlPkDoc *doc, size_t n)
   else
     {
       fresh->next = c;
-      doc->chunks = fresh;
+      a->chunks = fresh;
     }
   return fresh->data;
-}
-
-static MlPkValue *
-new_value (MlPkDoc *doc, MlPkKind kind)
-{
-  MlPkValue *v = arena (doc, sizeof *v);
-  if (!v)
-    return NULL;
-  memset (v, 0, sizeof *v);
-  v->kind = kind;
-  return v;
-}
-
-static int
-push_item (MlPkDoc *doc, MlPkValue *c, MlPkValue *item)
-{
-  if (c->n == c->cap)
-    {
-      if (c->cap >= (uint32_t) 1 << 31)
-        return ML_ENOMEM;   /* 2^31 items: more than memory holds */
-      uint32_t cap = c->cap ? c->cap * 2 : 4;
-      MlPkValue **it = arena (doc, cap * sizeof *it);
-      if (!it)
-        return ML_ENOMEM;
-      if (c->n)
-        memcpy (it, c->items, c->n * sizeof *it);
-      c->items = it;
-      c->cap = cap;
-    }
-  c->items[c->n++] = item;
-  return 0;
 }
 
 /* ---- the VM ---- */
@@ -132,7 +146,148 @@ typedef struct {
   MlError    *err;
   size_t      op_at;               /* offset of the current opcode */
   unsigned    op;
+  /* streaming */
+  const MlPkStream *stream;
+  size_t      key_len;
+  Arena       scratch;             /* values built above the streamed list */
+  MlPkValue  *slist;               /* the streamed list being filled ... */
+  size_t      spos;                /* ... at this stack position */
+  uint64_t   *mlog;                /* memo indexes given scratch values */
+  size_t      n_mlog, cap_mlog;
+  const unsigned char *dropped;    /* input before this was given back */
+  const unsigned char *next_report;
 } Vm;
+
+/* Values built while a streamed list is on the stack with something
+ * above it are scratch: they go once its items have been handed over,
+ * except what the memo still holds (copied to the document then). */
+static inline bool
+in_stream (const Vm *vm)
+{
+  return vm->slist && vm->sp > vm->spos && vm->stack[vm->spos] == vm->slist;
+}
+
+static MlPkValue *
+new_value (Vm *vm, MlPkKind kind)
+{
+  bool scratch = in_stream (vm);
+  MlPkValue *v = arena (scratch ? &vm->scratch : &vm->doc->arena, sizeof *v);
+  if (!v)
+    return NULL;
+  memset (v, 0, sizeof *v);
+  v->kind = kind;
+  v->flags = scratch ? F_SCRATCH : 0;
+  return v;
+}
+
+/* The copy of a promoted scratch value: strings keep it in .items,
+ * everything else in .s (fields those kinds do not use). */
+static MlPkValue *
+fwd_get (const MlPkValue *v)
+{
+  return v->kind == ML_PK_STR || v->kind == ML_PK_BYTES ? (MlPkValue *) v->items : (MlPkValue *) v->s;
+}
+
+static void
+fwd_set (MlPkValue *v, MlPkValue *copy)
+{
+  if (v->kind == ML_PK_STR || v->kind == ML_PK_BYTES)
+    v->items = (MlPkValue **) copy;
+  else
+    v->s = (char *) copy;
+  v->flags |= F_FWD;
+}
+
+/* @v in the document: itself when it is there, else a copy of it (made
+ * once: the copy is remembered) with its items promoted in turn. A
+ * container the consumer has tagged is kept without its items: it has
+ * read them, and knows it by its tag. */
+static MlPkValue *
+promote_at (Vm *vm, MlPkValue *v, unsigned depth)
+{
+  if (!(v->flags & F_SCRATCH))
+    return v;
+  if (v->flags & F_FWD)
+    return fwd_get (v);
+  if (depth > ML_PK_MAX_DEPTH)
+    {
+      ml_error_set (vm->err, ML_EINPUT, "byte %zu: containers nested deeper than 256", vm->op_at);
+      return NULL;
+    }
+  MlPkDoc *doc = vm->doc;
+  MlPkValue *c = arena (&doc->arena, sizeof *c);
+  if (!c)
+    goto oom;
+  *c = *v;
+  c->flags &= (uint16_t) ~(F_SCRATCH | F_HANDED);
+  if (v->kind == ML_PK_STR || v->kind == ML_PK_BYTES)
+    {
+      if (!(c->s = arena (&doc->arena, v->len + 1)))
+        goto oom;
+      memcpy (c->s, v->s, v->len + 1);
+      c->items = NULL;
+    }
+  else
+    {
+      c->s = NULL;
+      bool container = v->kind == ML_PK_LIST || v->kind == ML_PK_TUPLE || v->kind == ML_PK_DICT;
+      c->items = NULL;
+      c->cap = 0;
+      if (container && v->tag)
+        {
+          c->n = 0;
+          c->flags |= F_COLLAPSED;
+        }
+      else if (container && v->n)
+        {
+          /* the copy is made before its items so that a cycle ends */
+          fwd_set (v, c);
+          MlPkValue **it = arena (&doc->arena, v->n * sizeof *it);
+          if (!it)
+            goto oom;
+          for (size_t k = 0; k < v->n; k++)
+            if (!(it[k] = promote_at (vm, v->items[k], depth + 1)))
+              return NULL;
+          c->items = it;
+          c->cap = v->n;
+          return c;
+        }
+    }
+  fwd_set (v, c);
+  return c;
+oom:
+  ml_error_set (vm->err, ML_ENOMEM, "out of memory");
+  return NULL;
+}
+
+static MlPkValue *
+promote (Vm *vm, MlPkValue *v)
+{
+  return promote_at (vm, v, 0);
+}
+
+static int
+push_item (Vm *vm, MlPkValue *c, MlPkValue *item)
+{
+  bool scratch = c->flags & F_SCRATCH;
+  if (!scratch && (item->flags & F_SCRATCH) && !(item = promote (vm, item)))
+    return vm->err ? vm->err->code : ML_ENOMEM;   /* the error is set */
+  if (c->n == c->cap)
+    {
+      if (c->cap >= (uint32_t) 1 << 31)
+        return ml_error_set (vm->err, ML_ENOMEM, "out of memory for a container of 2^31 items");
+      uint32_t cap = c->cap ? c->cap * 2 : 4;
+      MlPkValue **it = arena (scratch ? &vm->scratch : &vm->doc->arena, cap * sizeof *it);
+      if (!it)
+        return ml_error_set (vm->err, ML_ENOMEM, "out of memory");
+      if (c->n)
+        memcpy (it, c->items, c->n * sizeof *it);
+      c->items = it;
+      c->cap = cap;
+    }
+  c->items[c->n++] = item;
+  return 0;
+}
 
 #define MAX_STACK ((size_t) 1 << 24)
 
@@ -203,6 +358,20 @@ memo_put (Vm *vm, uint64_t idx, MlPkValue *v)
 {
   if (!v)
     return fail (vm, "memoising an empty stack");
+  if (v->flags & F_SCRATCH)
+    {
+      /* to be promoted (or dropped, for a streamed item) with the scratch */
+      if (vm->n_mlog == vm->cap_mlog)
+        {
+          size_t cap = vm->cap_mlog ? vm->cap_mlog * 2 : 1024;
+          uint64_t *m = realloc (vm->mlog, cap * sizeof *m);
+          if (!m)
+            return ml_error_set (vm->err, ML_ENOMEM, "out of memory");
+          vm->mlog = m;
+          vm->cap_mlog = cap;
+        }
+      vm->mlog[vm->n_mlog++] = idx;
+    }
   if (idx < vm->n_memo)
     {
       vm->memo[idx] = v;
@@ -244,15 +413,100 @@ memo_put (Vm *vm, uint64_t idx, MlPkValue *v)
   return 0;
 }
 
+static MlPkValue **
+memo_slot (Vm *vm, uint64_t idx)
+{
+  if (idx < vm->n_memo)
+    return &vm->memo[idx];
+  uint32_t slot;
+  if (ml_u64map_get (&vm->sparse, idx, &slot))
+    return &vm->sparse_vals[slot];
+  return NULL;
+}
+
 static int
 memo_get (Vm *vm, uint64_t idx)
 {
-  if (idx < vm->n_memo)
-    return push (vm, vm->memo[idx]);
-  uint32_t slot;
-  if (ml_u64map_get (&vm->sparse, idx, &slot))
-    return push (vm, vm->sparse_vals[slot]);
-  return ml_error_set (vm->err, ML_EINPUT, "byte %zu: memo reference %" PRIu64 " was never stored", vm->op_at, idx);
+  MlPkValue **v = memo_slot (vm, idx);
+  if (!v)
+    return ml_error_set (vm->err, ML_EINPUT, "byte %zu: memo reference %" PRIu64 " was never stored", vm->op_at, idx);
+  if (*v == &streamed_value)
+    return ml_error_set (vm->err, ML_EINPUT, "byte %zu: memo reference %" PRIu64 " is an item of a streamed list, "
+                         "which is not kept", vm->op_at, idx);
+  return push (vm, *v);
+}
+
+/* After the items above the streamed list went to the callback: what the
+ * memo holds of the scratch moves to the document, the items handed over
+ * are forgotten, and the scratch is emptied. */
+static int
+scratch_reset (Vm *vm)
+{
+  for (size_t k = 0; k < vm->n_mlog; k++)
+    {
+      MlPkValue **slot = memo_slot (vm, vm->mlog[k]);
+      if (!slot || !((*slot)->flags & F_SCRATCH))
+        continue;
+      if ((*slot)->flags & F_HANDED)
+        *slot = &streamed_value;
+      else if (!(*slot = promote (vm, *slot)))
+        return vm->err ? vm->err->code : ML_ENOMEM;
+    }
+  vm->n_mlog = 0;
+  arena_reset (&vm->scratch);
+  return 0;
+}
+
+/* Where a value pushed now at stack position @pos will go: the container
+ * and, for a dict, the key. The pickler writes a container, MARK, its
+ * items, APPENDS / SETITEMS (or one item and APPEND / SETITEM). */
+static MlPkValue *
+parent_of (const Vm *vm, size_t pos, const MlPkValue **key)
+{
+  *key = NULL;
+  if (vm->n_marks)
+    {
+      size_t m = vm->marks[vm->n_marks - 1];
+      MlPkValue *c = m ? vm->stack[m - 1] : NULL;
+      if (c && c->kind == ML_PK_LIST)
+        return c;
+      if (c && c->kind == ML_PK_DICT && (pos - m) % 2 == 1 && vm->stack[pos - 1]->kind == ML_PK_STR)
+        {
+          *key = vm->stack[pos - 1];
+          return c;
+        }
+    }
+  if (pos >= 1 && vm->stack[pos - 1]->kind == ML_PK_LIST)
+    return vm->stack[pos - 1];
+  if (pos >= 2 && vm->stack[pos - 2]->kind == ML_PK_DICT && vm->stack[pos - 1]->kind == ML_PK_STR)
+    {
+      *key = vm->stack[pos - 1];
+      return vm->stack[pos - 2];
+    }
+  return NULL;
+}
+
+/* A new empty list: is it root[key], or a list inside it (streamed)? */
+static void
+mark_stream_list (Vm *vm, MlPkValue *l)
+{
+  if (!vm->stream || in_stream (vm))
+    return;
+  const MlPkValue *key;
+  MlPkValue *parent = parent_of (vm, vm->sp, &key);
+  if (!parent)
+    return;
+  if (key && vm->sp >= 2 && parent == vm->stack[0] && key->len == vm->key_len
+      && memcmp (key->s, vm->stream->key, vm->key_len) == 0)
+    l->flags |= F_DTLIST;
+  else if (!key && (parent->flags & F_DTLIST))
+    {
+      l->flags |= F_STREAMED;
+      size_t m = vm->n_marks ? vm->marks[vm->n_marks - 1] : 0;
+      l->i = (int64_t) (parent->n + (m >= 1 && vm->stack[m - 1] == parent ? vm->sp - m : 0));
+      vm->slist = l;
+      vm->spos = vm->sp;
+    }
 }
 
 static int
@@ -261,10 +515,10 @@ push_str (Vm *vm, MlPkKind kind, size_t n)
   int rc = need (vm, n);
   if (rc < 0)
     return rc;
-  MlPkValue *v = new_value (vm->doc, kind);
+  MlPkValue *v = new_value (vm, kind);
   if (!v)
     return ml_error_set (vm->err, ML_ENOMEM, "out of memory");
-  v->s = arena (vm->doc, n + 1);
+  v->s = arena (v->flags & F_SCRATCH ? &vm->scratch : &vm->doc->arena, n + 1);
   if (!v->s)
     return ml_error_set (vm->err, ML_ENOMEM, "out of memory for a %zu byte string", n);
   memcpy (v->s, vm->p, n);
@@ -277,7 +531,7 @@ push_str (Vm *vm, MlPkKind kind, size_t n)
 static int
 push_int (Vm *vm, int64_t i)
 {
-  MlPkValue *v = new_value (vm->doc, ML_PK_INT);
+  MlPkValue *v = new_value (vm, ML_PK_INT);
   if (v)
     v->i = i;
   return push (vm, v);
@@ -308,7 +562,7 @@ push_long (Vm *vm, size_t n)
     fits = b[k] == (neg ? 0xff : 0x00);
   if (fits && ((b[7] & 0x80) != 0) == neg)
     return push_int (vm, (int64_t) rd_le (b, 8));
-  v = new_value (vm->doc, ML_PK_BIGINT);
+  v = new_value (vm, ML_PK_BIGINT);
   if (!v)
     return ml_error_set (vm->err, ML_ENOMEM, "out of memory");
   double f = 0;
@@ -322,7 +576,7 @@ push_long (Vm *vm, size_t n)
 static int
 build_seq (Vm *vm, MlPkKind kind, size_t from)
 {
-  MlPkValue *t = new_value (vm->doc, kind);
+  MlPkValue *t = new_value (vm, kind);
   if (!t)
     return ml_error_set (vm->err, ML_ENOMEM, "out of memory");
   uint32_t depth = 0;
@@ -332,8 +586,9 @@ build_seq (Vm *vm, MlPkKind kind, size_t from)
         return fail (vm, "a MARK inside the items");
       if (vm->stack[k]->depth + 1u > depth)
         depth = vm->stack[k]->depth + 1u;
-      if (push_item (vm->doc, t, vm->stack[k]) < 0)
-        return ml_error_set (vm->err, ML_ENOMEM, "out of memory");
+      int rc = push_item (vm, t, vm->stack[k]);
+      if (rc < 0)
+        return rc;
     }
   if (depth > ML_PK_MAX_DEPTH)
     return fail (vm, "containers nested deeper than " "256");
@@ -354,6 +609,21 @@ add_items (Vm *vm, size_t from, bool dict)
                          ml_pk_kind_name (c->kind));
   if (dict && (vm->sp - from) % 2)
     return fail (vm, "odd number of dict items");
+  if (c->flags & F_STREAMED)
+    {
+      for (size_t k = from; k < vm->sp; k++)
+        {
+          MlPkValue *it = vm->stack[k];
+          if (it->kind == ML_PK__MARK)
+            return fail (vm, "a MARK inside the items");
+          it->flags |= F_HANDED;
+          int rc = vm->stream->item (vm->stream->user, (size_t) c->i, c->len++, it);
+          if (rc < 0)
+            return rc;
+        }
+      vm->sp = from;
+      return c == vm->slist && from == vm->spos + 1 && vm->sp == from ? scratch_reset (vm) : 0;
+    }
   for (size_t k = from; k < vm->sp; k++)
     {
       MlPkValue *it = vm->stack[k];
@@ -365,18 +635,57 @@ add_items (Vm *vm, size_t from, bool dict)
         return fail (vm, "containers nested deeper than 256");
       if (it->depth + 1 > c->depth)
         c->depth = (uint16_t) (it->depth + 1);
-      if (push_item (vm->doc, c, it) < 0)
-        return ml_error_set (vm->err, ML_ENOMEM, "out of memory");
+      int rc = push_item (vm, c, it);
+      if (rc < 0)
+        return rc;
     }
   vm->sp = from;
+  return 0;
+}
+
+#define REPORT_BYTES ((size_t) 4 << 20)
+
+/* Every 4 MiB: progress, cancellation, and the input behind the reader
+ * given back when it is a file mapping. */
+static int
+checkpoint (Vm *vm)
+{
+  const MlPkStream *st = vm->stream;
+  vm->next_report = (size_t) (vm->end - vm->p) > REPORT_BYTES ? vm->p + REPORT_BYTES : vm->end;
+  if (!st)
+    return 0;
+  if (st->drop_input)
+    {
+      size_t page = 1 << 12;
+      uintptr_t from = ((uintptr_t) vm->dropped + page - 1) & ~(uintptr_t) (page - 1);
+      uintptr_t to = (uintptr_t) vm->p & ~(uintptr_t) (page - 1);
+      if (to > from)
+        {
+          madvise ((void *) from, to - from, MADV_DONTNEED);
+          vm->dropped = (const unsigned char *) to;
+        }
+    }
+  const MlProgress *pr = st->progress;
+  if (pr && pr->cancelled && *pr->cancelled)
+    return ml_error_set (vm->err, ML_ECANCELLED, "cancelled");
+  if (pr && pr->report)
+    pr->report (pr->user, (double) (vm->p - vm->base) / (double) (vm->end - vm->base), "reading");
   return 0;
 }
 
 static int
 run (Vm *vm)
 {
+  vm->dropped = vm->base;
+  vm->next_report = vm->base;
   while (vm->p < vm->end)
     {
+      if (vm->p >= vm->next_report)
+        {
+          int rc = checkpoint (vm);
+          if (rc < 0)
+            return rc;
+        }
       vm->op_at = (size_t) (vm->p - vm->base);
       vm->op = *vm->p++;
       int rc = 0;
@@ -405,7 +714,10 @@ run (Vm *vm)
           if (vm->sp != 1 || vm->stack[0]->kind == ML_PK__MARK)
             return ml_error_set (vm->err, ML_EINPUT, "byte %zu: STOP with %zu values on the stack (expected 1)",
                                  vm->op_at, vm->sp);
-          vm->doc->root = vm->stack[0];
+          /* a root built above a streamed list (odd, but a valid
+           * pickle) moves to the document with what it holds */
+          if (!(vm->doc->root = promote (vm, vm->stack[0])))
+            return vm->err ? vm->err->code : ML_ENOMEM;
           return 0;
         case '(': /* MARK */
           if (vm->n_marks == vm->cap_marks)
@@ -421,13 +733,17 @@ run (Vm *vm)
             }
           vm->marks[vm->n_marks++] = vm->sp;
           break;
-        case '}': rc = push (vm, new_value (vm->doc, ML_PK_DICT)); break;
-        case ']': rc = push (vm, new_value (vm->doc, ML_PK_LIST)); break;
-        case ')': rc = push (vm, new_value (vm->doc, ML_PK_TUPLE)); break;
-        case 'N': rc = push (vm, new_value (vm->doc, ML_PK_NONE)); break;
+        case '}': rc = push (vm, new_value (vm, ML_PK_DICT)); break;
+        case ']':
+          if ((v = new_value (vm, ML_PK_LIST)))
+            mark_stream_list (vm, v);
+          rc = push (vm, v);
+          break;
+        case ')': rc = push (vm, new_value (vm, ML_PK_TUPLE)); break;
+        case 'N': rc = push (vm, new_value (vm, ML_PK_NONE)); break;
         case 0x88: /* NEWTRUE */
         case 0x89: /* NEWFALSE */
-          v = new_value (vm->doc, ML_PK_BOOL);
+          v = new_value (vm, ML_PK_BOOL);
           if (v)
             v->i = vm->op == 0x88;
           rc = push (vm, v);
@@ -476,7 +792,7 @@ run (Vm *vm)
             vm->p += 8;
             double d;
             memcpy (&d, &u, sizeof d);
-            v = new_value (vm->doc, ML_PK_FLOAT);
+            v = new_value (vm, ML_PK_FLOAT);
             if (v)
               v->f = d;
             rc = push (vm, v);
@@ -607,18 +923,23 @@ run (Vm *vm)
 }
 
 int
-ml_pk_parse (const unsigned char *data, size_t len, MlPkDoc **out, MlError *err)
+ml_pk_parse_stream (const unsigned char *data, size_t len, const MlPkStream *stream, MlPkDoc **out, MlError *err)
 {
   MlPkDoc *doc = calloc (1, sizeof *doc);
   if (!doc)
     return ml_error_set (err, ML_ENOMEM, "out of memory");
-  Vm vm = { .p = data, .end = data + len, .base = data, .doc = doc, .err = err };
+  Vm vm = { .p = data, .end = data + len, .base = data, .doc = doc, .err = err, .stream = stream,
+            .key_len = stream && stream->key ? strlen (stream->key) : 0 };
+  if (stream && (!stream->key || !stream->item))
+    vm.stream = NULL;
   ml_u64map_init (&vm.sparse);
   int rc = len ? run (&vm) : ml_error_set (err, ML_EINPUT, "empty pickle");
   free (vm.stack);
   free (vm.marks);
   free (vm.memo);
   free (vm.sparse_vals);
+  free (vm.mlog);
+  arena_free (&vm.scratch);
   ml_u64map_clear (&vm.sparse);
   if (rc < 0)
     {
@@ -627,6 +948,12 @@ ml_pk_parse (const unsigned char *data, size_t len, MlPkDoc **out, MlError *err)
     }
   *out = doc;
   return 0;
+}
+
+int
+ml_pk_parse (const unsigned char *data, size_t len, MlPkDoc **out, MlError *err)
+{
+  return ml_pk_parse_stream (data, len, NULL, out, err);
 }
 
 MlPkValue *

@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "sim/base/error.h"
+#include "sim/base/progress.h"
 
 #define ML_PK_MAX_DEPTH 256
 
@@ -48,7 +49,7 @@ typedef struct MlPkValue MlPkValue;
 struct MlPkValue {
   MlPkKind kind;
   uint16_t depth;         /* nesting depth when built (<= ML_PK_MAX_DEPTH) */
-  uint16_t flags;         /* internal to the reader */
+  uint16_t flags;         /* the reader's */
   uint32_t tag;           /* the consumer's: 0 when built. A consumer may
                            * cache what it derived from a value here (an
                            * interned id, a stack index): a memo-shared
@@ -68,6 +69,34 @@ typedef struct MlPkDoc MlPkDoc;
  * is ml_pk_root(). @data is not kept. */
 int  ml_pk_parse (const unsigned char *data, size_t len, MlPkDoc **doc, MlError *err);
 void ml_pk_free  (MlPkDoc *doc);
+
+/* Streaming, for documents larger than memory should hold (a PyTorch
+ * snapshot's device_traces): the items of the lists inside root[@key]
+ * (root a dict, root[key] a list of lists) are not kept. Each is handed
+ * to @item once built, with the index of its list in root[key] and its
+ * own index in that list; the list itself stays in the document, empty.
+ * Everything built for the items goes after the call, except what the
+ * memo may still be asked for (frames and strings shared with later
+ * items): that moves to the document, and a list or dict the consumer
+ * has tagged moves without its items (n = 0): it was read already, the
+ * tag says what it was. An item itself cannot be referenced later (an
+ * error if the pickle does). @item returns < 0 (with its error set) to
+ * stop. Lists of root[key] the pickle builds otherwise (protocol 0/1
+ * LIST) are kept whole: a consumer reads their items from the document.
+ * Every 4 MiB of input @progress (may be NULL) is told the share read and
+ * polled for cancellation; with @drop_input the input is a read-only
+ * file mapping whose pages behind the reader are given back. */
+typedef int (*MlPkItemFn) (void *user, size_t list, size_t index, MlPkValue *item);
+typedef struct {
+  const char *key;
+  MlPkItemFn  item;
+  void       *user;
+  const MlProgress *progress;
+  bool        drop_input;
+} MlPkStream;
+
+int  ml_pk_parse_stream (const unsigned char *data, size_t len, const MlPkStream *stream, MlPkDoc **doc,
+                         MlError *err);
 MlPkValue *ml_pk_root (const MlPkDoc *doc);
 
 /* Dict lookup by string key (a linear scan comparing lengths, then

@@ -3,6 +3,10 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "sim/base/io.h"
 #include "sim/formats/pickle.h"
@@ -46,10 +50,28 @@ typedef struct {
 typedef struct {
   uint64_t addr, req;
   uint32_t stream;
-  MlPkValue *frames;
+  uint32_t stack;         /* from a trace entry (frames NULL) */
+  MlPkValue *frames;      /* from a dump-time block */
   bool     gone;
   bool     freed_frames;  /* frames are the free's: allocated before the trace */
 } Blk;
+
+/* A trace entry as the steps read it: what the pickle's dict says, kept
+ * while the pickle streams (the entry dict itself is gone by then). */
+enum { ENT_OK, ENT_NOT_DICT, ENT_BAD_ACTION };
+typedef struct {
+  uint64_t addr, size;    /* oom: addr = device_free */
+  int64_t  time_us;       /* -1: none (or past what ns can hold) */
+  uint32_t stack, stream;
+  uint32_t name;          /* mark: its text; ENT_NOT_DICT: the pickle kind; ENT_BAD_ACTION: the action */
+  uint8_t  kind;          /* MlEventKind */
+  uint8_t  bad;           /* ENT_* */
+} Ent;
+
+typedef struct {
+  Ent    *e;
+  size_t  n, cap;
+} DevTrace;
 
 /* A frame dict, interned once per memo object (its tag points here). */
 typedef struct {
@@ -79,6 +101,10 @@ typedef struct {
   uint32_t    small_name, large_name;
   struct Ann *anns;       /* external annotations of the device, by time */
   size_t      n_anns, next_ann;
+  /* the device traces, one entry at a time from the pickle */
+  DevTrace   *dt;
+  size_t      n_dt;
+  bool        entry_failed;  /* the error came from on_entry (it names the file) */
 } Ctx;
 
 /* Tags (MlPkValue.tag) this reader sets: the role in the top two bits so
@@ -256,30 +282,26 @@ add_stack (Ctx *c, uint32_t site, const MlFrame *fr, size_t n, uint32_t *out)
   return 0;
 }
 
-/* The stack of a frames list; memo-shared lists give one stack. With
- * @at_free the frames are those of the free of a block allocated before
- * the trace: the call site says so instead of naming an allocation site. */
+/* The stack of a frames list: memo-shared lists give one stack, read
+ * once (the list's tag; the streaming reader may keep a tagged list
+ * without its items). */
 static int
-stack_of_ex (Ctx *c, MlPkValue *frames, bool at_free, uint32_t *out)
+stack_of (Ctx *c, MlPkValue *frames, uint32_t *out)
 {
   *out = 0;
-  if (!frames || (frames->kind != ML_PK_LIST && frames->kind != ML_PK_TUPLE) || frames->n == 0)
+  if (!frames || (frames->kind != ML_PK_LIST && frames->kind != ML_PK_TUPLE))
     return 0;
-  uint32_t idx;
-  if (!at_free && (frames->tag & TAG_ROLE) == TAG_STACK)
+  if ((frames->tag & TAG_ROLE) == TAG_STACK)
     {
       *out = frames->tag & ~TAG_ROLE;
       return 0;
     }
-  if (at_free && ml_u64map_get (&c->freed, (uint64_t) (uintptr_t) frames, &idx))
-    {
-      *out = idx;
-      return 0;
-    }
+  if (frames->n == 0)
+    return 0;
   if (grow ((void **) &c->scratch, &c->cap_scratch, frames->n, sizeof *c->scratch) < 0)
     return oom (c);
   MlFrame *fr = c->scratch;
-  uint32_t site = 0;
+  uint32_t site = 0, idx;
   size_t n = 0;
   int rc = 0;
   for (size_t k = 0; k < frames->n; k++)
@@ -293,43 +315,62 @@ stack_of_ex (Ctx *c, MlPkValue *frames, bool at_free, uint32_t *out)
       fr[n] = (MlFrame) { .file = fi->file, .func = fi->func, .line = fi->line };
       if (!site && !fi->framework)
         {
-          char buf[1024];
-          const char *file = ml_trace_str (c->t, fi->file), *func = ml_trace_str (c->t, fi->func);
-          if (at_free)
+          if (!fi->site)
             {
-              snprintf (buf, sizeof buf, "allocated before the trace, freed at %s:%u:%s", file, fi->line, func);
-              rc = intern (c, buf, &site);
+              char buf[1024];
+              snprintf (buf, sizeof buf, "%s:%u:%s", ml_trace_str (c->t, fi->file), fi->line,
+                        ml_trace_str (c->t, fi->func));
+              if ((rc = intern (c, buf, &fi->site)) < 0)
+                return rc;
             }
-          else if (!fi->site)
-            {
-              snprintf (buf, sizeof buf, "%s:%u:%s", file, fi->line, func);
-              rc = intern (c, buf, &fi->site);
-              site = fi->site;
-            }
-          else
-            site = fi->site;
-          if (rc < 0)
-            return rc;
+          site = fi->site;
         }
       n++;
     }
   if ((rc = add_stack (c, site, fr, n, &idx)) < 0)
     return rc;
-  if (at_free)
-    {
-      if (ml_u64map_put (&c->freed, (uint64_t) (uintptr_t) frames, idx) < 0)
-        return oom (c);
-    }
-  else if (!frames->tag && idx <= TAG_MAX)
+  if (!frames->tag && idx <= TAG_MAX)
     frames->tag = TAG_STACK | idx;
   *out = idx;
   return 0;
 }
 
+/* The same frames as the stack of the free of a block allocated before
+ * the trace: the call site says so instead of naming an allocation site. */
 static int
-stack_of (Ctx *c, MlPkValue *frames, uint32_t *out)
+stack_at_free (Ctx *c, uint32_t st, uint32_t *out)
 {
-  return stack_of_ex (c, frames, false, out);
+  *out = 0;
+  if (!st || st >= c->t->n_stacks)
+    return 0;
+  uint32_t idx;
+  if (ml_u64map_get (&c->freed, st, &idx))
+    {
+      *out = idx;
+      return 0;
+    }
+  const MlStack *s = &c->t->stacks[st];
+  if (grow ((void **) &c->scratch, &c->cap_scratch, s->n, sizeof *c->scratch) < 0)
+    return oom (c);
+  memcpy (c->scratch, c->t->frames + s->first, s->n * sizeof *c->scratch);
+  uint32_t site = 0, n = s->n;
+  int rc;
+  for (uint32_t k = 0; k < n && !site; k++)
+    {
+      const char *file = ml_trace_str (c->t, c->scratch[k].file), *func = ml_trace_str (c->t, c->scratch[k].func);
+      if (ml_snapshot_frame_is_framework (file, func))
+        continue;
+      char buf[1024];
+      snprintf (buf, sizeof buf, "allocated before the trace, freed at %s:%u:%s", file, c->scratch[k].line, func);
+      if ((rc = intern (c, buf, &site)) < 0)
+        return rc;
+    }
+  if ((rc = add_stack (c, site, c->scratch, n, &idx)) < 0)
+    return rc;
+  if (ml_u64map_put (&c->freed, st, idx) < 0)
+    return oom (c);
+  *out = idx;
+  return 0;
 }
 
 static int
@@ -366,11 +407,11 @@ add_seg (Ctx *c, uint64_t addr, uint64_t size, uint32_t stream, bool small, bool
 }
 
 static int
-add_blk (Ctx *c, uint64_t addr, uint64_t req, uint32_t stream, MlPkValue *frames)
+add_blk (Ctx *c, uint64_t addr, uint64_t req, uint32_t stream, uint32_t stack, MlPkValue *frames)
 {
   if (grow ((void **) &c->blks, &c->cap_blks, c->n_blks + 1, sizeof *c->blks) < 0)
     return oom (c);
-  c->blks[c->n_blks] = (Blk) { addr, req, stream, frames, false, false };
+  c->blks[c->n_blks] = (Blk) { addr, req, stream, stack, frames, false, false };
   if (ml_u64map_put (&c->live, addr, (uint32_t) c->n_blks) < 0)
     return oom (c);
   c->n_blks++;
@@ -446,7 +487,97 @@ action_of (const MlPkValue *cv, MlEventKind *k)
   return rc;
 }
 
+/* ---- step 0: each device trace entry, as the pickle streams it ---- */
+
+static int
+read_entry (Ctx *c, const MlPkValue *e, Ent *out)
+{
+  *out = (Ent) { .time_us = -1 };
+  if (e->kind != ML_PK_DICT)
+    {
+      out->bad = ENT_NOT_DICT;
+      out->name = e->kind;
+      return 0;
+    }
+  const MlPkValue *f[K__COUNT];
+  fields (e, f);
+  MlEventKind kind;
+  const char *action = f[K_ACTION] && f[K_ACTION]->kind == ML_PK_STR ? f[K_ACTION]->s : NULL;
+  if (action_of (f[K_ACTION], &kind) < 0)
+    {
+      out->bad = ENT_BAD_ACTION;
+      return action ? intern (c, action, &out->name) : 0;
+    }
+  out->kind = (uint8_t) kind;
+  uint64_t stream = 0, time_us;
+  u64_of (f[K_ADDR], &out->addr);
+  u64_of (f[K_SIZE], &out->size);
+  u64_of (f[K_STREAM], &stream);
+  out->stream = (uint32_t) stream;
+  if (u64_of (f[K_TIME_US], &time_us) && time_us < (uint64_t) INT64_MAX / 1000)
+    out->time_us = (int64_t) time_us;
+  int rc = stack_of (c, (MlPkValue *) f[K_FRAMES], &out->stack);
+  if (rc < 0)
+    return rc;
+  if (kind == ML_EV_OOM)
+    {
+      out->addr = 0;
+      u64_of (f[K_DEVICE_FREE], &out->addr);
+    }
+  else if (kind == ML_EV_MARK)
+    {
+      const char *text = f[K_NAME] && f[K_NAME]->kind == ML_PK_STR ? f[K_NAME]->s : NULL;
+      if (!text && f[K_USER_METADATA] && f[K_USER_METADATA]->kind == ML_PK_STR)
+        text = f[K_USER_METADATA]->s;
+      return intern (c, text ? text : action, &out->name);
+    }
+  return 0;
+}
+
+static int
+add_entry (Ctx *c, size_t list, MlPkValue *e)
+{
+  if (list >= ((size_t) 1 << 20))
+    return ml_error_set (c->err, ML_EINPUT, "%s: device_traces has more than 2^20 devices", c->path);
+  if (list >= c->n_dt)
+    {
+      DevTrace *dt = realloc (c->dt, (list + 1) * sizeof *dt);
+      if (!dt)
+        return oom (c);
+      memset (dt + c->n_dt, 0, (list + 1 - c->n_dt) * sizeof *dt);
+      c->dt = dt;
+      c->n_dt = list + 1;
+    }
+  DevTrace *d = &c->dt[list];
+  if (grow ((void **) &d->e, &d->cap, d->n + 1, sizeof *d->e) < 0)
+    return oom (c);
+  int rc = read_entry (c, e, &d->e[d->n]);
+  if (rc < 0)
+    return rc;
+  d->n++;
+  return 0;
+}
+
+/* The pickle's item callback: entry @index of device @list (items come
+ * in order: @index is the count so far). */
+static int
+on_entry (void *user, size_t list, size_t index, MlPkValue *e)
+{
+  Ctx *c = user;
+  (void) index;
+  int rc = add_entry (c, list, e);
+  if (rc < 0)
+    c->entry_failed = true;
+  return rc;
+}
+
 /* ---- step 1: which device ---- */
+
+static size_t
+dev_entries (const Ctx *c, size_t d)
+{
+  return d < c->n_dt ? c->dt[d].n : 0;
+}
 
 static int
 pick_device (Ctx *c, const MlPkValue *segments, const MlPkValue *traces, const MlLoadOptions *opts, int64_t *out)
@@ -458,8 +589,8 @@ pick_device (Ctx *c, const MlPkValue *segments, const MlPkValue *traces, const M
       size_t best = 0;
       dev = -1;
       for (size_t d = 0; d < n_dev_traces; d++)
-        if (ml_pk_len (traces->items[d]) > best)
-          best = ml_pk_len (traces->items[d]), dev = (int64_t) d;
+        if (dev_entries (c, d) > best)
+          best = dev_entries (c, d), dev = (int64_t) d;
       if (dev < 0)
         {
           /* no trace: the device with the most segments */
@@ -521,7 +652,7 @@ read_segments (Ctx *c, const MlPkValue *segments)
                                  c->path, k, b);
           if (!ml_pk_get_u64 (bl, "requested_size", &req))
             req = bsize;
-          if ((rc = add_blk (c, baddr, req, (uint32_t) stream, ml_pk_get (bl, "frames"))) < 0)
+          if ((rc = add_blk (c, baddr, req, (uint32_t) stream, 0, ml_pk_get (bl, "frames"))) < 0)
             return rc;
         }
     }
@@ -533,17 +664,13 @@ read_segments (Ctx *c, const MlPkValue *segments)
  * entry first ---- */
 
 static int
-undo_entry (Ctx *c, const MlPkValue *e)
+undo_entry (Ctx *c, const Ent *e)
 {
-  MlEventKind kind;
-  uint64_t addr = 0, size = 0, stream = 0;
-  const MlPkValue *f[K__COUNT];
-  fields (e, f);
-  if (e->kind != ML_PK_DICT || action_of (f[K_ACTION], &kind) < 0)
+  if (e->bad)
     return 0;
-  u64_of (f[K_ADDR], &addr);
-  u64_of (f[K_SIZE], &size);
-  u64_of (f[K_STREAM], &stream);
+  MlEventKind kind = e->kind;
+  uint64_t addr = e->addr, size = e->size;
+  uint32_t stream = e->stream;
   uint32_t idx;
   int rc = 0;
   switch (kind)
@@ -558,7 +685,7 @@ undo_entry (Ctx *c, const MlPkValue *e)
     case ML_EV_FREE:
       if (!ml_u64map_get (&c->live, addr, &idx))
         {
-          rc = add_blk (c, addr, size, (uint32_t) stream, (MlPkValue *) f[K_FRAMES]);
+          rc = add_blk (c, addr, size, stream, e->stack, NULL);
           if (rc == 0)
             c->blks[c->n_blks - 1].freed_frames = true;
         }
@@ -651,8 +778,9 @@ emit_start_state (Ctx *c)
   for (size_t k = 0; k < n_live; k++)
     {
       const Blk *b = &c->blks[k];
-      uint32_t st;
-      if ((rc = stack_of_ex (c, b->frames, b->freed_frames, &st)) < 0
+      uint32_t st = b->stack;
+      if ((b->frames && (rc = stack_of (c, b->frames, &st)) < 0)
+          || (b->freed_frames && (rc = stack_at_free (c, st, &st)) < 0)
           || (rc = emit (c, ML_EV_ALLOC, 0, c->next_id, b->addr, b->req, b->stream, -1, 0, st,
                          ML_EVF_HAS_ID | ML_EVF_HAS_ADDR)) < 0)
         return rc;
@@ -713,34 +841,27 @@ emit_annotations_until (Ctx *c, uint64_t time_us)
 /* ---- step 6: the trace, forward; entry @i per call, in order ---- */
 
 static int
-walk_entry (Ctx *c, size_t i, const MlPkValue *e)
+walk_entry (Ctx *c, size_t i, const Ent *e)
 {
-  if (e->kind != ML_PK_DICT)
+  if (e->bad == ENT_NOT_DICT)
     return ml_error_set (c->err, ML_EINPUT, "%s: device %" PRId64 " trace entry %zu is a %s, not a dict",
-                         c->path, c->dev, i, ml_pk_kind_name (e->kind));
-  const MlPkValue *f[K__COUNT];
-  fields (e, f);
-  const char *action = f[K_ACTION] && f[K_ACTION]->kind == ML_PK_STR ? f[K_ACTION]->s : NULL;
-  MlEventKind kind;
-  if (action_of (f[K_ACTION], &kind) < 0)
+                         c->path, c->dev, i, ml_pk_kind_name ((MlPkKind) e->name));
+  if (e->bad == ENT_BAD_ACTION)
     return ml_error_set (c->err, ML_EINPUT, "%s: device %" PRId64 " trace entry %zu: unknown action \"%s\"",
-                         c->path, c->dev, i, action ? action : "(none)");
-  uint64_t addr = 0, size = 0, stream = 0, time_us;
+                         c->path, c->dev, i, e->name ? ml_trace_str (c->t, e->name) : "(none)");
+  MlEventKind kind = e->kind;
+  uint64_t addr = e->addr, size = e->size;
+  uint32_t stream = e->stream;
   int64_t time_ns = -1;
   int rc = 0;
-  u64_of (f[K_ADDR], &addr);
-  u64_of (f[K_SIZE], &size);
-  u64_of (f[K_STREAM], &stream);
-  if (u64_of (f[K_TIME_US], &time_us) && time_us < (uint64_t) INT64_MAX / 1000)
+  if (e->time_us >= 0)
     {
-      time_ns = (int64_t) (time_us * 1000);
-      if ((rc = emit_annotations_until (c, time_us)) < 0)
+      time_ns = e->time_us * 1000;
+      if ((rc = emit_annotations_until (c, (uint64_t) e->time_us)) < 0)
         return rc;
     }
   uint64_t tick = ++c->tick;
-  uint32_t st = 0, name = 0, id;
-  if ((rc = stack_of (c, (MlPkValue *) f[K_FRAMES], &st)) < 0)
-    return rc;
+  uint32_t st = e->stack, id;
   switch (kind)
     {
     case ML_EV_ALLOC:
@@ -764,20 +885,9 @@ walk_entry (Ctx *c, size_t i, const MlPkValue *e)
         ml_u64map_del (&c->live, addr);
       return emit (c, kind, tick, id, addr, size, (uint32_t) stream, time_ns, 0, st, ML_EVF_HAS_ID | ML_EVF_HAS_ADDR);
     case ML_EV_OOM:
-      {
-        uint64_t device_free = 0;
-        u64_of (f[K_DEVICE_FREE], &device_free);
-        return emit (c, kind, tick, 0, device_free, size, (uint32_t) stream, time_ns, 0, st, 0);
-      }
+      return emit (c, kind, tick, 0, addr, size, (uint32_t) stream, time_ns, 0, st, 0);
     case ML_EV_MARK:
-      {
-        const char *text = f[K_NAME] && f[K_NAME]->kind == ML_PK_STR ? f[K_NAME]->s : NULL;
-        if (!text && f[K_USER_METADATA] && f[K_USER_METADATA]->kind == ML_PK_STR)
-          text = f[K_USER_METADATA]->s;
-        if ((rc = intern (c, text ? text : action, &name)) < 0)
-          return rc;
-        return emit (c, kind, tick, 0, 0, 0, (uint32_t) stream, time_ns, name, st, 0);
-      }
+      return emit (c, kind, tick, 0, 0, 0, (uint32_t) stream, time_ns, e->name, st, 0);
     case ML_EV_SEGMENT_ALLOC:
     case ML_EV_SEGMENT_FREE:
     case ML_EV_SEGMENT_MAP:
@@ -809,30 +919,46 @@ load (Ctx *c, const MlPkValue *root, const MlLoadOptions *opts)
     return ml_error_set (c->err, ML_EINPUT, "%s: the pickle holds a %s, not a PyTorch memory snapshot (a dict or a list of segments)",
                          c->path, ml_pk_kind_name (root->kind));
 
-  int rc = pick_device (c, segments, traces, opts, &c->dev);
-  if (rc < 0)
+  /* device lists the pickle did not stream (built whole: protocol 0/1) */
+  int rc = 0;
+  for (size_t d = 0; traces && d < traces->n; d++)
+    {
+      const MlPkValue *l = as_list (traces->items[d]);
+      for (size_t k = 0; l && k < l->n; k++)
+        if ((rc = on_entry (c, d, k, l->items[k])) < 0)
+          return rc;
+    }
+  if ((rc = pick_device (c, segments, traces, opts, &c->dev)) < 0)
     return rc;
   c->t->device = (uint32_t) c->dev;
-  const MlPkValue *trace = traces && (size_t) c->dev < traces->n ? as_list (traces->items[c->dev]) : NULL;
-  size_t n_trace = trace ? trace->n : 0;
+  for (size_t d = 0; d < c->n_dt; d++)
+    if ((int64_t) d != c->dev)
+      {
+        free (c->dt[d].e);
+        c->dt[d] = (DevTrace) { 0 };
+      }
+  const Ent *trace = (size_t) c->dev < c->n_dt ? c->dt[c->dev].e : NULL;
+  size_t n_trace = trace ? c->dt[c->dev].n : 0;
 
   if ((rc = read_segments (c, segments)) < 0)
     return rc;
   for (size_t i = n_trace; i-- > 0;)
-    if ((rc = undo_entry (c, trace->items[i])) < 0)
+    if ((rc = undo_entry (c, &trace[i])) < 0)
       return rc;
   if ((rc = emit_settings (c, settings)) < 0 || (rc = emit_start_state (c)) < 0
       || (rc = read_annotations (c, annotations)) < 0)
     return rc;
   for (size_t i = 0; i < n_trace; i++)
-    if ((rc = walk_entry (c, i, trace->items[i])) < 0)
+    if ((rc = walk_entry (c, i, &trace[i])) < 0)
       return rc;
   return emit_annotations_until (c, UINT64_MAX);
 }
 
-int
-ml_trace_load_snapshot_mem (const unsigned char *data, size_t len, const char *name, const MlLoadOptions *opts,
-                            MlTrace **out, MlError *err)
+/* Parse and map: the device traces stream into the steps' entries, the
+ * rest (segments, settings, annotations) stays a document. */
+static int
+load_bytes (const unsigned char *data, size_t len, bool mapped, const char *name, const MlLoadOptions *opts,
+            MlTrace **out, MlError *err)
 {
   MlLoadOptions defaults;
   if (!opts)
@@ -840,14 +966,12 @@ ml_trace_load_snapshot_mem (const unsigned char *data, size_t len, const char *n
       ml_load_options_init (&defaults);
       opts = &defaults;
     }
-  MlPkDoc *doc;
-  int rc = ml_pk_parse (data, len, &doc, err);
-  if (rc < 0)
-    return ml_error_prefix (err, "%s", name);
   Ctx c = { .path = name, .err = err };
   ml_u64map_init (&c.by_content);
   ml_u64map_init (&c.freed);
   ml_u64map_init (&c.live);
+  MlPkDoc *doc = NULL;
+  int rc = 0;
   c.t = ml_trace_new ();
   if (!c.t)
     rc = oom (&c);
@@ -856,7 +980,13 @@ ml_trace_load_snapshot_mem (const unsigned char *data, size_t len, const char *n
       c.t->default_align = 512;
       c.t->has_addrs = true;
       c.t->source = ml_strtab_intern0 (c.t->strings, "pytorch-snapshot");
-      rc = load (&c, ml_pk_root (doc), opts);
+      MlPkStream st = { .key = "device_traces", .item = on_entry, .user = &c, .progress = opts->progress,
+                        .drop_input = mapped };
+      rc = ml_pk_parse_stream (data, len, &st, &doc, err);
+      if (rc < 0 && !c.entry_failed)
+        ml_error_prefix (err, "%s", name);
+      if (rc == 0)
+        rc = load (&c, ml_pk_root (doc), opts);
     }
   ml_u64map_clear (&c.by_content);
   ml_u64map_clear (&c.freed);
@@ -866,6 +996,9 @@ ml_trace_load_snapshot_mem (const unsigned char *data, size_t len, const char *n
   free (c.scratch);
   free (c.blks);
   free (c.anns);
+  for (size_t d = 0; d < c.n_dt; d++)
+    free (c.dt[d].e);
+  free (c.dt);
   ml_pk_free (doc);
   if (rc < 0)
     {
@@ -877,14 +1010,40 @@ ml_trace_load_snapshot_mem (const unsigned char *data, size_t len, const char *n
 }
 
 int
+ml_trace_load_snapshot_mem (const unsigned char *data, size_t len, const char *name, const MlLoadOptions *opts,
+                            MlTrace **out, MlError *err)
+{
+  return load_bytes (data, len, false, name, opts, out, err);
+}
+
+int
 ml_trace_load_snapshot (const char *path, const MlLoadOptions *opts, MlTrace **out, MlError *err)
 {
+  /* a mapping, given back behind the reader: the file is never all in
+   * memory; a pipe or the like is read whole */
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  struct stat sb;
+  if (fd >= 0 && fstat (fd, &sb) == 0 && S_ISREG (sb.st_mode) && sb.st_size > 0)
+    {
+      size_t len = (size_t) sb.st_size;
+      void *map = mmap (NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+      close (fd);
+      if (map != MAP_FAILED)
+        {
+          madvise (map, len, MADV_SEQUENTIAL);
+          int rc = load_bytes (map, len, true, path, opts, out, err);
+          munmap (map, len);
+          return rc;
+        }
+    }
+  else if (fd >= 0)
+    close (fd);
   char *data;
   size_t len;
   int rc = ml_read_file (path, (size_t) 1 << 33, &data, &len, err);
   if (rc < 0)
     return rc;
-  rc = ml_trace_load_snapshot_mem ((const unsigned char *) data, len, path, opts, out, err);
+  rc = load_bytes ((const unsigned char *) data, len, false, path, opts, out, err);
   free (data);
   return rc;
 }

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""The streaming snapshot reader against Python's own pickle.
+
+Snapshots are written here with pickle.dumps the way
+torch.cuda.memory._dump_snapshot lays them out (frame dicts shared, one
+frames list per traceback shared by free_requested / free_completed and by
+the dump-time block of a live allocation, several APPENDS batches, several
+devices, protocols 2 and 4); the numbers memlens prints are computed again
+from the Python objects. argv: memlens binary, source root. TAP output.
+"""
+import json, os, pickle, random, subprocess, sys, tempfile
+
+memlens = sys.argv[1]
+tmp = tempfile.mkdtemp(prefix="memlens-stream-")
+n = 0
+failed = 0
+
+
+def ok(cond, what):
+    global n, failed
+    n += 1
+    print(("ok %d - %s" % (n, what)) if cond else ("not ok %d - %s" % (n, what)))
+    if not cond:
+        failed += 1
+
+
+def make(seed, entries_per_dev):
+    rnd = random.Random(seed)
+    pool = [{"filename": ("/home/u/train.py" if k % 5 == 0 else "/usr/lib/python3/torch/nn/m%d.py" % k),
+             "line": 10 + k, "name": "fn%d" % k} for k in range(300)]
+    paths = [[pool[rnd.randrange(300)] for _ in range(rnd.randrange(20, 61))] for _ in range(40)]
+    segments, traces = [], []
+    for dev, count in enumerate(entries_per_dev):
+        base = 0x7f0000000000 + dev * (1 << 36)
+        seg = {"device": dev, "address": base, "total_size": 1 << 30, "stream": 0,
+               "segment_type": "large", "is_expandable": False, "blocks": []}
+        segments.append(seg)
+        trace, live, t = [], {}, 1700000000000000
+        addr = base
+        while len(trace) < count:
+            t += 1
+            if live and (rnd.random() < 0.5 or len(live) > 50):
+                a = rnd.choice(sorted(live))
+                size, _ = live.pop(a)
+                fr = list(rnd.choice(paths))   # a new list per traceback ...
+                for action in ("free_requested", "free_completed"):   # ... shared by both
+                    trace.append({"action": action, "addr": a, "size": size, "stream": 0, "time_us": t, "frames": fr})
+            else:
+                size = rnd.randrange(1, 64) * 512
+                fr = list(rnd.choice(paths))
+                live[addr] = (size, fr)
+                trace.append({"action": "alloc", "addr": addr, "size": size, "stream": 0, "time_us": t, "frames": fr})
+                addr += 1 << 16
+        for a, (size, fr) in sorted(live.items()):   # dump time: the live blocks share the alloc's frames
+            seg["blocks"].append({"address": a, "size": size, "requested_size": size, "state": "active_allocated",
+                                  "frames": fr})
+        traces.append(trace)
+    return {"segments": segments, "device_traces": traces}
+
+
+def stats(path, dev):
+    p = subprocess.run([memlens, "stats", "--json", "--device", str(dev), path], capture_output=True, text=True)
+    return p.returncode, (json.loads(p.stdout) if p.returncode == 0 else p.stderr)
+
+
+for proto in (4, 2):
+    snap = make(proto, [4000, 2500, 0])
+    path = os.path.join(tmp, "s%d.pickle" % proto)
+    with open(path, "wb") as f:
+        f.write(pickle.dumps(snap, protocol=proto))
+    for dev, trace in enumerate(snap["device_traces"]):
+        rc, out = stats(path, dev)
+        ok(rc == 0, "protocol %d device %d loads" % (proto, dev))
+        if rc:
+            print("# " + out)
+            continue
+        allocs = [e for e in trace if e["action"] == "alloc"]
+        k = out["event_kinds"]
+        ok(k.get("alloc", 0) == len(allocs), "protocol %d device %d: %d allocs as Python counts" % (proto, dev, len(allocs)))
+        ok(k.get("free_requested", 0) == sum(e["action"] == "free_requested" for e in trace)
+           and k.get("free", 0) == sum(e["action"] == "free_completed" for e in trace),
+           "protocol %d device %d: the frees as Python counts" % (proto, dev))
+        ok(out["requested_bytes"] == sum(e["size"] for e in allocs),
+           "protocol %d device %d: requested bytes %d" % (proto, dev, sum(e["size"] for e in allocs)))
+        ok(out["end_tick"] == len(trace) + 1, "protocol %d device %d: one tick per entry (%d)" % (proto, dev, len(trace)))
+        ok(out["never_freed"] == len(snap["segments"][dev]["blocks"]),
+           "protocol %d device %d: the blocks live at dump time are never freed" % (proto, dev))
+    # the default device (the longest trace): one stack per distinct content
+    conv = os.path.join(tmp, "s%d.jsonl" % proto)
+    p = subprocess.run([memlens, "convert", path, conv], capture_output=True, text=True)
+    ok(p.returncode == 0, "protocol %d: convert (default device)" % proto)
+    if p.returncode == 0:
+        lines = [json.loads(l) for l in open(conv)]
+        stacks = sum(1 for l in lines if l.get("kind") == "stack")
+        want = len({tuple((f["filename"], f["line"], f["name"]) for f in e["frames"])
+                    for e in snap["device_traces"][0] if e["frames"]})
+        ok(stacks == want, "protocol %d: %d stacks, one per distinct frame list content (Python: %d)" % (proto, stacks, want))
+
+# a memo reference to a streamed entry from a later batch: the reader
+# does not keep entries, so it must refuse, naming the byte
+entry = {"action": "alloc", "addr": 4096, "size": 512, "frames": []}
+trace = [dict(entry, addr=4096 + 512 * i) for i in range(1500)]
+trace.append(trace[0])   # the same dict object again, 1500 entries later
+path = os.path.join(tmp, "again.pickle")
+with open(path, "wb") as f:
+    f.write(pickle.dumps({"segments": [], "device_traces": [trace]}, protocol=4))
+p = subprocess.run([memlens, "stats", path], capture_output=True, text=True)
+ok(p.returncode == 2 and "streamed" in p.stderr and path in p.stderr,
+   "an entry referenced again after it streamed: exit 2, named (%s)" % p.stderr.strip())
+
+import shutil
+shutil.rmtree(tmp, ignore_errors=True)
+print("1..%d" % n)
+sys.exit(1 if failed else 0)
