@@ -488,6 +488,8 @@ test_random (void)
             continue;   /* slow exact planners: small instances only */
           if (strcmp ((*s)->name, "ilp") == 0 && b->n > 8)
             continue;   /* GLPK is slow past a few buffers; test-planners checks it */
+          if (tap_quick () && ((*s)->knobs & ML_KNOB_CHUNK))
+            continue;   /* pool, buddy: test-pools runs their properties (memcheck time) */
           MlPlan *p = run (b, (*s)->name, 0);
           MlMetrics m;
           runs++;
