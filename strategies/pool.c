@@ -405,7 +405,7 @@ static const char *const pool_keys[] = { "large", "release", NULL };
 
 const MlStrategy ml_strategy_pool = {
   .name = "pool",
-  .summary = "online: size-classed pool in --chunk chunks (4 classes per doubling), large requests in their own segments; O(1)",
+  .summary = "online: size-classed pool in --chunk chunks (4 classes per doubling), large requests in their own segments; O(log classes)",
   .kind = ML_STRATEGY_ONLINE,
   .knobs = ML_KNOB_CHUNK | ML_KNOB_RETRIES | ML_KNOB_OPTIONS,
   .options = pool_keys,
