@@ -54,6 +54,8 @@ int  cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
 #define CLI_OPT_QUIET     1010
 #define CLI_OPT_RETRIES   1011
 #define CLI_OPT_REORDER   1012
+#define CLI_OPT_DIM       1013
+#define CLI_OPT_MAXBLOCK  1014
 
 #define CLI_COMMON_LONGOPTS                                        \
   { "align",      required_argument, 0, CLI_OPT_ALIGN },           \
@@ -67,6 +69,8 @@ int  cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
   { "chunk",      required_argument, 0, CLI_OPT_CHUNK },           \
   { "retries",    required_argument, 0, CLI_OPT_RETRIES },         \
   { "reorder",    required_argument, 0, CLI_OPT_REORDER },         \
+  { "dim",        required_argument, 0, CLI_OPT_DIM },             \
+  { "max-block",  required_argument, 0, CLI_OPT_MAXBLOCK },        \
   { "quiet",      no_argument,       0, CLI_OPT_QUIET },           \
   { "help",       no_argument,       0, 'h' }
 
@@ -83,6 +87,8 @@ int  cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
   "                     retry up to N times (default 3; caching, pool, buddy: the\n" \
   "                     fit strategies and the planners cache nothing)\n" \
   "  --reorder memory   graphs: run the ops in a memory-aware order\n" \
+  "  --dim NAME=N       graphs: bind a symbolic dimension (repeatable)\n" \
+  "  --max-block SIZE   graphs: arena blocks of at most SIZE (offline planners)\n" \
   "  --quiet            no progress on stderr\n" \
   "  --json             machine-readable output\n" \
   "  -h, --help         this help\n"
@@ -138,5 +144,6 @@ int cmd_diagnose (int argc, char **argv);
 int cmd_report  (int argc, char **argv);
 int cmd_trace   (int argc, char **argv);
 int cmd_replay  (int argc, char **argv);
+int cmd_fit     (int argc, char **argv);
 
 #endif

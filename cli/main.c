@@ -14,6 +14,7 @@ static const MlCommand commands[] = {
   { "sim",        "same as compare", cmd_compare },
   { "plan",       "run one strategy and write its plan (JSON, or CSV with offsets)", cmd_plan },
   { "check",      "validate a plan against a trace: conflicts, alignment, bounds", cmd_check },
+  { "fit",        "the largest batch (a graph's symbolic dimension) whose plan fits a capacity, per strategy", cmd_fit },
   { "diagnose",   "explain an out-of-memory under a capacity: verdict, blame, what would fit", cmd_diagnose },
   { "report",     "write a tuning report: strategies, peaks with blame, OOM, races (.html/.md/.json/.csv)", cmd_report },
   { "render",     "draw the timeline of a plan: address x time, curves, peaks, races (.png/.svg/.pdf)", cmd_render },

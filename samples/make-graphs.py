@@ -4,10 +4,12 @@ JSON files are committed and nothing runs Python at test time):
 
   resnet50-inference-b32.json  ResNet-50 (He et al. 2015, torchvision layout:
                                bottleneck blocks [3, 4, 6, 3], stride on the
-                               3x3 conv), inference, batch 32, 224x224, f32,
+                               3x3 conv), inference, batch B (default 32:
+                               "dims", --dim B=N), 224x224, f32,
                                batch norm and ReLU in place as in eager PyTorch.
   transformer-train-step.json  a small GPT-style decoder (2 layers, d_model 256,
-                               4 heads, FFN 1024, sequence 128, batch 16,
+                               4 heads, FFN 1024, sequence 128, batch B
+                               (default 16),
                                vocabulary 8192, f32): forward, backward with
                                the activations each gradient needs, and an
                                AdamW step that updates the weights in place.
@@ -16,8 +18,9 @@ import json
 
 
 class Graph:
-    def __init__(self, name):
+    def __init__(self, name, dims=None):
         self.name, self.tensors, self.ops, self.known = name, [], [], set()
+        self.dims = dims or {}
 
     def t(self, name, shape, kind="activation", dtype="f32"):
         assert name not in self.known, name
@@ -34,12 +37,15 @@ class Graph:
     def dump(self, path, doc):
         with open(path, "w") as f:
             json.dump({"format": "memlens-graph", "version": 1, "name": self.name, "description": doc,
-                       "alignment": 512, "tensors": self.tensors, "ops": self.ops}, f, indent=None, separators=(",", ":"))
+                       "alignment": 512, "dims": self.dims, "tensors": self.tensors, "ops": self.ops},
+                      f, indent=None, separators=(",", ":"))
             f.write("\n")
 
 
-def resnet50(batch=32):
-    g = Graph("resnet50-inference-b32")
+def resnet50(default_batch=32):
+    # the batch is the symbolic dimension "B" (bound by "dims", or --dim B=N)
+    batch = "B"
+    g = Graph("resnet50-inference-b32", {"B": default_batch})
     x = g.t("input", (batch, 3, 224, 224), "input")
     n = [0]
 
@@ -96,8 +102,9 @@ def resnet50(batch=32):
 resnet50.__doc__ = "ResNet-50 inference, batch 32, 224x224, f32 (torchvision layout), in-place ReLU and residual add"
 
 
-def transformer(batch=16, seq=128, d=256, heads=4, ffn=1024, layers=2, vocab=8192):
-    g = Graph("transformer-train-step")
+def transformer(default_batch=16, seq=128, d=256, heads=4, ffn=1024, layers=2, vocab=8192):
+    batch = "B"
+    g = Graph("transformer-train-step", {"B": default_batch})
     toks = g.t("tokens", (batch, seq), "input", "i64")
     targets = g.t("targets", (batch, seq), "input", "i64")
     weights = []

@@ -18,6 +18,8 @@ ml_buffers_free (MlBuffers *bufs)
   free (bufs->buf);
   free (bufs->by_end);
   free (bufs->alloc_event);
+  free (bufs->group_member);
+  free (bufs->group_end);
   free (bufs);
 }
 
@@ -90,6 +92,58 @@ compute_lower_bound (MlBuffers *b)
 }
 
 int
+ml_buffers_index (MlBuffers *b, MlError *err)
+{
+  for (size_t i = 0; i < b->n; i++)
+    b->by_end[i] = (uint32_t) i;
+  if (ml_sort_indexes_by_key (b->by_end, b->n, &b->buf[0].end, sizeof (MlBuffer)) < 0)
+    return ml_error_set (err, ML_ENOMEM, "out of memory");
+  compute_lower_bound (b);
+  return 0;
+}
+
+/* The trace's contiguous groups as buffer indexes; a member is a buffer of
+ * the arena: not zero-copy, not fixed, in one group once. */
+static int
+map_groups (MlBuffers *b, const MlTrace *t, MlError *err)
+{
+  MlU64Map ids;
+  ml_u64map_init (&ids);
+  int rc = 0;
+  b->group_member = malloc ((t->n_group_ids ? t->n_group_ids : 1) * sizeof *b->group_member);
+  b->group_end = malloc (t->n_groups * sizeof *b->group_end);
+  if (!b->group_member || !b->group_end)
+    rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+  for (size_t i = 0; i < b->n && rc == 0; i++)
+    if (ml_u64map_put (&ids, b->buf[i].id, (uint32_t) i) < 0)
+      rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+  for (size_t g = 0, k = 0; g < t->n_groups && rc == 0; g++)
+    {
+      for (; k < t->group_end[g] && rc == 0; k++)
+        {
+          uint32_t idx;
+          if (!ml_u64map_get (&ids, t->group_ids[k], &idx))
+            rc = ml_error_set (err, ML_EINPUT, "contiguous group %zu: no buffer has id %" PRIu64, g, t->group_ids[k]);
+          else if (b->buf[idx].flags & (ML_BUF_GROUPED | ML_BUF_ZERO_COPY | ML_BUF_PINNED))
+            rc = ml_error_set (err, ML_EINPUT, "contiguous group %zu: buffer %" PRIu64 " is %s", g, t->group_ids[k],
+                               (b->buf[idx].flags & ML_BUF_GROUPED) ? "in a contiguous group already"
+                               : (b->buf[idx].flags & ML_BUF_ZERO_COPY) ? "zero-copy (outside the arena)"
+                                                                        : "fixed (at its own offset)");
+          else
+            {
+              b->buf[idx].flags |= ML_BUF_GROUPED;
+              b->group_member[k] = idx;
+            }
+        }
+      b->group_end[g] = k;
+    }
+  if (rc == 0)
+    b->n_groups = t->n_groups;
+  ml_u64map_clear (&ids);
+  return rc;
+}
+
+int
 ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError *err)
 {
   if (align == 0)
@@ -102,6 +156,13 @@ ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError
     return ml_error_set (err, ML_ENOMEM, "out of memory");
   b->align = align;
   b->trace = trace;
+  b->zero_copy_align = trace->zero_copy_align ? trace->zero_copy_align : align;
+  b->max_block = trace->max_block;
+  if (b->zero_copy_align & (b->zero_copy_align - 1))
+    {
+      ml_buffers_free (b);
+      return ml_error_set (err, ML_EINPUT, "zero-copy alignment %" PRIu64 " is not a power of two", b->zero_copy_align);
+    }
   b->end_tick = ml_trace_end_tick (trace);
 
   size_t n_alloc = 0;
@@ -157,7 +218,7 @@ ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError
           memset (buf, 0, sizeof *buf);
           buf->id = (ev->flags & ML_EVF_HAS_ID) ? ev->id : idx;
           buf->size = ev->size;
-          buf->rsize = ml_align_up (ev->size, align);
+          buf->rsize = ml_align_up (ev->size, (ev->flags & ML_EVF_ZERO_COPY) ? b->zero_copy_align : align);
           if (buf->rsize < buf->size)
             {
               rc = ml_error_set (err, ML_EINPUT, "event %zu: size %" PRIu64 " overflows when aligned to %" PRIu64,
@@ -180,6 +241,10 @@ ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError
           buf->stack = ev->stack;
           buf->stream = ev->stream;
           buf->flags = (ev->flags & (ML_EVF_KIND_MASK | ML_EVF_PINNED)) | ML_BUF_NEVER_FREED;
+          if (ev->flags & ML_EVF_ZERO_COPY)
+            buf->flags |= ML_BUF_ZERO_COPY;
+          if (ev->flags & ML_EVF_NO_REUSE)
+            buf->flags |= ML_BUF_NO_REUSE;
           if (ev->flags & ML_EVF_HAS_ADDR)
             buf->flags |= ML_BUF_HAS_ADDR;
           if (ev->flags & ML_EVF_HAS_ID)
@@ -264,14 +329,16 @@ ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError
       ml_buffers_free (b);
       return rc;
     }
-  for (size_t i = 0; i < b->n; i++)
-    b->by_end[i] = (uint32_t) i;
-  if (ml_sort_indexes_by_key (b->by_end, b->n, &b->buf[0].end, sizeof (MlBuffer)) < 0)
+  if (trace->n_groups && (rc = map_groups (b, trace, err)) < 0)
     {
       ml_buffers_free (b);
-      return ml_error_set (err, ML_ENOMEM, "out of memory");
+      return rc;
     }
-  compute_lower_bound (b);
+  if ((rc = ml_buffers_index (b, err)) < 0)
+    {
+      ml_buffers_free (b);
+      return rc;
+    }
   *out = b;
   return 0;
 

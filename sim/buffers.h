@@ -21,6 +21,11 @@ enum {
   ML_BUF_NEVER_FREED = 1 << 8,   /* lives to the end of the trace */
   ML_BUF_NAMED_ID    = 1 << 9,   /* the input named it by a string (name) */
   ML_BUF_HAS_ADDR    = 1 << 10,  /* addr is the recorded address          */
+  /* graph-compiler constraints (sim/constraints.h); ML_BUF_PINNED is a
+   * fixed buffer: addr is its offset in the arena for the whole run */
+  ML_BUF_ZERO_COPY   = 1 << 11,  /* outside the arena, own alignment      */
+  ML_BUF_NO_REUSE    = 1 << 12,  /* no other buffer shares its bytes      */
+  ML_BUF_GROUPED     = 1 << 13,  /* member of a contiguous group          */
 };
 
 /* 64 bytes. */
@@ -47,6 +52,13 @@ typedef struct {
   uint64_t        lower_bound;/* max over ticks of live rounded bytes      */
   uint64_t        lower_bound_tick;  /* first tick where it is reached     */
   const MlTrace  *trace;      /* borrowed: names, stacks, streams          */
+
+  /* graph-compiler constraints (sim/constraints.h), from the trace */
+  uint64_t        zero_copy_align; /* rsize of zero-copy buffers rounds to it */
+  uint64_t        max_block;       /* 0 = none                                */
+  uint32_t       *group_member;    /* buffer indexes, group after group       */
+  size_t         *group_end;       /* n_groups: one past each group's last    */
+  size_t          n_groups;
 } MlBuffers;
 
 /* The most bytes all buffers of a trace may add up to (after alignment):
@@ -65,6 +77,10 @@ ml_align_up (uint64_t bytes, uint64_t align)
 {
   return align <= 1 ? bytes : (bytes + align - 1) / align * align;
 }
+
+/* Sorts by_end and computes the lower bound of @bufs, whose buf[] (sorted
+ * by start) is filled in: for instances built by hand (sim/constraints.c). */
+int  ml_buffers_index (MlBuffers *bufs, MlError *err);
 
 /* The buffer-level event sequence every sweep walks: at one tick, frees
  * before allocations; allocations keep their input order. */

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "sim/base/jsonutil.h"
+#include "sim/constraints.h"
 
 double
 ml_now (void)
@@ -277,14 +278,17 @@ ml_sim_run (const MlBuffers *bufs, const MlStrategy *s, const MlKnobs *knobs_in,
   int rc;
   if (err)
     err->code = 0;
-  if (s->kind == ML_STRATEGY_ONLINE)
-    rc = run_online (bufs, s, &knobs, plan, err);
-  else if (s->flags & ML_STRATEGY_RECORDED)
+  if (s->flags & ML_STRATEGY_RECORDED)
     rc = s->plan (bufs, &knobs, plan, err);   /* not an allocator: no time, the capacity is ml_sim_evaluate's */
+  else if (s->kind == ML_STRATEGY_ONLINE && ml_constraints_present (bufs))
+    rc = ml_error_set (err, ML_EUNSUPPORTED, "%s is an online allocator: it cannot honour the graph's constraints "
+                       "(zero_copy, fixed or pinned, no_reuse, contiguous, max_block); use an offline planner", s->name);
+  else if (s->kind == ML_STRATEGY_ONLINE)
+    rc = run_online (bufs, s, &knobs, plan, err);
   else
     {
       double t0 = ml_now ();
-      rc = s->plan (bufs, &knobs, plan, err);
+      rc = ml_constraints_present (bufs) ? ml_constraints_plan (bufs, s, &knobs, plan, err) : s->plan (bufs, &knobs, plan, err);
       plan->seconds = ml_now () - t0;
       if (rc == 0 && plan->n_segments == 0)
         rc = ml_plan_make_arena (plan, bufs) < 0 ? ml_error_set (err, ML_ENOMEM, "out of memory") : 0;
@@ -294,7 +298,30 @@ ml_sim_run (const MlBuffers *bufs, const MlStrategy *s, const MlKnobs *knobs_in,
           plan->optimal = true;
           plan->proven_lb = bufs->lower_bound;
         }
-      if (rc == 0 && knobs.capacity && !plan->oom.hit)
+      if (rc == 0 && knobs.capacity && !plan->oom.hit && plan->n_segments > 1)
+        {
+          /* several segments (constraints): the first tick where the
+           * reserved total passes the capacity, and the first buffer there */
+          MlMetrics m;
+          MlCurve curve = { 0 };
+          if ((rc = ml_metrics_compute (bufs, plan, &m, &curve, err)) == 0)
+            for (size_t k = 0; k < curve.n; k++)
+              if (curve.pts[k].reserved > knobs.capacity)
+                {
+                  for (size_t i = 0; i < bufs->n; i++)
+                    if (bufs->buf[i].start == curve.pts[k].tick && bufs->buf[i].rsize)
+                      {
+                        uint64_t largest = 0, free_bytes = 0;
+                        ml_metrics_free_at (bufs, plan, curve.pts[k].tick, &largest, &free_bytes, NULL);
+                        record_oom (plan, bufs, (uint32_t) i, curve.pts[k].tick, curve.pts[k].live - bufs->buf[i].rsize,
+                                    knobs.capacity, largest, knobs.capacity);
+                        break;
+                      }
+                  break;
+                }
+          ml_curve_free (&curve);
+        }
+      if (rc == 0 && knobs.capacity && !plan->oom.hit && plan->n_segments == 1)
         {
           /* the first buffer, in allocation order, that ends past the capacity */
           for (size_t i = 0; i < bufs->n; i++)

@@ -16,7 +16,9 @@
 /* Runs @strategy over @bufs with @knobs; returns the plan (caller frees).
  * Capacity: an online run that exceeds it records the first OOM and goes
  * on; an offline plan whose peak exceeds it records an OOM at the tick of
- * the first buffer that does not fit. */
+ * the first buffer that does not fit. Offline planners honour the graph
+ * constraints of sim/constraints.h; an online strategy over buffers that
+ * carry any gets ML_EUNSUPPORTED. */
 int ml_sim_run (const MlBuffers *bufs, const MlStrategy *strategy, const MlKnobs *knobs,
                 MlPlan **out, MlError *err) ML_MUST_CHECK;
 

@@ -34,6 +34,8 @@ ml_trace_free (MlTrace *t)
   free (t->stacks);
   free (t->frames);
   free (t->inplace);
+  free (t->group_ids);
+  free (t->group_end);
   ml_strtab_free (t->strings);
   free (t);
 }
@@ -144,5 +146,17 @@ ml_trace_add_inplace (MlTrace *t, const MlInplaceWrite *w)
   if (grow ((void **) &t->inplace, &t->cap_inplace, t->n_inplace + 1, sizeof *t->inplace) < 0)
     return ML_ENOMEM;
   t->inplace[t->n_inplace++] = *w;
+  return 0;
+}
+
+int
+ml_trace_add_group (MlTrace *t, const uint64_t *ids, size_t n)
+{
+  if (grow ((void **) &t->group_ids, &t->cap_group_ids, t->n_group_ids + n, sizeof *t->group_ids) < 0
+      || grow ((void **) &t->group_end, &t->cap_groups, t->n_groups + 1, sizeof *t->group_end) < 0)
+    return ML_ENOMEM;
+  memcpy (t->group_ids + t->n_group_ids, ids, n * sizeof *ids);
+  t->n_group_ids += n;
+  t->group_end[t->n_groups++] = t->n_group_ids;
   return 0;
 }

@@ -57,6 +57,10 @@ enum {
   ML_EVF_OUTPUT   = 1 << 5,
   ML_EVF_PINNED   = 1 << 6,  /* alloc: @addr is a fixed offset to keep   */
   ML_EVF_ASYNC    = 1 << 7,  /* stream-ordered (cudaMallocAsync)         */
+  /* graph-compiler constraints (docs/formats.md, "Constraints"); a
+   * pinned alloc is a fixed one: @addr is its offset for the whole run */
+  ML_EVF_ZERO_COPY = 1 << 8, /* user memory outside the arena            */
+  ML_EVF_NO_REUSE = 1 << 9,  /* no other buffer shares its bytes, ever   */
 };
 #define ML_EVF_KIND_MASK (ML_EVF_WEIGHT | ML_EVF_ACTIVATION | ML_EVF_INPUT | ML_EVF_OUTPUT)
 
@@ -135,6 +139,14 @@ typedef struct {
 
   MlInplaceWrite *inplace;   /* graph inputs: in-place writes, in op order */
   size_t    n_inplace, cap_inplace;
+
+  /* graph-compiler constraints (docs/formats.md); 0 / none by default */
+  uint64_t  zero_copy_align; /* alignment of zero-copy buffers, 0 = default_align */
+  uint64_t  max_block;       /* arena blocks of at most this many bytes, 0 = one arena */
+  uint64_t *group_ids;       /* contiguous groups: buffer ids, group after group */
+  size_t    n_group_ids, cap_group_ids;
+  size_t   *group_end;       /* n_groups: one past each group's last id */
+  size_t    n_groups, cap_groups;
 } MlTrace;
 
 MlTrace *ml_trace_new  (void);
@@ -146,6 +158,10 @@ MlEvent *ml_trace_append (MlTrace *trace, const MlEvent *ev);
 
 /* Appends a copy of @w; 0 or ML_ENOMEM. */
 int      ml_trace_add_inplace (MlTrace *trace, const MlInplaceWrite *w);
+
+/* Adds a contiguous group: buffers @ids[0..n) back to back, in order, in
+ * one block; 0 or ML_ENOMEM. */
+int      ml_trace_add_group (MlTrace *trace, const uint64_t *ids, size_t n);
 
 /* Interns a stack of @n frames with call site @site; returns its index
  * (> 0), 0 for an empty stack, UINT32_MAX when out of memory. */

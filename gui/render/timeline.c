@@ -1296,6 +1296,7 @@ ml_timeline_draw_title (cairo_t *cr, const MlScene *s, const MlStyle *st, const 
           {
             static const char *const what[ML_ISSUE__COUNT] = {
               "conflicts", "misaligned offsets", "outside their segment", "cross-stream races", "in-place hazards",
+              "broken constraints",
             };
             o += snprintf (warn + o, sizeof warn - (size_t) o, " · %zu %s", s->issues->total[k], what[k]);
           }

@@ -1,6 +1,7 @@
 #include "sim/analysis/check.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +10,7 @@
 #include "sim/base/treap.h"
 
 static const char *const kind_names[ML_ISSUE__COUNT] = {
-  "conflict", "misaligned", "outside", "cross-stream", "in-place",
+  "conflict", "misaligned", "outside", "cross-stream", "in-place", "constraint",
 };
 
 const char *
@@ -88,6 +89,98 @@ on_overlap (void *user, const MlTreapNode *node)
   return true;
 }
 
+static int
+constraint_issue (MlIssues *issues, const MlBuffers *bufs, const MlPlan *plan, uint32_t a, uint32_t b, const char *fmt, ...)
+  __attribute__ ((format (printf, 6, 7)));
+
+static int
+constraint_issue (MlIssues *issues, const MlBuffers *bufs, const MlPlan *plan, uint32_t a, uint32_t b, const char *fmt, ...)
+{
+  const MlBuffer *x = &bufs->buf[a], *y = &bufs->buf[b];
+  MlIssue is = { .kind = ML_ISSUE_CONSTRAINT, .a = a, .b = b, .tick = y->start, .tick_b = x->start,
+                 .offset = plan->offset[b], .bytes = y->rsize, .segment = plan->segment[b],
+                 .stream_a = x->stream, .stream_b = y->stream };
+  va_list ap;
+  va_start (ap, fmt);
+  vsnprintf (is.why, sizeof is.why, fmt, ap);
+  va_end (ap);
+  return ml_issues_add (issues, &is);
+}
+
+/* The constraints of sim/constraints.h on any plan. */
+static int
+check_constraints (const MlBuffers *bufs, const MlPlan *plan, MlIssues *issues)
+{
+  size_t n = bufs->n;
+  uint64_t zc_align = bufs->zero_copy_align ? bufs->zero_copy_align : bufs->align;
+  /* buffers per segment, to find who shares a zero-copy buffer's segment */
+  size_t *per_seg = calloc (plan->n_segments + 1, sizeof *per_seg);
+  if (!per_seg)
+    return ML_ENOMEM;
+  for (size_t i = 0; i < n; i++)
+    if (bufs->buf[i].rsize && bufs->buf[i].end > bufs->buf[i].start)
+      per_seg[plan->segment[i]]++;
+  int rc = 0;
+  for (size_t i = 0; i < n && rc == 0; i++)
+    {
+      const MlBuffer *b = &bufs->buf[i];
+      uint32_t g = plan->segment[i];
+      if (b->flags & ML_BUF_ZERO_COPY)
+        {
+          if (per_seg[g] > 1 && b->rsize && b->end > b->start)
+            rc = constraint_issue (issues, bufs, plan, (uint32_t) i, (uint32_t) i,
+                                   "zero-copy buffer %" PRIu64 " shares segment %u with %zu other buffers (it is user memory, outside the arena)",
+                                   b->id, g, per_seg[g] - 1);
+          else if (zc_align > 1 && plan->offset[i] % zc_align)
+            rc = constraint_issue (issues, bufs, plan, (uint32_t) i, (uint32_t) i,
+                                   "zero-copy buffer %" PRIu64 " at offset %" PRIu64 " is not aligned to %" PRIu64, b->id,
+                                   plan->offset[i], zc_align);
+        }
+      else if (bufs->max_block && g < plan->n_segments && plan->segments[g].size > bufs->max_block)
+        rc = constraint_issue (issues, bufs, plan, (uint32_t) i, (uint32_t) i,
+                               "segment %u is %" PRIu64 " bytes, over max_block %" PRIu64, g, plan->segments[g].size,
+                               bufs->max_block);
+      if (rc == 0 && (b->flags & ML_BUF_PINNED) && (g != 0 || plan->offset[i] != b->addr))
+        rc = constraint_issue (issues, bufs, plan, (uint32_t) i, (uint32_t) i,
+                               "fixed buffer %" PRIu64 " is at segment %u offset %" PRIu64 ", not at its offset %" PRIu64
+                               " of segment 0", b->id, g, plan->offset[i], b->addr);
+    }
+  /* no_reuse and fixed: nobody else in those bytes, at any time */
+  for (size_t i = 0; i < n && rc == 0; i++)
+    {
+      const MlBuffer *b = &bufs->buf[i];
+      if (!(b->flags & (ML_BUF_NO_REUSE | ML_BUF_PINNED)) || !b->rsize)
+        continue;
+      uint64_t lo = plan->offset[i], hi = lo + b->rsize;
+      for (size_t j = 0; j < n && rc == 0; j++)
+        {
+          const MlBuffer *o = &bufs->buf[j];
+          if (j == i || !o->rsize || o->end <= o->start || plan->segment[j] != plan->segment[i])
+            continue;
+          if (plan->offset[j] < hi && lo < plan->offset[j] + o->rsize)
+            rc = constraint_issue (issues, bufs, plan, (uint32_t) i, (uint32_t) j,
+                                   "buffer %" PRIu64 " uses bytes of %s buffer %" PRIu64 " [%" PRIu64 ", %" PRIu64 "), which no other buffer may share",
+                                   o->id, (b->flags & ML_BUF_PINNED) ? "fixed" : "no_reuse", b->id, lo, hi);
+        }
+    }
+  /* contiguous groups: back to back, in order, in one segment */
+  for (size_t g = 0, k = 0; g < bufs->n_groups && rc == 0; g++)
+    {
+      for (k = g ? bufs->group_end[g - 1] : 0; k + 1 < bufs->group_end[g] && rc == 0; k++)
+        {
+          uint32_t a = bufs->group_member[k], c = bufs->group_member[k + 1];
+          if (plan->segment[a] != plan->segment[c] || plan->offset[c] != plan->offset[a] + bufs->buf[a].rsize)
+            rc = constraint_issue (issues, bufs, plan, a, c,
+                                   "contiguous group %zu: buffer %" PRIu64 " is at segment %u offset %" PRIu64
+                                   ", not right after buffer %" PRIu64 " (segment %u, ends at %" PRIu64 ")",
+                                   g, bufs->buf[c].id, plan->segment[c], plan->offset[c], bufs->buf[a].id,
+                                   plan->segment[a], plan->offset[a] + bufs->buf[a].rsize);
+        }
+    }
+  free (per_seg);
+  return rc;
+}
+
 int
 ml_check_plan (const MlBuffers *bufs, const MlPlan *plan, MlIssues *issues, MlError *err)
 {
@@ -120,7 +213,7 @@ ml_check_plan (const MlBuffers *bufs, const MlPlan *plan, MlIssues *issues, MlEr
       uint64_t top = plan->offset[i] + b->rsize;
       if (top > ext[g])
         ext[g] = top;
-      if (align > 1 && plan->offset[i] % align && b->rsize)
+      if (align > 1 && plan->offset[i] % align && b->rsize && !(b->flags & ML_BUF_ZERO_COPY))
         {
           MlIssue is = { .kind = ML_ISSUE_MISALIGNED, .a = (uint32_t) i, .b = (uint32_t) i, .tick = b->start,
                          .offset = plan->offset[i], .bytes = b->rsize, .segment = g, .stream_a = b->stream, .stream_b = b->stream };
@@ -188,6 +281,8 @@ ml_check_plan (const MlBuffers *bufs, const MlPlan *plan, MlIssues *issues, MlEr
     }
   ml_treap_clear (&live);
   free (base);
+  if (rc == 0)
+    rc = check_constraints (bufs, plan, issues);
   if (rc == ML_ENOMEM)
     return ml_error_set (err, rc, "out of memory");
   return rc;

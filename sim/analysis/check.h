@@ -10,6 +10,12 @@
  *   cross-stream  bytes freed on stream A handed to a buffer on stream B
  *                 with nothing ordering A's work before B's
  *   in-place      an op writes its output over an input a later op reads
+ *   constraint    a graph-compiler constraint the plan breaks
+ *                 (sim/constraints.h): a zero-copy buffer that shares its
+ *                 segment, a fixed buffer away from its offset, bytes of a
+ *                 no_reuse or fixed buffer used by another buffer at any
+ *                 time, a contiguous group not back to back, a block over
+ *                 max_block
  */
 #ifndef ML_CHECK_H
 #define ML_CHECK_H
@@ -22,6 +28,7 @@ typedef enum {
   ML_ISSUE_OUTSIDE,
   ML_ISSUE_CROSS_STREAM,
   ML_ISSUE_INPLACE,
+  ML_ISSUE_CONSTRAINT,
   ML_ISSUE__COUNT
 } MlIssueKind;
 
@@ -50,7 +57,8 @@ size_t ml_issues_count (const MlIssues *issues);
 const char *ml_issue_kind_name (MlIssueKind kind);
 
 /* Finds conflicts, misaligned offsets and buffers outside their segment in
- * O(n log n + k). Appends to @issues. */
+ * O(n log n + k), and broken constraints (O(n) per no_reuse or fixed
+ * buffer). Appends to @issues. */
 int ml_check_plan (const MlBuffers *bufs, const MlPlan *plan, MlIssues *issues, MlError *err);
 
 #endif

@@ -8,6 +8,7 @@
 #include "sim/base/sort.h"
 #include "sim/base/options.h"
 #include "sim/base/u64map.h"
+#include "sim/base/units.h"
 
 bool
 ml_graph_sniff (const unsigned char *h, size_t len)
@@ -37,6 +38,8 @@ typedef struct {
   int         kind;
   long        producer;   /* op index, -1 = graph input / weight */
   uint32_t    root;       /* the buffer it lives in (in-place aliases) */
+  bool        zero_copy, no_reuse, fixed;   /* constraints (sim/constraints.h) */
+  uint64_t    fixed_at;   /* the offset of a fixed tensor */
 } Tensor;
 
 typedef struct {
@@ -55,9 +58,14 @@ typedef struct {
   Op         *ops;
   size_t      nops;
   uint64_t    align;
+  uint64_t    zero_copy_align;
+  uint64_t    max_block;
   bool        exclude[4];
   bool        pin[4];     /* resident for the whole graph at a fixed offset */
   MlU64Map    names;      /* FNV-1a hash of a name -> the first tensor with it */
+  /* symbolic dimensions: the file's "dims", then MlLoadOptions.dims */
+  struct { char name[64]; uint64_t value; bool from_opts, used; } dim[32];
+  size_t      n_dims;
 } G;
 
 static uint64_t
@@ -148,9 +156,9 @@ lifetimes (const G *g, const uint32_t *order, uint64_t *start, uint64_t *end, ui
   for (size_t i = 0; i < g->nt; i++)
     {
       uint32_t r = root_of (g, (uint32_t) i);
-      if (g->t[i].kind == K_OUTPUT || g->t[i].kind == K_WEIGHT || g->pin[g->t[i].kind])
+      if (g->t[i].kind == K_OUTPUT || g->t[i].kind == K_WEIGHT || g->pin[g->t[i].kind] || g->t[r].fixed)
         end[r] = n + 1;
-      if (g->pin[g->t[i].kind])
+      if (g->pin[g->t[i].kind] || g->t[r].fixed)
         start[r] = 0;
     }
   /* peak: a difference array over ticks 0 .. n + 1 */
@@ -298,6 +306,11 @@ graph_option (void *user, const char *key, const char *value, MlError *err)
       else
         return ml_error_set (err, ML_EUSAGE, "graph option reorder=%s: use memory or none", value);
     }
+  else if (strcmp (key, "max_block") == 0)
+    {
+      if (ml_parse_size (value, &o->g->max_block, err) < 0 || o->g->max_block == 0)
+        return ml_error_set (err, ML_EUSAGE, "graph option max_block=%s: a size of at least 1 byte, e.g. 400M", value);
+    }
   else if (strcmp (key, "exclude") == 0 || strcmp (key, "pin") == 0)
     {
       bool *set = key[0] == 'e' ? o->g->exclude : o->g->pin;
@@ -322,21 +335,217 @@ emit (MlTrace *t, MlEventKind kind, uint64_t tick, uint64_t id, uint64_t size, u
 }
 
 static int
+bind_dim (G *g, const char *name, size_t len, uint64_t value, bool from_opts, const char *where)
+{
+  int code = from_opts ? ML_EUSAGE : ML_EINPUT;
+  if (!len || len >= sizeof g->dim[0].name)
+    return ml_error_set (g->err, code, "%s: %s: a dimension name must have 1 to 63 characters", g->path, where);
+  for (size_t i = 0; i < len; i++)
+    if (!(name[i] == '_' || (name[i] >= 'A' && name[i] <= 'Z') || (name[i] >= 'a' && name[i] <= 'z')
+          || (i > 0 && name[i] >= '0' && name[i] <= '9')))
+      return ml_error_set (g->err, code, "%s: %s: \"%.*s\" is not a dimension name (letters, digits, _)", g->path,
+                           where, (int) len, name);
+  size_t k;
+  for (k = 0; k < g->n_dims; k++)
+    if (strlen (g->dim[k].name) == len && memcmp (g->dim[k].name, name, len) == 0)
+      break;
+  if (k == g->n_dims)
+    {
+      if (k == sizeof g->dim / sizeof g->dim[0])
+        return ml_error_set (g->err, code, "%s: %s: more than 32 symbolic dimensions", g->path, where);
+      memcpy (g->dim[k].name, name, len);
+      g->dim[k].name[len] = 0;
+      g->n_dims++;
+    }
+  g->dim[k].value = value;
+  g->dim[k].from_opts |= from_opts;
+  return 0;
+}
+
+/* The file's "dims" (defaults), then the caller's "B=8,S=128" over them. */
+static int
+read_dims (G *g, const cJSON *root, const char *opts)
+{
+  const cJSON *dims = cJSON_GetObjectItemCaseSensitive (root, "dims"), *d;
+  int rc;
+  if (dims && !cJSON_IsObject (dims))
+    return ml_error_set (g->err, ML_EINPUT, "%s: \"dims\" is not an object of dimension names and sizes", g->path);
+  cJSON_ArrayForEach (d, dims)
+    {
+      uint64_t v;
+      if (ml_json_value_u64 (d, d->string, &v, g->err) < 0)
+        return ml_error_prefix (g->err, "%s: dims", g->path);
+      if ((rc = bind_dim (g, d->string, strlen (d->string), v, false, "dims")) < 0)
+        return rc;
+    }
+  for (const char *p = opts; p && *p;)
+    {
+      const char *comma = strchr (p, ','), *end = comma ? comma : p + strlen (p);
+      const char *eq = memchr (p, '=', (size_t) (end - p));
+      uint64_t v;
+      if (!eq || ml_parse_u64 (eq + 1, (size_t) (end - eq - 1), &v) < 0)
+        return ml_error_set (g->err, ML_EUSAGE, "--dim %.*s: use NAME=SIZE, e.g. B=8", (int) (end - p), p);
+      if ((rc = bind_dim (g, p, (size_t) (eq - p), v, true, "--dim")) < 0)
+        return rc;
+      p = comma ? comma + 1 : end;
+    }
+  return 0;
+}
+
+/* One dimension of a shape: an integer, or a product of integers and
+ * dimension names, "B", "4*B", "B*S". */
+static int
+shape_dim (G *g, const cJSON *d, const char *tensor, uint64_t *out)
+{
+  if (!cJSON_IsString (d))
+    {
+      if (ml_json_value_u64 (d, "dimension", out, g->err) < 0)
+        return ml_error_prefix (g->err, "%s: tensor \"%s\"", g->path, tensor);
+      return 0;
+    }
+  const char *s = d->valuestring;
+  uint64_t v = 1;
+  for (const char *p = s;;)
+    {
+      const char *star = strchr (p, '*'), *end = star ? star : p + strlen (p);
+      size_t len = (size_t) (end - p);
+      uint64_t f = 0;
+      if (len && p[0] >= '0' && p[0] <= '9')
+        {
+          if (ml_parse_u64 (p, len, &f) < 0)
+            return ml_error_set (g->err, ML_EINPUT, "%s: tensor \"%s\": dimension \"%s\" is not a product of integers and names",
+                                 g->path, tensor, s);
+        }
+      else
+        {
+          size_t k;
+          for (k = 0; k < g->n_dims; k++)
+            if (strlen (g->dim[k].name) == len && memcmp (g->dim[k].name, p, len) == 0)
+              break;
+          if (k == g->n_dims)
+            return ml_error_set (g->err, ML_EINPUT, "%s: tensor \"%s\": dimension \"%.*s\" is not bound (\"dims\" in the file, or --dim %.*s=N)",
+                                 g->path, tensor, (int) len, p, (int) len, p);
+          g->dim[k].used = true;
+          f = g->dim[k].value;
+        }
+      if (f && v > (UINT64_MAX >> 8) / f)
+        return ml_error_set (g->err, ML_EINPUT, "%s: tensor \"%s\": dimension \"%s\" is over 2^56", g->path, tensor, s);
+      v *= f;
+      if (!star)
+        break;
+      p = star + 1;
+    }
+  *out = v;
+  return 0;
+}
+
+static uint16_t
+constraint_flags (const Tensor *t)
+{
+  return (uint16_t) ((t->zero_copy ? ML_EVF_ZERO_COPY : 0) | (t->no_reuse ? ML_EVF_NO_REUSE : 0));
+}
+
+/* "contiguous": [["a","b"],...]: each group's tensors (their buffers) back
+ * to back, in order. */
+static int
+add_groups (G *g, const cJSON *root, MlTrace *tr)
+{
+  const cJSON *groups = cJSON_GetObjectItemCaseSensitive (root, "contiguous"), *grp;
+  if (!groups)
+    return 0;
+  if (!cJSON_IsArray (groups))
+    return ml_error_set (g->err, ML_EINPUT, "%s: \"contiguous\" is not an array of arrays of tensor names", g->path);
+  size_t gi = 0;
+  uint64_t *ids = calloc (g->nt + 1, sizeof *ids);
+  if (!ids)
+    return ml_error_set (g->err, ML_ENOMEM, "out of memory");
+  int rc = 0;
+  cJSON_ArrayForEach (grp, groups)
+    {
+      size_t n = 0;
+      const cJSON *it;
+      if (!cJSON_IsArray (grp) || cJSON_GetArraySize (grp) < 2)
+        {
+          rc = ml_error_set (g->err, ML_EINPUT, "%s: contiguous group %zu: an array of at least two tensor names", g->path, gi);
+          break;
+        }
+      cJSON_ArrayForEach (it, grp)
+        {
+          const char *nm = cJSON_GetStringValue (it);
+          long ti = nm ? find_tensor (g, nm) : -1;
+          if (ti < 0)
+            {
+              rc = ml_error_set (g->err, ML_EINPUT, "%s: contiguous group %zu: \"%s\" is not a declared tensor", g->path, gi,
+                                 nm ? nm : "(not a string)");
+              break;
+            }
+          const Tensor *t = &g->t[g->t[ti].root];
+          if (t->zero_copy || t->fixed || g->exclude[t->kind] || g->pin[t->kind] || n >= g->nt)
+            {
+              rc = ml_error_set (g->err, ML_EINPUT, "%s: contiguous group %zu: tensor \"%s\" is %s", g->path, gi, nm,
+                                 t->zero_copy ? "zero_copy (outside the arena)" : t->fixed ? "fixed at its own offset"
+                                 : g->exclude[t->kind] ? "excluded" : g->pin[t->kind] ? "pinned" : "listed too often");
+              break;
+            }
+          uint64_t id = g->t[ti].root + 1;
+          for (size_t k = 0; k < n && rc == 0; k++)
+            if (ids[k] == id)
+              rc = ml_error_set (g->err, ML_EINPUT, "%s: contiguous group %zu: \"%s\" shares its buffer with an earlier member (in place)",
+                                 g->path, gi, nm);
+          if (rc < 0)
+            break;
+          ids[n++] = id;
+        }
+      if (rc < 0)
+        break;
+      if (ml_trace_add_group (tr, ids, n) < 0)
+        {
+          rc = ml_error_set (g->err, ML_ENOMEM, "out of memory");
+          break;
+        }
+      gi++;
+    }
+  free (ids);
+  return rc;
+}
+
+static int
 build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
 {
   const cJSON *tensors = cJSON_GetObjectItemCaseSensitive (root, "tensors");
   const cJSON *ops = cJSON_GetObjectItemCaseSensitive (root, "ops");
   if (!cJSON_IsArray (tensors) || !cJSON_IsArray (ops))
     return ml_error_set (g->err, ML_EINPUT, "%s: a graph needs \"tensors\" and \"ops\" arrays", g->path);
-  uint64_t align = 256;
-  int rc = ml_json_u64 (root, "alignment", false, &align, g->err);
-  if (rc < 0)
+  uint64_t align = 256, zc_align = 0;
+  int rc;
+  const cJSON *al = cJSON_GetObjectItemCaseSensitive (root, "alignment");
+  if (cJSON_IsObject (al))
+    {
+      /* per kind: {"default":512,"zero_copy":32} */
+      const cJSON *k;
+      cJSON_ArrayForEach (k, al)
+        if (strcmp (k->string, "default") != 0 && strcmp (k->string, "zero_copy") != 0)
+          return ml_error_set (g->err, ML_EINPUT, "%s: alignment \"%s\": the kinds are default (the arena) and zero_copy",
+                               g->path, k->string);
+      if ((rc = ml_json_u64 (al, "default", false, &align, g->err)) < 0
+          || (rc = ml_json_u64 (al, "zero_copy", false, &zc_align, g->err)) < 0)
+        return ml_error_prefix (g->err, "%s: alignment", g->path);
+      if (zc_align == 0 || (zc_align & (zc_align - 1)))
+        return ml_error_set (g->err, ML_EINPUT, "%s: alignment zero_copy %" PRIu64 " is not a power of two", g->path,
+                             zc_align);
+    }
+  else if ((rc = ml_json_u64 (root, "alignment", false, &align, g->err)) < 0)
     return ml_error_prefix (g->err, "%s", g->path);
   if (align == 0 || (align & (align - 1)))
     return ml_error_set (g->err, ML_EINPUT, "%s: alignment %" PRIu64 " is not a power of two", g->path, align);
   g->align = align;
+  g->zero_copy_align = zc_align;
+  if ((rc = ml_json_u64 (root, "max_block", false, &g->max_block, g->err)) < 0)
+    return ml_error_prefix (g->err, "%s", g->path);
   Opts o = { g, false };
   if ((rc = ml_options_foreach (opts->graph_options, graph_option, &o, g->err)) < 0)
+    return rc;
+  if ((rc = read_dims (g, root, opts->dims)) < 0)
     return rc;
 
   g->nt = 0;
@@ -372,8 +581,8 @@ build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
           cJSON_ArrayForEach (d, shape)
             {
               uint64_t dim;
-              if (ml_json_value_u64 (d, "dimension", &dim, g->err) < 0)
-                return ml_error_prefix (g->err, "%s: tensor \"%s\"", g->path, t->name);
+              if ((rc = shape_dim (g, d, t->name, &dim)) < 0)
+                return rc;
               if (dim && elems > (UINT64_MAX >> 8) / dim)
                 return ml_error_set (g->err, ML_EINPUT, "%s: tensor \"%s\": the shape has more than 2^56 elements", g->path, t->name);
               elems *= dim;
@@ -397,6 +606,14 @@ build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
                              g->path, t->name, kind);
       t->producer = -1;
       t->root = (uint32_t) i;
+      t->zero_copy = cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (it, "zero_copy"));
+      t->no_reuse = cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (it, "no_reuse"));
+      if ((rc = ml_json_u64 (it, "fixed", false, &t->fixed_at, g->err)) < 0)
+        return ml_error_prefix (g->err, "%s: tensor \"%s\": fixed (an offset)", g->path, t->name);
+      t->fixed = rc == 0;
+      if (t->fixed && t->zero_copy)
+        return ml_error_set (g->err, ML_EINPUT, "%s: tensor \"%s\" is both fixed (in the arena) and zero_copy (outside it)",
+                             g->path, t->name);
       if (!ml_u64map_get (&g->names, name_hash (t->name), NULL)
           && ml_u64map_put (&g->names, name_hash (t->name), (uint32_t) i) < 0)
         return ml_error_set (g->err, ML_ENOMEM, "out of memory");
@@ -459,8 +676,40 @@ build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
             r->bytes = g->t[op->ip_out[k]].bytes;
           if (g->t[op->ip_out[k]].kind == K_OUTPUT)
             r->kind = K_OUTPUT;
+          if (g->t[op->ip_out[k]].fixed)
+            return ml_error_set (g->err, ML_EINPUT, "%s: op %zu (%s): \"%s\" is written in place over \"%s\": fix the input, not the output",
+                                 g->path, i, op->name, g->t[op->ip_out[k]].name, g->t[op->ip_in[k]].name);
+          r->zero_copy |= g->t[op->ip_out[k]].zero_copy;
+          r->no_reuse |= g->t[op->ip_out[k]].no_reuse;
+          if (r->zero_copy && r->fixed)
+            return ml_error_set (g->err, ML_EINPUT, "%s: op %zu (%s): \"%s\" is zero_copy but writes over the fixed \"%s\"",
+                                 g->path, i, op->name, g->t[op->ip_out[k]].name, r->name);
         }
     }
+
+  /* fixed tensors: aligned, apart from each other */
+  uint64_t fixed_top = 0;
+  for (size_t i = 0; i < g->nt; i++)
+    {
+      const Tensor *a = &g->t[i];
+      if (!a->fixed)
+        continue;
+      if (a->fixed_at % g->align)
+        return ml_error_set (g->err, ML_EINPUT, "%s: tensor \"%s\": fixed offset %" PRIu64 " is not a multiple of the alignment %" PRIu64,
+                             g->path, a->name, a->fixed_at, g->align);
+      if (g->exclude[a->kind])
+        return ml_error_set (g->err, ML_EINPUT, "%s: tensor \"%s\" is fixed but its kind is excluded", g->path, a->name);
+      uint64_t a_end = a->fixed_at + ml_align_up (a->bytes, g->align);
+      if (a_end > fixed_top)
+        fixed_top = a_end;
+      for (size_t j = 0; j < i; j++)
+        if (g->t[j].fixed && g->t[j].fixed_at < a_end && a->fixed_at < g->t[j].fixed_at + ml_align_up (g->t[j].bytes, g->align))
+          return ml_error_set (g->err, ML_EINPUT, "%s: fixed tensors \"%s\" and \"%s\" overlap", g->path, g->t[j].name, a->name);
+    }
+  for (size_t k = 0; k < g->n_dims; k++)
+    if (g->dim[k].from_opts && !g->dim[k].used)
+      return ml_error_set (g->err, ML_EUSAGE, "%s: --dim %s: no tensor shape uses the dimension \"%s\"", g->path,
+                           g->dim[k].name, g->dim[k].name);
 
   /* the order */
   size_t n = g->nops;
@@ -502,18 +751,28 @@ build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
 
   tr->source = ml_strtab_intern0 (tr->strings, "graph");
   tr->default_align = align;
+  tr->zero_copy_align = g->zero_copy_align;
+  tr->max_block = g->max_block;
+  if ((rc = add_groups (g, root, tr)) < 0)
+    goto out;
   static const uint16_t kind_flag[] = { ML_EVF_ACTIVATION, ML_EVF_INPUT, ML_EVF_OUTPUT, ML_EVF_WEIGHT };
   if (note[0] && (rc = emit (tr, ML_EV_MARK, 0, 0, 0, ml_strtab_intern0 (tr->strings, note), 0)) < 0)
     goto oom;
-  /* pinned tensors are packed from offset 0 in declaration order */
-  uint64_t pin_at = 0;
+  /* pinned tensors are packed in declaration order from the end of the
+   * fixed ones (0 when none) */
+  uint64_t pin_at = fixed_top;
   for (size_t i = 0; i < g->nt; i++)
     if (g->t[i].root == i && start[i] == 0 && !g->exclude[g->t[i].kind])
       {
-        uint16_t flags = ML_EVF_HAS_ID | kind_flag[g->t[i].kind];
+        uint16_t flags = ML_EVF_HAS_ID | kind_flag[g->t[i].kind] | constraint_flags (&g->t[i]);
         MlEvent ev = { .tick = 0, .id = i + 1, .size = g->t[i].bytes, .time_ns = -1,
                        .name = ml_strtab_intern0 (tr->strings, g->t[i].name), .kind = ML_EV_ALLOC, .flags = flags };
-        if (g->pin[g->t[i].kind])
+        if (g->t[i].fixed)
+          {
+            ev.flags |= ML_EVF_PINNED;
+            ev.addr = g->t[i].fixed_at;
+          }
+        else if (g->pin[g->t[i].kind] && !g->t[i].zero_copy)
           {
             ev.flags |= ML_EVF_PINNED;
             ev.addr = pin_at;
@@ -567,7 +826,7 @@ build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
           if (g->t[r].root != r || start[r] != tick || g->exclude[g->t[r].kind])
             continue;
           if ((rc = emit (tr, ML_EV_ALLOC, tick, r + 1, g->t[r].bytes, ml_strtab_intern0 (tr->strings, g->t[r].name),
-                          ML_EVF_HAS_ID | kind_flag[g->t[r].kind])) < 0)
+                          ML_EVF_HAS_ID | kind_flag[g->t[r].kind] | constraint_flags (&g->t[r]))) < 0)
             goto oom;
         }
       /* in-place writes: recorded for ml_check_races(); a mark names

@@ -16,6 +16,7 @@ typedef struct {
   int         device;   /* snapshots: which device; -1 = the longest trace */
   const char *format;   /* NULL = guess; else a reader's name            */
   const char *graph_options; /* graph reader: "reorder=memory,exclude=weights" */
+  const char *dims;          /* graph reader: symbolic dimensions, "B=8,S=128" */
   /* Long reads report the share of the file read and poll cancellation
    * (may be NULL). */
   const MlProgress *progress;

@@ -22,6 +22,7 @@ typedef struct Chunk {
 
 typedef struct {
   Chunk *chunks;       /* the head is the one being filled */
+  Chunk *spare;        /* emptied chunks, for the next round */
 } Arena;
 
 struct MlPkDoc {
@@ -52,35 +53,41 @@ ml_pk_kind_name (MlPkKind k)
 }
 
 static void
-arena_free (Arena *a)
+chunks_free (Chunk *c)
 {
-  for (Chunk *c = a->chunks, *next; c; c = next)
+  for (Chunk *next; c; c = next)
     {
       next = c->next;
       free (c);
     }
-  a->chunks = NULL;
 }
 
-/* Empties @a, keeping one chunk for the next round. */
+static void
+arena_free (Arena *a)
+{
+  chunks_free (a->chunks);
+  chunks_free (a->spare);
+  a->chunks = a->spare = NULL;
+}
+
+/* Empties @a; its chunks of the usual size stay for the next round (a
+ * streamed batch needs the same again: no malloc, no page faults). */
 static void
 arena_reset (Arena *a)
 {
-  Chunk *keep = NULL;
   for (Chunk *c = a->chunks, *next; c; c = next)
     {
       next = c->next;
-      if (!keep && c->cap == CHUNK_BYTES)
-        keep = c;
+      if (c->cap == CHUNK_BYTES)
+        {
+          c->used = 0;
+          c->next = a->spare;
+          a->spare = c;
+        }
       else
         free (c);
     }
-  if (keep)
-    {
-      keep->used = 0;
-      keep->next = NULL;
-    }
-  a->chunks = keep;
+  a->chunks = NULL;
 }
 
 void
@@ -110,8 +117,13 @@ arena (Arena *a, size_t n)
       return p;
     }
   size_t cap = n > CHUNK_BYTES / 4 ? n : CHUNK_BYTES;
-  Chunk *fresh = malloc (sizeof *fresh + cap);
-  if (!fresh)
+  Chunk *fresh;
+  if (cap == CHUNK_BYTES && a->spare)
+    {
+      fresh = a->spare;
+      a->spare = fresh->next;
+    }
+  else if (!(fresh = malloc (sizeof *fresh + cap)))
     return NULL;
   fresh->used = n;
   fresh->cap = cap;
@@ -266,6 +278,27 @@ promote (Vm *vm, MlPkValue *v)
   return promote_at (vm, v, 0);
 }
 
+/* Room in @c for @more items (one allocation for a whole APPENDS batch). */
+static int
+reserve (Vm *vm, MlPkValue *c, size_t more)
+{
+  if (c->cap - c->n >= more)
+    return 0;
+  if (c->n + more >= (uint32_t) 1 << 31)
+    return ml_error_set (vm->err, ML_ENOMEM, "out of memory for a container of 2^31 items");
+  uint32_t cap = c->cap ? c->cap * 2 : 4;
+  if (cap < c->n + more)
+    cap = (uint32_t) (c->n + more);
+  MlPkValue **it = arena (c->flags & F_SCRATCH ? &vm->scratch : &vm->doc->arena, cap * sizeof *it);
+  if (!it)
+    return ml_error_set (vm->err, ML_ENOMEM, "out of memory");
+  if (c->n)
+    memcpy (it, c->items, c->n * sizeof *it);
+  c->items = it;
+  c->cap = cap;
+  return 0;
+}
+
 static int
 push_item (Vm *vm, MlPkValue *c, MlPkValue *item)
 {
@@ -306,17 +339,44 @@ need (Vm *vm, size_t n)
   return 0;
 }
 
-static uint64_t
+static inline uint64_t
 rd_le (const unsigned char *p, size_t n)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (n == 4)
+    {
+      uint32_t v4;
+      memcpy (&v4, p, 4);
+      return v4;
+    }
+  if (n == 8)
+    {
+      uint64_t v8;
+      memcpy (&v8, p, 8);
+      return v8;
+    }
+#endif
   uint64_t v = 0;
   for (size_t i = 0; i < n; i++)
     v |= (uint64_t) p[i] << (8 * i);
   return v;
 }
 
-static int
+static int push_grow (Vm *vm, MlPkValue *v);
+
+static inline int
 push (Vm *vm, MlPkValue *v)
+{
+  if (v && vm->sp < vm->cap)
+    {
+      vm->stack[vm->sp++] = v;
+      return 0;
+    }
+  return push_grow (vm, v);
+}
+
+static int
+push_grow (Vm *vm, MlPkValue *v)
 {
   if (!v)
     return ml_error_set (vm->err, ML_ENOMEM, "out of memory");
@@ -424,9 +484,11 @@ memo_slot (Vm *vm, uint64_t idx)
   return NULL;
 }
 
-static int
+static inline int
 memo_get (Vm *vm, uint64_t idx)
 {
+  if (idx < vm->n_memo && vm->memo[idx] != &streamed_value)
+    return push (vm, vm->memo[idx]);
   MlPkValue **v = memo_slot (vm, idx);
   if (!v)
     return ml_error_set (vm->err, ML_EINPUT, "byte %zu: memo reference %" PRIu64 " was never stored", vm->op_at, idx);
@@ -580,6 +642,9 @@ build_seq (Vm *vm, MlPkKind kind, size_t from)
   if (!t)
     return ml_error_set (vm->err, ML_ENOMEM, "out of memory");
   uint32_t depth = 0;
+  int rc0 = reserve (vm, t, vm->sp - from);
+  if (rc0 < 0)
+    return rc0;
   for (size_t k = from; k < vm->sp; k++)
     {
       if (vm->stack[k]->kind == ML_PK__MARK)
@@ -624,6 +689,11 @@ add_items (Vm *vm, size_t from, bool dict)
       vm->sp = from;
       return c == vm->slist && from == vm->spos + 1 && vm->sp == from ? scratch_reset (vm) : 0;
     }
+  int rc = reserve (vm, c, vm->sp - from);
+  if (rc < 0)
+    return rc;
+  uint32_t depth = c->depth;
+  bool into_doc = !(c->flags & F_SCRATCH);
   for (size_t k = from; k < vm->sp; k++)
     {
       MlPkValue *it = vm->stack[k];
@@ -631,14 +701,15 @@ add_items (Vm *vm, size_t from, bool dict)
         return fail (vm, "a MARK inside the items");
       if (it == c)
         return fail (vm, "a container inside itself");
-      if (it->depth + 1 > ML_PK_MAX_DEPTH)
+      if (it->depth + 1u > ML_PK_MAX_DEPTH)
         return fail (vm, "containers nested deeper than 256");
-      if (it->depth + 1 > c->depth)
-        c->depth = (uint16_t) (it->depth + 1);
-      int rc = push_item (vm, c, it);
-      if (rc < 0)
-        return rc;
+      if (it->depth + 1u > depth)
+        depth = it->depth + 1u;
+      if (into_doc && (it->flags & F_SCRATCH) && !(it = promote (vm, it)))
+        return vm->err ? vm->err->code : ML_ENOMEM;
+      c->items[c->n++] = it;   /* room reserved above */
     }
+  c->depth = (uint16_t) depth;
   vm->sp = from;
   return 0;
 }
@@ -841,15 +912,20 @@ run (Vm *vm)
           vm->p += 4;
           break;
         case 'h': /* BINGET */
-          if ((rc = need (vm, 1)) < 0)
-            return rc;
-          rc = memo_get (vm, *vm->p++);
-          break;
         case 'j': /* LONG_BINGET */
-          if ((rc = need (vm, 4)) < 0)
-            return rc;
-          rc = memo_get (vm, rd_le (vm->p, 4));
-          vm->p += 4;
+          /* a run of them (the items of a frames list) in one go */
+          for (;;)
+            {
+              size_t w = vm->op == 'h' ? 1 : 4;
+              if ((rc = need (vm, w)) < 0)
+                return rc;
+              rc = memo_get (vm, w == 1 ? *vm->p : rd_le (vm->p, 4));
+              vm->p += w;
+              if (rc < 0 || vm->p >= vm->end || (*vm->p != 'h' && *vm->p != 'j'))
+                break;
+              vm->op_at = (size_t) (vm->p - vm->base);
+              vm->op = *vm->p++;
+            }
           break;
         case 0x85: /* TUPLE1 */
         case 0x86: /* TUPLE2 */

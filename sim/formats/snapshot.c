@@ -86,8 +86,9 @@ typedef struct {
   MlTrace    *t;
   MlU64Map    freed;      /* frames list pointer -> stack, for stacks seen only at a free */
   MlU64Map    by_content; /* hash of (site, frames) -> stack index */
-  FrameInfo  *finfo;
+  FrameInfo  *finfo;      /* one per distinct (file, func, line) */
   size_t      n_finfo, cap_finfo;
+  MlU64Map    finfo_by_content;
   MlFrame    *scratch;    /* frames of the stack being interned */
   size_t      cap_scratch;
   Seg        *segs;
@@ -232,14 +233,25 @@ frame_of (Ctx *c, MlPkValue *f)
   if (intern_val (c, fv[K_FILENAME], &fi.file) < 0 || intern_val (c, fv[K_NAME], &fi.func) < 0)
     return NULL;
   fi.line = line > 0 && line < UINT32_MAX ? (uint32_t) line : 0;
+  /* frame dicts of equal content are one frame (stacks hash by frame) */
+  uint64_t h = (((uint64_t) fi.file * 0x9e3779b97f4a7c15ull) ^ fi.func) * 0xff51afd7ed558ccdull ^ fi.line;
+  uint32_t idx;
+  if (ml_u64map_get (&c->finfo_by_content, h, &idx) && c->finfo[idx].file == fi.file && c->finfo[idx].func == fi.func
+      && c->finfo[idx].line == fi.line)
+    {
+      if (!f->tag)
+        f->tag = TAG_FRAME | idx;
+      return &c->finfo[idx];
+    }
   fi.framework = ml_snapshot_frame_is_framework (ml_trace_str (c->t, fi.file), ml_trace_str (c->t, fi.func));
-  if (grow ((void **) &c->finfo, &c->cap_finfo, c->n_finfo + 1, sizeof *c->finfo) < 0)
+  if (c->n_finfo > TAG_MAX || grow ((void **) &c->finfo, &c->cap_finfo, c->n_finfo + 1, sizeof *c->finfo) < 0
+      || ml_u64map_put (&c->finfo_by_content, h, (uint32_t) c->n_finfo) < 0)
     {
       oom (c);
       return NULL;
     }
   c->finfo[c->n_finfo] = fi;
-  if (!f->tag && c->n_finfo <= TAG_MAX)
+  if (!f->tag)
     f->tag = TAG_FRAME | (uint32_t) c->n_finfo;
   return &c->finfo[c->n_finfo++];
 }
@@ -262,9 +274,8 @@ hash_stack (uint32_t site, const MlFrame *fr, size_t n)
  * the iterations of a training loop repeat the same stacks as different
  * objects; the stack table keeps each distinct one once. */
 static int
-add_stack (Ctx *c, uint32_t site, const MlFrame *fr, size_t n, uint32_t *out)
+add_stack_h (Ctx *c, uint64_t h, uint32_t site, const MlFrame *fr, size_t n, uint32_t *out)
 {
-  uint64_t h = hash_stack (site, fr, n);
   uint32_t idx;
   if (ml_u64map_get (&c->by_content, h, &idx))
     {
@@ -280,6 +291,12 @@ add_stack (Ctx *c, uint32_t site, const MlFrame *fr, size_t n, uint32_t *out)
     return oom (c);
   *out = idx;
   return 0;
+}
+
+static int
+add_stack (Ctx *c, uint32_t site, const MlFrame *fr, size_t n, uint32_t *out)
+{
+  return add_stack_h (c, hash_stack (site, fr, n), site, fr, n, out);
 }
 
 /* The stack of a frames list: memo-shared lists give one stack, read
@@ -298,12 +315,11 @@ stack_of (Ctx *c, MlPkValue *frames, uint32_t *out)
     }
   if (frames->n == 0)
     return 0;
-  if (grow ((void **) &c->scratch, &c->cap_scratch, frames->n, sizeof *c->scratch) < 0)
-    return oom (c);
-  MlFrame *fr = c->scratch;
+  /* hashed by frame (one per distinct content), not by its strings; a
+   * list whose content is a known stack (every iteration of a training
+   * loop) is only compared */
+  uint64_t h = 0x243f6a8885a308d3ull;
   uint32_t site = 0, idx;
-  size_t n = 0;
-  int rc = 0;
   for (size_t k = 0; k < frames->n; k++)
     {
       MlPkValue *f = frames->items[k];
@@ -312,7 +328,8 @@ stack_of (Ctx *c, MlPkValue *frames, uint32_t *out)
       FrameInfo *fi = frame_of (c, f);
       if (!fi)
         return ML_ENOMEM;
-      fr[n] = (MlFrame) { .file = fi->file, .func = fi->func, .line = fi->line };
+      h = (h ^ (uint64_t) (fi - c->finfo)) * 0x9e3779b97f4a7c15ull;
+      h ^= h >> 32;
       if (!site && !fi->framework)
         {
           if (!fi->site)
@@ -320,14 +337,55 @@ stack_of (Ctx *c, MlPkValue *frames, uint32_t *out)
               char buf[1024];
               snprintf (buf, sizeof buf, "%s:%u:%s", ml_trace_str (c->t, fi->file), fi->line,
                         ml_trace_str (c->t, fi->func));
-              if ((rc = intern (c, buf, &fi->site)) < 0)
+              int rc = intern (c, buf, &fi->site);
+              if (rc < 0)
                 return rc;
             }
           site = fi->site;
         }
-      n++;
     }
-  if ((rc = add_stack (c, site, fr, n, &idx)) < 0)
+  h ^= site;
+  if (ml_u64map_get (&c->by_content, h, &idx) && c->t->stacks[idx].site == site)
+    {
+      const MlStack *st = &c->t->stacks[idx];
+      const MlFrame *sf = c->t->frames + st->first;
+      size_t m = 0;
+      bool same = true;
+      for (size_t k = 0; k < frames->n && same; k++)
+        {
+          MlPkValue *f = frames->items[k];
+          if (f->kind != ML_PK_DICT)
+            continue;
+          const FrameInfo *fi = frame_of (c, f);   /* by its tag, now */
+          if (!fi)
+            return ML_ENOMEM;
+          same = m < st->n && sf[m].file == fi->file && sf[m].func == fi->func && sf[m].line == fi->line;
+          m++;
+        }
+      if (same && m == st->n)
+        {
+          if (!frames->tag && idx <= TAG_MAX)
+            frames->tag = TAG_STACK | idx;
+          *out = idx;
+          return 0;
+        }
+    }
+  if (grow ((void **) &c->scratch, &c->cap_scratch, frames->n, sizeof *c->scratch) < 0)
+    return oom (c);
+  MlFrame *fr = c->scratch;
+  size_t n = 0;
+  for (size_t k = 0; k < frames->n; k++)
+    {
+      MlPkValue *f = frames->items[k];
+      if (f->kind != ML_PK_DICT)
+        continue;
+      const FrameInfo *fi = frame_of (c, f);
+      if (!fi)
+        return ML_ENOMEM;
+      fr[n++] = (MlFrame) { .file = fi->file, .func = fi->func, .line = fi->line };
+    }
+  int rc = add_stack_h (c, h, site, fr, n, &idx);
+  if (rc < 0)
     return rc;
   if (!frames->tag && idx <= TAG_MAX)
     frames->tag = TAG_STACK | idx;
@@ -968,6 +1026,7 @@ load_bytes (const unsigned char *data, size_t len, bool mapped, const char *name
     }
   Ctx c = { .path = name, .err = err };
   ml_u64map_init (&c.by_content);
+  ml_u64map_init (&c.finfo_by_content);
   ml_u64map_init (&c.freed);
   ml_u64map_init (&c.live);
   MlPkDoc *doc = NULL;
@@ -989,6 +1048,7 @@ load_bytes (const unsigned char *data, size_t len, bool mapped, const char *name
         rc = load (&c, ml_pk_root (doc), opts);
     }
   ml_u64map_clear (&c.by_content);
+  ml_u64map_clear (&c.finfo_by_content);
   ml_u64map_clear (&c.freed);
   ml_u64map_clear (&c.live);
   free (c.segs);
