@@ -86,7 +86,7 @@ int  cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
   "  --retries N        after a refusal under --capacity, give the cache back and\n" \
   "                     retry up to N times (default 3; caching, pool, buddy: the\n" \
   "                     fit strategies and the planners cache nothing)\n" \
-  "  --reorder memory   graphs: run the ops in a memory-aware order\n" \
+  "  --reorder memory|priority  graphs: a memory-aware op order, or GE's memory priority\n" \
   "  --dim NAME=N       graphs: bind a symbolic dimension (repeatable)\n" \
   "  --max-block SIZE   graphs: arena blocks of at most SIZE (offline planners)\n" \
   "  --quiet            no progress on stderr\n" \
