@@ -106,11 +106,13 @@ cmd_compare (int argc, char **argv)
     CLI_COMMON_LONGOPTS,
     { "strategies", required_argument, 0, 's' },
     { "sweep", required_argument, 0, 'S' },
+    { "jobs", required_argument, 0, CLI_OPT_JOBS },
     { 0, 0, 0, 0 },
   };
   const char *sweep_spec = NULL;
   MlCliOpts o;
   cli_opts_init (&o);
+  unsigned jobs = 0;
   int c;
   optind = 1;
   while ((c = getopt_long (argc, argv, "hs:", longopts, NULL)) != -1)
@@ -118,7 +120,7 @@ cmd_compare (int argc, char **argv)
       if (c == 'h')
         {
           printf ("%s\nOptions:\n  -s, --strategies A,B,...  strategies to run (default: %s; \"all\")\n"
-                  "  --sweep KNOB=V1,V2,...    one run per value of the knob, e.g. chunk=1M,2M,4M\n%s",
+                  "  --sweep KNOB=V1,V2,...    one run per value of the knob, e.g. chunk=1M,2M,4M\n" CLI_JOBS_HELP "%s",
                   usage_text, ml_strategies_default (), CLI_COMMON_HELP);
           return EXIT_OK;
         }
@@ -132,9 +134,17 @@ cmd_compare (int argc, char **argv)
           sweep_spec = optarg;
           continue;
         }
+      if (c == CLI_OPT_JOBS)
+        {
+          if (!cli_jobs_option ("compare", optarg, &jobs))
+            return EXIT_BAD;
+          continue;
+        }
       if (c == '?' || !cli_common_option ("compare", &o, c, optarg))
         return cli_usage ("compare", usage_text);
     }
+  if (!cli_in_multi && optind < argc && (optind + 1 < argc || jobs))
+    return cli_multi ("compare", cmd_compare, true, argc, argv, optind, jobs, &o);
   if (optind + 1 != argc)
     return cli_usage ("compare", usage_text);
   const char *path = argv[optind];
