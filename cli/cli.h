@@ -82,8 +82,10 @@ int  cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
   "  --time-limit T     per strategy, e.g. 10s, 2m (offline planners)\n" \
   "  --options K=V,...  strategy options\n" \
   "  --seed N           seed for randomised strategies (default 1)\n" \
-  "  --chunk SIZE       pool chunk size (default 4M)\n" \
-  "  --retries N        retries on allocation failure (default 3)\n" \
+  "  --chunk SIZE       pool chunk / buddy segment size (default 4M; pool, buddy only)\n" \
+  "  --retries N        after a refusal under --capacity, give the cache back and\n" \
+  "                     retry up to N times (default 3; caching, pool, buddy: the\n" \
+  "                     fit strategies and the planners cache nothing)\n" \
   "  --reorder memory|priority  graphs: a memory-aware op order, or GE's memory priority\n" \
   "  --dim NAME=N       graphs: bind a symbolic dimension (repeatable)\n" \
   "  --max-block SIZE   graphs: arena blocks of at most SIZE (offline planners)\n" \
@@ -110,6 +112,9 @@ const MlStrategy **cli_strategies (const char *cmd, const char *list);
  * first-fit (read by anneal)". --options is not judged: the graph reader
  * reads it too. */
 void cli_note_knobs (const char *cmd, const MlCliOpts *o, const MlStrategy *const *list);
+/* The same note for --sweep KNOB=...: a swept knob that no strategy of
+ * @list (NULL-terminated) reads, on stderr. */
+void cli_note_sweep (const char *cmd, const char *spec, const MlStrategy *const *list);
 
 /* " a b": the strategies whose options understand @key (a static string). */
 const char *cli_strategies_reading (const char *key);

@@ -263,6 +263,37 @@ cli_note_knobs (const char *cmd, const MlCliOpts *o, const MlStrategy *const *li
     }
 }
 
+/* A swept knob that no strategy of @list reads gets a note, not silence
+ * (align and capacity apply to every strategy: the driver honours them). */
+void
+cli_note_sweep (const char *cmd, const char *spec, const MlStrategy *const *list)
+{
+  char knob[64];
+  snprintf (knob, sizeof knob, "%.*s", (int) strcspn (spec, "="), spec);
+  if (strcmp (knob, "align") == 0 || strcmp (knob, "capacity") == 0)
+    return;
+  unsigned bit = 0;
+  for (unsigned k = 1; k < ML_KNOB__END; k <<= 1)
+    if (k != ML_KNOB_OPTIONS && strcmp (knob, ml_knob_name ((MlKnob) k)) == 0)
+      bit = k;
+  bool read = false;
+  for (size_t i = 0; list[i]; i++)
+    read |= bit ? (list[i]->knobs & bit) != 0 : ml_strategy_reads_option (list[i], knob);
+  if (read)
+    return;
+  fprintf (stderr, "memlens %s: --sweep %s does not apply to", cmd, knob);
+  for (size_t i = 0; list[i]; i++)
+    fprintf (stderr, "%s%s", i ? ", " : " ", list[i]->name);
+  const char *sep = " (read by ";
+  for (const MlStrategy *const *s = ml_strategies_all (); *s; s++)
+    if (bit ? ((*s)->knobs & bit) != 0 : ml_strategy_reads_option (*s, knob))
+      {
+        fprintf (stderr, "%s%s", sep, (*s)->name);
+        sep = ", ";
+      }
+  fputs (*sep == ',' ? "): every row is the same run\n" : ": no strategy reads it): every row is the same run\n", stderr);
+}
+
 const char *
 cli_strategies_reading (const char *key)
 {

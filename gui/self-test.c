@@ -500,18 +500,50 @@ test_step (SelfTest *st)
       break;
     case 14:
       check (st, !ml_window_is_busy (st->win) && ml_window_get_document (st->win) == doc, "Cancel stops it; the view keeps its run");
+      /* the Knobs page's sweep: pool and buddy over three chunk sizes */
+      ml_window_set_knob (st->win, "sweep", "chunk=256K,1M,16M");
+      ml_window_set_knob (st->win, "sweep-strategies", "pool,buddy");
+      activate (st, "sweep-knob", NULL);
+      check (st, ml_window_is_busy (st->win), "Sweep runs in a worker");
+      st->waiting_job = TRUE;
+      break;
+    case 15:
+      {
+        const MlKnobSweep *sw = ml_window_get_sweep (st->win);
+        check (st, st->job_ok && sw && sw->n_values == 3 && sw->n_strategies == 2, "the sweep has 3 values x 2 strategies");
+        /* each row is the run of its own: the same peak as running it alone */
+        int same = 0, rows = sw ? (int) (sw->n_values * sw->n_strategies) : 0;
+        for (int r = 0; r < rows; r++)
+          {
+            MlKnobs k;
+            ml_knobs_init (&k);
+            k.align = doc->bufs->align;
+            k.chunk = r / 2 == 0 ? 256 << 10 : r / 2 == 1 ? 1 << 20 : 16 << 20;
+            MlResult res;
+            if (ml_sim_evaluate (doc->bufs, sw->rows[r].strategy, &k, &res, NULL) == 0 && res.status == 0
+                && res.metrics.peak == sw->rows[r].metrics.peak)
+              same++;
+            ml_result_clear (&res);
+          }
+        check (st, rows == 6 && same == rows, "every row's peak is that strategy's run with that chunk alone (%d of %d)", same, rows);
+        check (st, rows == 6 && sw->rows[0].metrics.peak != sw->rows[4].metrics.peak,
+               "the chunk changes pool's peak (%" G_GUINT64_FORMAT " at 256K, %" G_GUINT64_FORMAT " at 16M)",
+               rows ? sw->rows[0].metrics.peak : 0, rows ? sw->rows[4].metrics.peak : 0);
+        break;
+      }
+    case 16:
       if (!input_begin (st))
         {
           finish (st);
           return FALSE;
         }
       break;
-    case 15:   /* real key presses through the X server */
+    case 17:   /* real key presses through the X server */
       check (st, fabs (span (st, 0) - (st->it1 - st->it0) / 2) < 1e-6 * (st->it1 - st->it0),
              "input: the + key zooms in (span %g -> %g)", st->it1 - st->it0, span (st, 0));
       xdo (st, "key 0");
       break;
-    case 16:
+    case 18:
       {
         double t0, t1;
         ml_timeline_view_get_time_span (tv (st, 0), &t0, &t1);
@@ -524,7 +556,7 @@ test_step (SelfTest *st)
         xdo (st, "mousemove --window %s %.0f %.0f keydown ctrl click 4 keyup ctrl", st->xid, st->ox + st->ix, st->oy + st->iy);
         break;
       }
-    case 17:
+    case 19:
       {
         const MlView *v = ml_timeline_view_get_view (tv (st, 0));
         double after = ml_view_x_to_time (v, st->ix);
@@ -538,7 +570,7 @@ test_step (SelfTest *st)
              st->xid, st->ox + st->ix, st->oy + st->iy);
         break;
       }
-    case 18:
+    case 20:
       {
         double t0, t1;
         ml_timeline_view_get_time_span (tv (st, 0), &t0, &t1);
@@ -556,7 +588,7 @@ test_step (SelfTest *st)
              st->xid, st->ox + st->ix + 200, st->oy + st->iy);
         break;
       }
-    case 19:
+    case 21:
       {
         double t0, t1;
         ml_timeline_view_get_time_span (tv (st, 0), &t0, &t1);
@@ -581,14 +613,14 @@ test_step (SelfTest *st)
         xdo (st, "mousemove --window %s %.0f %.0f click 1", st->xid, st->ox + x, st->oy + y);
         break;
       }
-    case 20:
+    case 22:
       check (st, st->picked >= 0 && ml_timeline_view_get_selected (tv (st, 0)) == st->picked,
              "input: a click on a buffer selects it (want %ld, got %ld)", st->picked, ml_timeline_view_get_selected (tv (st, 0)));
       ml_timeline_view_select_buffer (tv (st, 0), -1);
       /* the stacked view, through the View menu's action */
       activate (st, "plot", g_variant_new_string ("active"));
       break;
-    case 21:
+    case 23:
       {
         const MlScene *sc = ml_timeline_view_get_scene (tv (st, 0));
         const MlView *v = ml_timeline_view_get_view (tv (st, 0));
@@ -644,7 +676,7 @@ test_step (SelfTest *st)
         st->hold_until = g_get_monotonic_time () + 3 * G_USEC_PER_SEC;
         break;
       }
-    case 22:
+    case 24:
       {
         /* a frame may come (a worker's drawing) before the motion does */
         double hx, hy;
@@ -681,12 +713,12 @@ test_step (SelfTest *st)
         xdo (st, "click 1");
         break;
       }
-    case 23:
+    case 25:
       check (st, st->picked >= 0 && ml_timeline_view_get_selected (tv (st, 0)) == st->picked,
              "input: a click in the active view selects it (got %ld)", ml_timeline_view_get_selected (tv (st, 0)));
       st->shot = "window-active.png";
       break;
-    case 24:
+    case 26:
       {
         /* colour by kind: only where the trace records kinds */
         gboolean kinds = FALSE;
@@ -706,7 +738,7 @@ test_step (SelfTest *st)
       activate (st, "plot", g_variant_new_string ("segments"));
       st->shot = "window-segments.png";
       break;
-    case 25:
+    case 27:
       {
         /* the allocator state: open it at the first peak, then choose an
          * event in its list with a real click */
@@ -715,7 +747,7 @@ test_step (SelfTest *st)
         st->hold_until = g_get_monotonic_time () + 3 * G_USEC_PER_SEC / 2;   /* for its layout */
         break;
       }
-    case 26:
+    case 28:
       {
         if (g_get_monotonic_time () < st->hold_until)
           return TRUE;
@@ -738,7 +770,7 @@ test_step (SelfTest *st)
           xdo (st, "mousemove --window %s %.0f %.0f click 1", st->xid, pt.x + sx, pt.y + sy);
         break;
       }
-    case 27:
+    case 29:
       {
         MlStatePage *sp = ml_window_get_state_page (st->win);
         guint64 tick = ml_state_page_get_tick (sp);
@@ -778,7 +810,7 @@ test_step (SelfTest *st)
         st->shot = "window-state.png";
         break;
       }
-    case 28:
+    case 30:
       activate (st, "plot", g_variant_new_string ("address"));
       finish (st);
       return FALSE;

@@ -316,6 +316,42 @@ apply_knobs_action (GSimpleAction *a, GVariant *p, gpointer user)
   start_rerun (self);
 }
 
+/* ---- a knob over values (the Knobs page) ---- */
+
+static gboolean
+swept (gpointer owner, GAsyncResult *res, MlJob *job, gboolean current)
+{
+  MlWindow *self = owner;
+  g_autoptr (GError) error = NULL;
+  MlKnobSweep *sw = ml_document_sweep_finish (res, &error);
+  gboolean ok = sw != NULL;
+  if (current)
+    ml_knobs_page_show_sweep (self->knobs_page, sw, sw ? NULL : error->message);
+  else
+    ml_knob_sweep_free (sw);
+  return ok;
+}
+
+const MlKnobSweep *
+ml_window_get_sweep (MlWindow *self)
+{
+  return ml_knobs_page_get_sweep (self->knobs_page);
+}
+
+static void
+sweep_knob_action (GSimpleAction *a, GVariant *p, gpointer user)
+{
+  MlWindow *self = user;
+  MlViewKnobs k;
+  if (!self->doc || !ml_knobs_page_read (self->knobs_page, &self->knobs, &k))
+    return;
+  MlJob *job = ml_job_bar_begin (self->job_bar, "Sweeping a knob", swept, self);
+  ml_knobs_page_show_sweep (self->knobs_page, NULL, "Running…");
+  ml_document_sweep_async (self->doc, &k, ml_knobs_page_get_sweep_strategies (self->knobs_page),
+                           ml_knobs_page_get_sweep_spec (self->knobs_page), ml_job_cancellable (job), ml_job_bar_progress,
+                           self->job_bar, ml_job_ready, job);
+}
+
 gboolean
 ml_window_set_knob (MlWindow *self, const char *name, const char *text)
 {
@@ -989,6 +1025,7 @@ static const GActionEntry win_actions[] = {
   { "export", export_action, "(ss)", NULL, NULL },
   { "export-dialog", export_dialog_action, "s", NULL, NULL },
   { "apply-knobs", apply_knobs_action, NULL, NULL, NULL },
+  { "sweep-knob", sweep_knob_action, NULL, NULL, NULL },
   { "compare-all", compare_all_action, NULL, NULL, NULL },
   { "cancel", cancel_action, NULL, NULL, NULL },
   { "search", search_action, NULL, NULL, NULL },

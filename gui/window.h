@@ -75,6 +75,8 @@ MlStatePage *ml_window_get_state_page (MlWindow *self);
 /* Types @text into the knob entry @name ("align", "capacity", "chunk",
  * "time-limit", "options"); win.apply-knobs then re-runs. */
 gboolean ml_window_set_knob (MlWindow *self, const char *name, const char *text);
+/* The Knobs page's last sweep (borrowed), or NULL. */
+const MlKnobSweep *ml_window_get_sweep (MlWindow *self);
 /* The banner's message (NULL when hidden; borrowed). */
 const char *ml_window_get_message (MlWindow *self);
 /* Shows a message in the window's banner. */

@@ -119,9 +119,9 @@ ml_oom_write_json (const MlOom *o, const MlBuffers *bufs, FILE *fp, MlError *err
   else
     fputs ("null", fp);
   fprintf (fp, ",\"request\":%" PRIu64 ",\"live\":%" PRIu64 ",\"reserved\":%" PRIu64 ",\"free\":%" PRIu64
-           ",\"largest_free\":%" PRIu64 ",\"verdict\":\"%s\"}",
+           ",\"largest_free\":%" PRIu64 ",\"verdict\":\"%s\",\"retries\":%u,\"released\":%" PRIu64 "}",
            o->request, o->live, o->reserved, o->free_bytes, o->largest_free,
-           ml_oom_verdict_name (o->verdict));
+           ml_oom_verdict_name (o->verdict), o->retries, o->released);
   return ferror (fp) ? ml_error_set (err, ML_EIO, "write error") : 0;
 }
 

@@ -62,6 +62,8 @@ typedef struct {
   uint64_t free_bytes;    /* capacity - live */
   uint64_t largest_free;  /* largest block that could have been used */
   MlOomVerdict verdict;
+  uint32_t retries;       /* retries run for this request before it failed */
+  uint64_t released;      /* bytes those retries gave back to the device */
 } MlOom;
 
 /* Marks @oom hit by a layout over the capacity with no request to blame
@@ -86,6 +88,12 @@ typedef struct {
   uint64_t   ops;            /* allocator operations performed */
   uint64_t   nodes_visited;  /* free-list / tree nodes visited; search: placements tried */
   uint64_t   backtracks;     /* search: nodes whose every candidate failed (exact) */
+  uint64_t   block_waste;    /* bytes inside the strategy's blocks beyond the
+                                rounded sizes (pool classes, buddy powers of
+                                two), live at the lower-bound tick */
+  bool       has_block_waste;/* the strategy reports block_waste */
+  uint64_t   retries;        /* retries run over the whole replay */
+  uint64_t   retry_released; /* bytes they gave back */
   MlOom      oom;
   char      *note;           /* owned, optional: "time limit reached", ... */
 } MlPlan;

@@ -272,6 +272,48 @@ ml_report_write_html (const MlReport *r, FILE *fp, const MlStyle *style_in, MlEr
          "lower bound. Fragmentation: 1 − largest free block / free bytes within the reserved space. The bar's black "
          "line is the lower bound.</p>\n", fp);
 
+  /* a knob over values */
+  if (r->sweep)
+    {
+      const MlKnobSweep *sw = r->sweep;
+      uint64_t top = bufs->lower_bound;
+      for (size_t k = 0; k < sw->n_values * sw->n_strategies; k++)
+        if (sw->rows[k].status == 0 && sw->rows[k].metrics.peak > top)
+          top = sw->rows[k].metrics.peak;
+      fputs ("<h2>Sweep of ", fp);
+      esc (fp, sw->knob);
+      fputs ("</h2>\n<table id=\"sweep\"><thead><tr><th>", fp);
+      esc (fp, sw->knob);
+      fputs ("</th><th>strategy</th><th class=\"r\">peak</th><th></th><th class=\"r\">overhead</th><th class=\"r\">frag max</th>"
+             "<th class=\"r\">frag at peak</th><th>OOM</th><th class=\"r\">retries</th></tr></thead><tbody>\n", fp);
+      for (size_t k = 0; k < sw->n_values * sw->n_strategies; k++)
+        {
+          const MlKnobSweepRow *row = &sw->rows[k];
+          fputs ("<tr><td>", fp);
+          esc (fp, row->value);
+          fputs ("</td><td>", fp);
+          esc (fp, row->strategy->name);
+          if (row->status < 0)
+            {
+              fputs ("</td><td colspan=\"7\" class=\"bad\">error: ", fp);
+              esc (fp, row->error);
+              fputs ("</td></tr>\n", fp);
+              continue;
+            }
+          const MlMetrics *m = &row->metrics;
+          fprintf (fp, "</td><td class=\"r\" title=\"%" PRIu64 " bytes\">%s</td><td>", m->peak, sz (m->peak, s1));
+          bar (fp, m->peak, top, row->lower_bound);
+          fprintf (fp, "</td><td class=\"r\">%+.2f%%</td><td class=\"r\">%.1f%%</td><td class=\"r\">%.1f%%</td>",
+                   m->overhead * 100.0, m->frag_max * 100.0, m->frag_at_peak * 100.0);
+          if (row->oom.hit)
+            fprintf (fp, "<td class=\"bad\">tick %" PRIu64 ": %s</td>", row->oom.tick, ml_oom_verdict_name (row->oom.verdict));
+          else
+            fputs ("<td>–</td>", fp);
+          fprintf (fp, "<td class=\"r\">%" PRIu64 "</td></tr>\n", row->retries);
+        }
+      fputs ("</tbody></table>\n<p class=\"why\">Every strategy once per value of the knob, everything else the same.</p>\n", fp);
+    }
+
   /* pictures */
   if (r->featured >= 0)
     {

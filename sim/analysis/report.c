@@ -185,6 +185,7 @@ ml_report_free (MlReport *r)
   ml_issues_clear (&r->issues);
   if (r->have_diag)
     ml_diagnosis_clear (&r->diag);
+  ml_knob_sweep_free (r->sweep);
   free (r);
 }
 
@@ -319,6 +320,12 @@ ml_report_write_json (const MlReport *r, FILE *fp, MlError *err)
     }
   else
     fputs ("null", fp);
+  if (r->sweep)
+    {
+      fputs (",\"sweep\":", fp);
+      if (ml_knob_sweep_write_json (fp, bufs, r->sweep, err) < 0)
+        return ML_EIO;
+    }
   fputs ("}\n", fp);
   return finish (fp, err);
 }
@@ -464,6 +471,28 @@ ml_report_write_markdown (const MlReport *r, FILE *fp, MlError *err)
       fprintf (fp, " | %s | %+.2f%% | %.1f%% | %.1f%% | %.1f%% | %zu | %s | %s | %zu |\n", sz (m->peak, s1),
                m->overhead * 100.0, m->frag_max * 100.0, m->frag_mean * 100.0, m->frag_at_peak * 100.0,
                res->plan->n_segments, time, r->knobs.capacity ? oom_text (&res->plan->oom, text, sizeof text) : "-", ni);
+    }
+
+  if (r->sweep)
+    {
+      const MlKnobSweep *sw = r->sweep;
+      fprintf (fp, "\n## Sweep of %s%s\n\n| %s | strategy | peak | overhead | frag max | frag at peak | under the capacity | retries |\n"
+                   "|---|---|---:|---:|---:|---:|---|---:|\n",
+               sw->is_option ? "the option " : "", sw->knob, sw->knob);
+      for (size_t k = 0; k < sw->n_values * sw->n_strategies; k++)
+        {
+          const MlKnobSweepRow *row = &sw->rows[k];
+          if (row->status < 0)
+            {
+              fprintf (fp, "| %s | %s | error: %s | | | | | |\n", row->value, row->strategy->name, row->error);
+              continue;
+            }
+          char peak[32], verdict[128];
+          fprintf (fp, "| %s | %s | %s | %+.2f%% | %.1f%% | %.1f%% | %s | %" PRIu64 " |\n", row->value, row->strategy->name,
+                   sz (row->metrics.peak, peak), row->metrics.overhead * 100.0, row->metrics.frag_max * 100.0,
+                   row->metrics.frag_at_peak * 100.0, r->knobs.capacity ? oom_text (&row->oom, verdict, sizeof verdict) : "-",
+                   row->retries);
+        }
     }
 
   fputs ("\n## Peak points\n\n", fp);
