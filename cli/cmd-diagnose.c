@@ -188,10 +188,12 @@ cmd_diagnose (int argc, char **argv)
     CLI_COMMON_LONGOPTS,
     { "strategy", required_argument, 0, 's' },
     { "strategies", required_argument, 0, 'S' },
+    { "jobs", required_argument, 0, CLI_OPT_JOBS },
     { 0, 0, 0, 0 },
   };
   MlCliOpts o;
   cli_opts_init (&o);
+  unsigned jobs = 0;
   int c;
   optind = 1;
   while ((c = getopt_long (argc, argv, "hs:", longopts, NULL)) != -1)
@@ -199,16 +201,24 @@ cmd_diagnose (int argc, char **argv)
       if (c == 'h')
         {
           printf ("%s\nOptions:\n  -s, --strategy S   the allocator to diagnose (default caching, else best-fit)\n"
-                  "  --strategies A,B   the alternatives to try (default: all)\n%s", usage_text, CLI_COMMON_HELP);
+                  "  --strategies A,B   the alternatives to try (default: all)\n" CLI_JOBS_HELP "%s", usage_text,
+                  CLI_COMMON_HELP);
           return EXIT_OK;
         }
       if (c == 's')
         o.strategy = optarg;
       else if (c == 'S')
         o.strategies = optarg;
+      else if (c == CLI_OPT_JOBS)
+        {
+          if (!cli_jobs_option ("diagnose", optarg, &jobs))
+            return EXIT_BAD;
+        }
       else if (c == '?' || !cli_common_option ("diagnose", &o, c, optarg))
         return cli_usage ("diagnose", usage_text);
     }
+  if (!cli_in_multi && optind < argc && (optind + 1 < argc || jobs))
+    return cli_multi ("diagnose", cmd_diagnose, true, argc, argv, optind, jobs, &o);
   if (optind + 1 != argc)
     return cli_usage ("diagnose", usage_text);
   if (!o.strategy)

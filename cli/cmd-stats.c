@@ -8,6 +8,7 @@
 
 static const char usage_text[] =
   "Usage: memlens stats [OPTIONS] TRACE\n"
+  "       memlens stats [OPTIONS] TRACE... [--jobs N]   (one summary line per file)\n"
   "Events, buffers, streams, the lower bound and when, and the top peak\n"
   "points with the buffers that make them (largest first).\n";
 
@@ -32,11 +33,13 @@ cmd_stats (int argc, char **argv)
     CLI_COMMON_LONGOPTS,
     { "peaks", required_argument, 0, 'p' },
     { "blame", required_argument, 0, 'b' },
+    { "jobs", required_argument, 0, CLI_OPT_JOBS },
     { 0, 0, 0, 0 },
   };
   MlCliOpts o;
   cli_opts_init (&o);
   unsigned long npeaks = 5, nblame = 5;
+  unsigned jobs = 0;
   int c;
   optind = 1;
   while ((c = getopt_long (argc, argv, "hp:b:", longopts, NULL)) != -1)
@@ -44,7 +47,8 @@ cmd_stats (int argc, char **argv)
       if (c == 'h')
         {
           printf ("%s\nOptions:\n  --peaks N          peak points to show (default 5)\n"
-                  "  --blame N          buffers per peak (default 5, 0 = all)\n%s", usage_text, CLI_COMMON_HELP);
+                  "  --blame N          buffers per peak (default 5, 0 = all)\n" CLI_JOBS_HELP "%s", usage_text,
+                  CLI_COMMON_HELP);
           return EXIT_OK;
         }
       if (c == 'p' || c == 'b')
@@ -56,9 +60,17 @@ cmd_stats (int argc, char **argv)
           *(c == 'p' ? &npeaks : &nblame) = v;
           continue;
         }
+      if (c == CLI_OPT_JOBS)
+        {
+          if (!cli_jobs_option ("stats", optarg, &jobs))
+            return EXIT_BAD;
+          continue;
+        }
       if (c == '?' || !cli_common_option ("stats", &o, c, optarg))
         return cli_usage ("stats", usage_text);
     }
+  if (!cli_in_multi && optind < argc && (optind + 1 < argc || jobs))
+    return cli_multi ("stats", cmd_stats, false, argc, argv, optind, jobs, &o);
   if (optind + 1 != argc)
     return cli_usage ("stats", usage_text);
   const char *path = argv[optind];

@@ -364,3 +364,17 @@ cli_install_signals (void)
   sigaction (SIGTERM, &sa, NULL);
   sigaction (SIGHUP, &sa, NULL);
 }
+
+bool
+cli_jobs_option (const char *cmd, const char *arg, unsigned *jobs)
+{
+  char *end;
+  unsigned long v = strtoul (arg, &end, 10);
+  if (*end || !*arg || v == 0 || v > 1024)
+    {
+      cli_fail (cmd, EXIT_BAD, "--jobs %s: not a number from 1 to 1024", arg);
+      return false;
+    }
+  *jobs = (unsigned) v;
+  return true;
+}

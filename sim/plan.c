@@ -159,7 +159,8 @@ ml_plan_write_json (const MlPlan *p, const MlBuffers *bufs, const char *path, Ml
   fprintf (fp, ",\"optimal\":%s", p->optimal ? "true" : "false");
   if (p->proven_lb)
     fprintf (fp, ",\"proven_lower_bound\":%" PRIu64, p->proven_lb);
-  fprintf (fp, ",\"seconds\":%.6f", p->seconds);
+  fprintf (fp, ",\"seconds\":%.6f,\"nodes_visited\":%" PRIu64 ",\"backtracks\":%" PRIu64, p->seconds,
+           p->nodes_visited, p->backtracks);
   if (p->note)
     fputs (",\"note\":", fp), ml_json_put_str (fp, p->note);
   fputs (",\n\"segments\":[", fp);

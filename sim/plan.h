@@ -84,7 +84,8 @@ typedef struct {
   uint64_t   proven_lb;      /* a proven lower bound on the peak (0 = none) */
   double     seconds;        /* wall time of the strategy alone */
   uint64_t   ops;            /* allocator operations performed */
-  uint64_t   nodes_visited;  /* free-list / tree nodes visited */
+  uint64_t   nodes_visited;  /* free-list / tree nodes visited; search: placements tried */
+  uint64_t   backtracks;     /* search: nodes whose every candidate failed (exact) */
   MlOom      oom;
   char      *note;           /* owned, optional: "time limit reached", ... */
 } MlPlan;

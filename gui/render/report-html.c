@@ -13,8 +13,8 @@
 #define MEMLENS_VERSION "0.1"
 #endif
 
-static void
-esc (FILE *fp, const char *s)
+void
+ml_html_escape (FILE *fp, const char *s)
 {
   for (; s && *s; s++)
     switch (*s)
@@ -27,13 +27,15 @@ esc (FILE *fp, const char *s)
       }
 }
 
+#define esc ml_html_escape
+
 static const char *
 sz (uint64_t b, char *buf)
 {
   return ml_format_size (b, buf, 32);
 }
 
-static const char css[] =
+const char ml_html_css[] =
   "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;color:#222;margin:0;background:#f6f6f7}\n"
   "main{max-width:1240px;margin:0 auto;padding:24px 28px 48px;background:#fff}\n"
   "h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:32px 0 10px;border-bottom:1px solid #e3e3e6;padding-bottom:4px}\n"
@@ -51,6 +53,46 @@ static const char css[] =
   "figure{margin:10px 0 18px}figure svg{width:100%;height:auto;border:1px solid #e3e3e6}\n"
   "figcaption{color:#666;font-size:12px;margin-top:4px}code{font-size:12px}\n"
   ".why{color:#444;font-size:12px}footer{color:#888;font-size:12px;margin-top:36px}\n";
+
+void
+ml_html_inline_svg (FILE *fp, const char *svg, const char *prefix)
+{
+  const char *p = svg;
+  if (strncmp (p, "<?xml", 5) == 0)
+    {
+      const char *e = strstr (p, "?>");
+      p = e ? e + 2 : p;
+      while (*p == '\n' || *p == '\r')
+        p++;
+    }
+  /* copy, prefixing ids and the references to them */
+  while (*p)
+    {
+      if (strncmp (p, "id=\"", 4) == 0)
+        {
+          fprintf (fp, "id=\"%s-", prefix);
+          p += 4;
+        }
+      else if (strncmp (p, "href=\"#", 7) == 0)
+        {
+          fprintf (fp, "href=\"#%s-", prefix);
+          p += 7;
+        }
+      else if (strncmp (p, "url(#", 5) == 0)
+        {
+          fprintf (fp, "url(#%s-", prefix);
+          p += 5;
+        }
+      else
+        {
+          const char *q = p + 1;
+          while (*q && *q != 'i' && *q != 'h' && *q != 'u')
+            q++;
+          fwrite (p, 1, (size_t) (q - p), fp);
+          p = q;
+        }
+    }
+}
 
 /* Writes one figure as inline SVG, its ids prefixed with @prefix so that
  * several figures can share the page. */
@@ -81,42 +123,8 @@ figure (FILE *fp, const MlReport *r, long row, const MlIssues *issues, const MlS
       free (svg);
       return rc;
     }
-  const char *p = svg;
-  if (strncmp (p, "<?xml", 5) == 0)
-    {
-      const char *e = strstr (p, "?>");
-      p = e ? e + 2 : p;
-      while (*p == '\n' || *p == '\r')
-        p++;
-    }
   fputs ("<figure>", fp);
-  /* copy, prefixing ids and the references to them */
-  while (*p)
-    {
-      if (strncmp (p, "id=\"", 4) == 0)
-        {
-          fprintf (fp, "id=\"%s-", prefix);
-          p += 4;
-        }
-      else if (strncmp (p, "href=\"#", 7) == 0)
-        {
-          fprintf (fp, "href=\"#%s-", prefix);
-          p += 7;
-        }
-      else if (strncmp (p, "url(#", 5) == 0)
-        {
-          fprintf (fp, "url(#%s-", prefix);
-          p += 5;
-        }
-      else
-        {
-          const char *q = p + 1;
-          while (*q && *q != 'i' && *q != 'h' && *q != 'u')
-            q++;
-          fwrite (p, 1, (size_t) (q - p), fp);
-          p = q;
-        }
-    }
+  ml_html_inline_svg (fp, svg, prefix);
   free (svg);
   fprintf (fp, "<figcaption>The %s plan: address × time (one rectangle per buffer), live and reserved bytes, "
                "fragmentation. Peak points are marked; issues and the OOM point are red.</figcaption></figure>\n",
@@ -149,7 +157,7 @@ ml_report_write_html (const MlReport *r, FILE *fp, const MlStyle *style_in, MlEr
   fputs ("<!DOCTYPE html>\n<html lang=\"en\" xmlns=\"http://www.w3.org/1999/xhtml\"><head><meta charset=\"utf-8\"/>"
          "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"/><title>memlens report: ", fp);
   esc (fp, base);
-  fprintf (fp, "</title>\n<meta name=\"generator\" content=\"memlens %s\"/><style>\n%s</style></head>\n<body><main>\n", MEMLENS_VERSION, css);
+  fprintf (fp, "</title>\n<meta name=\"generator\" content=\"memlens %s\"/><style>\n%s</style></head>\n<body><main>\n", MEMLENS_VERSION, ml_html_css);
   fputs ("<h1>Memory report: ", fp);
   esc (fp, base);
   fprintf (fp, "</h1>\n<p class=\"sub\">%zu buffers, %zu events, %zu stream%s, ticks 0 to %" PRIu64 "; source <code>",
