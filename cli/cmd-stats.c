@@ -138,7 +138,10 @@ cmd_stats (int argc, char **argv)
                     printf ("%s\"%s\":%" PRIu64, first_kind ? "" : ",", ml_event_kind_name ((MlEventKind) k), di->actions[k]);
                     first_kind = false;
                   }
-              printf ("},\"ooms\":[");
+              printf ("}");
+              if (di->allocated_max)
+                printf (",\"allocated_max\":%" PRIu64, di->allocated_max);
+              printf (",\"ooms\":[");
               bool first_oom = true;
               for (size_t k = 0; k < t->n_device_ooms; k++)
                 if (t->device_ooms[k].device == di->device)

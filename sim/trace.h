@@ -123,7 +123,9 @@ typedef struct {
  * the sum of the device's segments at dump time (reserved_end), undone
  * along its trace (segment_alloc / segment_map add, segment_free /
  * segment_unmap take away) for reserved_start, and the running maximum
- * from there (reserved_max). */
+ * from there (reserved_max). A Kineto trace records "Total Reserved"
+ * with every memory event: reserved_start / end / max are its first, last
+ * and largest value, entries its memory events. */
 typedef struct {
   uint32_t device;
   uint64_t entries;         /* trace entries                          */
@@ -132,6 +134,7 @@ typedef struct {
   uint64_t reserved_start, reserved_end, reserved_max;
   uint64_t actions[ML_EV__COUNT]; /* trace entries by the kind they map to */
   uint64_t ooms;            /* `oom` entries (listed in device_ooms)  */
+  uint64_t allocated_max;   /* Kineto: the largest "Total Allocated" (0 = not recorded) */
 } MlDeviceInfo;
 
 /* An `oom` entry of any device: its index in that device's trace, the

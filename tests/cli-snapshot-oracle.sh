@@ -124,4 +124,21 @@ d = json.load(open(sys.argv[1]))
 assert d["requested_bytes"] == (2 << 20) - 100 + (1 << 20) + (1 << 20) + 8, d["requested_bytes"]
 assert d["buffers"] == 4, d["buffers"]
 ' "$T/out"; ok $? "old layout: the block before the trace gets its size from history, its address from the blocks before it"
+# ---- a Kineto trace: two CPU threads, Total Allocated / Total Reserved ----
+K="$D/kineto-two-threads.json"
+run check "$K"
+ok $rc "check: no race on a Kineto trace (tid is a thread, not a stream)"
+run stats "$K" --json
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1])); MiB = 1 << 20; v = d["devices"][0]
+# 6 MiB allocated before the window: 2 MiB freed in it (a tick-0 buffer), 4 MiB never
+# seen (one buffer "allocated before the trace"); peak 30 + 1 + 4 = 35 MiB = the
+# largest Total Allocated; Total Reserved 20 -> 40 MiB
+assert d["streams"] == 1 and d["buffers"] == 6, (d["streams"], d["buffers"])
+assert d["lower_bound"] == 35 * MiB and v["allocated_max"] == 35 * MiB, (d["lower_bound"], v)
+assert (v["reserved_start"], v["reserved_end"], v["reserved_max"]) == (20 * MiB, 40 * MiB, 40 * MiB), v
+' "$T/out"; ok $? "Kineto: memory before the window as a buffer, Total Allocated / Total Reserved read"
+run diagnose "$K" --strategies first-fit
+contains "$T/out" "under 16.00 GiB"; ok $? "Kineto: deviceProperties totalGlobalMem is the default capacity"
 finish

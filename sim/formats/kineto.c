@@ -26,7 +26,8 @@ typedef struct {
   size_t   order;
   int64_t  bytes;
   uint64_t addr;
-  uint32_t tid;
+  uint32_t stream;          /* the event's "Stream" arg; 0 when it has none (tid is a thread) */
+  double   total_alloc, total_reserved;   /* -1: not recorded */
 } Mem;
 
 static int
@@ -121,7 +122,7 @@ ml_trace_from_kineto (const cJSON *root, const char *name, const MlLoadOptions *
       mem_device (args, &type, &id);
       if ((type != 0) != (want_type != 0) || (type != 0 && id != want_id))
         continue;
-      double bytes, addr, ts = 0, tid = 0;
+      double bytes, addr, ts = 0, stream = 0;
       if (!num_arg (args, "Bytes", &bytes) || !num_arg (args, "Addr", &addr))
         {
           rc = ml_error_set (err, ML_EINPUT, "%s: traceEvents[%zu]: a [memory] event needs numeric args \"Bytes\" and \"Addr\"",
@@ -139,14 +140,17 @@ ml_trace_from_kineto (const cJSON *root, const char *name, const MlLoadOptions *
         ts = t->valuedouble;
       else if (cJSON_IsString (t) && t->valuestring)
         ts = strtod (t->valuestring, NULL);
-      const cJSON *th = cJSON_GetObjectItemCaseSensitive (e, "tid");
-      if (cJSON_IsNumber (th))
-        tid = th->valuedouble;
+      /* tid is the CPU thread that asked; a stream only when the event names one */
+      if (!num_arg (args, "Stream", &stream) || !(stream >= 0 && stream < 4294967296.0))
+        stream = 0;
       if (!isfinite (ts))
         ts = 0;   /* "nan" / "inf" strings: no time, order kept */
-      if (!(tid >= 0 && tid < 4294967296.0))
-        tid = 0;
-      mem[k++] = (Mem) { ts, k, (int64_t) bytes, (uint64_t) addr, (uint32_t) tid };
+      double ta, tr;
+      if (!num_arg (args, "Total Allocated", &ta) || !isfinite (ta) || ta < 0 || ta > 1.8e19)
+        ta = -1;
+      if (!num_arg (args, "Total Reserved", &tr) || !isfinite (tr) || tr < 0 || tr > 1.8e19)
+        tr = -1;
+      mem[k++] = (Mem) { ts, k, (int64_t) bytes, (uint64_t) addr, (uint32_t) stream, ta, tr };
     }
   if (rc < 0)
     {
@@ -167,6 +171,45 @@ ml_trace_from_kineto (const cJSON *root, const char *name, const MlLoadOptions *
   tr->source = ml_strtab_intern0 (tr->strings, "kineto");
   tr->device = (uint32_t) want_id;
   tr->has_addrs = true;
+  /* the device's memory: deviceProperties[].totalGlobalMem of its id */
+  const cJSON *props = cJSON_IsObject (root) ? cJSON_GetObjectItemCaseSensitive (root, "deviceProperties") : NULL, *pr;
+  const cJSON *plist = cJSON_IsArray (props) ? props : NULL;
+  cJSON_ArrayForEach (pr, plist)
+    {
+      double id, total;
+      if (want_type && num_arg (pr, "id", &id) && id == want_id && num_arg (pr, "totalGlobalMem", &total) && total > 0
+          && total < 1.8e19)
+        tr->device_total = (uint64_t) total;
+    }
+  /* Total Reserved / Total Allocated, as the profiler recorded them */
+  MlDeviceInfo info = { .device = (uint32_t) want_id, .entries = k };
+  bool have_reserved = false;
+  for (size_t i = 0; i < k; i++)
+    {
+      if (mem[i].total_reserved >= 0)
+        {
+          uint64_t r = (uint64_t) mem[i].total_reserved;
+          if (!have_reserved)
+            info.reserved_start = r;
+          have_reserved = true;
+          info.reserved_end = r;
+          if (r > info.reserved_max)
+            info.reserved_max = r;
+        }
+      if (mem[i].total_alloc >= 0 && (uint64_t) mem[i].total_alloc > info.allocated_max)
+        info.allocated_max = (uint64_t) mem[i].total_alloc;
+      info.actions[mem[i].bytes > 0 ? ML_EV_ALLOC : ML_EV_FREE] += mem[i].bytes != 0;
+    }
+  if (have_reserved || info.allocated_max)
+    {
+      if (!(tr->devices = calloc (1, sizeof *tr->devices)))
+        rc = ml_error_set (err, ML_ENOMEM, "%s: out of memory", name);
+      else
+        {
+          tr->devices[0] = info;
+          tr->n_devices = 1;
+        }
+    }
   /* frees of addresses allocated before the trace: buffers live from tick 0 */
   uint64_t next_id = 1;
   for (size_t i = 0; i < k && rc == 0; i++)
@@ -188,11 +231,28 @@ ml_trace_from_kineto (const cJSON *root, const char *name, const MlLoadOptions *
       else if (mem[i].bytes < 0)
         ml_u64map_del (&live, mem[i].addr);
     }
+  /* memory allocated before the first event that the trace never frees:
+   * the first event's Total Allocated, less its own bytes, less the
+   * tick-0 buffers above */
+  if (rc == 0 && k && mem[0].total_alloc >= 0)
+    {
+      int64_t before = (int64_t) mem[0].total_alloc - mem[0].bytes;
+      for (size_t i = 0; i < tr->n_events; i++)
+        before -= (int64_t) tr->events[i].size;
+      if (before > 0)
+        {
+          MlEvent ev = { .tick = 0, .id = next_id++, .size = (uint64_t) before, .time_ns = -1, .kind = ML_EV_ALLOC,
+                         .flags = ML_EVF_HAS_ID, .device = tr->device,
+                         .name = ml_strtab_intern0 (tr->strings, "allocated before the trace") };
+          if (ev.name == UINT32_MAX || !ml_trace_append (tr, &ev))
+            rc = ml_error_set (err, ML_ENOMEM, "%s: out of memory", name);
+        }
+    }
   /* the ids of the tick-0 buffers, by address */
   ml_u64map_clear (&live);
   ml_u64map_init (&live);
   for (size_t i = 0; i < tr->n_events && rc == 0; i++)
-    if (ml_u64map_put (&live, tr->events[i].addr, (uint32_t) tr->events[i].id) < 0)
+    if ((tr->events[i].flags & ML_EVF_HAS_ADDR) && ml_u64map_put (&live, tr->events[i].addr, (uint32_t) tr->events[i].id) < 0)
       rc = ml_error_set (err, ML_ENOMEM, "%s: out of memory", name);
   uint64_t tick = 1;
   for (size_t i = 0; i < k && rc == 0; i++)
@@ -200,7 +260,7 @@ ml_trace_from_kineto (const cJSON *root, const char *name, const MlLoadOptions *
       const Mem *m = &mem[i];
       uint32_t id;
       int64_t ns = m->ts > 0 && m->ts < 9.0e12 ? (int64_t) llround (m->ts * 1000.0) : -1;
-      MlEvent ev = { .addr = m->addr, .time_ns = ns, .stream = m->tid, .flags = ML_EVF_HAS_ID | ML_EVF_HAS_ADDR,
+      MlEvent ev = { .addr = m->addr, .time_ns = ns, .stream = m->stream, .flags = ML_EVF_HAS_ID | ML_EVF_HAS_ADDR,
                      .device = tr->device };
       if (m->bytes == 0)
         continue;

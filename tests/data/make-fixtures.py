@@ -151,3 +151,23 @@ old = {
 }
 with open('old-layout-2.0.pickle', 'wb') as f:
     pickle.dump(old, f, protocol=2)
+
+# ---- a Kineto trace: two CPU threads, Total Allocated / Total Reserved,
+# 6 MiB allocated before the window (2 MiB of it freed inside it) ----
+import json
+A1, A2, A3, P = 0x7f1000000000, 0x7f1000400000, 0x7f1002000000, 0x7f0ff0000000
+mem = [  # ts, tid, addr, bytes, total allocated, total reserved (MiB)
+    (10, 100, A1, 4, 10, 20), (11, 200, A2, 1, 11, 20), (12, 100, A1, -4, 7, 20), (13, 200, P, -2, 5, 20),
+    (14, 100, A3, 30, 35, 40), (15, 200, A2, -1, 34, 40), (16, 100, A3, -30, 4, 40),
+    (17, 200, A1, 2, 6, 40), (18, 200, A1, -2, 4, 40)]
+kineto = {
+    'schemaVersion': 1,
+    'deviceProperties': [{'id': 0, 'name': 'Tesla V100-SXM2-16GB', 'totalGlobalMem': 16 << 30}],
+    'traceEvents': [{'ph': 'X', 'cat': 'cpu_op', 'name': 'aten::empty', 'pid': 1, 'tid': 100, 'ts': 9, 'dur': 10}] + [
+        {'ph': 'i', 'cat': 'cpu_instant_event', 's': 't', 'name': '[memory]', 'pid': 1, 'tid': tid, 'ts': ts,
+         'args': {'Total Reserved': tr * MiB, 'Total Allocated': ta * MiB, 'Bytes': b * MiB, 'Addr': addr,
+                  'Device Id': 0, 'Device Type': 1}}
+        for ts, tid, addr, b, ta, tr in mem],
+}
+with open('kineto-two-threads.json', 'w') as f:
+    json.dump(kineto, f, indent=1)
