@@ -149,6 +149,7 @@ int cmd_convert (int argc, char **argv);
 int cmd_strategies (int argc, char **argv);
 int cmd_view    (int argc, char **argv);
 int cmd_render  (int argc, char **argv);
+int cmd_diff    (int argc, char **argv);
 int cmd_diagnose (int argc, char **argv);
 int cmd_report  (int argc, char **argv);
 int cmd_trace   (int argc, char **argv);

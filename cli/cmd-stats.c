@@ -121,6 +121,37 @@ cmd_stats (int argc, char **argv)
               bufs->lower_bound_tick, total, requested, never);
       if (t->capacity)
         printf (",\"capacity\":%" PRIu64, t->capacity);
+      if (t->n_devices)
+        {
+          printf (",\"device\":%u,\"devices\":[", t->device);
+          for (size_t d = 0; d < t->n_devices; d++)
+            {
+              const MlDeviceInfo *di = &t->devices[d];
+              printf ("%s{\"device\":%u,\"entries\":%" PRIu64 ",\"segments\":%" PRIu64 ",\"reserved_start\":%" PRIu64
+                      ",\"reserved_end\":%" PRIu64 ",\"reserved_max\":%" PRIu64 ",\"oom\":%s,\"actions\":{",
+                      d ? "," : "", di->device, di->entries, di->segments, di->reserved_start, di->reserved_end,
+                      di->reserved_max, di->ooms ? "true" : "false");
+              bool first_kind = true;
+              for (int k = 0; k < ML_EV__COUNT; k++)
+                if (di->actions[k])
+                  {
+                    printf ("%s\"%s\":%" PRIu64, first_kind ? "" : ",", ml_event_kind_name ((MlEventKind) k), di->actions[k]);
+                    first_kind = false;
+                  }
+              printf ("},\"ooms\":[");
+              bool first_oom = true;
+              for (size_t k = 0; k < t->n_device_ooms; k++)
+                if (t->device_ooms[k].device == di->device)
+                  {
+                    const MlDeviceOom *r = &t->device_ooms[k];
+                    printf ("%s{\"index\":%" PRIu64 ",\"request\":%" PRIu64 ",\"device_free\":%" PRIu64 ",\"reserved\":%" PRIu64 "}",
+                            first_oom ? "" : ",", r->index, r->request, r->device_free, r->reserved);
+                    first_oom = false;
+                  }
+              printf ("]}");
+            }
+          printf ("]");
+        }
       if (t->dropped_records)
         printf (",\"dropped_records\":%" PRIu64, t->dropped_records);
       printf (",\"event_kinds\":{");
@@ -170,6 +201,14 @@ cmd_stats (int argc, char **argv)
       printf ("\nbuffers      %zu (%" PRIu64 " never freed), %s in all, %s requested\n",
               bufs->n, never, cli_size (total), cli_size (requested));
       printf ("streams      %zu allocating\n", n_streams);
+      for (size_t d = 0; d < t->n_devices; d++)
+        {
+          const MlDeviceInfo *di = &t->devices[d];
+          printf ("%s %u%s: %" PRIu64 " trace entries, %" PRIu64 " segment%s, reserved %s at the end (%s at most)%s\n",
+                  d ? "            " : "devices     ", di->device, di->device == t->device ? " (read)" : "",
+                  di->entries, di->segments, di->segments == 1 ? "" : "s", cli_size (di->reserved_end), cli_size (di->reserved_max),
+                  di->ooms ? ", recorded an OOM" : "");
+        }
       printf ("ticks        0 .. %" PRIu64 "\n", bufs->end_tick);
       if (t_first >= 0)
         printf ("time         %.3f ms\n", (double) (t_last - t_first) / 1e6);

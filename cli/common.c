@@ -160,6 +160,8 @@ cli_load (const char *cmd, const char *path, MlCliOpts *o, MlTrace **trace, MlBu
   cli_progress_done ();
   if (rc < 0)
     return cli_error (cmd, &err);
+  if ((*trace)->device_reason && !o->quiet)
+    fprintf (stderr, "memlens %s: %s: %s\n", cmd, path, ml_trace_str (*trace, (*trace)->device_reason));
   bool graph_only = o->load.dims || (o->load.graph_options && strstr (o->load.graph_options, "max_block="));
   if (graph_only && strcmp (ml_trace_str (*trace, (*trace)->source), "graph") != 0)
     {
