@@ -127,6 +127,20 @@ int  cli_get_plan (const char *cmd, const MlBuffers *bufs, MlCliOpts *o, MlPlan 
 
 void cli_install_signals (void);
 
+/* Several files (stats / compare / diagnose FILE... [--jobs N]): each in
+ * a child process, N at a time, @run's output per file when @print_each
+ * (in the order of the files), then one summary table (device, peak
+ * reserved, peak allocated, OOM, top call site; --json: an array).
+ * @first = the index of the first file in @argv (options before it).
+ * Returns the worst exit status. cli_in_multi is true in the children. */
+extern bool cli_in_multi;
+int  cli_multi (const char *cmd, int (*run) (int, char **), bool print_each, int argc, char **argv, int first,
+                unsigned jobs, MlCliOpts *o);
+#define CLI_OPT_JOBS 1099
+#define CLI_JOBS_HELP "  --jobs N           several files: N at a time (default 1), then a summary table\n"
+/* --jobs N; returns false (with a message) on a bad value */
+bool cli_jobs_option (const char *cmd, const char *arg, unsigned *jobs);
+
 int cmd_stats   (int argc, char **argv);
 int cmd_compare (int argc, char **argv);
 int cmd_plan    (int argc, char **argv);

@@ -77,17 +77,19 @@ cmd_compare (int argc, char **argv)
   static const struct option longopts[] = {
     CLI_COMMON_LONGOPTS,
     { "strategies", required_argument, 0, 's' },
+    { "jobs", required_argument, 0, CLI_OPT_JOBS },
     { 0, 0, 0, 0 },
   };
   MlCliOpts o;
   cli_opts_init (&o);
+  unsigned jobs = 0;
   int c;
   optind = 1;
   while ((c = getopt_long (argc, argv, "hs:", longopts, NULL)) != -1)
     {
       if (c == 'h')
         {
-          printf ("%s\nOptions:\n  -s, --strategies A,B,...  strategies to run (default: %s; \"all\")\n%s",
+          printf ("%s\nOptions:\n  -s, --strategies A,B,...  strategies to run (default: %s; \"all\")\n" CLI_JOBS_HELP "%s",
                   usage_text, ml_strategies_default (), CLI_COMMON_HELP);
           return EXIT_OK;
         }
@@ -96,9 +98,17 @@ cmd_compare (int argc, char **argv)
           o.strategies = optarg;
           continue;
         }
+      if (c == CLI_OPT_JOBS)
+        {
+          if (!cli_jobs_option ("compare", optarg, &jobs))
+            return EXIT_BAD;
+          continue;
+        }
       if (c == '?' || !cli_common_option ("compare", &o, c, optarg))
         return cli_usage ("compare", usage_text);
     }
+  if (!cli_in_multi && optind < argc && (optind + 1 < argc || jobs))
+    return cli_multi ("compare", cmd_compare, true, argc, argv, optind, jobs, &o);
   if (optind + 1 != argc)
     return cli_usage ("compare", usage_text);
   const char *path = argv[optind];

@@ -160,6 +160,8 @@ cli_load (const char *cmd, const char *path, MlCliOpts *o, MlTrace **trace, MlBu
   cli_progress_done ();
   if (rc < 0)
     return cli_error (cmd, &err);
+  if ((*trace)->device_reason && !o->quiet)
+    fprintf (stderr, "memlens %s: %s: %s\n", cmd, path, ml_trace_str (*trace, (*trace)->device_reason));
   bool graph_only = o->load.dims || (o->load.graph_options && strstr (o->load.graph_options, "max_block="));
   if (graph_only && strcmp (ml_trace_str (*trace, (*trace)->source), "graph") != 0)
     {
@@ -361,4 +363,18 @@ cli_install_signals (void)
   sigaction (SIGINT, &sa, NULL);
   sigaction (SIGTERM, &sa, NULL);
   sigaction (SIGHUP, &sa, NULL);
+}
+
+bool
+cli_jobs_option (const char *cmd, const char *arg, unsigned *jobs)
+{
+  char *end;
+  unsigned long v = strtoul (arg, &end, 10);
+  if (*end || !*arg || v == 0 || v > 1024)
+    {
+      cli_fail (cmd, EXIT_BAD, "--jobs %s: not a number from 1 to 1024", arg);
+      return false;
+    }
+  *jobs = (unsigned) v;
+  return true;
 }

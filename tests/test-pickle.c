@@ -47,6 +47,20 @@ test_scalars (void)
   ml_pk_free (d);
   d = parse (P ("\x80\x02\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x80\x00."), &err);
   ok (d && ml_pk_root (d)->kind == ML_PK_BIGINT, "LONG1 2^63 does not fit int64");
+  {
+    char text[64];
+    ok (d && strcmp (ml_pk_describe (ml_pk_root (d), text, sizeof text), "9223372036854775808") == 0,
+        "a big int keeps its exact digits for messages: 9223372036854775808");
+  }
+  ml_pk_free (d);
+  /* -2^64 - 1 in 9 bytes (two's complement): 0xfffffffffffffffffe... */
+  d = parse (P ("\x80\x02\x8a\x09\xff\xff\xff\xff\xff\xff\xff\xff\xfe."), &err);
+  {
+    char text[64];
+    ok (d && ml_pk_root (d)->kind == ML_PK_BIGINT
+        && strcmp (ml_pk_describe (ml_pk_root (d), text, sizeof text), "-18446744073709551617") == 0,
+        "a negative big int: -18446744073709551617");
+  }
   ml_pk_free (d);
   d = parse (P ("\x80\x02G?\xf8\x00\x00\x00\x00\x00\x00."), &err);
   ok (d && ml_pk_root (d)->kind == ML_PK_FLOAT && ml_pk_root (d)->f == 1.5, "BINFLOAT 1.5 (big-endian)");

@@ -150,7 +150,7 @@ ml_report_write_html (const MlReport *r, FILE *fp, const MlStyle *style_in, MlEr
     ml_style_init (&style);
   const MlBuffers *bufs = r->bufs;
   const MlTrace *t = bufs->trace;
-  char s1[32], s2[32], s3[32], s4[32], label[256];
+  char s1[32], s2[32], s3[32], s4[32], s5[32], s6[32], label[256];
   const char *base = strrchr (r->trace_path, '/');
   base = base ? base + 1 : r->trace_path;
 
@@ -311,8 +311,44 @@ ml_report_write_html (const MlReport *r, FILE *fp, const MlStyle *style_in, MlEr
   if (r->have_diag)
     {
       const MlDiagnosis *d = &r->diag;
+      fputs ("<h2>Out of memory</h2>\n", fp);
+      char rwhy[256];
+      if (d->recorded)
+        {
+          fprintf (fp, "<p>The trace records an OOM at tick %" PRIu64 " (entry %" PRIu64 ") on stream %u: a %s request with %s free on the device",
+                   d->rec_tick, d->rec_index, d->rec_stream, sz (d->rec_request, s1), sz (d->rec_device_free, s2));
+          if (d->rec_have_plan)
+            {
+              fprintf (fp, "; reserved %s, allocated %s, cached free %s (largest block %s). Verdict: <b class=\"bad\">%s</b> — ",
+                       sz (d->rec_reserved, s3), sz (d->rec_live, s4), sz (d->rec_cached_free, s5),
+                       sz (d->rec_largest_cached, s6), ml_oom_verdict_name (d->rec_verdict));
+              esc (fp, ml_diagnosis_recorded_reason (d, rwhy, sizeof rwhy));
+              fputs (".</p>\n", fp);
+            }
+          else
+            fputs (".</p>\n", fp);
+          if (bufs->trace && d->rec_stack && d->rec_stack < bufs->trace->n_stacks)
+            {
+              char frames[1024];
+              fputs ("<p>Called from <code>", fp);
+              esc (fp, ml_diagnosis_user_frames (bufs->trace, d->rec_stack, 3, frames, sizeof frames));
+              fputs ("</code>.</p>\n", fp);
+            }
+          if (d->rec_n_sites)
+            {
+              fputs ("<table><thead><tr><th>live at the OOM, by call site</th><th class=\"r\">bytes</th><th class=\"r\">buffers</th></tr></thead><tbody>\n", fp);
+              for (size_t i = 0; i < d->rec_n_sites && i < 10; i++)
+                {
+                  fputs ("<tr><td>", fp);
+                  esc (fp, ml_diagnosis_site_label (bufs, d->rec_sites[i].site));
+                  fprintf (fp, "</td><td class=\"r\">%s</td><td class=\"r\">%zu</td></tr>\n", sz (d->rec_sites[i].bytes, s1),
+                           d->rec_sites[i].count);
+                }
+              fputs ("</tbody></table>\n", fp);
+            }
+        }
       char line[512], why[256];
-      fputs ("<h2>Out of memory</h2>\n<p>", fp);
+      fputs ("<p>", fp);
       if (d->capacity)
         esc (fp, ml_diagnosis_headline (d, line, sizeof line));
       if (d->capacity && d->oom.hit && d->oom.request)
@@ -322,7 +358,7 @@ ml_report_write_html (const MlReport *r, FILE *fp, const MlStyle *style_in, MlEr
           fprintf (fp, " (live %s, reserved %s).", sz (d->oom.live, s1), sz (d->oom.reserved, s2));
         }
       fputs ("</p>\n", fp);
-      if (d->oom.hit && d->oom.request && d->n_sites)
+      if (d->oom.hit && d->oom.request && d->oom.buffer < bufs->n && d->n_sites)
         {
           fputs ("<table><thead><tr><th>call site</th><th class=\"r\">live bytes</th><th class=\"r\">buffers</th></tr></thead><tbody>\n", fp);
           for (size_t i = 0; i < d->n_sites && i < 10; i++)
@@ -332,20 +368,6 @@ ml_report_write_html (const MlReport *r, FILE *fp, const MlStyle *style_in, MlEr
               fprintf (fp, "</td><td class=\"r\">%s</td><td class=\"r\">%zu</td></tr>\n", sz (d->sites[i].bytes, s1), d->sites[i].count);
             }
           fputs ("</tbody></table>\n", fp);
-        }
-      if (d->recorded)
-        {
-          fprintf (fp, "<p>The trace records an OOM at tick %" PRIu64 " on stream %u: a %s request with %s free on the device",
-                   d->rec_tick, d->rec_stream, sz (d->rec_request, s1), sz (d->rec_device_free, s2));
-          if (d->rec_have_plan)
-            {
-              fprintf (fp, "; %s cached free in reserved segments (largest block %s). Verdict: <b class=\"bad\">%s</b> — ",
-                       sz (d->rec_cached_free, s3), sz (d->rec_largest_cached, s4), ml_oom_verdict_name (d->rec_verdict));
-              esc (fp, ml_diagnosis_recorded_reason (d, why, sizeof why));
-              fputs (".</p>\n", fp);
-            }
-          else
-            fputs (".</p>\n", fp);
         }
       fputs ("<h3>Alignment</h3><table><thead><tr><th class=\"r\">alignment</th><th class=\"r\">lower bound</th>", fp);
       if (d->oom.hit && d->oom.request)

@@ -2,6 +2,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -632,6 +633,54 @@ push_long (Vm *vm, size_t n)
     f = f * 256.0 + (double) (neg ? (unsigned char) ~b[k] : b[k]);
   v->f = neg ? -(f + 1) : f;
   v->i = neg ? -1 : 1;
+  /* the magnitude, for messages: its bits, and its decimal digits when
+   * short (an error names the value the file holds) */
+  unsigned char m[ML_PK_BIGINT_DIGITS_BYTES];
+  size_t top = n;
+  while (top > 0 && b[top - 1] == (neg ? 0xff : 0x00))
+    top--;
+  unsigned hi = top ? (unsigned) (neg ? (unsigned char) ~b[top - 1] : b[top - 1]) : 0;
+  size_t bits = top ? (top - 1) * 8 : 0;
+  for (; hi; hi >>= 1)
+    bits++;
+  v->len = bits;
+  if (n <= sizeof m)
+    {
+      /* big-endian magnitude; a negative number is ~b + 1 */
+      unsigned carry = neg;
+      for (size_t k = 0; k < n; k++)
+        {
+          unsigned x = (neg ? (unsigned char) ~b[k] : b[k]) + carry;
+          m[n - 1 - k] = (unsigned char) x;
+          carry = x >> 8;
+        }
+      char digits[3 * ML_PK_BIGINT_DIGITS_BYTES + 2];
+      size_t nd = 0;
+      bool zero = false;
+      while (!zero)
+        {
+          unsigned r = 0;
+          zero = true;
+          for (size_t k = 0; k < n; k++)
+            {
+              unsigned x = r * 256 + m[k];
+              m[k] = (unsigned char) (x / 10);
+              r = x % 10;
+              zero = zero && m[k] == 0;
+            }
+          digits[nd++] = (char) ('0' + r);
+        }
+      char *text = arena (&vm->doc->arena, nd + 2);
+      if (!text)
+        return ml_error_set (vm->err, ML_ENOMEM, "out of memory");
+      size_t j = 0;
+      if (neg)
+        text[j++] = '-';
+      while (nd)
+        text[j++] = digits[--nd];
+      text[j] = 0;
+      v->s = text;
+    }
   return push (vm, v);
 }
 
@@ -1065,6 +1114,52 @@ ml_pk_get_u64 (const MlPkValue *d, const char *key, uint64_t *out)
     return false;
   *out = (uint64_t) i;
   return true;
+}
+
+bool
+ml_pk_uint (const MlPkValue *v, uint64_t max, uint64_t *out)
+{
+  if (!v)
+    return true;
+  if (v->kind != ML_PK_INT || v->i < 0 || (uint64_t) v->i > max)
+    return false;
+  *out = (uint64_t) v->i;
+  return true;
+}
+
+const char *
+ml_pk_describe (const MlPkValue *v, char *buf, size_t len)
+{
+  if (!v)
+    snprintf (buf, len, "absent");
+  else
+    switch (v->kind)
+      {
+      case ML_PK_NONE: snprintf (buf, len, "None"); break;
+      case ML_PK_BOOL: snprintf (buf, len, "%s", v->i ? "True" : "False"); break;
+      case ML_PK_INT: snprintf (buf, len, "%" PRId64, v->i); break;
+      case ML_PK_BIGINT:
+        if (v->s)
+          snprintf (buf, len, "%s", v->s);
+        else
+          snprintf (buf, len, "%san integer of %zu bits", v->i < 0 ? "a negative " : "", v->len);
+        break;
+      case ML_PK_FLOAT: snprintf (buf, len, "the float %.17g", v->f); break;
+      case ML_PK_STR:
+        {
+          /* at most 40 bytes of it, control characters as '?' */
+          char q[48];
+          size_t n = 0;
+          for (; n < v->len && n < 40; n++)
+            q[n] = (unsigned char) v->s[n] < 0x20 || v->s[n] == 0x7f ? '?' : v->s[n];
+          q[n] = 0;
+          snprintf (buf, len, "the string \"%s%s\"", q, v->len > 40 ? "..." : "");
+        }
+        break;
+      case ML_PK_BYTES: snprintf (buf, len, "%zu bytes", v->len); break;
+      default: snprintf (buf, len, "a %s", ml_pk_kind_name (v->kind)); break;
+      }
+  return buf;
 }
 
 const char *

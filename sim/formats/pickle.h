@@ -30,12 +30,15 @@
 #include "sim/base/progress.h"
 
 #define ML_PK_MAX_DEPTH 256
+#define ML_PK_BIGINT_DIGITS_BYTES 32   /* LONG1 / LONG4 up to this long keep their digits */
 
 typedef enum {
   ML_PK_NONE = 0,
   ML_PK_BOOL,
   ML_PK_INT,      /* fits int64: .i                               */
-  ML_PK_BIGINT,   /* longer LONG1 / LONG4: .f approximates, .i sign */
+  ML_PK_BIGINT,   /* longer LONG1 / LONG4: .f approximates, .i sign,
+                   * .len the magnitude's bits, .s its decimal text
+                   * when it has at most 256 bits (else NULL)        */
   ML_PK_FLOAT,
   ML_PK_STR,      /* UTF-8 as stored, NUL-terminated: .s, .len    */
   ML_PK_BYTES,
@@ -112,5 +115,14 @@ ml_pk_len (const MlPkValue *v)
   return v && (v->kind == ML_PK_LIST || v->kind == ML_PK_TUPLE) ? v->n : 0;
 }
 const char *ml_pk_kind_name (MlPkKind kind);
+/* An unsigned integer field's value @v (from ml_pk_get): true when @v is
+ * NULL (absent: *out unchanged) or an int from 0 to @max (*out set);
+ * false for anything else (a negative or larger int, a float, a string,
+ * None, a bool): the caller reports it with ml_pk_describe(). */
+bool ml_pk_uint (const MlPkValue *v, uint64_t max, uint64_t *out);
+/* @v as a message shows it: "-5", "18446744073709551616", "an integer
+ * of 4001 bits", "the float 1.5", "the string \"abc\"", "None", "a
+ * list" ...; returns @buf. */
+const char *ml_pk_describe (const MlPkValue *v, char *buf, size_t len);
 
 #endif

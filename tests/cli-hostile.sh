@@ -1,0 +1,72 @@
+#!/bin/bash
+# Hostile input (issue 13): each reproduction of the issue, as an attacker
+# would feed it. A value memlens cannot hold is an error naming file,
+# entry and value (exit 2), never a silent 0; nothing crashes.
+. "$(dirname "$0")/lib.sh"
+
+# pk NAME PYTHON-EXPR: pickles the expression into $T/NAME
+pk() { python3 -c "import pickle,sys; pickle.dump($2, open(sys.argv[1], 'wb'), protocol=4)" "$T/$1"; }
+
+# ---- 1. a long annotation name (was a stack overflow of a 512-byte buffer)
+for n in 600 100000; do
+  pk ann$n.pickle "{'segments':[],'device_traces':[[{'action':'alloc','addr':4096,'size':512,'stream':0,'time_us':5}]],
+    'external_annotations':[{'name':'A'*$n,'stage':'START','device':0,'time_us':1}]}"
+  run convert "$T/ann$n.pickle" "$T/ann$n.jsonl"; ok $rc "a $n-byte annotation name loads (exit 0)"
+  # the mark's text, from the file itself: the name, a space, the stage lowercased
+  python3 - "$T/ann$n.jsonl" "$n" <<'PY'
+import json, sys
+want = 'A' * int(sys.argv[2]) + ' start'
+names = [e.get('name') for e in map(json.loads, open(sys.argv[1])) if e.get('kind') == 'mark']
+sys.exit(0 if want in names else 1)
+PY
+  ok $? "its mark holds the whole name and the stage ($n bytes)"
+done
+run stats "$T/ann100000.pickle"; ok $rc "stats on the 100000-byte name exits 0 (it crashed with SIGSEGV)"
+
+# ---- 2. an annotation time whose nanoseconds overflow int64
+pk ann-time.pickle "{'segments':[],'device_traces':[[]],'external_annotations':[{'name':'x','device':0,'time_us':2**62}]}"
+run stats "$T/ann-time.pickle"; ok $([ $rc -eq 2 ]; echo $?) "time_us 2^62 in an annotation exits 2"
+contains "$T/err" "ann-time.pickle: external annotation 0: \"time_us\" is 4611686018427387904"; ok $? "naming file, annotation and value"
+pk entry-time.pickle "{'segments':[],'device_traces':[[{'action':'alloc','addr':0,'size':512,'stream':0,'time_us':2**62}]]}"
+run stats "$T/entry-time.pickle"; ok $([ $rc -eq 2 ]; echo $?) "time_us 2^62 in a trace entry exits 2"
+contains "$T/err" "entry-time.pickle: device 0 trace entry 0: \"time_us\" is 4611686018427387904"; ok $? "naming file, entry and value"
+
+# ---- 3. sizes and addresses the reader cannot hold: never a silent 0
+i=0
+for v in "-1|-1" "2**63|9223372036854775808" "2**64|18446744073709551616" "2**4000|an integer of 4001 bits" \
+         "'4096'|the string \"4096\"" "1.5|the float 1.5" "None|None" "True|True" "-2**70|-1180591620717411303424"; do
+  py=${v%%|*}; say=${v#*|}
+  for key in size addr; do
+    i=$((i + 1))
+    if [ $key = size ]; then e="{'action':'alloc','addr':4096,'size':$py,'stream':0}"
+    else e="{'action':'alloc','addr':$py,'size':512,'stream':0}"; fi
+    pk v$i.pickle "{'segments':[],'device_traces':[[{'action':'alloc','addr':8192,'size':512,'stream':0},$e]]}"
+    run convert "$T/v$i.pickle" "$T/v$i.jsonl"
+    ok $([ $rc -eq 2 ]; echo $?) "$key = $py: exit 2"
+    contains "$T/err" "v$i.pickle: device 0 trace entry 1: \"$key\" is $say"; ok $? "$key = $py: names file, entry and value"
+    [ ! -e "$T/v$i.jsonl" ]; ok $? "$key = $py: no output written"
+  done
+done
+# the segments and blocks at dump time
+pk seg.pickle "{'segments':[{'device':0,'address':-4096,'total_size':2097152,'stream':0,'blocks':[]}]}"
+run stats "$T/seg.pickle"; ok $([ $rc -eq 2 ]; echo $?) "a negative segment address exits 2"
+contains "$T/err" "seg.pickle: segment 0: \"address\" is -4096"; ok $? "and names the value"
+pk seg2.pickle "{'segments':[{'device':0,'address':0,'total_size':'big','stream':0,'blocks':[]}]}"
+run stats "$T/seg2.pickle"; ok $([ $rc -eq 2 ]; echo $?) "a string segment size exits 2"
+contains "$T/err" "seg2.pickle: segment 0: \"total_size\" is the string \"big\""; ok $? "and names the value"
+pk seg3.pickle "{'segments':[{'device':0,'total_size':4096,'stream':0,'blocks':[]}]}"
+run stats "$T/seg3.pickle"; ok $([ $rc -eq 2 ]; echo $?) "a segment without an address exits 2"
+contains "$T/err" "seg3.pickle: segment 0 has no \"address\""; ok $? "and says which key"
+pk blk.pickle "{'segments':[{'device':0,'address':0,'total_size':4096,'stream':0,'blocks':[{'address':0,'size':2**64,'state':'active_allocated'}]}]}"
+run stats "$T/blk.pickle"; ok $([ $rc -eq 2 ]; echo $?) "a block size of 2^64 exits 2"
+contains "$T/err" "blk.pickle: segment 0 block 0: \"size\" is 18446744073709551616"; ok $? "and names block and value"
+# a plain valid file still loads, with the sizes Python sees
+pk good.pickle "{'segments':[],'device_traces':[[{'action':'alloc','addr':2**62,'size':2**40,'stream':7,'time_us':9223372036854775}]]}"
+run convert "$T/good.pickle" "$T/good.jsonl"; ok $rc "the largest values the reader takes load"
+python3 - "$T/good.jsonl" <<'PY'
+import json, sys
+ev = [e for e in map(json.loads, open(sys.argv[1])) if e.get('kind') == 'alloc']
+sys.exit(0 if len(ev) == 1 and int(ev[0]['size']) == 2**40 and int(ev[0]['addr'], 16) == 2**62 else 1)
+PY
+ok $? "size and address as in the pickle"
+finish
