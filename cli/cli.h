@@ -84,7 +84,7 @@ int  cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
   "  --seed N           seed for randomised strategies (default 1)\n" \
   "  --chunk SIZE       pool chunk size (default 4M)\n" \
   "  --retries N        retries on allocation failure (default 3)\n" \
-  "  --reorder memory   graphs: run the ops in a memory-aware order\n" \
+  "  --reorder memory|priority  graphs: a memory-aware op order, or GE's memory priority\n" \
   "  --dim NAME=N       graphs: bind a symbolic dimension (repeatable)\n" \
   "  --max-block SIZE   graphs: arena blocks of at most SIZE (offline planners)\n" \
   "  --quiet            no progress on stderr\n" \

@@ -99,8 +99,8 @@ cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
       {
         /* graph loader option: appended to --options for the graph reader */
         static char buf[1024];
-        if (strcmp (arg, "memory") != 0 && strcmp (arg, "none") != 0)
-          exit (cli_fail (cmd, EXIT_BAD, "--reorder %s: use memory or none", arg));
+        if (strcmp (arg, "memory") != 0 && strcmp (arg, "priority") != 0 && strcmp (arg, "none") != 0)
+          exit (cli_fail (cmd, EXIT_BAD, "--reorder %s: use memory, priority or none", arg));
         snprintf (buf, sizeof buf, "%s%sreorder=%s", o->load.graph_options ? o->load.graph_options : "",
                   o->load.graph_options ? "," : "", arg);
         o->load.graph_options = buf;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "strategies/block.h"
 #include "strategies/caching.h"
 #include "strategies/fit.h"
 #include "strategies/greedy.h"
@@ -26,6 +27,7 @@ static const MlStrategy *const all[] = {
   &ml_strategy_greedy_breadth,
   &ml_strategy_greedy_conflict,
   &ml_strategy_hybrid,
+  &ml_strategy_ge_block,
   &ml_strategy_exact,
   &ml_strategy_anneal,
 #ifdef ML_HAVE_GLPK

@@ -90,4 +90,67 @@ bad "overlapping fixed tensors" 'fixed tensors "table" and "w" overlap' 'g["tens
 bad "a zero-copy member of a contiguous group" 'contiguous group 0: tensor "x" is zero_copy' 'g["contiguous"]=[["x","h1"]]'
 bad "fixed and zero_copy at once" 'both fixed' 'g["tensors"][0]["fixed"]=0'
 bad "a bad per-kind alignment" 'alignment "weight"' 'g["alignment"]["weight"]=64'
+
+# --- ge-block: GE's block assigner, beside hybrid
+for c in binary max; do
+  run plan "$R" -s ge-block --options classes=$c -o "$T/gb.json"; ok $rc "ge-block classes=$c plans the ResNet-50 sample"
+  run check "$R" "$T/gb.json"; ok $rc "ge-block classes=$c: the plan validates"
+done
+python3 - "$R" "$T/gb.json" <<'PYEOF'; ok $? "ge-block classes=max: every block is at a distinct offset, the arena is the sum of the blocks"
+import json, sys
+g, p = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+# the blocks: buffers at one offset share a block; a block is as large as the first buffer that made it
+al, dims = g["alignment"], g["dims"]
+size = {}
+for i, t in enumerate(g["tensors"]):
+    b = 4
+    for d in t["shape"]:
+        b *= dims[d] if isinstance(d, str) else d
+    size[i + 1] = -(-b // al) * al
+offs = {}
+for b in p["buffers"]:
+    offs.setdefault(b["offset"], []).append(size[b["id"]])
+ends = sorted((o, max(v)) for o, v in offs.items())
+ok = all(o1 + s1 <= o2 for (o1, s1), (o2, _) in zip(ends, ends[1:]))
+sys.exit(0 if ok and p["segments"][0]["size"] == ends[-1][0] + ends[-1][1] else 1)
+PYEOF
+run plan "$GC" -s ge-block -o "$T/gbc.json"; ok $rc "ge-block plans the constraints fixture"
+VC "$GC" "$T/gbc.json" >/dev/null; ok $? "ge-block keeps every constraint (independent check)"
+run plan "$R" -s ge-block --options classes=odd -o "$T/x.json"; ok $([ $rc -eq 2 ]; echo $?) "ge-block classes=odd exits 2"
+
+# --- control flow: the plan holds for each alternative of a branch
+GB="$SRC/tests/data/graph-branch.json"
+run stats "$GB" --json; ok $rc "a graph with a branch loads"
+lbb=$(jget "$T/out" 'd["lower_bound"]')
+for s in greedy-size hybrid exact ge-block linear; do
+  run plan "$GB" -s $s -o "$T/br.$s.json"; ok $rc "branch: plan with $s"
+  run check "$GB" "$T/br.$s.json"; ok $rc "branch: the $s plan validates"
+  w=$(python3 "$SRC/tests/graph-branch.py" "$GB" "$T/br.$s.json"); ok $? "branch: the $s plan holds for each alternative on its own (independent)"
+done
+[ "$lbb" = "$w" ]; ok $? "branch: the lower bound ($lbb) is the worst alternative's ($w)"
+python3 -c "import json,sys; p=json.load(open(sys.argv[1])); b={x['id']:x for x in p['buffers']}; b[4]['offset']=b[2]['offset']; json.dump(p,open(sys.argv[2],'w'))" "$T/br.hybrid.json" "$T/brbad.json"
+run check "$GB" "$T/brbad.json"; ok $([ $rc -eq 1 ]; echo $?) "branch: a plan where the then-temporary overlaps a live tensor is rejected"
+python3 "$SRC/tests/graph-branch.py" "$GB" "$T/brbad.json" >/dev/null; ok $([ $? -eq 1 ]; echo $?) "branch: and the independent check rejects it too"
+python3 -c "import json,sys; g=json.load(open(sys.argv[1])); g['ops'][2]['inputs'].append('big'); json.dump(g,open(sys.argv[2],'w'))" "$GB" "$T/bb.json"
+run stats "$T/bb.json"; ok $([ $rc -eq 2 ]; echo $?) "reading an alternative's tensor after the branch exits 2"
+contains "$T/err" 'reads "big", which only branch alternative 1 writes'; ok $? "and says which"
+python3 -c "import json,sys; g=json.load(open(sys.argv[1])); g['ops'][1]['branch'][0][0]['branch']=[[]]; json.dump(g,open(sys.argv[2],'w'))" "$GB" "$T/bb.json"
+run stats "$T/bb.json"; ok $([ $rc -eq 2 ]; echo $?) "a nested branch exits 2"
+
+# --- GE's memory-priority order beside --reorder memory
+for r in memory priority; do
+  run stats "$SRC/samples/transformer-train-step.json" --reorder $r --json; ok $rc "--reorder $r"
+  contains "$T/out" "reorder=$r"; ok $? "--reorder $r reports both peaks"
+  [ "$(jget "$T/out" 'd["lower_bound"]')" -le "$(LB "$SRC/samples/transformer-train-step.json")" ]; ok $? "--reorder $r never raises the lower bound"
+done
+cat >"$T/two.json" <<'JSON'
+{"format":"memlens-graph","version":1,"alignment":1,
+ "tensors":[{"name":"x","bytes":10,"kind":"input"},{"name":"a","bytes":1000},{"name":"b","bytes":1000},
+  {"name":"a2","bytes":10},{"name":"b2","bytes":10},{"name":"y","bytes":10,"kind":"output"}],
+ "ops":[{"name":"A","inputs":["x"],"outputs":["a"]},{"name":"B","inputs":["x"],"outputs":["b"]},
+  {"name":"A2","inputs":["a"],"outputs":["a2"]},{"name":"B2","inputs":["b"],"outputs":["b2"]},
+  {"name":"Y","inputs":["a2","b2"],"outputs":["y"]}]}
+JSON
+run stats "$T/two.json" --reorder priority; contains "$T/out" "reorder=priority: live peak 2010 -> 1020 bytes"
+ok $? "--reorder priority runs each chain right before its consumer (2010 -> 1020 bytes on two branches)"
 finish

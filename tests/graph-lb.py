@@ -14,6 +14,11 @@ DT = {"f64": 8, "float64": 8, "f32": 4, "float32": 4, "f16": 2, "float16": 2, "b
 
 
 def lower_bound(g, binds):
+    return max(live_curve(g, binds)[0])
+
+
+def live_curve(g, binds):
+    """(live bytes per tick, {root: (start, end, rounded bytes)}, {tensor: root})."""
     dims = dict(g.get("dims", {}))
     dims.update(binds)
     al = g.get("alignment", 256)
@@ -65,11 +70,13 @@ def lower_bound(g, binds):
         if kind[t] in ("output", "weight"):
             end[root[t]] = n + 1
     live = [0] * (n + 2)
+    spans = {}
     for r in start:
         b = -(-size[r] // al) * al
+        spans[r] = (start[r], end[r], b)
         for k in range(start[r], min(end[r], n + 2)):
             live[k] += b
-    return max(live)
+    return live, spans, root
 
 
 if __name__ == "__main__":

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/base/array.h"
+
 typedef struct {
   uint32_t rank, item;
 } Live;
@@ -85,20 +87,14 @@ sweep_to (Sweep *w, double t)
       const MlSceneItem *it = &s->items[w->next];
       if ((double) it->end > t)
         {
-          if (w->n == w->cap)
-            {
-              size_t cap = w->cap ? w->cap * 2 : 256;
-              Live *p = realloc (w->live, cap * sizeof *p);
-              if (!p)
-                return false;
-              w->live = p;
-              w->cap = cap;
-            }
+          if (ML_ARRAY_RESERVE (w->live, w->n, w->cap, 256) < 0)
+            return false;
           w->live[w->n++] = (Live) { s->rank[w->next], (uint32_t) w->next };
         }
       w->next++;
     }
-  qsort (w->live, w->n, sizeof *w->live, by_rank);
+  if (w->n > 1)   /* qsort may not be given the NULL of an empty list */
+    qsort (w->live, w->n, sizeof *w->live, by_rank);
   w->last_tick = t;
   return true;
 }

@@ -39,6 +39,7 @@ typedef struct {
   long        producer;   /* op index, -1 = graph input / weight */
   uint32_t    root;       /* the buffer it lives in (in-place aliases) */
   bool        zero_copy, no_reuse, fixed;   /* constraints (sim/constraints.h) */
+  uint32_t    alt;        /* written inside this branch alternative (1-based), 0 = outside */
   uint64_t    fixed_at;   /* the offset of a fixed tensor */
 } Tensor;
 
@@ -288,9 +289,106 @@ memory_order (const G *g, uint32_t *order)
   return 0;
 }
 
+/* GE's memory-priority order (see graph.h): a depth-first walk back from
+ * the ops nobody waits for, each op emitted right after the producers of
+ * its inputs, the producer of the largest input first, so each chain runs
+ * just before its consumer. Iterative: O(ops + reads log reads). */
+static int
+priority_order (const G *g, uint32_t *order)
+{
+  size_t n = g->nops, nt = g->nt, emitted = 0;
+  uint8_t *state = calloc (n ? n : 1, 1);   /* 0 new, 1 on the stack, 2 emitted */
+  bool *read = calloc (nt ? nt : 1, 1);
+  size_t max_in = 1;
+  for (size_t o = 0; o < n; o++)
+    if (g->ops[o].n_in > max_in)
+      max_in = g->ops[o].n_in;
+  uint32_t *stack = malloc ((n ? n : 1) * sizeof *stack);
+  size_t *pos = calloc (n ? n : 1, sizeof *pos);      /* next input to visit */
+  uint32_t *prod = malloc ((n ? n : 1) * max_in * sizeof *prod);   /* per op: producers, largest input first */
+  size_t *n_prod = calloc (n ? n : 1, sizeof *n_prod);
+  if (!state || !read || !stack || !pos || !prod || !n_prod)
+    {
+      free (state), free (read), free (stack), free (pos), free (prod), free (n_prod);
+      return ML_ENOMEM;
+    }
+  for (size_t o = 0; o < n; o++)
+    {
+      const Op *op = &g->ops[o];
+      uint32_t *p = prod + o * max_in;
+      for (size_t k = 0; k < op->n_in; k++)
+        {
+          read[op->in[k]] = true;
+          long pr = g->t[op->in[k]].producer;
+          if (pr < 0 || (size_t) pr == o)
+            continue;
+          bool dup = false;
+          for (size_t j = 0; j < n_prod[o]; j++)
+            dup |= p[j] == (uint32_t) pr;
+          if (dup)
+            continue;
+          /* insertion by the size of the input, largest first (stable) */
+          size_t j = n_prod[o]++;
+          uint64_t b = g->t[op->in[k]].bytes;
+          while (j > 0 && g->t[op->in[k]].bytes > 0 && b > 0)
+            {
+              uint64_t bj = 0;
+              const Op *q = &g->ops[p[j - 1]];
+              for (size_t m = 0; m < q->n_out; m++)
+                for (size_t r = 0; r < op->n_in; r++)
+                  if (q->out[m] == op->in[r] && g->t[op->in[r]].bytes > bj)
+                    bj = g->t[op->in[r]].bytes;
+              if (bj >= b)
+                break;
+              p[j] = p[j - 1];
+              j--;
+            }
+          p[j] = (uint32_t) pr;
+        }
+    }
+  /* roots: ops none of whose outputs is read (sinks), in the given order,
+   * then anything left */
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t r = 0; r < n; r++)
+      {
+        if (state[r])
+          continue;
+        if (pass == 0)
+          {
+            bool sink = true;
+            for (size_t k = 0; k < g->ops[r].n_out; k++)
+              sink &= !read[g->ops[r].out[k]];
+            if (!sink)
+              continue;
+          }
+        size_t sp = 0;
+        stack[sp++] = (uint32_t) r;
+        state[r] = 1;
+        while (sp)
+          {
+            uint32_t o = stack[sp - 1];
+            if (pos[o] < n_prod[o])
+              {
+                uint32_t p = prod[o * max_in + pos[o]++];
+                if (state[p] == 0)
+                  {
+                    state[p] = 1;
+                    stack[sp++] = p;
+                  }
+                continue;
+              }
+            state[o] = 2;
+            order[emitted++] = o;
+            sp--;
+          }
+      }
+  free (state), free (read), free (stack), free (pos), free (prod), free (n_prod);
+  return emitted == n ? 0 : ML_EINPUT;
+}
+
 typedef struct {
   G   *g;
-  bool reorder;
+  int  reorder;   /* 0 none, 1 memory, 2 priority */
 } Opts;
 
 static int
@@ -300,11 +398,13 @@ graph_option (void *user, const char *key, const char *value, MlError *err)
   if (strcmp (key, "reorder") == 0)
     {
       if (strcmp (value, "memory") == 0)
-        o->reorder = true;
+        o->reorder = 1;
+      else if (strcmp (value, "priority") == 0)
+        o->reorder = 2;
       else if (strcmp (value, "none") == 0)
-        o->reorder = false;
+        o->reorder = 0;
       else
-        return ml_error_set (err, ML_EUSAGE, "graph option reorder=%s: use memory or none", value);
+        return ml_error_set (err, ML_EUSAGE, "graph option reorder=%s: use memory, priority or none", value);
     }
   else if (strcmp (key, "max_block") == 0)
     {
@@ -509,9 +609,27 @@ add_groups (G *g, const cJSON *root, MlTrace *tr)
   return rc;
 }
 
+typedef struct {
+  const cJSON *op;
+  uint32_t     alt;      /* 1-based alternative of a branch, 0 = the main sequence */
+  size_t       parent;   /* the branch op's position */
+} Flat;
+
+static int build_ops (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out, Flat **flat_out);
+
 static int
 build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
 {
+  Flat *flat = NULL;
+  int rc = build_ops (g, root, opts, out, &flat);
+  free (flat);
+  return rc;
+}
+
+static int
+build_ops (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out, Flat **flat_out)
+{
+  Flat *flat = NULL;
   const cJSON *tensors = cJSON_GetObjectItemCaseSensitive (root, "tensors");
   const cJSON *ops = cJSON_GetObjectItemCaseSensitive (root, "ops");
   if (!cJSON_IsArray (tensors) || !cJSON_IsArray (ops))
@@ -542,7 +660,7 @@ build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
   g->zero_copy_align = zc_align;
   if ((rc = ml_json_u64 (root, "max_block", false, &g->max_block, g->err)) < 0)
     return ml_error_prefix (g->err, "%s", g->path);
-  Opts o = { g, false };
+  Opts o = { g, 0 };
   if ((rc = ml_options_foreach (opts->graph_options, graph_option, &o, g->err)) < 0)
     return rc;
   if ((rc = read_dims (g, root, opts->dims)) < 0)
@@ -550,10 +668,45 @@ build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
 
   g->nt = 0;
   g->t = calloc ((size_t) cJSON_GetArraySize (tensors) + 1, sizeof *g->t);
-  g->ops = calloc ((size_t) cJSON_GetArraySize (ops) + 1, sizeof *g->ops);
-  if (!g->t || !g->ops)
-    return ml_error_set (g->err, ML_ENOMEM, "out of memory");
   const cJSON *it;
+  /* ops in the order they run, each branch's alternatives one after the
+   * other right after the branch op (the worst case: see graph.h) */
+  size_t n_flat = 0;
+  cJSON_ArrayForEach (it, ops)
+    {
+      n_flat++;
+      const cJSON *br = cJSON_GetObjectItemCaseSensitive (it, "branch"), *alt, *aop;
+      cJSON_ArrayForEach (alt, br)
+        cJSON_ArrayForEach (aop, alt)
+          n_flat++;
+    }
+  flat = *flat_out = calloc (n_flat + 1, sizeof *flat);
+  g->ops = calloc (n_flat + 1, sizeof *g->ops);
+  if (!g->t || !g->ops || !flat)
+    return ml_error_set (g->err, ML_ENOMEM, "out of memory");
+  n_flat = 0;
+  uint32_t n_alts = 0;
+  cJSON_ArrayForEach (it, ops)
+    {
+      size_t parent = n_flat;
+      flat[n_flat++] = (Flat) { it, 0, SIZE_MAX };
+      const cJSON *br = cJSON_GetObjectItemCaseSensitive (it, "branch"), *alt, *aop;
+      if (br && (!cJSON_IsArray (br) || cJSON_GetArraySize (br) < 1))
+        return ml_error_set (g->err, ML_EINPUT, "%s: op %zu: \"branch\" is an array of alternatives, each an array of ops",
+                             g->path, parent);
+      cJSON_ArrayForEach (alt, br)
+        {
+          if (!cJSON_IsArray (alt))
+            return ml_error_set (g->err, ML_EINPUT, "%s: op %zu: a branch alternative is an array of ops", g->path, parent);
+          n_alts++;
+          cJSON_ArrayForEach (aop, alt)
+            {
+              if (cJSON_GetObjectItemCaseSensitive (aop, "branch"))
+                return ml_error_set (g->err, ML_EINPUT, "%s: op %zu: branches do not nest", g->path, n_flat);
+              flat[n_flat++] = (Flat) { aop, n_alts, parent };
+            }
+        }
+    }
   cJSON_ArrayForEach (it, tensors)
     {
       size_t i = g->nt;
@@ -593,8 +746,10 @@ build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
         return ml_error_set (g->err, ML_EINPUT, "%s: tensor \"%s\": %" PRIu64 " bytes is over the 2^56 limit", g->path, t->name, bytes);
       t->bytes = bytes;
       const char *kind = ml_json_str (it, "kind");
-      if (!kind || strcmp (kind, "activation") == 0)
-        t->kind = K_ACT;
+      if (!kind || strcmp (kind, "activation") == 0 || strcmp (kind, "gradient") == 0)
+        t->kind = K_ACT;   /* a gradient is an activation of the backward pass */
+      else if (strcmp (kind, "optimizer_state") == 0)
+        t->kind = K_WEIGHT;   /* resident like the weights it belongs to */
       else if (strcmp (kind, "input") == 0)
         t->kind = K_INPUT;
       else if (strcmp (kind, "output") == 0)
@@ -602,7 +757,7 @@ build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
       else if (strcmp (kind, "weight") == 0)
         t->kind = K_WEIGHT;
       else
-        return ml_error_set (g->err, ML_EINPUT, "%s: tensor \"%s\": kind \"%s\" is not input, output, weight or activation",
+        return ml_error_set (g->err, ML_EINPUT, "%s: tensor \"%s\": kind \"%s\" is not input, output, weight, activation, gradient or optimizer_state",
                              g->path, t->name, kind);
       t->producer = -1;
       t->root = (uint32_t) i;
@@ -619,8 +774,9 @@ build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
         return ml_error_set (g->err, ML_ENOMEM, "out of memory");
       g->nt++;
     }
-  cJSON_ArrayForEach (it, ops)
+  for (size_t fi = 0; fi < n_flat; fi++)
     {
+      it = flat[fi].op;
       size_t i = g->nops;
       Op *op = &g->ops[i];
       op->name = ml_json_str (it, "name");
@@ -630,6 +786,36 @@ build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
       if ((rc = name_list (g, cJSON_GetObjectItemCaseSensitive (it, "inputs"), i, "input", &op->in, &op->n_in)) < 0
           || (rc = name_list (g, cJSON_GetObjectItemCaseSensitive (it, "outputs"), i, "output", &op->out, &op->n_out)) < 0)
         return rc;
+      if (flat[fi].alt)
+        {
+          /* an alternative writes the branch op's outputs (each its own
+           * write of them): they exist since the branch op, so for the
+           * lifetimes it is a read */
+          const Op *parent = &g->ops[flat[fi].parent];
+          size_t keep = 0;
+          uint32_t *in = realloc (op->in, (op->n_in + op->n_out + 1) * sizeof *in);
+          if (!in)
+            return ml_error_set (g->err, ML_ENOMEM, "out of memory");
+          op->in = in;
+          for (size_t k = 0; k < op->n_out; k++)
+            {
+              bool of_parent = false;
+              for (size_t j = 0; j < parent->n_out; j++)
+                of_parent |= parent->out[j] == op->out[k];
+              if (of_parent)
+                op->in[op->n_in++] = op->out[k];
+              else
+                op->out[keep++] = op->out[k];
+            }
+          op->n_out = keep;
+        }
+      for (size_t k = 0; k < op->n_in; k++)
+        {
+          const Tensor *t = &g->t[op->in[k]];
+          if (t->alt && t->alt != flat[fi].alt)
+            return ml_error_set (g->err, ML_EINPUT, "%s: op %zu (%s) reads \"%s\", which only branch alternative %u writes",
+                                 g->path, i, op->name, t->name, t->alt);
+        }
       const cJSON *ip = cJSON_GetObjectItemCaseSensitive (it, "inplace");
       size_t nip = cJSON_IsArray (ip) ? (size_t) cJSON_GetArraySize (ip) : 0;
       op->ip_in = calloc (nip + 1, sizeof *op->ip_in);
@@ -667,6 +853,7 @@ build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
             return ml_error_set (g->err, ML_EINPUT, "%s: op %zu (%s) writes \"%s\", which %s", g->path, i, op->name, t->name,
                                  t->producer >= 0 ? "another op already wrote" : "is a graph input or weight");
           t->producer = (long) i;
+          t->alt = flat[fi].alt;
         }
       for (size_t k = 0; k < op->n_ip; k++)
         {
@@ -731,7 +918,8 @@ build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
   char note[256] = "";
   if (o.reorder)
     {
-      if ((rc = memory_order (g, best)) < 0)
+      const char *how = o.reorder == 2 ? "priority" : "memory";
+      if ((rc = o.reorder == 2 ? priority_order (g, best) : memory_order (g, best)) < 0)
         {
           rc = ml_error_set (g->err, rc, "%s: the ops have a dependency cycle", g->path);
           goto out;
@@ -740,12 +928,12 @@ build (G *g, const cJSON *root, const MlLoadOptions *opts, MlTrace **out)
       if (peak1 < peak0)
         {
           memcpy (order, best, n * sizeof *order);
-          snprintf (note, sizeof note, "reorder=memory: live peak %" PRIu64 " -> %" PRIu64 " bytes (-%.2f%%)", peak0, peak1,
+          snprintf (note, sizeof note, "reorder=%s: live peak %" PRIu64 " -> %" PRIu64 " bytes (-%.2f%%)", how, peak0, peak1,
                     100.0 * (double) (peak0 - peak1) / (double) peak0);
         }
       else
-        snprintf (note, sizeof note, "reorder=memory: kept the given order (live peak %" PRIu64 "; the memory-aware order needs %" PRIu64 ")",
-                  peak0, peak1);
+        snprintf (note, sizeof note, "reorder=%s: kept the given order (live peak %" PRIu64 "; the %s order needs %" PRIu64 ")",
+                  how, peak0, o.reorder == 2 ? "memory-priority" : "memory-aware", peak1);
       lifetimes (g, order, start, end, scratch);
     }
 

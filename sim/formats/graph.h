@@ -20,6 +20,15 @@
  * topological order (below) and keeps it when its peak is lower; a mark
  * at tick 0 reports both peaks.
  *
+ * Branches: an op's "branch" alternatives run right after it, one after
+ * the other (the worst case: a plan of the laid-out graph holds for each
+ * alternative alone); a tensor made in an alternative is read only there.
+ *
+ * reorder=priority: GE's memory-priority order: a depth-first walk back
+ * from the sinks that emits each op right after the producers of its
+ * inputs (the largest input's producer first), so a chain runs just
+ * before its consumer.
+ *
  * Memory-aware order (after Ascend GE's memory-priority ordering): list
  * scheduling over the ready ops, taking first the op that frees the most
  * bytes net of what it allocates (so consumers run right after their
