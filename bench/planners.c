@@ -5,7 +5,8 @@
  *
  * For each instance (sorted by name) and strategy: buffers, lower bound,
  * peak, peak / lower bound, wall and CPU seconds (the machine is shared:
- * CPU seconds are the stabler figure; time limits are wall clock), whether the strategy proved its peak
+ * CPU seconds are the stabler figure; time limits are wall clock), the
+ * search's nodes and backtracks (exact), whether the strategy proved its peak
  * optimal, and whether the plan validates (ml_check_plan). The capacity of
  * an instance is the number in its file name (A.1048576.csv); with --fit,
  * exact also runs in fixed-capacity mode at that capacity ("exact fit",
@@ -52,7 +53,7 @@ row (const char *inst, const MlBuffers *b, const char *label, const MlStrategy *
   double secs = ml_now () - t0, cpu = cpu_now () - c0;
   if (rc < 0)
     {
-      printf ("| %s | %zu | %" PRIu64 " | %s | – | – | %.3f | %.3f | %s | – |\n", inst, b->n, b->lower_bound, label, secs,
+      printf ("| %s | %zu | %" PRIu64 " | %s | – | – | %.3f | %.3f | – | – | %s | – |\n", inst, b->n, b->lower_bound, label, secs,
               cpu, ml_error_code_name (rc));
       fprintf (stderr, "%s %s: %s\n", inst, label, err.msg);
       return;
@@ -61,8 +62,14 @@ row (const char *inst, const MlBuffers *b, const char *label, const MlStrategy *
   ml_issues_init (&is);
   ml_check_plan (b, p, &is, NULL);
   uint64_t peak = ml_plan_arena_size (p, b);
-  printf ("| %s | %zu | %" PRIu64 " | %s | %" PRIu64 " | %.4f | %.3f | %.3f | %s | %s |\n", inst, b->n, b->lower_bound, label,
-          peak, b->lower_bound ? (double) peak / (double) b->lower_bound : 1.0, secs, cpu,
+  char nodes[32] = "–", bt[32] = "–";
+  if (p->nodes_visited && p->ops == 0)   /* a search (online strategies count list nodes per op) */
+    {
+      snprintf (nodes, sizeof nodes, "%" PRIu64, p->nodes_visited);
+      snprintf (bt, sizeof bt, "%" PRIu64, p->backtracks);
+    }
+  printf ("| %s | %zu | %" PRIu64 " | %s | %" PRIu64 " | %.4f | %.3f | %.3f | %s | %s | %s | %s |\n", inst, b->n, b->lower_bound, label,
+          peak, b->lower_bound ? (double) peak / (double) b->lower_bound : 1.0, secs, cpu, nodes, bt,
           p->optimal ? "yes" : (p->proven_lb > b->lower_bound ? "lb only" : "no"),
           ml_issues_count (&is) ? "NO" : "yes");
   if (p->note)
@@ -118,8 +125,8 @@ main (int argc, char **argv)
         }
       char inst[64];
       snprintf (inst, sizeof inst, "synthetic (live ~%" PRIu64 ")", live);
-      printf ("| instance | buffers | lower bound | strategy | peak | peak / LB | wall s | cpu s | optimal | valid |\n");
-      printf ("|---|---:|---:|---|---:|---:|---:|---:|---|---|\n");
+      printf ("| instance | buffers | lower bound | strategy | peak | peak / LB | wall s | cpu s | nodes | backtracks | optimal | valid |\n");
+      printf ("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---|---|\n");
       char *copy = strdup (list), *save = NULL;
       for (char *s = strtok_r (copy, ",", &save); s; s = strtok_r (NULL, ",", &save))
         {
@@ -157,8 +164,8 @@ main (int argc, char **argv)
     }
   closedir (d);
   qsort (names, n, sizeof *names, cmp_str);
-  printf ("| instance | buffers | lower bound | strategy | peak | peak / LB | wall s | cpu s | optimal | valid |\n");
-  printf ("|---|---:|---:|---|---:|---:|---:|---:|---|---|\n");
+  printf ("| instance | buffers | lower bound | strategy | peak | peak / LB | wall s | cpu s | nodes | backtracks | optimal | valid |\n");
+  printf ("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---|---|\n");
   for (size_t f = 0; f < n; f++)
     {
       char path[4096];

@@ -82,8 +82,10 @@ int  cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
   "  --time-limit T     per strategy, e.g. 10s, 2m (offline planners)\n" \
   "  --options K=V,...  strategy options\n" \
   "  --seed N           seed for randomised strategies (default 1)\n" \
-  "  --chunk SIZE       pool chunk size (default 4M)\n" \
-  "  --retries N        retries on allocation failure (default 3)\n" \
+  "  --chunk SIZE       pool chunk / buddy segment size (default 4M; pool, buddy only)\n" \
+  "  --retries N        after a refusal under --capacity, give the cache back and\n" \
+  "                     retry up to N times (default 3; caching, pool, buddy: the\n" \
+  "                     fit strategies and the planners cache nothing)\n" \
   "  --reorder memory|priority  graphs: a memory-aware op order, or GE's memory priority\n" \
   "  --dim NAME=N       graphs: bind a symbolic dimension (repeatable)\n" \
   "  --max-block SIZE   graphs: arena blocks of at most SIZE (offline planners)\n" \
@@ -110,6 +112,9 @@ const MlStrategy **cli_strategies (const char *cmd, const char *list);
  * first-fit (read by anneal)". --options is not judged: the graph reader
  * reads it too. */
 void cli_note_knobs (const char *cmd, const MlCliOpts *o, const MlStrategy *const *list);
+/* The same note for --sweep KNOB=...: a swept knob that no strategy of
+ * @list (NULL-terminated) reads, on stderr. */
+void cli_note_sweep (const char *cmd, const char *spec, const MlStrategy *const *list);
 
 /* " a b": the strategies whose options understand @key (a static string). */
 const char *cli_strategies_reading (const char *key);
@@ -127,6 +132,20 @@ int  cli_get_plan (const char *cmd, const MlBuffers *bufs, MlCliOpts *o, MlPlan 
 
 void cli_install_signals (void);
 
+/* Several files (stats / compare / diagnose FILE... [--jobs N]): each in
+ * a child process, N at a time, @run's output per file when @print_each
+ * (in the order of the files), then one summary table (device, peak
+ * reserved, peak allocated, OOM, top call site; --json: an array).
+ * @first = the index of the first file in @argv (options before it).
+ * Returns the worst exit status. cli_in_multi is true in the children. */
+extern bool cli_in_multi;
+int  cli_multi (const char *cmd, int (*run) (int, char **), bool print_each, int argc, char **argv, int first,
+                unsigned jobs, MlCliOpts *o);
+#define CLI_OPT_JOBS 1099
+#define CLI_JOBS_HELP "  --jobs N           several files: N at a time (default 1), then a summary table\n"
+/* --jobs N; returns false (with a message) on a bad value */
+bool cli_jobs_option (const char *cmd, const char *arg, unsigned *jobs);
+
 int cmd_stats   (int argc, char **argv);
 int cmd_compare (int argc, char **argv);
 int cmd_plan    (int argc, char **argv);
@@ -135,6 +154,7 @@ int cmd_convert (int argc, char **argv);
 int cmd_strategies (int argc, char **argv);
 int cmd_view    (int argc, char **argv);
 int cmd_render  (int argc, char **argv);
+int cmd_diff    (int argc, char **argv);
 int cmd_diagnose (int argc, char **argv);
 int cmd_report  (int argc, char **argv);
 int cmd_trace   (int argc, char **argv);

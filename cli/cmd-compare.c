@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "sim/analysis/knob-sweep.h"
 #include "sim/base/jsonutil.h"
 #include "strategies/caching-conformance.h"
 
@@ -15,7 +16,34 @@ static const char usage_text[] =
   "gets the row \"recorded\": what the real allocator did. A PyTorch snapshot\n"
   "also gets the caching emulation's conformance: the share of allocations it\n"
   "places at the real address, replayed from the state rebuilt at the trace's start.\n"
+  "With --sweep KNOB=V1,V2,... it runs every strategy once per value instead\n"
+  "and prints one row per value and strategy (KNOB: chunk, align, capacity,\n"
+  "retries, seed, time-limit, or an --options key such as large or\n"
+  "max_split_size_mb).\n"
   "Exit code 1 when a strategy runs out of memory under --capacity.\n";
+
+/* --sweep: the rows as a table, or into the JSON document */
+static void
+print_sweep (const MlKnobSweep *sw)
+{
+  printf ("\n%-12s %-16s %14s %11s %9s %8s %9s  %-22s %8s\n", sw->knob, "strategy", "peak (bytes)", "peak", "overhead",
+          "frag max", "frag@peak", "OOM", "retries");
+  for (size_t r = 0; r < sw->n_values * sw->n_strategies; r++)
+    {
+      const MlKnobSweepRow *row = &sw->rows[r];
+      if (row->status < 0)
+        {
+          printf ("%-12s %-16s error: %s\n", row->value, row->strategy->name, row->error);
+          continue;
+        }
+      char oom[64] = "-";
+      if (row->oom.hit)
+        snprintf (oom, sizeof oom, "%s @%" PRIu64, ml_oom_verdict_name (row->oom.verdict), row->oom.tick);
+      const MlMetrics *m = &row->metrics;
+      printf ("%-12s %-16s %14" PRIu64 " %11s %+8.2f%% %8.3f %9.3f  %-22s %8" PRIu64 "\n", row->value, row->strategy->name,
+              m->peak, cli_size (m->peak), m->overhead * 100.0, m->frag_max, m->frag_at_peak, oom, row->retries);
+    }
+}
 
 /* The caching conformance as text ("  " indented lines) or as one JSON
  * object (no newline). */
@@ -77,17 +105,22 @@ cmd_compare (int argc, char **argv)
   static const struct option longopts[] = {
     CLI_COMMON_LONGOPTS,
     { "strategies", required_argument, 0, 's' },
+    { "sweep", required_argument, 0, 'S' },
+    { "jobs", required_argument, 0, CLI_OPT_JOBS },
     { 0, 0, 0, 0 },
   };
+  const char *sweep_spec = NULL;
   MlCliOpts o;
   cli_opts_init (&o);
+  unsigned jobs = 0;
   int c;
   optind = 1;
   while ((c = getopt_long (argc, argv, "hs:", longopts, NULL)) != -1)
     {
       if (c == 'h')
         {
-          printf ("%s\nOptions:\n  -s, --strategies A,B,...  strategies to run (default: %s; \"all\")\n%s",
+          printf ("%s\nOptions:\n  -s, --strategies A,B,...  strategies to run (default: %s; \"all\")\n"
+                  "  --sweep KNOB=V1,V2,...    one run per value of the knob, e.g. chunk=1M,2M,4M\n" CLI_JOBS_HELP "%s",
                   usage_text, ml_strategies_default (), CLI_COMMON_HELP);
           return EXIT_OK;
         }
@@ -96,9 +129,22 @@ cmd_compare (int argc, char **argv)
           o.strategies = optarg;
           continue;
         }
+      if (c == 'S')
+        {
+          sweep_spec = optarg;
+          continue;
+        }
+      if (c == CLI_OPT_JOBS)
+        {
+          if (!cli_jobs_option ("compare", optarg, &jobs))
+            return EXIT_BAD;
+          continue;
+        }
       if (c == '?' || !cli_common_option ("compare", &o, c, optarg))
         return cli_usage ("compare", usage_text);
     }
+  if (!cli_in_multi && optind < argc && (optind + 1 < argc || jobs))
+    return cli_multi ("compare", cmd_compare, true, argc, argv, optind, jobs, &o);
   if (optind + 1 != argc)
     return cli_usage ("compare", usage_text);
   const char *path = argv[optind];
@@ -115,6 +161,59 @@ cmd_compare (int argc, char **argv)
       return rc;
     }
   o.knobs.progress = cli_progress (o.quiet);
+
+  if (sweep_spec)
+    {
+      /* every strategy asked for but the recorded plan, which no knob changes */
+      size_t m = 0;
+      for (size_t i = 0; asked[i]; i++)
+        if (!(asked[i]->flags & ML_STRATEGY_RECORDED))
+          asked[m++] = asked[i];
+      asked[m] = NULL;
+      if (!o.quiet)
+        cli_note_sweep ("compare", sweep_spec, asked);
+      MlKnobSweep *sw = NULL;
+      MlError serr = { 0 };
+      rc = ml_knob_sweep_run (sweep_spec, bufs, asked, &o.knobs, &sw, &serr);
+      cli_progress_done ();
+      if (rc < 0)
+        rc = cli_error ("compare", &serr);
+      else
+        {
+          rc = EXIT_OK;
+          for (size_t r = 0; r < sw->n_values * sw->n_strategies; r++)
+            if (sw->rows[r].status == 0 && sw->rows[r].oom.hit)
+              rc = EXIT_PROBLEMS;
+          if (o.json)
+            {
+              printf ("{\"trace\":");
+              ml_json_put_str (stdout, path);
+              printf (",\"buffers\":%zu,\"events\":%zu,\"alignment\":%" PRIu64 ",\"lower_bound\":%" PRIu64
+                      ",\"capacity\":%" PRIu64 ",\"sweep\":",
+                      bufs->n, t->n_events, bufs->align, bufs->lower_bound, o.knobs.capacity);
+              if (ml_knob_sweep_write_json (stdout, bufs, sw, &serr) < 0)
+                rc = cli_error ("compare", &serr);
+              else
+                printf ("}\n");
+            }
+          else
+            {
+              printf ("trace        %s: %zu buffers, %zu events, alignment %" PRIu64 "\n", path, bufs->n, t->n_events, bufs->align);
+              printf ("lower bound  %" PRIu64 " (%s) at tick %" PRIu64 "\n", bufs->lower_bound, cli_size (bufs->lower_bound),
+                      bufs->lower_bound_tick);
+              if (o.knobs.capacity)
+                printf ("capacity     %" PRIu64 " (%s)\n", o.knobs.capacity, cli_size (o.knobs.capacity));
+              printf ("sweep        %s over %zu values, %zu strateg%s\n", sw->knob, sw->n_values, sw->n_strategies,
+                      sw->n_strategies == 1 ? "y" : "ies");
+              print_sweep (sw);
+            }
+        }
+      ml_knob_sweep_free (sw);
+      free (asked);
+      ml_buffers_free (bufs);
+      ml_trace_free (t);
+      return rc;
+    }
 
   /* the real allocator's layout first, when the trace has one */
   const MlStrategy **list = ml_sim_lineup (bufs, asked);

@@ -10,15 +10,21 @@
 #include "sim/base/jsonutil.h"
 
 static const char usage_text[] =
-  "Usage: memlens diagnose [OPTIONS] TRACE --capacity SIZE [--strategy S]\n"
-  "Replays the trace with strategy S (default: caching when built, else\n"
-  "best-fit) under the capacity and explains the first allocation that\n"
-  "fails: the verdict (fragmentation: enough free bytes but no block large\n"
-  "enough; capacity: not enough bytes), live / reserved / free bytes and the\n"
-  "largest free block, the buffers to blame by call site, which other\n"
-  "strategies fit and with how much headroom, and what another alignment\n"
-  "would save. A trace with a recorded OOM (PyTorch snapshot) also gets\n"
-  "that OOM explained. Exit code 1 when the strategy runs out of memory.\n";
+  "Usage: memlens diagnose [OPTIONS] TRACE [--capacity SIZE] [--strategy S]\n"
+  "A trace that recorded an OOM (PyTorch snapshot) gets that OOM first: the\n"
+  "request, the device's free bytes, reserved, allocated and cached free bytes\n"
+  "and the largest cached block at that moment, the verdict (capacity: cached\n"
+  "free + device free < request; fragmentation otherwise), the call site and\n"
+  "what was live. Without --capacity the capacity is the device memory the\n"
+  "OOM implies (reserved + device free).\n"
+  "Then the trace is replayed with strategy S (default: caching when built,\n"
+  "else best-fit) under the capacity, with the refused request included, and\n"
+  "the first allocation that fails is explained: the verdict (fragmentation:\n"
+  "enough free bytes but no block large enough; capacity: not enough bytes),\n"
+  "live / reserved / free bytes and the largest free block, the buffers to\n"
+  "blame by call site, which other strategies fit and with how much headroom,\n"
+  "and what another alignment would save. Exit code 1 when the trace recorded\n"
+  "an OOM or the strategy runs out of memory.\n";
 
 /* The verdict's name in capitals, as the terminal shows it. */
 static const char *
@@ -49,10 +55,50 @@ print_oom_line (const MlBuffers *bufs, const MlOom *o)
 }
 
 static void
-print_text (const char *path, const MlBuffers *bufs, const MlDiagnosis *d)
+print_recorded (const char *path, const MlBuffers *bufs, const MlDiagnosis *d)
 {
+  const MlTrace *t = bufs->trace;
+  printf ("%s: the trace records an OOM on device %u\n", path, t ? t->device : 0);
+  printf ("  OOM at tick %" PRIu64 " (trace entry %" PRIu64 "), stream %u: request %s, device free %s\n", d->rec_tick,
+          d->rec_index, d->rec_stream, cli_size (d->rec_request), cli_size (d->rec_device_free));
+  char frames[1024];
+  if (*ml_diagnosis_user_frames (t, d->rec_stack, 3, frames, sizeof frames))
+    printf ("  called from %s\n", frames);
+  if (d->rec_have_plan)
+    {
+      char why[256];
+      printf ("  verdict: %s — %s (request %s)\n", verdict_upper (d->rec_verdict), ml_diagnosis_recorded_reason (d, why, sizeof why),
+              cli_size (d->rec_request));
+      printf ("  reserved %s · allocated %s · cached free %s (largest block %s)\n", cli_size (d->rec_reserved),
+              cli_size (d->rec_live), cli_size (d->rec_cached_free), cli_size (d->rec_largest_cached));
+      printf ("  device memory implied: %s (reserved + device free)\n", cli_size (d->rec_reserved + d->rec_device_free));
+    }
+  else
+    printf ("  allocated %s (the trace has no addresses: reserved and cached blocks unknown)\n", cli_size (d->rec_live));
+  printf ("\n  blame: live at the OOM by call site (%zu buffer%s, %s requested)\n", d->rec_n_live_total, d->rec_n_live_total == 1 ? "" : "s",
+          cli_size (d->rec_requested_live));
+  for (size_t i = 0; i < d->rec_n_sites && i < 10; i++)
+    {
+      const MlSiteBlame *sb = &d->rec_sites[i];
+      printf ("    %11s  %5zu buffer%s  %s (largest: buffer %" PRIu64 ", %s)\n", cli_size (sb->bytes), sb->count,
+              sb->count == 1 ? " " : "s", ml_diagnosis_site_label (bufs, sb->site), bufs->buf[sb->largest].id,
+              cli_size (bufs->buf[sb->largest].rsize));
+    }
+  if (d->rec_n_sites > 10)
+    printf ("    ... %zu more call sites\n", d->rec_n_sites - 10);
+  putchar ('\n');
+}
+
+static void
+print_text (const char *path, const MlBuffers *bufs, const MlDiagnosis *d, const char *capacity_from)
+{
+  if (d->recorded)
+    print_recorded (path, bufs, d);
   if (d->capacity)
     {
+      if (d->recorded)
+        printf ("what would fit: the trace replayed with the refused %s request live at tick %" PRIu64 ", under %s (%s)\n",
+                cli_size (d->rec_request), d->rec_tick, cli_size (d->capacity), capacity_from);
       printf ("%s under %s with %s: ", path, cli_size (d->capacity), d->strategy);
       if (!d->oom.hit)
         printf ("fits (peak %s, headroom %s)\n", cli_size (d->peak),
@@ -133,20 +179,6 @@ print_text (const char *path, const MlBuffers *bufs, const MlDiagnosis *d)
       else
         printf ("    align %-8" PRIu64 " %11s  %s\n", w->align, cli_size (w->lower_bound), delta);
     }
-  if (d->recorded)
-    {
-      printf ("\n  recorded OOM at tick %" PRIu64 " on stream %u: request %s, device free %s\n", d->rec_tick, d->rec_stream,
-              cli_size (d->rec_request), cli_size (d->rec_device_free));
-      if (d->rec_have_plan)
-        {
-          printf ("    live %s · reserved %s · cached free %s (largest block %s)\n", cli_size (d->rec_live),
-                  cli_size (d->rec_reserved), cli_size (d->rec_cached_free), cli_size (d->rec_largest_cached));
-          char why[256];
-          printf ("    verdict: %s — %s\n", verdict_upper (d->rec_verdict), ml_diagnosis_recorded_reason (d, why, sizeof why));
-        }
-      else
-        printf ("    live %s (the trace has no addresses: cached blocks unknown)\n", cli_size (d->rec_live));
-    }
 }
 
 int
@@ -156,10 +188,12 @@ cmd_diagnose (int argc, char **argv)
     CLI_COMMON_LONGOPTS,
     { "strategy", required_argument, 0, 's' },
     { "strategies", required_argument, 0, 'S' },
+    { "jobs", required_argument, 0, CLI_OPT_JOBS },
     { 0, 0, 0, 0 },
   };
   MlCliOpts o;
   cli_opts_init (&o);
+  unsigned jobs = 0;
   int c;
   optind = 1;
   while ((c = getopt_long (argc, argv, "hs:", longopts, NULL)) != -1)
@@ -167,16 +201,24 @@ cmd_diagnose (int argc, char **argv)
       if (c == 'h')
         {
           printf ("%s\nOptions:\n  -s, --strategy S   the allocator to diagnose (default caching, else best-fit)\n"
-                  "  --strategies A,B   the alternatives to try (default: all)\n%s", usage_text, CLI_COMMON_HELP);
+                  "  --strategies A,B   the alternatives to try (default: all)\n" CLI_JOBS_HELP "%s", usage_text,
+                  CLI_COMMON_HELP);
           return EXIT_OK;
         }
       if (c == 's')
         o.strategy = optarg;
       else if (c == 'S')
         o.strategies = optarg;
+      else if (c == CLI_OPT_JOBS)
+        {
+          if (!cli_jobs_option ("diagnose", optarg, &jobs))
+            return EXIT_BAD;
+        }
       else if (c == '?' || !cli_common_option ("diagnose", &o, c, optarg))
         return cli_usage ("diagnose", usage_text);
     }
+  if (!cli_in_multi && optind < argc && (optind + 1 < argc || jobs))
+    return cli_multi ("diagnose", cmd_diagnose, true, argc, argv, optind, jobs, &o);
   if (optind + 1 != argc)
     return cli_usage ("diagnose", usage_text);
   if (!o.strategy)
@@ -195,31 +237,51 @@ cmd_diagnose (int argc, char **argv)
       free (alts);
       return rc;
     }
-  if (!o.knobs.capacity)
-    o.knobs.capacity = t->capacity ? t->capacity : t->device_total;
-  bool has_oom_event = false;
-  for (size_t i = 0; i < t->n_events && !has_oom_event; i++)
-    has_oom_event = t->events[i].kind == ML_EV_OOM;
-  if (!o.knobs.capacity && !has_oom_event)
+  MlRecordedOom rec;
+  MlError err = { 0 };
+  MlBuffers *replay = NULL;
+  const char *capacity_from = "--capacity";
+  if (ml_recorded_oom (bufs, &rec, &err) < 0)
+    {
+      rc = cli_error ("diagnose", &err);
+      goto out;
+    }
+  if (!o.knobs.capacity && ml_recorded_oom_capacity (&rec))
+    {
+      o.knobs.capacity = ml_recorded_oom_capacity (&rec);
+      capacity_from = "the device memory the OOM implies: reserved + device free";
+    }
+  else if (!o.knobs.capacity)
+    {
+      o.knobs.capacity = t->capacity ? t->capacity : t->device_total;
+      capacity_from = t->capacity ? "from the file name" : "the device's memory, from the trace";
+    }
+  if (!o.knobs.capacity && !rec.found)
     {
       rc = cli_fail ("diagnose", EXIT_BAD, "%s: give --capacity (e.g. --capacity 80G); the trace records no OOM to explain", path);
       goto out;
     }
+  /* the replay includes the request the real allocator refused */
+  if (rec.found && ml_recorded_oom_replay (bufs, &rec, &replay, &err) < 0)
+    {
+      rc = cli_error ("diagnose", &err);
+      goto out;
+    }
+  const MlBuffers *run = replay ? replay : bufs;
   MlPlan *plan = NULL;
-  rc = cli_get_plan ("diagnose", bufs, &o, &plan);
+  rc = cli_get_plan ("diagnose", run, &o, &plan);
   if (rc == EXIT_OK && !plan->oom.hit && o.knobs.capacity)
     {
       /* the recorded plan or a plan file: measured against the capacity */
       MlMetrics m;
-      if (ml_metrics_compute (bufs, plan, &m, NULL, NULL) == 0 && m.peak > o.knobs.capacity)
+      if (ml_metrics_compute (run, plan, &m, NULL, NULL) == 0 && m.peak > o.knobs.capacity)
         ml_oom_over_capacity (&plan->oom);
     }
   if (rc == EXIT_OK)
     {
       MlDiagnosis d;
-      MlError err = { 0 };
       o.knobs.progress = NULL;
-      if (ml_diagnose (bufs, plan, o.knobs.capacity, alts, &o.knobs, &d, &err) < 0)
+      if (ml_diagnose (run, plan, o.knobs.capacity, alts, &o.knobs, rec.found ? &rec : NULL, &d, &err) < 0)
         rc = cli_error ("diagnose", &err);
       else
         {
@@ -228,18 +290,23 @@ cmd_diagnose (int argc, char **argv)
             {
               printf ("{\"trace\":");
               ml_json_put_str (stdout, path);
-              printf (",\"alignment\":%" PRIu64 ",\"diagnosis\":", bufs->align);
-              if (ml_diagnosis_write_json (&d, bufs, stdout, &err) < 0)
+              printf (",\"device\":%u,\"alignment\":%" PRIu64 ",\"capacity_from\":", t->device, run->align);
+              ml_json_put_str (stdout, capacity_from);
+              printf (",\"diagnosis\":");
+              if (ml_diagnosis_write_json (&d, run, stdout, &err) < 0)
                 rc = cli_error ("diagnose", &err);
               printf ("}\n");
             }
           else
-            print_text (path, bufs, &d);
+            print_text (path, run, &d, capacity_from);
+          if (rc == EXIT_OK)
+            rc = d.oom.hit || d.recorded ? EXIT_PROBLEMS : EXIT_OK;
           ml_diagnosis_clear (&d);
         }
       ml_plan_free (plan);
     }
 out:
+  ml_buffers_free (replay);
   free (alts);
   ml_buffers_free (bufs);
   ml_trace_free (t);

@@ -1,5 +1,6 @@
 /* memlens render — the timeline figure of a trace and a plan, headless. */
 #include <getopt.h>
+#include <math.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +10,9 @@
 #include "sim/analysis/races.h"
 
 #ifdef HAVE_RENDER
+#include "gui/render/state.h"
 #include "gui/render/timeline.h"
+#include "sim/analysis/state.h"
 #endif
 
 static const char usage_text[] =
@@ -27,6 +30,8 @@ static const char render_help[] =
   "  -o, --output FILE  .png, .svg or .pdf (written atomically)\n"
   "  --view V           address (default), active (stacked, no addresses) or\n"
   "                     segments (each segment outlined)\n"
+  "  --at TICK          beside the figure, the allocator state at TICK: every\n"
+  "                     segment's blocks, allocated / free (cached) / unmapped\n"
   "  --range T0:T1      only ticks [T0, T1) (either side may be empty)\n"
   "  --size WxH         picture size in pixels (default 1600x900)\n"
   "  --color-by C       site (default), stream or kind\n"
@@ -43,6 +48,7 @@ static const char render_help[] =
 #define OPT_DARK 2006
 #define OPT_NOLABELS 2007
 #define OPT_VIEW 2008
+#define OPT_AT 2009
 
 #ifdef HAVE_RENDER
 static int
@@ -84,6 +90,39 @@ parse_wxh (const char *arg, int *w, int *h)
   *h = (int) b;
   return 0;
 }
+
+typedef struct {
+  const MlScene *scene;
+  const MlStyle *style;
+  const MlView  *range;
+  const MlState *state;
+  uint64_t       tick;
+} FigureAndState;
+
+/* The figure on the left two thirds with a marker at the tick, the
+ * allocator state at that tick on the right. */
+static void
+draw_with_state (cairo_t *cr, int width, int height, void *data)
+{
+  const FigureAndState *f = data;
+  double fw = floor (width * 0.64);
+  MlRgb bg = ml_style_bg (f->style);
+  cairo_set_source_rgb (cr, bg.r, bg.g, bg.b);
+  cairo_paint (cr);
+  cairo_save (cr);
+  cairo_rectangle (cr, 0, 0, fw, height);
+  cairo_clip (cr);
+  ml_timeline_draw_figure (cr, f->scene, f->style, fw, height, f->range);
+  MlFigureLayout fl;
+  ml_figure_layout (f->scene, f->style, fw, height, &fl);
+  MlView v;
+  ml_scene_view_init_plot (f->scene, f->style->plot, &v, fl.layout.x, fl.layout.y, fl.layout.w, fl.layout.h);
+  ml_view_set_time (&v, f->range->t0, f->range->t1);
+  ml_timeline_draw_marker (cr, &v, f->scene, f->style, (double) f->tick + 0.5, "state", fl.time_axis.y);
+  cairo_restore (cr);
+  MlRect area = { fw + 8, 8, width - fw - 16, height - 16 };
+  ml_state_draw (cr, &area, f->state, f->scene, f->style);
+}
 #endif
 
 int
@@ -102,6 +141,7 @@ cmd_render (int argc, char **argv)
     { "dark", no_argument, 0, OPT_DARK },
     { "no-labels", no_argument, 0, OPT_NOLABELS },
     { "view", required_argument, 0, OPT_VIEW },
+    { "at", required_argument, 0, OPT_AT },
     { 0, 0, 0, 0 },
   };
   MlCliOpts o;
@@ -111,6 +151,7 @@ cmd_render (int argc, char **argv)
   ml_style_init (&style);
   double t0 = -1, t1 = -1;
   int width = 1600, height = 900;
+  long long at = -1;
 #endif
   int c;
   optind = 1;
@@ -150,9 +191,17 @@ cmd_render (int argc, char **argv)
           if (ml_plot_parse (optarg, &style.plot) < 0)
             return cli_fail ("render", EXIT_BAD, "--view %s: expected address, active or segments", optarg);
           break;
+        case OPT_AT:
+          {
+            uint64_t v;
+            if (ml_parse_u64 (optarg, strlen (optarg), &v) < 0 || v > (uint64_t) INT64_MAX)
+              return cli_fail ("render", EXIT_BAD, "--at %s: expected a tick (a whole number)", optarg);
+            at = (long long) v;
+            break;
+          }
 #else
         case OPT_RANGE: case OPT_SIZE: case OPT_COLOR: case OPT_TIMEAXIS:
-        case OPT_TITLE: case OPT_DARK: case OPT_NOLABELS: case OPT_VIEW:
+        case OPT_TITLE: case OPT_DARK: case OPT_NOLABELS: case OPT_VIEW: case OPT_AT:
           break;
 #endif
         default:
@@ -190,6 +239,9 @@ cmd_render (int argc, char **argv)
           || ml_scene_new (bufs, plan, &so, &scene, &err) < 0)
         rc = cli_error ("render", &err);
     }
+  if (rc == EXIT_OK && at >= (long long) scene->end_tick)
+    rc = cli_fail ("render", EXIT_BAD, "--at %lld: past the end of the trace (ticks 0 to %" PRIu64 ")", at,
+                   scene->end_tick - 1);
   if (rc == EXIT_OK && t0 >= (double) scene->end_tick)
     rc = cli_fail ("render", EXIT_BAD, "--range: tick %.0f is past the end of the trace (ticks 0 to %" PRIu64 ")",
                    t0, scene->end_tick);
@@ -199,7 +251,21 @@ cmd_render (int argc, char **argv)
       ml_scene_view_init_plot (scene, style.plot, &range, 0, 0, width, height);
       if (t0 >= 0 || t1 >= 0)
         ml_view_set_time (&range, t0 >= 0 ? t0 : range.t_min, t1 >= 0 ? t1 : range.t_max);
-      if (ml_render_figure_to_file (o.output, scene, &style, width, height, &range, &err) < 0)
+      MlState state = { 0 };
+      int wrc;
+      if (at >= 0)
+        {
+          wrc = ml_state_at (bufs, plan, (uint64_t) at, &state, &err);
+          if (wrc == 0)
+            {
+              FigureAndState fs = { scene, &style, &range, &state, (uint64_t) at };
+              wrc = ml_render_to_file (o.output, width, height, draw_with_state, &fs, &err);
+            }
+        }
+      else
+        wrc = ml_render_figure_to_file (o.output, scene, &style, width, height, &range, &err);
+      ml_state_clear (&state);
+      if (wrc < 0)
         rc = cli_error ("render", &err);
       else if (!o.quiet)
         fprintf (stderr, "%s: wrote %s (%dx%d, %s plan, %zu buffers)\n", path, o.output, width, height,

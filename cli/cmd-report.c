@@ -20,6 +20,18 @@ static const char usage_text[] =
   "JSON report follows docs/report-schema.md. Exit code 1 when a strategy\n"
   "runs out of memory under --capacity (as for compare).\n";
 
+/* @list without the recorded plan, which no knob changes (in place). */
+static const MlStrategy *const *
+sweepable (const MlStrategy **list)
+{
+  size_t m = 0;
+  for (size_t i = 0; list[i]; i++)
+    if (!(list[i]->flags & ML_STRATEGY_RECORDED))
+      list[m++] = list[i];
+  list[m] = NULL;
+  return list;
+}
+
 int
 cmd_report (int argc, char **argv)
 {
@@ -27,8 +39,10 @@ cmd_report (int argc, char **argv)
     CLI_COMMON_LONGOPTS,
     { "strategies", required_argument, 0, 's' },
     { "output", required_argument, 0, 'o' },
+    { "sweep", required_argument, 0, 'S' },
     { 0, 0, 0, 0 },
   };
+  const char *sweep_spec = NULL;
   MlCliOpts o;
   cli_opts_init (&o);
   int c;
@@ -38,7 +52,9 @@ cmd_report (int argc, char **argv)
       if (c == 'h')
         {
           printf ("%s\nOptions:\n  -s, --strategies A,B,...  strategies to compare (default: %s; \"all\")\n"
-                  "  -o, --output FILE         .html, .md, .json or .csv (written atomically)\n%s",
+                  "  -o, --output FILE         .html, .md, .json or .csv (written atomically)\n"
+                  "  --sweep KNOB=V1,V2,...    add a table of every strategy once per value (as compare --sweep;\n"
+                  "                            .html, .md, .json)\n%s",
                   usage_text, ml_strategies_default (), CLI_COMMON_HELP);
           return EXIT_OK;
         }
@@ -46,6 +62,8 @@ cmd_report (int argc, char **argv)
         o.strategies = optarg;
       else if (c == 'o')
         o.output = optarg;
+      else if (c == 'S')
+        sweep_spec = optarg;
       else if (c == '?' || !cli_common_option ("report", &o, c, optarg))
         return cli_usage ("report", usage_text);
     }
@@ -56,6 +74,8 @@ cmd_report (int argc, char **argv)
   bool html = strcmp (ext, "html") == 0 || strcmp (ext, "htm") == 0;
   if (!html && strcmp (ext, "md") != 0 && strcmp (ext, "json") != 0 && strcmp (ext, "csv") != 0)
     return cli_fail ("report", EXIT_BAD, "%s: write the report as .html, .md, .json or .csv", o.output);
+  if (sweep_spec && strcmp (ext, "csv") == 0)
+    return cli_fail ("report", EXIT_BAD, "--sweep: the CSV report is one row per strategy, with no room for a sweep (use .html, .md or .json)");
 #ifndef HAVE_RENDER
   if (html)
     return cli_fail ("report", EXIT_BAD, "this memlens was built without cairo: no HTML report (use .md, .json or .csv)");
@@ -77,7 +97,15 @@ cmd_report (int argc, char **argv)
   o.knobs.progress = cli_progress (o.quiet);
   MlReport *r = NULL;
   MlError err = { 0 };
-  if (ml_report_build (path, bufs, list, &o.knobs, &r, &err) < 0)
+  int built = ml_report_build (path, bufs, list, &o.knobs, &r, &err);
+  if (built == 0 && sweep_spec)
+    {
+      const MlStrategy *const *swept = sweepable (list);
+      if (!o.quiet)
+        cli_note_sweep ("report", sweep_spec, swept);
+      built = ml_knob_sweep_run (sweep_spec, bufs, swept, &o.knobs, &r->sweep, &err);
+    }
+  if (built < 0)
     {
       cli_progress_done ();
       rc = cli_error ("report", &err);

@@ -8,6 +8,7 @@
 
 static const char usage_text[] =
   "Usage: memlens stats [OPTIONS] TRACE\n"
+  "       memlens stats [OPTIONS] TRACE... [--jobs N]   (one summary line per file)\n"
   "Events, buffers, streams, the lower bound and when, and the top peak\n"
   "points with the buffers that make them (largest first).\n";
 
@@ -32,11 +33,13 @@ cmd_stats (int argc, char **argv)
     CLI_COMMON_LONGOPTS,
     { "peaks", required_argument, 0, 'p' },
     { "blame", required_argument, 0, 'b' },
+    { "jobs", required_argument, 0, CLI_OPT_JOBS },
     { 0, 0, 0, 0 },
   };
   MlCliOpts o;
   cli_opts_init (&o);
   unsigned long npeaks = 5, nblame = 5;
+  unsigned jobs = 0;
   int c;
   optind = 1;
   while ((c = getopt_long (argc, argv, "hp:b:", longopts, NULL)) != -1)
@@ -44,7 +47,8 @@ cmd_stats (int argc, char **argv)
       if (c == 'h')
         {
           printf ("%s\nOptions:\n  --peaks N          peak points to show (default 5)\n"
-                  "  --blame N          buffers per peak (default 5, 0 = all)\n%s", usage_text, CLI_COMMON_HELP);
+                  "  --blame N          buffers per peak (default 5, 0 = all)\n" CLI_JOBS_HELP "%s", usage_text,
+                  CLI_COMMON_HELP);
           return EXIT_OK;
         }
       if (c == 'p' || c == 'b')
@@ -56,9 +60,17 @@ cmd_stats (int argc, char **argv)
           *(c == 'p' ? &npeaks : &nblame) = v;
           continue;
         }
+      if (c == CLI_OPT_JOBS)
+        {
+          if (!cli_jobs_option ("stats", optarg, &jobs))
+            return EXIT_BAD;
+          continue;
+        }
       if (c == '?' || !cli_common_option ("stats", &o, c, optarg))
         return cli_usage ("stats", usage_text);
     }
+  if (!cli_in_multi && optind < argc && (optind + 1 < argc || jobs))
+    return cli_multi ("stats", cmd_stats, false, argc, argv, optind, jobs, &o);
   if (optind + 1 != argc)
     return cli_usage ("stats", usage_text);
   const char *path = argv[optind];
@@ -109,6 +121,37 @@ cmd_stats (int argc, char **argv)
               bufs->lower_bound_tick, total, requested, never);
       if (t->capacity)
         printf (",\"capacity\":%" PRIu64, t->capacity);
+      if (t->n_devices)
+        {
+          printf (",\"device\":%u,\"devices\":[", t->device);
+          for (size_t d = 0; d < t->n_devices; d++)
+            {
+              const MlDeviceInfo *di = &t->devices[d];
+              printf ("%s{\"device\":%u,\"entries\":%" PRIu64 ",\"segments\":%" PRIu64 ",\"reserved_start\":%" PRIu64
+                      ",\"reserved_end\":%" PRIu64 ",\"reserved_max\":%" PRIu64 ",\"oom\":%s,\"actions\":{",
+                      d ? "," : "", di->device, di->entries, di->segments, di->reserved_start, di->reserved_end,
+                      di->reserved_max, di->ooms ? "true" : "false");
+              bool first_kind = true;
+              for (int k = 0; k < ML_EV__COUNT; k++)
+                if (di->actions[k])
+                  {
+                    printf ("%s\"%s\":%" PRIu64, first_kind ? "" : ",", ml_event_kind_name ((MlEventKind) k), di->actions[k]);
+                    first_kind = false;
+                  }
+              printf ("},\"ooms\":[");
+              bool first_oom = true;
+              for (size_t k = 0; k < t->n_device_ooms; k++)
+                if (t->device_ooms[k].device == di->device)
+                  {
+                    const MlDeviceOom *r = &t->device_ooms[k];
+                    printf ("%s{\"index\":%" PRIu64 ",\"request\":%" PRIu64 ",\"device_free\":%" PRIu64 ",\"reserved\":%" PRIu64 "}",
+                            first_oom ? "" : ",", r->index, r->request, r->device_free, r->reserved);
+                    first_oom = false;
+                  }
+              printf ("]}");
+            }
+          printf ("]");
+        }
       if (t->dropped_records)
         printf (",\"dropped_records\":%" PRIu64, t->dropped_records);
       printf (",\"event_kinds\":{");
@@ -158,6 +201,14 @@ cmd_stats (int argc, char **argv)
       printf ("\nbuffers      %zu (%" PRIu64 " never freed), %s in all, %s requested\n",
               bufs->n, never, cli_size (total), cli_size (requested));
       printf ("streams      %zu allocating\n", n_streams);
+      for (size_t d = 0; d < t->n_devices; d++)
+        {
+          const MlDeviceInfo *di = &t->devices[d];
+          printf ("%s %u%s: %" PRIu64 " trace entries, %" PRIu64 " segment%s, reserved %s at the end (%s at most)%s\n",
+                  d ? "            " : "devices     ", di->device, di->device == t->device ? " (read)" : "",
+                  di->entries, di->segments, di->segments == 1 ? "" : "s", cli_size (di->reserved_end), cli_size (di->reserved_max),
+                  di->ooms ? ", recorded an OOM" : "");
+        }
       printf ("ticks        0 .. %" PRIu64 "\n", bufs->end_tick);
       if (t_first >= 0)
         printf ("time         %.3f ms\n", (double) (t_last - t_first) / 1e6);

@@ -160,6 +160,8 @@ cli_load (const char *cmd, const char *path, MlCliOpts *o, MlTrace **trace, MlBu
   cli_progress_done ();
   if (rc < 0)
     return cli_error (cmd, &err);
+  if ((*trace)->device_reason && !o->quiet)
+    fprintf (stderr, "memlens %s: %s: %s\n", cmd, path, ml_trace_str (*trace, (*trace)->device_reason));
   bool graph_only = o->load.dims || (o->load.graph_options && strstr (o->load.graph_options, "max_block="));
   if (graph_only && strcmp (ml_trace_str (*trace, (*trace)->source), "graph") != 0)
     {
@@ -259,6 +261,37 @@ cli_note_knobs (const char *cmd, const MlCliOpts *o, const MlStrategy *const *li
           }
       fputs (*sep == ',' ? ")\n" : ": no strategy reads it\n", stderr);
     }
+}
+
+/* A swept knob that no strategy of @list reads gets a note, not silence
+ * (align and capacity apply to every strategy: the driver honours them). */
+void
+cli_note_sweep (const char *cmd, const char *spec, const MlStrategy *const *list)
+{
+  char knob[64];
+  snprintf (knob, sizeof knob, "%.*s", (int) strcspn (spec, "="), spec);
+  if (strcmp (knob, "align") == 0 || strcmp (knob, "capacity") == 0)
+    return;
+  unsigned bit = 0;
+  for (unsigned k = 1; k < ML_KNOB__END; k <<= 1)
+    if (k != ML_KNOB_OPTIONS && strcmp (knob, ml_knob_name ((MlKnob) k)) == 0)
+      bit = k;
+  bool read = false;
+  for (size_t i = 0; list[i]; i++)
+    read |= bit ? (list[i]->knobs & bit) != 0 : ml_strategy_reads_option (list[i], knob);
+  if (read)
+    return;
+  fprintf (stderr, "memlens %s: --sweep %s does not apply to", cmd, knob);
+  for (size_t i = 0; list[i]; i++)
+    fprintf (stderr, "%s%s", i ? ", " : " ", list[i]->name);
+  const char *sep = " (read by ";
+  for (const MlStrategy *const *s = ml_strategies_all (); *s; s++)
+    if (bit ? ((*s)->knobs & bit) != 0 : ml_strategy_reads_option (*s, knob))
+      {
+        fprintf (stderr, "%s%s", sep, (*s)->name);
+        sep = ", ";
+      }
+  fputs (*sep == ',' ? "): every row is the same run\n" : ": no strategy reads it): every row is the same run\n", stderr);
 }
 
 const char *
@@ -361,4 +394,18 @@ cli_install_signals (void)
   sigaction (SIGINT, &sa, NULL);
   sigaction (SIGTERM, &sa, NULL);
   sigaction (SIGHUP, &sa, NULL);
+}
+
+bool
+cli_jobs_option (const char *cmd, const char *arg, unsigned *jobs)
+{
+  char *end;
+  unsigned long v = strtoul (arg, &end, 10);
+  if (*end || !*arg || v == 0 || v > 1024)
+    {
+      cli_fail (cmd, EXIT_BAD, "--jobs %s: not a number from 1 to 1024", arg);
+      return false;
+    }
+  *jobs = (unsigned) v;
+  return true;
 }

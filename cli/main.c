@@ -17,6 +17,7 @@ static const MlCommand commands[] = {
   { "fit",        "the largest batch (a graph's symbolic dimension) whose plan fits a capacity, per strategy", cmd_fit },
   { "diagnose",   "explain an out-of-memory under a capacity: verdict, blame, what would fit", cmd_diagnose },
   { "report",     "write a tuning report: strategies, peaks with blame, OOM, races (.html/.md/.json/.csv)", cmd_report },
+  { "diff",       "compare two runs: each peak, the change, bytes per call site at each peak", cmd_diff },
   { "render",     "draw the timeline of a plan: address x time, curves, peaks, races (.png/.svg/.pdf)", cmd_render },
   { "convert",    "convert between trace formats (.jsonl, .csv)", cmd_convert },
   { "strategies", "list the allocation strategies", cmd_strategies },

@@ -33,7 +33,11 @@ refresh_recent (MlApplication *self)
       if (!path || !gtk_recent_info_exists (info))
         continue;
       g_autofree char *base = g_path_get_basename (path);
-      g_autoptr (GMenuItem) item = g_menu_item_new (base, NULL);
+      /* menu labels take "_" as a mnemonic: "constructor_oom.pickle"
+       * would show as "constructoroom.pickle" */
+      g_auto (GStrv) parts = g_strsplit (base, "_", -1);
+      g_autofree char *label = g_strjoinv ("__", parts);
+      g_autoptr (GMenuItem) item = g_menu_item_new (label, NULL);
       g_menu_item_set_action_and_target (item, "app.open-recent", "s", path);
       g_menu_append_item (self->recent, item);
       n++;

@@ -510,6 +510,73 @@ ml_document_compare_finish (GAsyncResult *result, GError **error)
 }
 
 static void
+sweep_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  Job *job = data;
+  const MlBuffers *bufs = job->prev->bufs;
+  MlError err = { 0 };
+  GError *error = NULL;
+  g_auto (GStrv) names = g_strsplit (job->names, ",", -1);
+  g_autoptr (GPtrArray) list = g_ptr_array_new ();
+  for (char **n = names; *n; n++)
+    {
+      const MlStrategy *st = ml_strategy_find (*n);
+      if (!st)
+        {
+          g_set_error (&error, ML_GUI_ERROR, 1, "unknown strategy \"%s\"", *n);
+          g_task_return_error (task, error);
+          return;
+        }
+      if (!(st->flags & ML_STRATEGY_RECORDED))
+        g_ptr_array_add (list, (gpointer) st);
+    }
+  g_ptr_array_add (list, NULL);
+  MlKnobs k;
+  to_ml_knobs (&job->knobs, bufs->trace, &k);
+  k.align = bufs->align;
+  k.progress = &job->jp.progress;
+  job_report (&job->jp, 0.0, job->path);
+  MlKnobSweep *sw = NULL;
+  int rc = ml_knob_sweep_run (job->path, bufs, (const MlStrategy *const *) list->pdata, &k, &sw, &err);
+  if (rc == 0 && job->jp.cancelled)
+    {
+      ml_knob_sweep_free (sw);
+      err.code = ML_ECANCELLED;
+      rc = -1;
+    }
+  if (rc < 0)
+    {
+      set_error (&error, &err);
+      g_task_return_error (task, error);
+      return;
+    }
+  g_task_return_pointer (task, sw, (GDestroyNotify) ml_knob_sweep_free);
+}
+
+void
+ml_document_sweep_async (MlDocument *doc, const MlViewKnobs *knobs, const char *names, const char *spec,
+                         GCancellable *cancellable,
+                         MlProgressFunc progress, gpointer progress_data,
+                         GAsyncReadyCallback callback, gpointer user_data)
+{
+  Job *job = job_new (knobs ? knobs : &doc->knobs, NULL, NULL, cancellable, progress, progress_data);
+  job->prev = ml_document_ref (doc);
+  job->names = g_strdup (names);
+  job->path = g_strdup (spec);
+  GTask *task = g_task_new (NULL, cancellable, callback, user_data);
+  g_task_set_source_tag (task, ml_document_sweep_async);
+  g_task_set_task_data (task, job, job_free);
+  g_task_run_in_thread (task, sweep_thread);
+  g_object_unref (task);
+}
+
+MlKnobSweep *
+ml_document_sweep_finish (GAsyncResult *result, GError **error)
+{
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+static void
 report_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
 {
   Job *job = data;

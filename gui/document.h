@@ -21,6 +21,7 @@
 #include <gio/gio.h>
 
 #include "sim/analysis/check.h"
+#include "sim/analysis/knob-sweep.h"
 #include "sim/formats/load.h"
 #include "sim/sim.h"
 #include "gui/render/scene.h"
@@ -142,6 +143,16 @@ void     ml_document_report_async  (MlDocument *doc, const char *extra, const ch
                                     MlProgressFunc progress, gpointer progress_data,
                                     GAsyncReadyCallback callback, gpointer user_data);
 gboolean ml_document_report_finish (GAsyncResult *result, GError **error);
+
+/* Runs @names (comma-separated strategies; the recorded plan is left out)
+ * once per value of @spec ("KNOB=V1,V2,...", sim/analysis/knob-sweep.h)
+ * with @knobs (NULL: the document's) in a worker. */
+void        ml_document_sweep_async (MlDocument *doc, const MlViewKnobs *knobs, const char *names, const char *spec,
+                                     GCancellable *cancellable,
+                                     MlProgressFunc progress, gpointer progress_data,
+                                     GAsyncReadyCallback callback, gpointer user_data);
+/* The sweep (free with ml_knob_sweep_free), or NULL with @error set. */
+MlKnobSweep *ml_document_sweep_finish (GAsyncResult *result, GError **error);
 
 /* Time of @tick in nanoseconds since the first timed event, when the
  * trace has times (the time of the last event at or before it), else -1.

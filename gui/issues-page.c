@@ -75,15 +75,31 @@ ml_issues_page_set_document (MlIssuesPage *self, MlDocument *d)
       g_autofree char *title = g_strdup_printf ("Recorded OOM at tick %" G_GUINT64_FORMAT, d->oom_ticks[i]);
       /* the event of its request */
       g_autofree char *sub = NULL;
+      GString *stack = g_string_new (NULL);
       for (size_t e = 0; e < tr->n_events; e++)
         if (tr->events[e].kind == ML_EV_OOM && tr->events[e].tick == d->oom_ticks[i])
           {
-            sub = g_strdup_printf ("request %s, device free %s", ml_format_size (tr->events[e].size, a, sizeof a),
-                                   ml_format_size (tr->events[e].addr, b, sizeof b));
+            const MlEvent *ev = &tr->events[e];
+            const char *site = ev->stack && ev->stack < tr->n_stacks ? ml_trace_str (tr, tr->stacks[ev->stack].site) : NULL;
+            sub = g_strdup_printf ("request %s, device free %s%s%s", ml_format_size (ev->size, a, sizeof a),
+                                   ml_format_size (ev->addr, b, sizeof b), site && *site ? "; at " : "",
+                                   site && *site ? site : "");
+            /* the failed request's stack, whole, on hover */
+            if (ev->stack && ev->stack < tr->n_stacks)
+              {
+                const MlStack *sk = &tr->stacks[ev->stack];
+                for (guint32 f = 0; f < sk->n; f++)
+                  {
+                    const MlFrame *fr = &tr->frames[sk->first + f];
+                    g_string_append_printf (stack, "%s%s  %s:%u", stack->len ? "\n" : "", ml_trace_str (tr, fr->func),
+                                            ml_trace_str (tr, fr->file), fr->line);
+                  }
+              }
             break;
           }
       MlTarget t = { ML_TARGET_OOM_TRACE, d->oom_ticks[i], -1, -1, (guint) i };
-      ml_list_page_append (lp, title, sub ? sub : "the real allocator failed here", &t);
+      ml_list_page_append_full (lp, title, sub ? sub : "the real allocator failed here", stack->len ? stack->str : NULL, &t);
+      g_string_free (stack, TRUE);
     }
 }
 

@@ -24,6 +24,13 @@ ml_list_page_clear (MlListPage *self)
 void
 ml_list_page_append (MlListPage *self, const char *title, const char *sub, const MlTarget *target)
 {
+  ml_list_page_append_full (self, title, sub, NULL, target);
+}
+
+void
+ml_list_page_append_full (MlListPage *self, const char *title, const char *sub, const char *tooltip,
+                          const MlTarget *target)
+{
   MlListPagePrivate *p = ml_list_page_get_instance_private (self);
   GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
   GtkWidget *t = gtk_label_new (title);
@@ -46,8 +53,11 @@ ml_list_page_append (MlListPage *self, const char *title, const char *sub, const
   GtkWidget *row = gtk_list_box_row_new ();
   gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (row), box);
   g_object_set_data_full (G_OBJECT (row), "ml-title", g_strdup (title), g_free);
-  if (sub)   /* the subtitle is ellipsized: the whole text on hover */
-    gtk_widget_set_tooltip_text (row, sub);
+  if (sub || tooltip)   /* the subtitle is ellipsized: the whole text on hover */
+    {
+      g_autofree char *tip = g_strjoin (sub && tooltip ? "\n\n" : "", sub ? sub : "", tooltip ? tooltip : "", NULL);
+      gtk_widget_set_tooltip_text (row, tip);
+    }
   if (target)
     g_object_set_data_full (G_OBJECT (row), "ml-target", g_memdup2 (target, sizeof *target), g_free);
   else

@@ -38,6 +38,9 @@ void ml_list_page_clear  (MlListPage *self);
 /* Appends a row: @title, an optional dimmed @sub (also its tooltip), and
  * @target (copied; NULL: a heading that cannot be chosen). */
 void ml_list_page_append (MlListPage *self, const char *title, const char *sub, const MlTarget *target);
+/* The same with more text for the row's tooltip (may be NULL). */
+void ml_list_page_append_full (MlListPage *self, const char *title, const char *sub, const char *tooltip,
+                               const MlTarget *target);
 /* The line over the list (NULL hides it). */
 void ml_list_page_set_header (MlListPage *self, const char *text);
 const char *ml_list_page_get_header (MlListPage *self);

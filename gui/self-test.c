@@ -11,6 +11,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "gui/application.h"
+#include "gui/peaks-page.h"
+#include "sim/base/units.h"
+
 typedef struct {
   MlWindow *win;
   char     *dir;
@@ -44,6 +48,7 @@ typedef struct {
   const char *shot;     /* a screenshot to take after the next frame */
   guint     step_draws; /* draw count when the last step ran */
   gint64    frame_wait; /* wait for a frame until then */
+  gint64    hold_until; /* a step waiting for input repeats until then */
 } SelfTest;
 
 static int exit_status;
@@ -318,6 +323,23 @@ test_step (SelfTest *st)
         check (st, none == -1, "the hit test outside the plot finds nothing");
         st->picked = want;
         st->shot = "window-selected.png";
+        {
+          /* the Recent menu shows the file's name as it is: "_" doubled, or
+           * GTK would take it for a mnemonic and drop it */
+          GMenuModel *recent = ml_application_get_recent_menu (ML_APPLICATION (g_application_get_default ()));
+          g_autofree char *base = g_path_get_basename (doc->box->path);
+          g_auto (GStrv) parts = g_strsplit (base, "_", -1);
+          g_autofree char *menu_label = g_strjoinv ("__", parts);
+          gboolean found = FALSE;
+          for (int i = 0; i < g_menu_model_get_n_items (recent) && !found; i++)
+            {
+              g_autofree char *label = NULL, *target = NULL;
+              if (g_menu_model_get_item_attribute (recent, i, "label", "s", &label)
+                  && g_menu_model_get_item_attribute (recent, i, "target", "s", &target) && g_str_equal (target, doc->box->path))
+                found = g_str_equal (label, menu_label);
+            }
+          check (st, found, "the Recent menu lists %s with its underscores kept (label \"%s\")", base, menu_label);
+        }
         break;
       }
     case 5:
@@ -337,6 +359,9 @@ test_step (SelfTest *st)
         check (st, ml_timeline_view_get_run (tv (st, 0)) == doc->runs[0], "the timeline draws the new run");
         check (st, ml_timeline_view_get_selected (tv (st, 0)) == st->picked, "the selection survives the re-run");
         activate (st, "strategy2", g_variant_new_string ("linear"));
+        /* a zoomed view stays zoomed when the second timeline comes */
+        activate (st, "zoom-in", NULL);
+        ml_timeline_view_get_time_span (tv (st, 0), &st->it0, &st->it1);
         activate (st, "compare", g_variant_new_boolean (TRUE));
         st->waiting_job = TRUE;
         break;
@@ -346,6 +371,11 @@ test_step (SelfTest *st)
         check (st, st->job_ok && doc->runs[1] && g_str_equal (doc->runs[1]->strategy, "linear"),
                "compare mode runs a second strategy (linear)");
         check (st, gtk_widget_get_mapped (GTK_WIDGET (tv (st, 1))), "the second timeline is shown");
+        {
+          double c0, c1;
+          ml_timeline_view_get_time_span (tv (st, 0), &c0, &c1);
+          check (st, c0 == st->it0 && c1 == st->it1, "Compare keeps the zoom ([%g, %g), was [%g, %g))", c0, c1, st->it0, st->it1);
+        }
         activate (st, "zoom-in", NULL);
         double a0, a1, b0, b1;
         ml_timeline_view_get_time_span (tv (st, 0), &a0, &a1);
@@ -413,6 +443,32 @@ test_step (SelfTest *st)
         check (st, shown && p && (double) p->tick >= t0 && (double) p->tick < t1, "choosing the first peak shows its tick");
         check (st, p && p->n_blame && ml_timeline_view_get_selected (tv (st, 0)) == (long) p->blame[0],
                "and selects the largest buffer live there");
+        /* the list shows a plateau once: no two listed rows are within the
+         * merge rule, and every peak left out is near one listed */
+        GArray *listed_rows = ml_peaks_page_get_shown (ml_window_get_peaks_page (st->win));
+        gboolean apart = TRUE, covered = TRUE;
+        guint64 window = MAX ((guint64) ML_PEAKS_MERGE_TICKS, doc->bufs->end_tick / 100);
+        for (guint i = 0; i < listed_rows->len; i++)
+          for (guint j = i + 1; j < listed_rows->len; j++)
+            {
+              const MlPeak *x = &doc->peaks.peaks[g_array_index (listed_rows, guint, i)], *y = &doc->peaks.peaks[g_array_index (listed_rows, guint, j)];
+              guint64 dt = x->tick > y->tick ? x->tick - y->tick : y->tick - x->tick;
+              if (dt <= window && fabs ((double) x->live - (double) y->live) <= 0.03 * (double) MAX (x->live, y->live))
+                apart = FALSE;
+            }
+        for (gsize i = 0; i < doc->peaks.n; i++)
+          {
+            gboolean listed = FALSE, near = FALSE;
+            for (guint j = 0; j < listed_rows->len; j++)
+              {
+                const MlPeak *y = &doc->peaks.peaks[g_array_index (listed_rows, guint, j)], *x = &doc->peaks.peaks[i];
+                listed |= g_array_index (listed_rows, guint, j) == i;
+                guint64 dt = x->tick > y->tick ? x->tick - y->tick : y->tick - x->tick;
+                near |= dt <= window && fabs ((double) x->live - (double) y->live) <= 0.03 * (double) MAX (x->live, y->live);
+              }
+            covered &= listed || near;
+          }
+        check (st, apart && covered, "the Peaks list shows each plateau once (%u of %zu local maxima listed)", listed_rows->len, doc->peaks.n);
         st->shot = "window-peak.png";
       }
       break;
@@ -444,18 +500,50 @@ test_step (SelfTest *st)
       break;
     case 14:
       check (st, !ml_window_is_busy (st->win) && ml_window_get_document (st->win) == doc, "Cancel stops it; the view keeps its run");
+      /* the Knobs page's sweep: pool and buddy over three chunk sizes */
+      ml_window_set_knob (st->win, "sweep", "chunk=256K,1M,16M");
+      ml_window_set_knob (st->win, "sweep-strategies", "pool,buddy");
+      activate (st, "sweep-knob", NULL);
+      check (st, ml_window_is_busy (st->win), "Sweep runs in a worker");
+      st->waiting_job = TRUE;
+      break;
+    case 15:
+      {
+        const MlKnobSweep *sw = ml_window_get_sweep (st->win);
+        check (st, st->job_ok && sw && sw->n_values == 3 && sw->n_strategies == 2, "the sweep has 3 values x 2 strategies");
+        /* each row is the run of its own: the same peak as running it alone */
+        int same = 0, rows = sw ? (int) (sw->n_values * sw->n_strategies) : 0;
+        for (int r = 0; r < rows; r++)
+          {
+            MlKnobs k;
+            ml_knobs_init (&k);
+            k.align = doc->bufs->align;
+            k.chunk = r / 2 == 0 ? 256 << 10 : r / 2 == 1 ? 1 << 20 : 16 << 20;
+            MlResult res;
+            if (ml_sim_evaluate (doc->bufs, sw->rows[r].strategy, &k, &res, NULL) == 0 && res.status == 0
+                && res.metrics.peak == sw->rows[r].metrics.peak)
+              same++;
+            ml_result_clear (&res);
+          }
+        check (st, rows == 6 && same == rows, "every row's peak is that strategy's run with that chunk alone (%d of %d)", same, rows);
+        check (st, rows == 6 && sw->rows[0].metrics.peak != sw->rows[4].metrics.peak,
+               "the chunk changes pool's peak (%" G_GUINT64_FORMAT " at 256K, %" G_GUINT64_FORMAT " at 16M)",
+               rows ? sw->rows[0].metrics.peak : 0, rows ? sw->rows[4].metrics.peak : 0);
+        break;
+      }
+    case 16:
       if (!input_begin (st))
         {
           finish (st);
           return FALSE;
         }
       break;
-    case 15:   /* real key presses through the X server */
+    case 17:   /* real key presses through the X server */
       check (st, fabs (span (st, 0) - (st->it1 - st->it0) / 2) < 1e-6 * (st->it1 - st->it0),
              "input: the + key zooms in (span %g -> %g)", st->it1 - st->it0, span (st, 0));
       xdo (st, "key 0");
       break;
-    case 16:
+    case 18:
       {
         double t0, t1;
         ml_timeline_view_get_time_span (tv (st, 0), &t0, &t1);
@@ -468,7 +556,7 @@ test_step (SelfTest *st)
         xdo (st, "mousemove --window %s %.0f %.0f keydown ctrl click 4 keyup ctrl", st->xid, st->ox + st->ix, st->oy + st->iy);
         break;
       }
-    case 17:
+    case 19:
       {
         const MlView *v = ml_timeline_view_get_view (tv (st, 0));
         double after = ml_view_x_to_time (v, st->ix);
@@ -482,7 +570,7 @@ test_step (SelfTest *st)
              st->xid, st->ox + st->ix, st->oy + st->iy);
         break;
       }
-    case 18:
+    case 20:
       {
         double t0, t1;
         ml_timeline_view_get_time_span (tv (st, 0), &t0, &t1);
@@ -500,7 +588,7 @@ test_step (SelfTest *st)
              st->xid, st->ox + st->ix + 200, st->oy + st->iy);
         break;
       }
-    case 19:
+    case 21:
       {
         double t0, t1;
         ml_timeline_view_get_time_span (tv (st, 0), &t0, &t1);
@@ -525,14 +613,14 @@ test_step (SelfTest *st)
         xdo (st, "mousemove --window %s %.0f %.0f click 1", st->xid, st->ox + x, st->oy + y);
         break;
       }
-    case 20:
+    case 22:
       check (st, st->picked >= 0 && ml_timeline_view_get_selected (tv (st, 0)) == st->picked,
              "input: a click on a buffer selects it (want %ld, got %ld)", st->picked, ml_timeline_view_get_selected (tv (st, 0)));
       ml_timeline_view_select_buffer (tv (st, 0), -1);
       /* the stacked view, through the View menu's action */
       activate (st, "plot", g_variant_new_string ("active"));
       break;
-    case 21:
+    case 23:
       {
         const MlScene *sc = ml_timeline_view_get_scene (tv (st, 0));
         const MlView *v = ml_timeline_view_get_view (tv (st, 0));
@@ -585,12 +673,24 @@ test_step (SelfTest *st)
         st->picked = want;
         st->ix = x, st->iy = y;
         xdo (st, "mousemove --window %s %.0f %.0f", st->xid, st->ox + x, st->oy + y);
+        st->hold_until = g_get_monotonic_time () + 3 * G_USEC_PER_SEC;
         break;
       }
-    case 22:
+    case 24:
       {
-        long hov = ml_timeline_view_get_hover (tv (st, 0));
-        check (st, hov == st->picked, "input: hovering it in the active view finds it (hover %ld, want %ld)", hov, st->picked);
+        /* a frame may come (a worker's drawing) before the motion does */
+        double hx, hy;
+        ml_timeline_view_get_pointer (tv (st, 0), &hx, &hy);
+        if ((fabs (hx - st->ix) > 1 || fabs (hy - st->iy) > 1) && g_get_monotonic_time () < st->hold_until)
+          return TRUE;
+        /* the pointer reached the point through the X server; what the
+         * tooltip shows there (a tooltip popup may take the hover away
+         * from the widget meanwhile, so ask at the pointer) */
+        double px, py;
+        ml_timeline_view_get_pointer (tv (st, 0), &px, &py);
+        long hov = ml_timeline_view_pick (tv (st, 0), px, py);
+        check (st, fabs (px - st->ix) <= 1 && fabs (py - st->iy) <= 1 && hov == st->picked,
+               "input: hovering it in the active view finds it (pointer %.0f,%.0f: %ld, want %ld)", px, py, hov, st->picked);
         g_autofree char *markup = ml_timeline_view_dup_buffer_markup (tv (st, 0), hov);
         /* the innermost Python frame of its stack, read from the trace */
         const MlTrace *t = ml_document_trace (doc);
@@ -613,16 +713,104 @@ test_step (SelfTest *st)
         xdo (st, "click 1");
         break;
       }
-    case 23:
+    case 25:
       check (st, st->picked >= 0 && ml_timeline_view_get_selected (tv (st, 0)) == st->picked,
              "input: a click in the active view selects it (got %ld)", ml_timeline_view_get_selected (tv (st, 0)));
       st->shot = "window-active.png";
       break;
-    case 24:
+    case 26:
+      {
+        /* colour by kind: only where the trace records kinds */
+        gboolean kinds = FALSE;
+        for (gsize i = 0; i < doc->bufs->n; i++)
+          kinds |= (doc->bufs->buf[i].flags & (ML_BUF_WEIGHT | ML_BUF_ACTIVATION | ML_BUF_INPUT | ML_BUF_OUTPUT)) != 0;
+        activate (st, "color-by", g_variant_new_string ("kind"));
+        MlColorBy by = ml_timeline_view_get_style (tv (st, 0))->color_by;
+        const char *msg = ml_window_get_message (st->win);
+        if (kinds)
+          check (st, by == ML_COLOR_BY_KIND, "colour by kind on a trace with kinds");
+        else
+          check (st, by == ML_COLOR_BY_SITE && msg && strstr (msg, "no buffer kinds"),
+                 "colour by kind on a trace without kinds says so and keeps the call sites");
+        activate (st, "color-by", g_variant_new_string ("site"));
+        ml_window_show_message (st->win, NULL);
+      }
       activate (st, "plot", g_variant_new_string ("segments"));
       st->shot = "window-segments.png";
       break;
-    case 25:
+    case 27:
+      {
+        /* the allocator state: open it at the first peak, then choose an
+         * event in its list with a real click */
+        const MlPeak *p = doc->peaks.n ? &doc->peaks.peaks[0] : NULL;
+        check (st, p && ml_window_show_state (st->win, p->tick), "the State page opens at the peak tick");
+        st->hold_until = g_get_monotonic_time () + 3 * G_USEC_PER_SEC / 2;   /* for its layout */
+        break;
+      }
+    case 28:
+      {
+        if (g_get_monotonic_time () < st->hold_until)
+          return TRUE;
+        MlStatePage *sp = ml_window_get_state_page (st->win);
+        const MlTrace *t = ml_document_trace (doc);
+        /* the second event before the chosen one: listed, and its row on screen */
+        gsize at = 0;
+        while (at < t->n_events && t->events[at].tick <= ml_state_page_get_tick (sp))
+          at++;
+        gsize e = at >= 3 ? at - 3 : 0;
+        GtkWidget *row = ml_state_page_get_event_row (sp, e);
+        graphene_point_t pt;
+        gboolean placed = row && gtk_widget_compute_point (row, GTK_WIDGET (st->win),
+                                                           &GRAPHENE_POINT_INIT (20, gtk_widget_get_height (row) / 2.0), &pt);
+        check (st, placed, "the event list shows event %zu (tick %" G_GUINT64_FORMAT ")", e, e < t->n_events ? t->events[e].tick : 0);
+        st->itick = e < t->n_events ? (double) t->events[e].tick : -1;
+        double sx = 0, sy = 0;
+        gtk_native_get_surface_transform (GTK_NATIVE (st->win), &sx, &sy);
+        if (placed)
+          xdo (st, "mousemove --window %s %.0f %.0f click 1", st->xid, pt.x + sx, pt.y + sy);
+        break;
+      }
+    case 29:
+      {
+        MlStatePage *sp = ml_window_get_state_page (st->win);
+        guint64 tick = ml_state_page_get_tick (sp);
+        check (st, (double) tick == st->itick, "input: a click on the event shows the state after it (tick %" G_GUINT64_FORMAT
+               ", want %.0f)", tick, st->itick);
+        g_autofree char *text = ml_state_page_dup_text (sp);
+        /* every buffer run 0 holds at that tick is listed, computed here
+         * from the lifetimes and the plan */
+        const MlRun *run = doc->runs[0];
+        gsize live = 0, listed = 0;
+        guint64 bytes = 0;
+        for (gsize i = 0; run->plan && i < doc->bufs->n; i++)
+          {
+            const MlBuffer *b = &doc->bufs->buf[i];
+            guint32 g = run->plan->segment[i];
+            if (!b->rsize || b->start > tick || tick >= b->end || g >= run->plan->n_segments
+                || run->plan->segments[g].start > tick || tick >= run->plan->segments[g].end)
+              continue;
+            bytes += b->rsize;
+            /* the text lists whole segments (a long state lists the first) */
+            char head[64];
+            g_snprintf (head, sizeof head, "\nsegment %u, ", g);
+            if (!text || !strstr (text, head))
+              continue;
+            live++;
+            char tmp[32], sz[32], line[256];
+            g_snprintf (line, sizeof line, "%10s at +0x%" G_GINT64_MODIFIER "x  %s", ml_format_size (b->rsize, sz, sizeof sz),
+                        run->plan->offset[i], ml_document_buffer_label (doc, (guint32) i, tmp, sizeof tmp));
+            listed += text && strstr (text, line) != NULL;
+          }
+        check (st, live > 0 && listed == live, "the state lists every live buffer of the segments it lists, with its size and offset (%zu of %zu)", listed, live);
+        char want[64], sz[32];
+        g_snprintf (want, sizeof want, "allocated %s,", ml_format_size (bytes, sz, sizeof sz));
+        check (st, text && strstr (text, want), "and the allocated total %s", want);
+        g_autofree char *path = out_path (st, "state.txt");
+        g_file_set_contents (path, text ? text : "", -1, NULL);
+        st->shot = "window-state.png";
+        break;
+      }
+    case 30:
       activate (st, "plot", g_variant_new_string ("address"));
       finish (st);
       return FALSE;

@@ -332,7 +332,7 @@ draw_overlays (MlTimelineView *self, cairo_t *cr, const MlView *v, const MlFigur
     mark_buffer (self, cr, v, self->hover, ML_MARK_HOVER);
   mark_buffer (self, cr, v, self->selected, ML_MARK_SELECTED);
   double bottom = fl->time_axis.y;
-  ml_timeline_draw_marker (cr, v, &self->style, self->marker, self->marker_label, bottom);
+  ml_timeline_draw_marker (cr, v, self->scene, &self->style, self->marker, self->marker_label, bottom);
   if (interactive && self->selecting)
     {
       double x0 = MIN (self->drag_x, self->drag_x + self->drag_dx), x1 = MAX (self->drag_x, self->drag_x + self->drag_dx);
@@ -578,6 +578,13 @@ ml_timeline_view_dup_buffer_markup (MlTimelineView *self, long k)
     g_string_append_printf (s, "\naddress 0x%" G_GINT64_MODIFIER "x", addr);
   append_stack (self, s, b);
   return g_string_free (s, FALSE);
+}
+
+void
+ml_timeline_view_get_pointer (MlTimelineView *self, double *x, double *y)
+{
+  *x = self->pointer_x;
+  *y = self->pointer_y;
 }
 
 long

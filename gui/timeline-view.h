@@ -77,6 +77,8 @@ gboolean ml_timeline_view_buffer_point (MlTimelineView *self, guint32 buffer, do
 /* Selects @buffer (-1 = none): outlined, and "buffer-selected" emitted. */
 void ml_timeline_view_select_buffer (MlTimelineView *self, long buffer);
 long ml_timeline_view_get_selected (MlTimelineView *self);
+/* Where the pointer last moved over the view (widget pixels). */
+void ml_timeline_view_get_pointer (MlTimelineView *self, double *x, double *y);
 /* The buffer under the pointer (-1 none). */
 long ml_timeline_view_get_hover (MlTimelineView *self);
 /* What hovering @buffer shows (Pango markup: name, size, lifetime,

@@ -18,6 +18,7 @@
 #include "gui/knobs-page.h"
 #include "gui/overview.h"
 #include "gui/peaks-page.h"
+#include "gui/state-page.h"
 #include "gui/table-page.h"
 #include "sim/base/units.h"
 #include "strategies/registry.h"
@@ -51,6 +52,7 @@ struct _MlWindow {
   MlIssuesPage  *issues_page;
   MlFindPage    *find_page;
   MlTablePage   *table_page;
+  MlStatePage   *state_page;
   MlKnobsPage   *knobs_page;
   GMenu     *open_menu;
 
@@ -64,8 +66,16 @@ enum { JOB_FINISHED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 static void apply_document (MlWindow *self, MlDocument *doc);
+static void show_page (MlWindow *self, gpointer page);
 
 /* ---- messages and jobs -------------------------------------------------- */
+
+const char *
+ml_window_get_message (MlWindow *self)
+{
+  return gtk_revealer_get_reveal_child (GTK_REVEALER (self->banner_revealer))
+           ? gtk_label_get_text (GTK_LABEL (self->banner_label)) : NULL;
+}
 
 void
 ml_window_show_message (MlWindow *self, const char *text)
@@ -306,6 +316,42 @@ apply_knobs_action (GSimpleAction *a, GVariant *p, gpointer user)
   start_rerun (self);
 }
 
+/* ---- a knob over values (the Knobs page) ---- */
+
+static gboolean
+swept (gpointer owner, GAsyncResult *res, MlJob *job, gboolean current)
+{
+  MlWindow *self = owner;
+  g_autoptr (GError) error = NULL;
+  MlKnobSweep *sw = ml_document_sweep_finish (res, &error);
+  gboolean ok = sw != NULL;
+  if (current)
+    ml_knobs_page_show_sweep (self->knobs_page, sw, sw ? NULL : error->message);
+  else
+    ml_knob_sweep_free (sw);
+  return ok;
+}
+
+const MlKnobSweep *
+ml_window_get_sweep (MlWindow *self)
+{
+  return ml_knobs_page_get_sweep (self->knobs_page);
+}
+
+static void
+sweep_knob_action (GSimpleAction *a, GVariant *p, gpointer user)
+{
+  MlWindow *self = user;
+  MlViewKnobs k;
+  if (!self->doc || !ml_knobs_page_read (self->knobs_page, &self->knobs, &k))
+    return;
+  MlJob *job = ml_job_bar_begin (self->job_bar, "Sweeping a knob", swept, self);
+  ml_knobs_page_show_sweep (self->knobs_page, NULL, "Running…");
+  ml_document_sweep_async (self->doc, &k, ml_knobs_page_get_sweep_strategies (self->knobs_page),
+                           ml_knobs_page_get_sweep_spec (self->knobs_page), ml_job_cancellable (job), ml_job_bar_progress,
+                           self->job_bar, ml_job_ready, job);
+}
+
 gboolean
 ml_window_set_knob (MlWindow *self, const char *name, const char *text)
 {
@@ -421,6 +467,43 @@ on_target_chosen (MlListPage *page, const MlTarget *t, MlWindow *self)
   self->from_list = FALSE;
 }
 
+/* The State page chose a tick: mark it where the state is taken. */
+static void
+on_state_tick (MlStatePage *page, guint64 tick, MlWindow *self)
+{
+  if (!self->doc)
+    return;
+  ml_timeline_view_set_marker (tl (self, 0), (double) tick + 0.5, "state");
+  ml_overview_set_marker (ML_OVERVIEW (self->overview), (double) tick + 0.5);
+  double t0, t1;
+  ml_timeline_view_get_time_span (tl (self, 0), &t0, &t1);
+  if ((double) tick < t0 || (double) tick >= t1)
+    ml_timeline_view_focus_tick (tl (self, 0), (double) tick, 0);
+}
+
+gboolean
+ml_window_show_state (MlWindow *self, guint64 tick)
+{
+  if (!self->doc)
+    return FALSE;
+  show_page (self, self->state_page);
+  ml_state_page_set_tick (self->state_page, tick);
+  on_state_tick (self->state_page, ml_state_page_get_tick (self->state_page), self);
+  return TRUE;
+}
+
+MlPeaksPage *
+ml_window_get_peaks_page (MlWindow *self)
+{
+  return self->peaks_page;
+}
+
+MlStatePage *
+ml_window_get_state_page (MlWindow *self)
+{
+  return self->state_page;
+}
+
 gboolean
 ml_window_show_peak (MlWindow *self, guint index)
 {
@@ -428,7 +511,12 @@ ml_window_show_peak (MlWindow *self, guint index)
     return FALSE;
   gtk_notebook_set_current_page (GTK_NOTEBOOK (self->notebook),
                                  gtk_notebook_page_num (GTK_NOTEBOOK (self->notebook), GTK_WIDGET (self->peaks_page)));
-  return ml_list_page_choose (ML_LIST_PAGE (self->peaks_page), index);
+  /* its row: merged plateaus are not listed */
+  GArray *shown = ml_peaks_page_get_shown (self->peaks_page);
+  for (guint row = 0; row < shown->len; row++)
+    if (g_array_index (shown, guint, row) == index)
+      return ml_list_page_choose (ML_LIST_PAGE (self->peaks_page), row);
+  return FALSE;
 }
 
 static void
@@ -556,6 +644,11 @@ update_summary (MlWindow *self, int i)
     }
   gtk_label_set_markup (GTK_LABEL (self->summary[i]), s->str);
   g_string_free (s, TRUE);
+  gtk_widget_set_tooltip_text (self->summary[i],
+                               "fragmentation = 1 − largest free block / free bytes inside the reserved memory: "
+                               "the share of the free memory one request cannot use. For a caching allocator the "
+                               "free bytes are its cached blocks, so a high value says the cache is split into "
+                               "blocks smaller than the largest request, not that memory is lost.");
 }
 
 
@@ -630,6 +723,9 @@ apply_document (MlWindow *self, MlDocument *doc)
     }
 
   long sel = same_trace ? ml_timeline_view_get_selected (tl (self, 0)) : -1;
+  /* the second view fits when it first shows: that must not move the
+   * first (linked zoom), which keeps its span; the second takes it below */
+  self->linking = TRUE;
   for (int i = 0; i < 2; i++)
     {
       gboolean shown = doc->runs[i] != NULL;
@@ -637,6 +733,7 @@ apply_document (MlWindow *self, MlDocument *doc)
       ml_timeline_view_set_document (tl (self, i), shown ? doc : NULL, i);
       update_summary (self, i);
     }
+  self->linking = FALSE;
   ml_overview_set_document (ML_OVERVIEW (self->overview), doc);
   /* compare mode: one legend (under the lower view), one address scale */
   ml_timeline_view_get_style (tl (self, 0))->show_legend = !cmp;
@@ -662,6 +759,7 @@ apply_document (MlWindow *self, MlDocument *doc)
   ml_peaks_page_set_document (self->peaks_page, doc);
   ml_issues_page_set_document (self->issues_page, doc);
   ml_table_page_set_document (self->table_page, doc);
+  ml_state_page_set_document (self->state_page, doc);
   if (gtk_editable_get_text (GTK_EDITABLE (self->search_entry))[0])
     run_search (self);
   else
@@ -835,6 +933,21 @@ color_by_action (GSimpleAction *a, GVariant *p, gpointer u)
   MlColorBy by;
   if (ml_color_by_parse (g_variant_get_string (p, NULL), &by) < 0)
     return;
+  if (by == ML_COLOR_BY_KIND && self->doc)
+    {
+      /* PyTorch snapshots and CSV instances record no kinds: every buffer
+       * would be one colour */
+      gboolean any = FALSE;
+      for (gsize i = 0; i < self->doc->bufs->n && !any; i++)
+        any = (self->doc->bufs->buf[i].flags & (ML_BUF_WEIGHT | ML_BUF_ACTIVATION | ML_BUF_INPUT | ML_BUF_OUTPUT)) != 0;
+      if (!any)
+        {
+          ml_window_show_message (self, "This trace records no buffer kinds (weight, activation, input, output): "
+                                        "PyTorch snapshots and planning instances have none. The colours stay by "
+                                        "call site.");
+          return;
+        }
+    }
   g_simple_action_set_state (a, p);
   for (int i = 0; i < 2; i++)
     {
@@ -912,6 +1025,7 @@ static const GActionEntry win_actions[] = {
   { "export", export_action, "(ss)", NULL, NULL },
   { "export-dialog", export_dialog_action, "s", NULL, NULL },
   { "apply-knobs", apply_knobs_action, NULL, NULL, NULL },
+  { "sweep-knob", sweep_knob_action, NULL, NULL, NULL },
   { "compare-all", compare_all_action, NULL, NULL, NULL },
   { "cancel", cancel_action, NULL, NULL, NULL },
   { "search", search_action, NULL, NULL, NULL },
@@ -1013,6 +1127,7 @@ ml_window_class_init (MlWindowClass *klass)
   g_type_ensure (ML_TYPE_ISSUES_PAGE);
   g_type_ensure (ML_TYPE_FIND_PAGE);
   g_type_ensure (ML_TYPE_TABLE_PAGE);
+  g_type_ensure (ML_TYPE_STATE_PAGE);
   g_type_ensure (ML_TYPE_KNOBS_PAGE);
 
   GtkWidgetClass *wc = GTK_WIDGET_CLASS (klass);
@@ -1044,6 +1159,7 @@ ml_window_class_init (MlWindowClass *klass)
   CHILD (issues_page);
   CHILD (find_page);
   CHILD (table_page);
+  CHILD (state_page);
   CHILD (knobs_page);
   CHILD (open_menu);
 #undef CHILD
@@ -1057,6 +1173,7 @@ ml_window_class_init (MlWindowClass *klass)
   gtk_widget_class_bind_template_callback (wc, on_overview_window);
   gtk_widget_class_bind_template_callback (wc, on_job_finished);
   gtk_widget_class_bind_template_callback (wc, on_target_chosen);
+  gtk_widget_class_bind_template_callback (wc, on_state_tick);
 }
 
 MlWindow *

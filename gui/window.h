@@ -27,6 +27,8 @@
 #include <gtk/gtk.h>
 
 #include "gui/document.h"
+#include "gui/peaks-page.h"
+#include "gui/state-page.h"
 #include "gui/timeline-view.h"
 
 G_BEGIN_DECLS
@@ -60,11 +62,23 @@ gboolean ml_window_export (MlWindow *self, const char *format, const char *path,
 void ml_window_export_report (MlWindow *self, const char *path);
 /* Chooses peak point @index in the Peaks list (as a click does): the
  * view centres on it, outlines what is live there and selects the
- * largest buffer. FALSE when there is no such peak. */
+ * largest buffer. FALSE when there is no such peak or it is not listed
+ * (a plateau's repeat). */
 gboolean ml_window_show_peak (MlWindow *self, guint index);
+/* Shows the State page at @tick (the allocator's blocks after its
+ * events) and marks the tick on the timeline. */
+gboolean ml_window_show_state (MlWindow *self, guint64 tick);
+/* The Peaks page (borrowed; for tests). */
+MlPeaksPage *ml_window_get_peaks_page (MlWindow *self);
+/* The State page (borrowed; for tests). */
+MlStatePage *ml_window_get_state_page (MlWindow *self);
 /* Types @text into the knob entry @name ("align", "capacity", "chunk",
  * "time-limit", "options"); win.apply-knobs then re-runs. */
 gboolean ml_window_set_knob (MlWindow *self, const char *name, const char *text);
+/* The Knobs page's last sweep (borrowed), or NULL. */
+const MlKnobSweep *ml_window_get_sweep (MlWindow *self);
+/* The banner's message (NULL when hidden; borrowed). */
+const char *ml_window_get_message (MlWindow *self);
 /* Shows a message in the window's banner. */
 void ml_window_show_message (MlWindow *self, const char *text);
 

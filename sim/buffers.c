@@ -350,6 +350,43 @@ oom:
   return ml_error_set (err, ML_ENOMEM, "out of memory");
 }
 
+int
+ml_buffers_with (const MlBuffers *bufs, const MlBuffer *extra, uint32_t alloc_event, MlBuffers **out, MlError *err)
+{
+  MlBuffers *b = calloc (1, sizeof *b);
+  size_t n = bufs->n + 1;
+  if (!b || !(b->buf = malloc (n * sizeof *b->buf)) || !(b->by_end = malloc (n * sizeof *b->by_end))
+      || !(b->alloc_event = malloc (n * sizeof *b->alloc_event)))
+    {
+      ml_buffers_free (b);
+      return ml_error_set (err, ML_ENOMEM, "out of memory");
+    }
+  size_t at = 0;
+  while (at < bufs->n && bufs->buf[at].start <= extra->start)
+    at++;
+  memcpy (b->buf, bufs->buf, at * sizeof *b->buf);
+  memcpy (b->alloc_event, bufs->alloc_event, at * sizeof *b->alloc_event);
+  b->buf[at] = *extra;
+  b->buf[at].rsize = ml_align_up (extra->size, bufs->align);
+  b->alloc_event[at] = alloc_event;
+  memcpy (b->buf + at + 1, bufs->buf + at, (bufs->n - at) * sizeof *b->buf);
+  memcpy (b->alloc_event + at + 1, bufs->alloc_event + at, (bufs->n - at) * sizeof *b->alloc_event);
+  b->n = n;
+  b->align = bufs->align;
+  b->trace = bufs->trace;
+  b->end_tick = extra->end > bufs->end_tick ? extra->end : bufs->end_tick;
+  for (size_t i = 0; i < n; i++)
+    b->by_end[i] = (uint32_t) i;
+  if (ml_sort_indexes_by_key (b->by_end, n, &b->buf[0].end, sizeof (MlBuffer)) < 0)
+    {
+      ml_buffers_free (b);
+      return ml_error_set (err, ML_ENOMEM, "out of memory");
+    }
+  compute_lower_bound (b);
+  *out = b;
+  return 0;
+}
+
 uint64_t
 ml_buffers_live_at (const MlBuffers *bufs, uint64_t tick)
 {

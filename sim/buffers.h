@@ -72,6 +72,14 @@ typedef struct {
 int  ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError *err);
 void ml_buffers_free  (MlBuffers *bufs);
 
+/* A copy of @bufs with @extra added as one more buffer: after every buffer
+ * that starts at or before it (so at its tick it is the last allocation),
+ * its alloc event @alloc_event. Used to replay a trace with the request a
+ * real allocator refused (diagnose). The copy borrows @bufs->trace; the
+ * caller frees it with ml_buffers_free(). */
+int  ml_buffers_with (const MlBuffers *bufs, const MlBuffer *extra, uint32_t alloc_event, MlBuffers **out,
+                      MlError *err);
+
 static inline uint64_t
 ml_align_up (uint64_t bytes, uint64_t align)
 {

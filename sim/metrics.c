@@ -121,6 +121,12 @@ typedef struct {
   uint64_t        *steps;     /* all steps, grouped by segment */
   size_t          *step_first;/* ns + 1 */
   size_t          *step_next; /* ns: next step not yet reached */
+  /* paged segments: the distinct offsets where its mappings begin or end
+   * (0 and the extent included), per segment in order; the unmapped
+   * space is covered piece by piece, so that a mapping uncovers (and its
+   * end covers again) exactly the pieces that were covered alone */
+  uint64_t        *pieces;
+  size_t          *piece_first; /* ns + 1 */
 } Sweep;
 
 static void
@@ -135,6 +141,8 @@ sweep_free (Sweep *s)
   free (s->steps);
   free (s->step_first);
   free (s->step_next);
+  free (s->pieces);
+  free (s->piece_first);
   memset (s, 0, sizeof *s);   /* a second call does nothing */
 }
 
@@ -148,7 +156,7 @@ sweep_init (Sweep *s, const MlBuffers *bufs, const MlPlan *plan, MlError *err)
   s->base = calloc (ns + 1, sizeof *s->base);
   s->extent = calloc (ns + 1, sizeof *s->extent);
   s->hw = calloc (ns + 1, sizeof *s->hw);
-  s->sev = malloc ((2 * ns + 1) * sizeof *s->sev);
+  s->sev = malloc ((2 * ns + 2 * plan->n_maps + 1) * sizeof *s->sev);
   if (!s->base || !s->extent || !s->hw || !s->sev)
     goto oom;
   for (size_t g = 0; g < ns; g++)
@@ -171,7 +179,7 @@ sweep_init (Sweep *s, const MlBuffers *bufs, const MlPlan *plan, MlError *err)
         return ml_error_set (err, ML_EINPUT, "the plan's %zu segments add up to more than 2^64 bytes", ns);
       x += s->extent[g] + 1;
     }
-  size_t cap = 2 * plan->n + 3 * ns + 2, m = 0;
+  size_t cap = 2 * plan->n + 3 * ns + 2 * plan->n_maps + 2, m = 0;
   s->cov.xs = malloc (cap * sizeof *s->cov.xs);
   if (!s->cov.xs)
     goto oom;
@@ -180,6 +188,14 @@ sweep_init (Sweep *s, const MlBuffers *bufs, const MlPlan *plan, MlError *err)
       s->cov.xs[m++] = s->base[g];
       s->cov.xs[m++] = s->base[g] + s->extent[g];
       s->cov.xs[m++] = s->base[g] + s->extent[g] + 1;
+    }
+  for (size_t k = 0; k < plan->n_maps; k++)
+    {
+      const MlMapping *mp = &plan->maps[k];
+      if (mp->segment >= ns || mp->offset > s->extent[mp->segment] || mp->size > s->extent[mp->segment] - mp->offset)
+        return ml_error_set (err, ML_EINPUT, "mapping %zu is outside segment %u", k, mp->segment);
+      s->cov.xs[m++] = s->base[mp->segment] + mp->offset;
+      s->cov.xs[m++] = s->base[mp->segment] + mp->offset + mp->size;
     }
   for (size_t i = 0; i < plan->n; i++)
     if (bufs->buf[i].rsize)
@@ -198,14 +214,50 @@ sweep_init (Sweep *s, const MlBuffers *bufs, const MlPlan *plan, MlError *err)
     goto oom;
   if (s->cov.m)
     build (&s->cov, 1, 0, s->cov.m);
+  /* the pieces of the paged segments */
+  s->piece_first = calloc (ns + 1, sizeof *s->piece_first);
+  s->pieces = malloc ((2 * plan->n_maps + 2 * ns + 1) * sizeof *s->pieces);
+  if (!s->piece_first || !s->pieces)
+    goto oom;
+  {
+    size_t np = 0;
+    for (size_t g = 0; g < ns; g++)
+      {
+        s->piece_first[g] = np;
+        if (!(plan->segments[g].flags & ML_SEG_PAGED))
+          continue;
+        size_t first = np;
+        s->pieces[np++] = 0;
+        s->pieces[np++] = s->extent[g];
+        for (size_t k = 0; k < plan->n_maps; k++)
+          if (plan->maps[k].segment == g)
+            {
+              s->pieces[np++] = plan->maps[k].offset;
+              s->pieces[np++] = plan->maps[k].offset + plan->maps[k].size;
+            }
+        np = first + ml_sort_unique_u64 (s->pieces + first, np - first);
+      }
+    s->piece_first[ns] = np;
+  }
   /* everything starts covered: separators forever, segments until reserved */
   for (size_t g = 0; g < ns; g++)
     {
       cover (&s->cov, s->base[g] + s->extent[g], s->base[g] + s->extent[g] + 1, +1);
-      cover (&s->cov, s->base[g], s->base[g] + s->extent[g], +1);
+      if (plan->segments[g].flags & ML_SEG_PAGED)
+        for (size_t i = s->piece_first[g]; i + 1 < s->piece_first[g + 1]; i++)
+          cover (&s->cov, s->base[g] + s->pieces[i], s->base[g] + s->pieces[i + 1], +1);
+      else
+        cover (&s->cov, s->base[g], s->base[g] + s->extent[g], +1);
       s->sev[s->n_sev++] = (SegEv) { plan->segments[g].start, (uint32_t) g, 1 };
       s->sev[s->n_sev++] = (SegEv) { plan->segments[g].end, (uint32_t) g, 0 };
     }
+  /* a paged segment's mappings come after the segments (seg = ns + k) */
+  for (size_t k = 0; k < plan->n_maps; k++)
+    if (plan->maps[k].start < plan->maps[k].end)
+      {
+        s->sev[s->n_sev++] = (SegEv) { plan->maps[k].start, (uint32_t) (ns + k), 1 };
+        s->sev[s->n_sev++] = (SegEv) { plan->maps[k].end, (uint32_t) (ns + k), 0 };
+      }
   qsort (s->sev, s->n_sev, sizeof *s->sev, cmp_segev);
   /* high-water steps of growable segments: allocations happen in buffer
    * order, so one pass over the buffers finds them */
@@ -281,7 +333,32 @@ typedef void (*PointFn) (void *user, uint64_t tick, uint64_t live, uint64_t rese
 static void
 seg_event (Sweep *s, const SegEv *e, uint64_t *reserved)
 {
+  size_t ns = s->plan->n_segments;
+  if (e->seg >= ns)
+    {
+      /* pages of a paged segment: reserved, and free where no buffer is */
+      const MlMapping *mp = &s->plan->maps[e->seg - ns];
+      size_t lo = s->piece_first[mp->segment], hi = s->piece_first[mp->segment + 1];
+      while (hi - lo > 1)   /* the piece that starts at the mapping */
+        {
+          size_t mid = (lo + hi) / 2;
+          if (s->pieces[mid] <= mp->offset)
+            lo = mid;
+          else
+            hi = mid;
+        }
+      uint64_t b = s->base[mp->segment];
+      for (size_t i = lo; i + 1 < s->piece_first[mp->segment + 1] && s->pieces[i] < mp->offset + mp->size; i++)
+        cover (&s->cov, b + s->pieces[i], b + s->pieces[i + 1], e->open ? -1 : +1);
+      if (e->open)
+        *reserved += mp->size;
+      else
+        *reserved -= mp->size;
+      return;
+    }
   const MlSegment *g = &s->plan->segments[e->seg];
+  if (g->flags & ML_SEG_PAGED)
+    return;   /* its mappings reserve it */
   uint64_t b = s->base[e->seg], ext = s->extent[e->seg];
   if (g->flags & ML_SEG_GROWABLE)
     {

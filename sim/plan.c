@@ -38,6 +38,7 @@ ml_plan_free (MlPlan *p)
   free (p->segment);
   free (p->offset);
   free (p->segments);
+  free (p->maps);
   free (p->strategy);
   free (p->note);
   free (p);
@@ -50,6 +51,22 @@ ml_plan_add_segment (MlPlan *p, const MlSegment *seg)
     return -1;
   p->segments[p->n_segments] = *seg;
   return (long) p->n_segments++;
+}
+
+long
+ml_plan_add_mapping (MlPlan *p, const MlMapping *map)
+{
+  if (p->n_maps == p->cap_maps)
+    {
+      size_t cap = p->cap_maps ? p->cap_maps * 2 : 8;
+      MlMapping *m = realloc (p->maps, cap * sizeof *m);
+      if (!m)
+        return -1;
+      p->maps = m;
+      p->cap_maps = cap;
+    }
+  p->maps[p->n_maps] = *map;
+  return (long) p->n_maps++;
 }
 
 int
@@ -79,6 +96,7 @@ ml_plan_make_arena (MlPlan *p, const MlBuffers *bufs)
 {
   MlSegment seg = { .size = ml_plan_arena_size (p, bufs), .start = 0, .end = bufs->end_tick };
   p->n_segments = 0;
+  p->n_maps = 0;
   if (ml_plan_add_segment (p, &seg) < 0)
     return ML_ENOMEM;
   memset (p->segment, 0, p->n * sizeof *p->segment);
@@ -101,9 +119,9 @@ ml_oom_write_json (const MlOom *o, const MlBuffers *bufs, FILE *fp, MlError *err
   else
     fputs ("null", fp);
   fprintf (fp, ",\"request\":%" PRIu64 ",\"live\":%" PRIu64 ",\"reserved\":%" PRIu64 ",\"free\":%" PRIu64
-           ",\"largest_free\":%" PRIu64 ",\"verdict\":\"%s\"}",
+           ",\"largest_free\":%" PRIu64 ",\"verdict\":\"%s\",\"retries\":%u,\"released\":%" PRIu64 "}",
            o->request, o->live, o->reserved, o->free_bytes, o->largest_free,
-           ml_oom_verdict_name (o->verdict));
+           ml_oom_verdict_name (o->verdict), o->retries, o->released);
   return ferror (fp) ? ml_error_set (err, ML_EIO, "write error") : 0;
 }
 
@@ -141,7 +159,8 @@ ml_plan_write_json (const MlPlan *p, const MlBuffers *bufs, const char *path, Ml
   fprintf (fp, ",\"optimal\":%s", p->optimal ? "true" : "false");
   if (p->proven_lb)
     fprintf (fp, ",\"proven_lower_bound\":%" PRIu64, p->proven_lb);
-  fprintf (fp, ",\"seconds\":%.6f", p->seconds);
+  fprintf (fp, ",\"seconds\":%.6f,\"nodes_visited\":%" PRIu64 ",\"backtracks\":%" PRIu64, p->seconds,
+           p->nodes_visited, p->backtracks);
   if (p->note)
     fputs (",\"note\":", fp), ml_json_put_str (fp, p->note);
   fputs (",\n\"segments\":[", fp);
@@ -357,6 +376,68 @@ out:
 
 /* ---- the recorded plan ---- */
 
+/* The live paged segment whose range holds @addr or ends right at it. */
+static long
+paged_at (MlPlan *p, MlTreap *live, uint64_t addr)
+{
+  uint32_t node = ml_treap_predecessor (live, addr, 1, NULL);
+  if (node == ML_TREAP_NIL)
+    return -1;
+  const MlSegment *g = &p->segments[live->nodes[node].value];
+  if (!(g->flags & ML_SEG_PAGED) || addr > g->addr + g->size)
+    return -1;
+  return (long) live->nodes[node].value;
+}
+
+static int
+recorded_map (MlPlan *p, MlTreap *live, const MlEvent *ev, uint64_t end_tick)
+{
+  long s = paged_at (p, live, ev->addr);
+  if (s < 0)
+    {
+      MlSegment g = { .size = ev->size, .start = ev->tick, .end = end_tick, .addr = ev->addr, .stream = ev->stream,
+                      .flags = ML_SEG_EXPANDABLE | ML_SEG_PAGED };
+      s = ml_plan_add_segment (p, &g);
+      if (s < 0 || ml_treap_insert (live, ev->addr, 0, (uint64_t) s) == ML_TREAP_NIL)
+        return ML_ENOMEM;
+    }
+  MlSegment *g = &p->segments[s];
+  if (ev->addr + ev->size - g->addr > g->size)
+    g->size = ev->addr + ev->size - g->addr;
+  MlMapping m = { .segment = (uint32_t) s, .offset = ev->addr - g->addr, .size = ev->size, .start = ev->tick,
+                  .end = end_tick };
+  return ml_plan_add_mapping (p, &m) < 0 ? ML_ENOMEM : 0;
+}
+
+/* Ends the parts of the segment's live mappings that [addr, addr + size)
+ * covers; what is left of a mapping goes on as a new one. */
+static int
+recorded_unmap (MlPlan *p, MlTreap *live, const MlEvent *ev)
+{
+  long s = paged_at (p, live, ev->addr);
+  if (s < 0)
+    return 0;   /* pages the trace never showed mapped */
+  uint64_t lo = ev->addr - p->segments[s].addr, hi = lo + ev->size;
+  size_t n = p->n_maps;
+  for (size_t k = 0; k < n; k++)
+    {
+      MlMapping m = p->maps[k];
+      if (m.segment != (uint32_t) s || m.end <= ev->tick || m.start > ev->tick || m.offset >= hi
+          || m.offset + m.size <= lo)
+        continue;
+      p->maps[k].end = ev->tick;
+      uint64_t m_hi = m.offset + m.size;
+      MlMapping left = m, right = m;
+      left.start = right.start = ev->tick;
+      left.size = lo > m.offset ? lo - m.offset : 0;
+      right.offset = hi;
+      right.size = m_hi > hi ? m_hi - hi : 0;
+      if ((left.size && ml_plan_add_mapping (p, &left) < 0) || (right.size && ml_plan_add_mapping (p, &right) < 0))
+        return ML_ENOMEM;
+    }
+  return 0;
+}
+
 bool
 ml_plan_has_recorded (const MlBuffers *bufs)
 {
@@ -390,41 +471,30 @@ ml_plan_from_recorded (const MlBuffers *bufs, MlPlan **out, MlError *err)
   for (size_t i = 0; i < t->n_events && rc == 0; i++)
     {
       const MlEvent *ev = &t->events[i];
-      if ((ev->kind == ML_EV_SEGMENT_ALLOC || ev->kind == ML_EV_SEGMENT_MAP) && ev->size)
+      if (ev->kind == ML_EV_SEGMENT_ALLOC && ev->size)
         {
           uint32_t prev = ml_treap_find (&live, ev->addr, 0, NULL);
-          if (prev != ML_TREAP_NIL)   /* expandable: mapping more pages at a known base */
+          if (prev != ML_TREAP_NIL)   /* the same base again: the trace lost its free */
             {
               MlSegment *g = &p->segments[live.nodes[prev].value];
               if (ev->size > g->size)
                 g->size = ev->size;
               continue;
             }
-          if (ev->kind == ML_EV_SEGMENT_MAP)
-            {
-              /* PyTorch's segment_map names the mapped range: pages right
-               * after a live expandable segment grow it */
-              uint32_t below = ml_treap_predecessor (&live, ev->addr, 0, NULL);
-              MlSegment *g = below != ML_TREAP_NIL ? &p->segments[live.nodes[below].value] : NULL;
-              if (g && (g->flags & ML_SEG_EXPANDABLE) && ev->addr <= g->addr + g->size)
-                {
-                  if (ev->addr + ev->size - g->addr > g->size)
-                    g->size = ev->addr + ev->size - g->addr;
-                  continue;
-                }
-            }
           MlSegment g = { .size = ev->size, .start = ev->tick, .end = bufs->end_tick, .addr = ev->addr,
-                          .stream = ev->stream, .flags = ev->kind == ML_EV_SEGMENT_MAP ? ML_SEG_EXPANDABLE : 0 };
+                          .stream = ev->stream };
           long s = ml_plan_add_segment (p, &g);
           if (s < 0 || ml_treap_insert (&live, ev->addr, 0, (uint64_t) s) == ML_TREAP_NIL)
             rc = ML_ENOMEM;
         }
-      else if (ev->kind == ML_EV_SEGMENT_FREE || ev->kind == ML_EV_SEGMENT_UNMAP)
+      else if (ev->kind == ML_EV_SEGMENT_MAP && ev->size)
+        rc = recorded_map (p, &live, ev, bufs->end_tick);
+      else if (ev->kind == ML_EV_SEGMENT_UNMAP && ev->size)
+        rc = recorded_unmap (p, &live, ev);
+      else if (ev->kind == ML_EV_SEGMENT_FREE)
         {
           uint32_t node = ml_treap_find (&live, ev->addr, 0, NULL);
-          /* an unmap inside an expandable segment (not at its base) leaves
-           * it live: its size stays the high-water mark */
-          if (node != ML_TREAP_NIL)
+          if (node != ML_TREAP_NIL && !(p->segments[live.nodes[node].value].flags & ML_SEG_PAGED))
             {
               p->segments[live.nodes[node].value].end = ev->tick;
               ml_treap_remove (&live, ev->addr, 0);
@@ -502,6 +572,10 @@ recorded_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlErro
   plan->n_segments = 0;
   for (size_t s = 0; s < rec->n_segments && rc == 0; s++)
     if (ml_plan_add_segment (plan, &rec->segments[s]) < 0)
+      rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+  plan->n_maps = 0;
+  for (size_t k = 0; k < rec->n_maps && rc == 0; k++)
+    if (ml_plan_add_mapping (plan, &rec->maps[k]) < 0)
       rc = ml_error_set (err, ML_ENOMEM, "out of memory");
   if (rc == 0)
     {

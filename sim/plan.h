@@ -17,6 +17,7 @@
 enum {
   ML_SEG_GROWABLE = 1 << 0,
   ML_SEG_EXPANDABLE = 1 << 1,  /* PyTorch expandable segment */
+  ML_SEG_PAGED = 1 << 2,       /* reserved by its mappings (MlMapping), not its size */
 };
 
 typedef struct {
@@ -27,6 +28,17 @@ typedef struct {
   uint32_t stream;
   uint32_t flags;
 } MlSegment;
+
+/* Pages of a paged segment (a PyTorch expandable segment: a virtual
+ * range whose pages are mapped and unmapped as it goes) mapped at
+ * [offset, offset + size) of the segment during [start, end) ticks. A
+ * paged segment's size is the extent of its range; its reserved bytes at
+ * tick t are those of its mappings live at t. */
+typedef struct {
+  uint32_t segment;
+  uint64_t offset, size;
+  uint64_t start, end;
+} MlMapping;
 
 /* Why a capacity refused: the OOM verdict. */
 typedef enum {
@@ -50,6 +62,8 @@ typedef struct {
   uint64_t free_bytes;    /* capacity - live */
   uint64_t largest_free;  /* largest block that could have been used */
   MlOomVerdict verdict;
+  uint32_t retries;       /* retries run for this request before it failed */
+  uint64_t released;      /* bytes those retries gave back to the device */
 } MlOom;
 
 /* Marks @oom hit by a layout over the capacity with no request to blame
@@ -63,6 +77,8 @@ typedef struct {
   uint64_t  *offset;       /* n, within the segment */
   MlSegment *segments;
   size_t     n_segments, cap_segments;
+  MlMapping *maps;          /* of the ML_SEG_PAGED segments */
+  size_t     n_maps, cap_maps;
   uint64_t   align;
 
   /* what the strategy knows about its own result */
@@ -70,7 +86,14 @@ typedef struct {
   uint64_t   proven_lb;      /* a proven lower bound on the peak (0 = none) */
   double     seconds;        /* wall time of the strategy alone */
   uint64_t   ops;            /* allocator operations performed */
-  uint64_t   nodes_visited;  /* free-list / tree nodes visited */
+  uint64_t   nodes_visited;  /* free-list / tree nodes visited; search: placements tried */
+  uint64_t   backtracks;     /* search: nodes whose every candidate failed (exact) */
+  uint64_t   block_waste;    /* bytes inside the strategy's blocks beyond the
+                                rounded sizes (pool classes, buddy powers of
+                                two), live at the lower-bound tick */
+  bool       has_block_waste;/* the strategy reports block_waste */
+  uint64_t   retries;        /* retries run over the whole replay */
+  uint64_t   retry_released; /* bytes they gave back */
   MlOom      oom;
   char      *note;           /* owned, optional: "time limit reached", ... */
 } MlPlan;
@@ -86,6 +109,8 @@ MlPlan *ml_plan_new  (size_t n, const char *strategy);
 void    ml_plan_free (MlPlan *plan);
 /* Appends a segment; returns its index or -1 when out of memory. */
 long    ml_plan_add_segment (MlPlan *plan, const MlSegment *seg) ML_MUST_CHECK;
+/* Appends a mapping; returns its index or -1 when out of memory. */
+long    ml_plan_add_mapping (MlPlan *plan, const MlMapping *map) ML_MUST_CHECK;
 int     ml_plan_set_note (MlPlan *plan, const char *note) ML_MUST_CHECK;
 
 /* For a plan of one static arena: max(offset + size) over buffers. */
@@ -101,7 +126,11 @@ int ml_plan_read_json  (const char *path, const MlBuffers *bufs, MlPlan **out, M
 
 /* The "recorded" plan: what the real allocator did, from the addresses in
  * the trace (segments from segment events when present, else one arena
- * from the lowest to the highest address). ML_EUNSUPPORTED when the trace
+ * from the lowest to the highest address). segment_map / segment_unmap
+ * are pages of expandable segments: a map inside or right after a live
+ * expandable segment's range belongs to it (else it starts one), an unmap
+ * ends the mappings it covers (what is left of them goes on), so the
+ * reserved bytes follow the events exactly. ML_EUNSUPPORTED when the trace
  * has no addresses. */
 int ml_plan_from_recorded (const MlBuffers *bufs, MlPlan **out, MlError *err) ML_MUST_CHECK;
 /* True when @bufs has a recorded plan (some buffer has its address). */

@@ -48,6 +48,8 @@ struct MlSimContext {
   uint64_t        *hw;           /* per segment high water (growable) */
   size_t           hw_cap;
   int              oom;          /* ENOMEM while reserving */
+  uint64_t         waste;        /* the strategy's internal waste now */
+  bool             has_waste;    /* the strategy reports it */
 };
 
 static int
@@ -104,6 +106,13 @@ uint64_t
 ml_sim_reserved (const MlSimContext *ctx)
 {
   return ctx->reserved;
+}
+
+void
+ml_sim_block_waste (MlSimContext *ctx, uint64_t bytes)
+{
+  ctx->waste = bytes;
+  ctx->has_waste = true;
 }
 
 const MlBuffers *
@@ -169,6 +178,20 @@ run_online (const MlBuffers *bufs, const MlStrategy *s, const MlKnobs *knobs, Ml
       if (st.is_alloc)
         {
           rc = s->alloc (state, &req, &at, &visited);
+          uint32_t retries = 0;
+          uint64_t released = 0;
+          /* a strategy with a cache gives it back and tries again */
+          while (rc == ML_EOOM && s->release_cached && retries < knobs->retries)
+            {
+              uint64_t r = s->release_cached (state, retries + 1, &req);
+              if (r == 0)
+                break;
+              retries++;
+              released += r;
+              rc = s->alloc (state, &req, &at, &visited);
+            }
+          plan->retries += retries;
+          plan->retry_released += released;
           if (rc == 0)
             note_growth (&ctx, &at, buf->rsize);
           if (rc == 0 && capped && ctx.reserved > knobs->capacity && !plan->oom.hit)
@@ -186,6 +209,8 @@ run_online (const MlBuffers *bufs, const MlStrategy *s, const MlKnobs *knobs, Ml
                 {
                   uint64_t largest = s->largest_free ? s->largest_free (state) : 0;
                   record_oom (plan, bufs, st.buffer, st.tick, live, ctx.reserved, largest, knobs->capacity);
+                  plan->oom.retries = retries;
+                  plan->oom.released = released;
                 }
               if (s->lift_capacity)
                 s->lift_capacity (state);
@@ -203,6 +228,8 @@ run_online (const MlBuffers *bufs, const MlStrategy *s, const MlKnobs *knobs, Ml
           plan->segment[st.buffer] = at.segment;
           plan->offset[st.buffer] = at.offset;
           live += buf->rsize;
+          if (st.tick == bufs->lower_bound_tick)
+            plan->block_waste = ctx.waste;
         }
       else
         {
@@ -226,6 +253,7 @@ run_online (const MlBuffers *bufs, const MlStrategy *s, const MlKnobs *knobs, Ml
         }
     }
   plan->seconds = ml_now () - t0;
+  plan->has_block_waste = ctx.has_waste;
   plan->ops = ops;
   plan->nodes_visited = visited;
   s->destroy (state);
@@ -387,12 +415,17 @@ ml_result_write_json_members (const MlResult *r, const char *name, const MlBuffe
   const MlPlan *p = r->plan;
   fprintf (fp, ",\"peak\":%" PRIu64 ",\"peak_tick\":%" PRIu64 ",\"overhead\":%.6f,\"frag_max\":%.6f,\"frag_max_tick\":%" PRIu64
            ",\"frag_mean\":%.6f,\"frag_at_peak\":%.6f,\"internal_waste\":%" PRIu64 ",\"segments\":%zu"
-           ",\"seconds\":%.6f,\"ops\":%" PRIu64 ",\"nodes_visited\":%" PRIu64 ",\"nodes_per_op\":%.3f,\"optimal\":%s",
+           ",\"seconds\":%.6f,\"ops\":%" PRIu64 ",\"nodes_visited\":%" PRIu64 ",\"nodes_per_op\":%.3f,\"backtracks\":%" PRIu64
+           ",\"optimal\":%s",
            m->peak, m->peak_tick, m->overhead, m->frag_max, m->frag_max_tick, m->frag_mean, m->frag_at_peak,
            m->internal_waste, p->n_segments, p->seconds, p->ops, p->nodes_visited,
-           p->ops ? (double) p->nodes_visited / (double) p->ops : 0.0, p->optimal ? "true" : "false");
+           p->ops ? (double) p->nodes_visited / (double) p->ops : 0.0, p->backtracks, p->optimal ? "true" : "false");
   if (p->proven_lb)
     fprintf (fp, ",\"proven_lower_bound\":%" PRIu64, p->proven_lb);
+  if (p->has_block_waste)
+    fprintf (fp, ",\"block_waste\":%" PRIu64, p->block_waste);
+  if (r->strategy && (r->strategy->knobs & ML_KNOB_RETRIES))
+    fprintf (fp, ",\"retries\":%" PRIu64 ",\"retry_released\":%" PRIu64, p->retries, p->retry_released);
   if (p->note)
     {
       fputs (",\"note\":", fp);

@@ -94,6 +94,10 @@ void ml_sim_release (MlSimContext *ctx, uint32_t segment);
 void ml_sim_resize  (MlSimContext *ctx, uint32_t segment, uint64_t size);
 /* Bytes reserved right now (all live segments; growable: high water). */
 uint64_t ml_sim_reserved (const MlSimContext *ctx);
+/* The strategy's internal waste right now: bytes of its live blocks beyond
+ * the rounded sizes; the driver keeps its value at the lower-bound tick
+ * (plan->block_waste). */
+void ml_sim_block_waste (MlSimContext *ctx, uint64_t bytes);
 const MlBuffers *ml_sim_buffers (const MlSimContext *ctx);
 
 typedef struct MlStrategy {
@@ -115,6 +119,12 @@ typedef struct MlStrategy {
   /* Largest block the strategy could hand out now without reserving more
    * (for the OOM diagnosis); may be NULL. */
   uint64_t (*largest_free) (void *state);
+  /* Retries: after a refusal, gives cached memory back to the device
+   * (retry @attempt, from 1) and returns the bytes released; the driver
+   * then asks alloc() again, up to knobs->retries times, and stops at a
+   * retry that released nothing. NULL: the strategy caches nothing, so
+   * --retries does not apply to it. */
+  uint64_t (*release_cached) (void *state, uint32_t attempt, const MlRequest *req);
   /* Called after an OOM: go on without the capacity. May be NULL. */
   void (*lift_capacity) (void *state);
   void (*destroy) (void *state);

@@ -34,6 +34,8 @@ ml_trace_free (MlTrace *t)
   free (t->stacks);
   free (t->frames);
   free (t->inplace);
+  free (t->devices);
+  free (t->device_ooms);
   free (t->group_ids);
   free (t->group_end);
   ml_strtab_free (t->strings);
@@ -147,6 +149,26 @@ ml_trace_add_inplace (MlTrace *t, const MlInplaceWrite *w)
     return ML_ENOMEM;
   t->inplace[t->n_inplace++] = *w;
   return 0;
+}
+
+static bool
+ends_with (const char *s, const char *suffix)
+{
+  size_t a = strlen (s), b = strlen (suffix);
+  return a >= b && memcmp (s + a - b, suffix, b) == 0;
+}
+
+bool
+ml_frame_is_framework (const char *file, const char *func)
+{
+  (void) func;
+  if (!file || !*file || strcmp (file, "??") == 0 || file[0] == '<')
+    return true;
+  if (ends_with (file, ".cpp") || ends_with (file, ".cc") || ends_with (file, ".h") || ends_with (file, ".hpp")
+      || ends_with (file, ".c") || ends_with (file, ".cu"))
+    return true;
+  return strstr (file, "/torch/") || strstr (file, "\\torch\\") || strstr (file, "torchinductor")
+         || strstr (file, "/triton/") || strstr (file, "\\triton\\");
 }
 
 int

@@ -118,6 +118,30 @@ typedef struct {
   uint32_t op_name;    /* interned op name, 0 = none                   */
 } MlInplaceWrite;
 
+/* One device of an input that records several (a PyTorch snapshot): what
+ * the file says about it, whichever device was read. Reserved bytes are
+ * the sum of the device's segments at dump time (reserved_end), undone
+ * along its trace (segment_alloc / segment_map add, segment_free /
+ * segment_unmap take away) for reserved_start, and the running maximum
+ * from there (reserved_max). */
+typedef struct {
+  uint32_t device;
+  uint64_t entries;         /* trace entries                          */
+  uint64_t segments;        /* segments at dump time                  */
+  uint64_t segment_bytes;   /* their total_size                       */
+  uint64_t reserved_start, reserved_end, reserved_max;
+  uint64_t actions[ML_EV__COUNT]; /* trace entries by the kind they map to */
+  uint64_t ooms;            /* `oom` entries (listed in device_ooms)  */
+} MlDeviceInfo;
+
+/* An `oom` entry of any device: its index in that device's trace, the
+ * request, the device's free bytes, and the bytes reserved just before
+ * it (reserved_start plus the segment entries before it). */
+typedef struct {
+  uint32_t device;
+  uint64_t index, request, device_free, reserved;
+} MlDeviceOom;
+
 typedef struct {
   MlEvent  *events;
   size_t    n_events, cap_events;
@@ -140,6 +164,13 @@ typedef struct {
   MlInplaceWrite *inplace;   /* graph inputs: in-place writes, in op order */
   size_t    n_inplace, cap_inplace;
 
+  /* inputs with several devices: every device the file holds (owned),
+   * and why @device was read (interned, 0 = chosen by the caller) */
+  MlDeviceInfo *devices;
+  size_t    n_devices;
+  MlDeviceOom *device_ooms;  /* by device, then index (owned) */
+  size_t    n_device_ooms;
+  uint32_t  device_reason;
   /* graph-compiler constraints (docs/formats.md); 0 / none by default */
   uint64_t  zero_copy_align; /* alignment of zero-copy buffers, 0 = default_align */
   uint64_t  max_block;       /* arena blocks of at most this many bytes, 0 = one arena */
@@ -172,6 +203,11 @@ ml_trace_str (const MlTrace *trace, uint32_t idx)
 {
   return ml_strtab_get (trace->strings, idx);
 }
+
+/* True when @file names a frame inside the framework (torch, its
+ * generated code, triton, the Python / C / C++ runtime: "??", "<frozen
+ * ...>", .c / .cpp / .h files), i.e. not a call site. */
+bool ml_frame_is_framework (const char *file, const char *func);
 
 /* One past the last tick: the end of every never-freed buffer. */
 uint64_t ml_trace_end_tick (const MlTrace *trace);

@@ -373,7 +373,7 @@ _ml_cache_malloc (MlCache *c, uint64_t req, uint32_t raw_stream, uint32_t *out)
   if (i == ML_CACHE_NONE && c->cfg.expandable)
     {
       i = expand (c, size, stream, small, &rc);
-      if (i == ML_CACHE_NONE && rc == 0 && release_all (c))
+      if (i == ML_CACHE_NONE && rc == 0 && !c->owner_retries && release_all (c))
         i = expand (c, size, stream, small, &rc);
       if (rc < 0)
         return rc;
@@ -384,7 +384,9 @@ _ml_cache_malloc (MlCache *c, uint64_t req, uint32_t raw_stream, uint32_t *out)
   else if (i == ML_CACHE_NONE)
     {
       uint64_t bytes = segment_size (size);
-      if (!fits (c, bytes) && !(release_available (c, size, stream) && fits (c, bytes)) && !(release_all (c) && fits (c, bytes)))
+      if (!fits (c, bytes)
+          && (c->owner_retries
+              || (!(release_available (c, size, stream) && fits (c, bytes)) && !(release_all (c) && fits (c, bytes)))))
         return ML_EOOM;
       MlCacheSegment tmp = { .size = bytes, .stream = stream, .small = small };
       if ((rc = c->new_seg (c, bytes, raw_stream, &tmp)) < 0)
@@ -403,6 +405,17 @@ _ml_cache_malloc (MlCache *c, uint64_t req, uint32_t raw_stream, uint32_t *out)
     return rc;
   *out = i;
   return 0;
+}
+
+uint64_t
+_ml_cache_release_cached (MlCache *c, uint32_t attempt, uint64_t req, uint32_t raw_stream)
+{
+  uint64_t before = c->reserved;
+  if (attempt == 1 && !c->cfg.expandable)
+    release_available (c, _ml_cache_round_size (&c->cfg, req), _ml_cache_stream_index (c, raw_stream));
+  if (c->reserved == before)
+    release_all (c);
+  return before - c->reserved;
 }
 
 int

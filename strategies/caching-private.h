@@ -62,6 +62,10 @@ struct MlCache {
   uint64_t        capacity;       /* 0 = unlimited */
   uint64_t        visited;
   bool            last_new_segment; /* the last malloc reserved a segment */
+  /* The owner retries: malloc returns ML_EOOM at the first refusal, and
+   * the owner gives the cache back step by step (_ml_cache_release_cached)
+   * and calls malloc again. Unset, malloc runs PyTorch's releases itself. */
+  bool            owner_retries;
   bool            failed;         /* out of memory in the stream index */
   /* the owner's side */
   int  (*new_seg)  (MlCache *c, uint64_t size, uint32_t stream, MlCacheSegment *seg);
@@ -95,6 +99,12 @@ uint32_t _ml_cache_stream_index (MlCache *c, uint32_t raw);
  * refuses every way PyTorch tries. c->last_new_segment says whether it
  * reserved (or grew) a segment. */
 int      _ml_cache_malloc (MlCache *c, uint64_t req, uint32_t raw_stream, uint32_t *out);
+/* The retry after refusal number @attempt (from 1) of a request of @req
+ * bytes on @raw_stream, in PyTorch's order: first the oversize cached
+ * segments (release_available_cached_blocks, with max_split_size set),
+ * then every wholly free cached segment (release_cached_blocks). Returns
+ * the bytes given back (0: nothing left to give). */
+uint64_t _ml_cache_release_cached (MlCache *c, uint32_t attempt, uint64_t req, uint32_t raw_stream);
 /* Frees block @i, merging it with its free neighbours. */
 int      _ml_cache_free (MlCache *c, uint32_t i);
 /* The largest free block (either pool). */

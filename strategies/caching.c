@@ -65,6 +65,7 @@ strat_create (MlSimContext *ctx, const MlKnobs *knobs, void **state, MlError *er
     }
   _ml_cache_init (&s->cache, &cfg);
   s->cache.capacity = knobs->capacity;
+  s->cache.owner_retries = true;   /* the driver retries, up to --retries */
   s->cache.new_seg = strat_new_seg;
   s->cache.rel_seg = strat_rel_seg;
   s->cache.grow_seg = strat_grow_seg;
@@ -76,18 +77,24 @@ strat_create (MlSimContext *ctx, const MlKnobs *knobs, void **state, MlError *er
   return 0;
 }
 
+/* PyTorch aligns blocks to 512 B; a larger alignment knob is honoured by
+ * asking for whole multiples of it (segments are 2 MiB multiples) */
+static uint64_t
+wanted (const Strat *s, const MlRequest *req)
+{
+  uint64_t want = req->requested;
+  if (s->align)
+    want = ml_align_up (want ? want : 1, s->align);
+  return want;
+}
+
 static int
 strat_alloc (void *state, const MlRequest *req, MlPlacement *out, uint64_t *visited)
 {
   Strat *s = state;
   uint32_t i;
   s->cache.visited = 0;
-  /* PyTorch aligns blocks to 512 B; a larger alignment knob is honoured by
-   * asking for whole multiples of it (segments are 2 MiB multiples) */
-  uint64_t want = req->requested;
-  if (s->align)
-    want = ml_align_up (want ? want : 1, s->align);
-  int rc = _ml_cache_malloc (&s->cache, want, req->stream, &i);
+  int rc = _ml_cache_malloc (&s->cache, wanted (s, req), req->stream, &i);
   *visited += s->cache.visited;
   if (rc < 0)
     return rc;
@@ -106,6 +113,14 @@ strat_release (void *state, const MlRequest *req, const MlPlacement *at, uint64_
   (void) at;
   _ml_cache_free (&s->cache, s->block[req->buffer]);
   *visited += 1;
+}
+
+/* The driver's retries (--retries) are PyTorch's: release and try again. */
+static uint64_t
+strat_release_cached (void *state, uint32_t attempt, const MlRequest *req)
+{
+  Strat *s = state;
+  return _ml_cache_release_cached (&s->cache, attempt, wanted (s, req), req->stream);
 }
 
 static uint64_t
@@ -140,8 +155,9 @@ const MlStrategy ml_strategy_caching = {
   .summary = "online: PyTorch's CUDA caching allocator (512 B rounding, 2/20 MiB segments, best fit per pool and stream)",
   .kind = ML_STRATEGY_ONLINE,
   .flags = ML_STRATEGY_DEFAULT,
-  .knobs = ML_KNOB_OPTIONS,
+  .knobs = ML_KNOB_OPTIONS | ML_KNOB_RETRIES,
   .options = caching_keys,
   .create = strat_create, .alloc = strat_alloc, .release = strat_release,
+  .release_cached = strat_release_cached,
   .largest_free = strat_largest_free, .lift_capacity = strat_lift, .destroy = strat_destroy,
 };

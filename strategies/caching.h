@@ -18,9 +18,12 @@
  *             below max_split_size;
  *   free      merges with free neighbours of the same segment;
  *   release   segments go back only when a reservation fails (capacity):
- *             with max_split_size set, oversize cached segments first,
- *             then every wholly free cached segment, then one retry, then
- *             ML_EOOM;
+ *             the driver's retries (--retries, default 3): the first gives
+ *             back the oversize cached segments (max_split_size set), or
+ *             every wholly free cached segment when that released nothing,
+ *             the next the rest, each followed by the allocation again;
+ *             then ML_EOOM (the conformance replay, without a capacity,
+ *             never gets there);
  *   expandable one growable segment per (pool, stream) that maps 2 MiB /
  *             20 MiB pages at its end when no free block fits.
  * Alignment: PyTorch's blocks are 512-byte aligned; an alignment knob

@@ -16,6 +16,10 @@ enum { R_NONE = 0, R_FOUND = 1, R_STOP = 2, R_BUDGET = 3, R_TOO_BIG = 4 };
  * area (all largest first). */
 #define N_HEUR 3
 
+#ifndef EXACT_BUDGET0
+#define EXACT_BUDGET0 4096
+#endif
+
 /* Parts with more overlapping pairs keep their greedy plan. */
 #define EXACT_MAX_PAIRS 4000000u
 #define EXACT_MAX_M     4000u
@@ -28,6 +32,9 @@ typedef struct {
   uint64_t *size;       /* m */
   uint32_t *rank;       /* m: static order, 0 first (one of ranks[]) */
   uint32_t *ranks[N_HEUR];
+  uint64_t *len;        /* m: lifetime in ticks */
+  uint64_t *id;         /* m: buffer id (the last tie break) */
+  int       heur;       /* which of ranks[] is in use */
   uint32_t *sa, *sb;    /* m: section range [sa, sb) */
   uint32_t  S;          /* sections */
   uint32_t *adj_start;  /* m + 1 */
@@ -41,9 +48,11 @@ typedef struct {
 typedef struct {
   const MlKnobs *knobs;
   double    deadline, t0, limit;
-  uint64_t  nodes;
+  uint64_t  nodes;       /* placements tried */
+  uint64_t  backtracks;  /* nodes whose every candidate failed */
+  uint64_t  polls;       /* search calls, for the clock checks */
   uint64_t  run_nodes, budget;  /* nodes of this run; 0 = no budget */
-  bool      stopped, cancelled;
+  bool      stopped, cancelled, oom;
   uint64_t  cap;
   /* search state for the part being solved */
   Part     *P;
@@ -60,10 +69,25 @@ typedef struct {
   uint64_t *save;       /* saved offsets, a stack */
   size_t    n_save, cap_save;
   uint32_t *cand;       /* candidate stack (m per depth) */
+  uint32_t *rsave;      /* saved ranks of re-ranked pieces, a stack */
+  size_t    n_rsave, cap_rsave;
+  void     *rkeys;      /* m sort keys */
   uint64_t  found_peak;
   uint64_t *found;      /* offsets of the solution (m) */
   const char *phase;
 } Search;
+
+static uint64_t
+gcd_u64 (uint64_t a, uint64_t b)
+{
+  while (b)
+    {
+      uint64_t t = a % b;
+      a = b;
+      b = t;
+    }
+  return a;
+}
 
 static int
 cmp_cand (const void *a, const void *b, void *ctx)
@@ -80,14 +104,14 @@ time_up (Search *s)
 {
   if (s->stopped)
     return true;
-  if ((++s->nodes & 1023) != 0)
+  if ((++s->polls & 1023) != 0)
     return false;
   double now = ml_now ();
   if (_ml_cancelled (s->knobs))
     s->cancelled = s->stopped = true;
   else if (now >= s->deadline)
     s->stopped = true;
-  else if ((s->nodes & 0x3ffff) == 0)
+  else if ((s->polls & 0x3ffff) == 0)
     _ml_report (s->knobs, s->limit > 0 ? (now - s->t0) / s->limit : 0, s->phase);
   return s->stopped;
 }
@@ -101,6 +125,32 @@ typedef struct {
 } Scope;
 
 static int search (Search *s, Scope *sc, uint64_t last_off, uint32_t min_rank, uint32_t depth);
+static bool rerank (Search *s, const Scope *sc);
+
+/* The section inference over the whole of @sc, every later placement at
+ * @last_off or above: false when some section's lowest free offset plus
+ * the bytes still unplaced there is over the capacity. */
+static bool
+scope_fits (Search *s, const Scope *sc, uint64_t last_off)
+{
+  Part *P = s->P;
+  for (uint32_t k = sc->klo; k < sc->khi; k++)
+    s->low[k] = UINT64_MAX;
+  for (uint32_t u = 0; u < sc->n; u++)
+    {
+      uint32_t i = sc->list[u];
+      uint64_t v = s->off[i] > last_off ? s->off[i] : last_off;
+      if (v + P->size[i] > s->cap)
+        return false;
+      for (uint32_t k = P->sa[i]; k < P->sb[i]; k++)
+        if (v < s->low[k])
+          s->low[k] = v;
+    }
+  for (uint32_t k = sc->klo; k < sc->khi; k++)
+    if (s->usum[k] && s->low[k] + s->usum[k] > s->cap)
+      return false;
+  return true;
+}
 
 /* After placing a buffer, the sections of @sc split at @cuts (sorted,
  * inside (klo, khi)): solves each piece on its own. Pieces do not overlap
@@ -126,7 +176,18 @@ decompose (Search *s, Scope *sc, const uint32_t *cuts, uint32_t n_cuts, uint32_t
             }
         }
       if (sub.n)
-        r = search (s, &sub, 0, 0, depth);
+        {
+          size_t mark = s->n_rsave;
+          if (!rerank (s, &sub))
+            r = R_STOP;
+          else
+            r = search (s, &sub, 0, 0, depth);
+          while (s->n_rsave > mark)
+            {
+              s->n_rsave -= 2;
+              P->rank[s->rsave[s->n_rsave]] = s->rsave[s->n_rsave + 1];
+            }
+        }
       lo = hi;
     }
   for (uint32_t u = 0; u < sc->n; u++)
@@ -142,8 +203,6 @@ search (Search *s, Scope *sc, uint64_t last_off, uint32_t min_rank, uint32_t dep
     return R_FOUND;
   if (time_up (s))
     return R_STOP;
-  if (s->budget && ++s->run_nodes > s->budget)
-    return R_BUDGET;
   uint64_t cap = s->cap;
   for (uint32_t k = sc->klo; k < sc->khi; k++)
     s->low[k] = UINT64_MAX;
@@ -169,6 +228,9 @@ search (Search *s, Scope *sc, uint64_t last_off, uint32_t min_rank, uint32_t dep
   for (uint32_t k = sc->klo; k < sc->khi; k++)
     if (s->usum[k] && s->low[k] + s->usum[k] > cap)
       return R_NONE;
+  /* the node budget counts the nodes that pass the checks */
+  if (s->budget && ++s->run_nodes > s->budget)
+    return R_BUDGET;
   /* dominance: a buffer placed at or above the lowest top some unplaced
    * buffer can reach would leave a gap that buffer could fill */
   uint32_t kept = 0;
@@ -183,6 +245,7 @@ search (Search *s, Scope *sc, uint64_t last_off, uint32_t min_rank, uint32_t dep
       uint32_t i = cand[c];
       uint64_t o = s->off[i], top = o + P->size[i];
       /* place i */
+      s->nodes++;
       s->at[i] = o;
       s->placed[i] = 1;
       uint32_t p = s->pos[i], last = sc->list[--sc->n];
@@ -208,8 +271,24 @@ search (Search *s, Scope *sc, uint64_t last_off, uint32_t min_rank, uint32_t dep
               s->off[j] = top;
             }
         }
-      int r = n_cuts && sc->n ? decompose (s, sc, cuts, n_cuts, depth + 1)
-                              : search (s, sc, o, P->rank[i] + 1, depth + 1);
+      /* the cheap parts of the child's section check, which catch most
+       * dead ends without its pass over every unplaced buffer: the
+       * monotonic floor (nothing later goes below o) and i's own sections
+       * (every unplaced buffer there now starts at i's top or above) */
+      bool over = false;
+      for (uint32_t k = sc->klo; k < sc->khi && !over; k++)
+        over = o + s->usum[k] > cap;
+      for (uint32_t k = P->sa[i]; k < P->sb[i] && !over; k++)
+        over = s->usum[k] && top + s->usum[k] > cap;
+      int r;
+      if (over)
+        r = R_NONE;
+      else if (!(n_cuts && sc->n))
+        r = search (s, sc, o, P->rank[i] + 1, depth + 1);
+      else if (!scope_fits (s, sc, o))
+        r = R_NONE;   /* every piece is checked before any is searched */
+      else
+        r = decompose (s, sc, cuts, n_cuts, depth + 1);
       if (r == R_FOUND)
         s->found[i] = o;
       /* undo */
@@ -237,6 +316,7 @@ search (Search *s, Scope *sc, uint64_t last_off, uint32_t min_rank, uint32_t dep
       if (hatless)
         break;
     }
+  s->backtracks++;
   return R_NONE;
 }
 
@@ -282,27 +362,30 @@ solve_part (Search *s, Part *P, uint64_t cap, double deadline)
 }
 
 /* Round robin over the static orders with a node budget that doubles
- * (starting at 2m) until one finishes: R_FOUND, R_NONE or R_STOP. */
+ * (starting at 2m) until one finishes or the budget passes @max_budget
+ * (0 = no limit): R_FOUND, R_NONE, R_STOP or R_BUDGET. */
 static int
-solve_part_rr (Search *s, Part *P, uint64_t cap, double deadline)
+solve_part_rr (Search *s, Part *P, uint64_t cap, double deadline, uint64_t max_budget)
 {
   if (P->lb > cap)
     return R_NONE;
-  for (uint64_t budget = 2 * (uint64_t) P->m;; budget *= 2)
+  for (uint64_t budget = 2 * (uint64_t) P->m; !max_budget || budget <= max_budget; budget *= 2)
     for (int h = 0; h < N_HEUR; h++)
       {
         P->rank = P->ranks[h];
+        P->heur = h;
         s->budget = budget;
         int r = solve_part (s, P, cap, deadline);
         if (r != R_BUDGET)
           return r;
       }
+  return R_BUDGET;
 }
 
 static void
 part_free (Part *P)
 {
-  free (P->glob); free (P->size);
+  free (P->glob); free (P->size); free (P->len); free (P->id);
   for (int h = 0; h < N_HEUR; h++)
     free (P->ranks[h]);
   free (P->sa); free (P->sb);
@@ -321,6 +404,61 @@ cmp_rkey (const void *a, const void *b)
   return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
+/* The sort key of heuristic @h: WAT (lifetime, area, section total),
+ * TAW or TWA, each largest first. */
+static RKey
+heur_key (int h, uint64_t size, uint64_t len, uint64_t total, uint64_t id, uint32_t idx)
+{
+  unsigned __int128 a128 = (unsigned __int128) size * len;
+  uint64_t area = UINT64_MAX - (a128 > UINT64_MAX ? UINT64_MAX : (uint64_t) a128);
+  uint64_t l = UINT64_MAX - len, tot = UINT64_MAX - total;
+  if (h == 0)
+    return (RKey) { l, area, tot, id, idx };
+  if (h == 1)
+    return (RKey) { tot, area, l, id, idx };
+  return (RKey) { tot, l, area, id, idx };
+}
+
+/* A piece of a split is a problem of its own: its buffers are ranked
+ * afresh by the current heuristic with the section totals of what is
+ * left unplaced (the old ranks go on s->rsave). False when out of memory. */
+static bool
+rerank (Search *s, const Scope *sc)
+{
+  Part *P = s->P;
+  if (s->n_rsave + 2 * (size_t) sc->n > s->cap_rsave)
+    {
+      size_t cap = s->cap_rsave * 2 + 2 * (size_t) sc->n;
+      uint32_t *g = realloc (s->rsave, cap * sizeof *g);
+      if (!g)
+        {
+          s->oom = s->stopped = true;
+          return false;
+        }
+      s->rsave = g;
+      s->cap_rsave = cap;
+    }
+  RKey *keys = s->rkeys;
+  for (uint32_t u = 0; u < sc->n; u++)
+    {
+      uint32_t i = sc->list[u];
+      uint64_t total = 0;
+      for (uint32_t k = P->sa[i]; k < P->sb[i]; k++)
+        if (s->usum[k] > total)
+          total = s->usum[k];
+      keys[u] = heur_key (P->heur, P->size[i], P->len[i], total, P->id[i], i);
+    }
+  qsort (keys, sc->n, sizeof *keys, cmp_rkey);
+  for (uint32_t r = 0; r < sc->n; r++)
+    {
+      uint32_t i = keys[r].idx;
+      s->rsave[s->n_rsave++] = i;
+      s->rsave[s->n_rsave++] = P->rank[i];
+      P->rank[i] = r;
+    }
+  return true;
+}
+
 /* Builds part @P from the buffers glob[0..m) (sorted by start). */
 static int
 part_build (const MlBuffers *bufs, Part *P, const uint32_t *glob, uint32_t m)
@@ -329,6 +467,8 @@ part_build (const MlBuffers *bufs, Part *P, const uint32_t *glob, uint32_t m)
   P->m = m;
   P->glob = malloc (m * sizeof *P->glob);
   P->size = malloc (m * sizeof *P->size);
+  P->len = malloc (m * sizeof *P->len);
+  P->id = malloc (m * sizeof *P->id);
   for (int h = 0; h < N_HEUR; h++)
     P->ranks[h] = malloc (m * sizeof *P->ranks[h]);
   P->sa = malloc (m * sizeof *P->sa);
@@ -337,12 +477,14 @@ part_build (const MlBuffers *bufs, Part *P, const uint32_t *glob, uint32_t m)
   uint64_t *ticks = malloc (m * sizeof *ticks);
   RKey *keys = malloc (m * sizeof *keys);
   uint32_t *fill = NULL;
-  if (!P->glob || !P->size || !P->ranks[0] || !P->ranks[1] || !P->ranks[2] || !P->sa || !P->sb || !P->adj_start || !ticks || !keys)
+  if (!P->glob || !P->size || !P->len || !P->id || !P->ranks[0] || !P->ranks[1] || !P->ranks[2] || !P->sa || !P->sb || !P->adj_start || !ticks || !keys)
     goto oom;
   memcpy (P->glob, glob, m * sizeof *glob);
   for (uint32_t i = 0; i < m; i++)
     {
       P->size[i] = bufs->buf[glob[i]].rsize;
+      P->len[i] = bufs->buf[glob[i]].end - bufs->buf[glob[i]].start;
+      P->id[i] = bufs->buf[glob[i]].id;
       ticks[i] = bufs->buf[glob[i]].start;
     }
   /* sections: the distinct start ticks (live bytes peak at a start) */
@@ -383,15 +525,7 @@ part_build (const MlBuffers *bufs, Part *P, const uint32_t *glob, uint32_t m)
             for (uint32_t k = P->sa[i]; k < P->sb[i]; k++)
               if (live[k] > total)
                 total = live[k];
-            unsigned __int128 a128 = (unsigned __int128) P->size[i] * (b->end - b->start);
-            uint64_t area = UINT64_MAX - (a128 > UINT64_MAX ? UINT64_MAX : (uint64_t) a128);
-            uint64_t len = UINT64_MAX - (b->end - b->start), tot = UINT64_MAX - total;
-            if (h == 0)
-              keys[i] = (RKey) { len, area, tot, b->id, i };
-            else if (h == 1)
-              keys[i] = (RKey) { tot, area, len, b->id, i };
-            else
-              keys[i] = (RKey) { tot, len, area, b->id, i };
+            keys[i] = heur_key (h, P->size[i], b->end - b->start, total, b->id, i);
           }
         qsort (keys, m, sizeof *keys, cmp_rkey);
         for (uint32_t r = 0; r < m; r++)
@@ -484,6 +618,7 @@ exact_free (Exact *x)
   free (x->s.off); free (x->s.at); free (x->s.placed); free (x->s.unplaced);
   free (x->s.pos); free (x->s.usum); free (x->s.low); free (x->s.save);
   free (x->s.cand); free (x->s.found); free (x->s.scratch); free (x->s.cuts); free (x->s.cutbuf);
+  free (x->s.rsave); free (x->s.rkeys);
 }
 
 /* Splits at ticks no buffer crosses and sizes the search scratch. */
@@ -539,8 +674,9 @@ exact_init (Exact *x, const MlBuffers *bufs, MlError *err)
   s->scratch = malloc (((size_t) max_m + 1) * max_m * sizeof *s->scratch);
   s->cuts = malloc (max_S * sizeof *s->cuts);
   s->cutbuf = malloc (((size_t) max_m + 1) * (max_S + 1) * sizeof *s->cutbuf);
+  s->rkeys = malloc (max_m * sizeof (RKey));
   if (!s->off || !s->at || !s->found || !s->placed || !s->unplaced || !s->pos || !s->usum
-      || !s->low || !s->save || !s->cand || !s->scratch || !s->cuts || !s->cutbuf)
+      || !s->low || !s->save || !s->cand || !s->scratch || !s->cuts || !s->cutbuf || !s->rkeys)
     goto oom;
   free (idx);
   return 0;
@@ -570,9 +706,10 @@ overall_best (const Exact *x)
 
 /* Tries to make every part fit under @cap by @deadline. Returns R_FOUND
  * (all parts fit; their plans are committed), R_NONE (a part proven not to
- * fit; *bad names it) or R_STOP. */
+ * fit; *bad names it), R_STOP, R_BUDGET (a part ran past @max_budget
+ * nodes, 0 = no limit) or R_TOO_BIG. */
 static int
-fit_all (Exact *x, uint64_t cap, double deadline, uint64_t *offset, uint32_t *bad)
+fit_all (Exact *x, uint64_t cap, double deadline, uint64_t max_budget, uint64_t *offset, uint32_t *bad)
 {
   for (uint32_t p = 0; p < x->n_parts; p++)
     {
@@ -586,7 +723,7 @@ fit_all (Exact *x, uint64_t cap, double deadline, uint64_t *offset, uint32_t *ba
         }
       if (!SEARCHABLE (P))
         return R_TOO_BIG;
-      int r = solve_part_rr (&x->s, P, cap, deadline);
+      int r = solve_part_rr (&x->s, P, cap, deadline, max_budget);
       if (r == R_FOUND)
         commit_part (x, P, offset, x->s.found, x->s.found_peak);
       else
@@ -597,6 +734,121 @@ fit_all (Exact *x, uint64_t cap, double deadline, uint64_t *offset, uint32_t *ba
         }
     }
   return R_FOUND;
+}
+
+typedef struct { uint64_t size, len; uint32_t g; } IisKey;
+static int
+cmp_iis (const void *a, const void *b)
+{
+  const IisKey *x = a, *y = b;
+  if (x->size != y->size)
+    return x->size < y->size ? -1 : 1;
+  if (x->len != y->len)
+    return x->len < y->len ? -1 : 1;
+  return x->g < y->g ? -1 : x->g > y->g;
+}
+
+/* An irreducible infeasible subset of part @P under @cap (MiniMalloc's
+ * deletion filter): each buffer in turn, smallest first, is left out, and
+ * stays out when the rest still provably does not fit. Writes the global
+ * indexes of what is left, sorted by start, to @out (P->m) and returns
+ * their number; *minimal is false when the clock stopped the filter (the
+ * set is then infeasible, but perhaps not minimal). 0 when out of memory. */
+static uint32_t
+infeasible_subset (Exact *x, const Part *P, uint64_t cap, double deadline, uint32_t *out, bool *minimal)
+{
+  const MlBuffers *bufs = x->bufs;
+  uint32_t m = P->m, n = m;
+  IisKey *keys = malloc (m * sizeof *keys);
+  uint8_t *in = malloc (m);
+  uint32_t *cand = malloc (m * sizeof *cand);
+  *minimal = true;
+  if (!keys || !in || !cand)
+    {
+      free (keys), free (in), free (cand);
+      return 0;
+    }
+  for (uint32_t i = 0; i < m; i++)
+    {
+      keys[i] = (IisKey) { P->size[i], P->len[i], i };
+      in[i] = 1;
+    }
+  qsort (keys, m, sizeof *keys, cmp_iis);
+  for (uint32_t t = 0; t < m; t++)
+    {
+      if (ml_now () >= deadline || x->s.cancelled)
+        {
+          *minimal = false;
+          break;
+        }
+      in[keys[t].g] = 0;
+      uint32_t c = 0;
+      for (uint32_t i = 0; i < m; i++)   /* P->glob is sorted by start */
+        if (in[i])
+          cand[c++] = P->glob[i];
+      Part Q;
+      int r = R_FOUND;
+      if (c > 0)
+        {
+          if (part_build (bufs, &Q, cand, c) < 0)
+            {
+              n = 0;
+              break;
+            }
+          /* Q is a subset of P: the search scratch sized for P fits it */
+          r = solve_part_rr (&x->s, &Q, cap, deadline, 0);
+          part_free (&Q);
+        }
+      if (r == R_NONE)
+        n--;                 /* still infeasible without it: it stays out */
+      else
+        {
+          in[keys[t].g] = 1;
+          if (r != R_FOUND)
+            {
+              *minimal = false;
+              break;
+            }
+        }
+    }
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < m && n; i++)
+    if (in[i])
+      out[k++] = P->glob[i];
+  free (keys), free (in), free (cand);
+  return k;
+}
+
+/* "these N buffers, live together in [a, b), need X bytes ...: id i
+ * [start, end) size, ..." into @msg. */
+static void
+describe_subset (const MlBuffers *bufs, const uint32_t *set, uint32_t n, bool minimal, char *msg, size_t len)
+{
+  uint64_t t1 = UINT64_MAX, t2 = 0, a = 0, b = UINT64_MAX, total = 0;
+  for (uint32_t k = 0; k < n; k++)
+    {
+      const MlBuffer *bf = &bufs->buf[set[k]];
+      if (bf->start < t1) t1 = bf->start;
+      if (bf->end > t2) t2 = bf->end;
+      if (bf->start > a) a = bf->start;
+      if (bf->end < b) b = bf->end;
+      total += bf->rsize;
+    }
+  size_t at = (size_t) snprintf (msg, len, "%s %" PRIu32 " buffers, %s [%" PRIu64 ", %" PRIu64 "), need %" PRIu64
+                                 " bytes together and cannot fit%s:", minimal ? "these" : "a subset of", n,
+                                 a < b ? "live together in" : "live in ticks", a < b ? a : t1, a < b ? b : t2, total,
+                                 minimal ? " (without any one of them they do)" : " (time ran out before it was minimal)");
+  for (uint32_t k = 0; k < n && at < len; k++)
+    {
+      const MlBuffer *bf = &bufs->buf[set[k]];
+      if (at + 48 >= len && k + 1 < n)
+        {
+          snprintf (msg + at, len - at, " ...");
+          break;
+        }
+      at += (size_t) snprintf (msg + at, len - at, "%s id %" PRIu64 " [%" PRIu64 ", %" PRIu64 ") %" PRIu64, k ? "," : "",
+                               bf->id, bf->start, bf->end, bf->rsize);
+    }
 }
 
 static int
@@ -613,9 +865,36 @@ exact_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *
   double t0 = ml_now (), deadline = t0 + limit;
 
   if (fit_mode && knobs->capacity < bufs->lower_bound)
-    return ml_error_set (err, ML_EINFEASIBLE,
-                         "exact: no plan fits in capacity %" PRIu64 ": %" PRIu64 " bytes are live at tick %" PRIu64
-                         " (the lower bound)", knobs->capacity, bufs->lower_bound, bufs->lower_bound_tick);
+    {
+      /* the smallest such set: the largest buffers live at the lower
+       * bound's tick until they pass the capacity (without any one of
+       * them, the rest are at most the capacity) */
+      char why[400] = "";
+      uint64_t t = bufs->lower_bound_tick;
+      IisKey *live = malloc ((bufs->n ? bufs->n : 1) * sizeof *live);
+      uint32_t *set = malloc ((bufs->n ? bufs->n : 1) * sizeof *set);
+      if (live && set)
+        {
+          uint32_t n_live = 0, n_set = 0;
+          for (size_t i = 0; i < bufs->n; i++)
+            if (bufs->buf[i].start <= t && t < bufs->buf[i].end && bufs->buf[i].rsize)
+              live[n_live++] = (IisKey) { bufs->buf[i].rsize, bufs->buf[i].end - bufs->buf[i].start, (uint32_t) i };
+          qsort (live, n_live, sizeof *live, cmp_iis);
+          uint64_t sum = 0;
+          for (uint32_t k = n_live; k-- > 0 && sum <= knobs->capacity;)
+            {
+              sum += live[k].size;
+              set[n_set++] = live[k].g;
+            }
+          if (ml_sort_indexes_by_key (set, n_set, &bufs->buf[0].start, sizeof (MlBuffer)) == 0)
+            describe_subset (bufs, set, n_set, true, why, sizeof why);
+        }
+      free (live);
+      free (set);
+      return ml_error_set (err, ML_EINFEASIBLE,
+                           "exact: no plan fits in capacity %" PRIu64 ": %" PRIu64 " bytes are live at tick %" PRIu64
+                           " (the lower bound); %s", knobs->capacity, bufs->lower_bound, bufs->lower_bound_tick, why);
+    }
 
   /* the best greedy plan is the starting point */
   uint64_t greedy_peak;
@@ -645,14 +924,25 @@ exact_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *
   if (fit_mode)
     {
       uint64_t cap = knobs->capacity;
-      int r = fit_all (&x, cap, deadline, plan->offset, &bad);
+      int r = fit_all (&x, cap, deadline, 0, plan->offset, &bad);
       if (r == R_NONE)
         {
           Part *P = &x.parts[bad];
+          uint32_t *set = malloc (P->m * sizeof *set);
+          bool minimal = false;
+          uint32_t n_set = set ? infeasible_subset (&x, P, cap, deadline, set, &minimal) : 0;
+          char why[400] = "";
+          if (n_set)
+            describe_subset (bufs, set, n_set, minimal, why, sizeof why);
+          free (set);
           rc = ml_error_set (err, ML_EINFEASIBLE,
                              "exact: no plan fits in capacity %" PRIu64 " (lower bound %" PRIu64
-                             "): the exhaustive search over the %" PRIu32 " buffers live in ticks [%" PRIu64 ", %" PRIu64 ") found none",
-                             cap, lb, P->m, bufs->buf[P->glob[0]].start, bufs->buf[P->glob[P->m - 1]].end);
+                             "): %s", cap, lb, why[0] ? why : "the exhaustive search found none");
+          goto out;
+        }
+      if (x.s.oom)
+        {
+          rc = ml_error_set (err, ML_ENOMEM, "exact: out of memory in the search");
           goto out;
         }
       if (x.s.cancelled)
@@ -668,50 +958,60 @@ exact_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *
     }
   else
     {
-      /* minimise: the lower bound first, then bisect */
-      uint64_t hi = overall_best (&x), proven = lb, lo = lb;
-      int pass = 0;
-      bool timed_out = false;
-      for (;;)
+      /* minimise: every peak of a canonical plan is a sum of sizes, so a
+       * multiple of their gcd g. After a short probe of the bound itself,
+       * probes step down from the best plan by a quarter of the gap to the
+       * proven bound, each with a node budget (the fit search's time is
+       * heavy-tailed and erratic in the capacity: a probe that stalls
+       * says little about its neighbours); a probe that runs out of budget
+       * halves the step, and when even one step of g does, the proven
+       * bound is probed again, the budget doubles and the next descent
+       * starts from another fraction of the gap (other capacities). */
+      uint64_t g = 0;
+      for (size_t i = 0; i < bufs->n; i++)
+        g = gcd_u64 (g, bufs->buf[i].rsize);
+      if (g == 0)
+        g = 1;
+      uint64_t hi = overall_best (&x), proven = (lb + g - 1) / g * g;
+      uint64_t budget = EXACT_BUDGET0, step = 0;   /* the bound itself first */
+      unsigned round = 0;   /* each round divides the gap anew: 4, 3, 5, 6 */
+      bool timed_out = false, too_big = false;
+      while (!x.s.cancelled && !too_big && !timed_out && proven < hi)
         {
-          if (x.s.cancelled || proven >= hi)
-            break;
-          if (lo >= hi)
-            {
-              /* every probe below the best timed out: go round again from
-               * the proven bound, each probe getting a larger share */
-              lo = proven;
-              pass++;
-            }
-          double now = ml_now ();
-          if (now >= deadline)
-            {
-              break;
-            }
-          /* the lower bound first (a short probe: it is often the optimum
-           * or clearly out of reach), then steps down from the best plan
-           * by a quarter of the gap: probes just under a feasible peak are
-           * found fast, probes deep in the gap rarely finish */
-          bool first = lo == proven;
-          uint64_t step = (hi - lo) / 4 ? (hi - lo) / 4 : 1;
-          uint64_t mid = first ? lo : hi - step;
-          double slice = first && pass == 0 ? limit * 0.3 : (deadline - now) / 3.0;
-          int r = fit_all (&x, mid, now + slice, plan->offset, &bad);
+          uint64_t st = step / g * g;
+          bool prove = st < g;
+          uint64_t c = prove || hi - proven <= st ? proven : hi - st;
+          int r = fit_all (&x, c, deadline, budget, plan->offset, &bad);
           if (r == R_FOUND)
-            hi = overall_best (&x);
+            {
+              hi = overall_best (&x);
+              step = (hi - proven) / 4;
+            }
           else if (r == R_NONE)
             {
-              lo = mid + 1;
-              if (lo > proven)
-                proven = lo;
+              proven = c + g;
+              step = hi > proven ? (hi - proven) / 4 : 0;
             }
           else if (r == R_TOO_BIG)
-            break;   /* a part too large to search holds the peak */
+            too_big = true;   /* a part too large to search holds the peak */
+          else if (r == R_STOP)
+            timed_out = true;
+          else if (!prove)
+            step = st > g ? step / 2 : 0;
           else
             {
-              lo = mid + 1;
-              timed_out = true;
+              /* neither one step down nor the proof: more nodes for both */
+              budget *= 2;
+              round++;
+              step = (hi - proven) / (round % 4 == 0 ? 4 : round % 4 == 1 ? 3 : round % 4 + 3);
             }
+        }
+      if (ml_now () >= deadline && proven < hi)
+        timed_out = true;
+      if (x.s.oom)
+        {
+          rc = ml_error_set (err, ML_ENOMEM, "exact: out of memory in the search");
+          goto out;
         }
       if (x.s.cancelled)
         {
@@ -739,6 +1039,7 @@ exact_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *
   if (note[0] && ml_plan_set_note (plan, note) < 0)
     rc = ml_error_set (err, ML_ENOMEM, "out of memory");
   plan->nodes_visited = x.s.nodes;
+  plan->backtracks = x.s.backtracks;
 out:
   exact_free (&x);
   return rc;

@@ -7,20 +7,21 @@
  * builds exactly those sequences: at each node the candidates are the
  * unplaced buffers whose lowest offset keeps the sequence sorted (so each
  * layout is reached by one order only), tried lowest first, then by a
- * static rank (larger size x lifetime first). It prunes
+ * static rank (MiniMalloc's three preorderings in round robin). It prunes
  *   - a buffer that can no longer fit under the capacity (its lowest
- *     offset only rises), and
- *   - a time section where the lowest offset any unplaced buffer can take
- *     there, plus the sizes still unplaced there, exceeds the capacity.
- * The instance is first split at ticks no buffer crosses; each part is
- * solved on its own.
+ *     offset only rises),
+ *   - a time section whose floor (the last offset placed, the tops placed
+ *     there, the lowest offset left there) plus the sizes still unplaced
+ *     there exceeds the capacity, and dominated and hatless siblings.
+ * The instance is split at ticks no buffer crosses, and again during the
+ * search whenever a placement leaves a section boundary that no unplaced
+ * buffer crosses (each piece re-ranked and solved on its own).
  * Modes (--options mode=fit|minimize):
  *   fit       (default when a capacity is given) find a plan within the
  *             capacity or prove that none exists (ML_EINFEASIBLE);
- *   minimize  (default without a capacity) the smallest peak: starts from
- *             the best greedy plan, tries the lower bound, then steps
- *             below the best plan found by a quarter of the gap to the
- *             proven lower bound at a time.
+ *   minimize  (default without a capacity) the smallest peak: fit
+ *             searches with node budgets at multiples of the sizes' gcd,
+ *             the lower bound first, then steps down from the best plan.
  *             When the time limit (default 10 s) stops it, the plan is the
  *             best found and plan->proven_lb the bound proven so far.
  * Complexity: exponential in the worst case (the problem is NP-hard);

@@ -2,20 +2,72 @@
 
 #include <stdlib.h>
 
-#include "sim/base/treap.h"
+#include "sim/base/btree.h"
 
 typedef enum { FIRST, BEST, NEXT } Policy;
+
+/* best-fit's size index, TLSF style: the holes in bins of sizes (exact
+ * below 32, then 32 bins per power of two), each bin its holes in (size,
+ * offset) order, and a bitmap of the bins that are not empty. The
+ * smallest (size, offset) of at least n is in n's bin or is the first
+ * hole of the next bin that is not empty. */
+enum { SUB_BITS = 5, SUB = 1 << SUB_BITS, N_BINS = SUB + (64 - SUB_BITS) * SUB, N_WORDS = (N_BINS + 63) / 64 };
+
+typedef struct {
+  MlBTree  bin[N_BINS];
+  uint64_t used[N_WORDS];   /* bit: the bin holds a hole */
+  uint64_t words;           /* bit: the word of used[] is not zero */
+} SizeIndex;
+
+static inline unsigned
+bin_of (uint64_t size)
+{
+  if (size < SUB)
+    return (unsigned) size;
+  unsigned fl = 63 - (unsigned) __builtin_clzll (size);
+  return SUB + (fl - SUB_BITS) * SUB + (unsigned) ((size >> (fl - SUB_BITS)) & (SUB - 1));
+}
+
+static inline void
+bin_mark (SizeIndex *x, unsigned k, bool on)
+{
+  if (on)
+    {
+      x->used[k / 64] |= (uint64_t) 1 << (k % 64);
+      x->words |= (uint64_t) 1 << (k / 64);
+    }
+  else if (!(x->used[k / 64] &= ~((uint64_t) 1 << (k % 64))))
+    x->words &= ~((uint64_t) 1 << (k / 64));
+}
+
+/* The first bin after @k that holds a hole, or N_BINS. */
+static inline unsigned
+bin_next (const SizeIndex *x, unsigned k)
+{
+  unsigned w = (k + 1) / 64, b = (k + 1) % 64;
+  if (w < N_WORDS)
+    {
+      uint64_t m = b ? x->used[w] >> b << b : x->used[w];
+      if (m)
+        return w * 64 + (unsigned) __builtin_ctzll (m);
+      uint64_t ws = w + 1 < 64 ? x->words >> (w + 1) << (w + 1) : 0;
+      if (ws)
+        {
+          w = (unsigned) __builtin_ctzll (ws);
+          return w * 64 + (unsigned) __builtin_ctzll (x->used[w]);
+        }
+    }
+  return N_BINS;
+}
 
 typedef struct {
   Policy   policy;
   uint32_t seg;
-  MlTreap  by_addr;   /* (offset, 0) -> size, subtree max size */
-  MlTreap  by_size;   /* best-fit: (size, offset)               */
-  uint64_t top;       /* start of the free tail                 */
-  uint64_t cursor;    /* next-fit: end of the last placement    */
+  MlBTree  by_addr;   /* (offset, 0) -> size; first/next-fit: largest size under each child */
+  SizeIndex *by_size; /* best-fit                                            */
+  uint64_t top;       /* start of the free tail                             */
+  uint64_t cursor;    /* next-fit: end of the last placement                */
   uint64_t capacity;
-  uint32_t *xref;     /* best-fit: by_addr handle -> by_size handle */
-  uint32_t  xcap;
 } Fit;
 
 static int
@@ -25,8 +77,17 @@ fit_create (MlSimContext *ctx, const MlKnobs *knobs, void **state, Policy policy
   if (!f)
     return ml_error_set (err, ML_ENOMEM, "out of memory");
   f->policy = policy;
-  ml_treap_init (&f->by_addr);
-  ml_treap_init_plain (&f->by_size);
+  ml_btree_init (&f->by_addr, policy != BEST);
+  if (policy == BEST)
+    {
+      if (!(f->by_size = calloc (1, sizeof *f->by_size)))
+        {
+          free (f);
+          return ml_error_set (err, ML_ENOMEM, "out of memory");
+        }
+      for (unsigned k = 0; k < N_BINS; k++)
+        ml_btree_init (&f->by_size->bin[k], false);
+    }
   f->capacity = knobs->capacity;
   long s = ml_sim_reserve (ctx, 0, 0, ML_SEG_GROWABLE);
   if (s < 0)
@@ -43,37 +104,53 @@ static int create_first (MlSimContext *c, const MlKnobs *k, void **s, MlError *e
 static int create_best  (MlSimContext *c, const MlKnobs *k, void **s, MlError *e) { return fit_create (c, k, s, BEST, e); }
 static int create_next  (MlSimContext *c, const MlKnobs *k, void **s, MlError *e) { return fit_create (c, k, s, NEXT, e); }
 
-/* best-fit keeps a second index by (size, offset) whose nodes point back
- * at the hole's by_addr node, and xref points forward, so neither side
- * ever searches for the other. */
-static int
-size_index_add (Fit *f, uint32_t hole, uint64_t off, uint64_t size)
+static inline int
+size_index_add (Fit *f, uint64_t off, uint64_t size)
 {
   if (f->policy != BEST)
     return 0;
-  if (hole >= f->xcap)
-    {
-      uint32_t cap = f->xcap ? f->xcap : 64;
-      while (cap <= hole)
-        cap *= 2;
-      uint32_t *x = realloc (f->xref, cap * sizeof *x);
-      if (!x)
-        return ML_ENOMEM;
-      f->xref = x;
-      f->xcap = cap;
-    }
-  uint32_t id = ml_treap_insert (&f->by_size, size, off, hole);
-  if (id == ML_TREAP_NIL)
+  unsigned k = bin_of (size);
+  MlBTree *t = &f->by_size->bin[k];
+  if (ml_btree_insert (t, size, off, 0) < 0)
     return ML_ENOMEM;
-  f->xref[hole] = id;
+  if (t->count == 1)
+    bin_mark (f->by_size, k, true);
   return 0;
 }
 
-static void
-size_index_del (Fit *f, uint32_t hole)
+static inline void
+size_index_del (Fit *f, uint64_t off, uint64_t size)
 {
-  if (f->policy == BEST)
-    ml_treap_remove_node (&f->by_size, f->xref[hole]);
+  if (f->policy != BEST)
+    return;
+  unsigned k = bin_of (size);
+  MlBTree *t = &f->by_size->bin[k];
+  ml_btree_remove (t, ml_btree_lower_bound (t, size, off, NULL));
+  if (t->count == 0)
+    bin_mark (f->by_size, k, false);
+}
+
+/* Takes the smallest hole of at least @n bytes (lowest offset among
+ * equals) out of the size index; returns its offset or UINT64_MAX. */
+static inline uint64_t
+size_index_take (Fit *f, uint64_t n, uint64_t *visited)
+{
+  SizeIndex *x = f->by_size;
+  unsigned k = bin_of (n);
+  MlBTree *t = &x->bin[k];
+  MlBtPos p = ml_btree_lower_bound (t, n, 0, visited);
+  if (!ml_btree_at_or_next (t, &p))
+    {
+      if ((k = bin_next (x, k)) == N_BINS)
+        return UINT64_MAX;
+      t = &x->bin[k];
+      p = ml_btree_lower_bound (t, 0, 0, visited);
+    }
+  uint64_t off = ml_btree_b (t, p);
+  ml_btree_remove (t, p);
+  if (t->count == 0)
+    bin_mark (x, k, false);
+  return off;
 }
 
 static int
@@ -87,40 +164,40 @@ fit_alloc (void *state, const MlRequest *req, MlPlacement *out, uint64_t *visite
       out->offset = 0;
       return 0;
     }
-  uint32_t node = ML_TREAP_NIL;
+  MlBtPos node;
+  bool found = false;
   switch (f->policy)
     {
     case FIRST:
-      node = ml_treap_first_with_value (&f->by_addr, n, visited);
+      found = ml_btree_first_fit (&f->by_addr, n, &node, visited);
       break;
     case BEST:
       {
-        uint32_t s = ml_treap_lower_bound (&f->by_size, n, 0, visited);
-        if (s != ML_TREAP_NIL)
+        uint64_t at = size_index_take (f, n, visited);
+        if (at != UINT64_MAX)
           {
-            node = (uint32_t) f->by_size.nodes[s].value;
-            ml_treap_remove_node (&f->by_size, s);
+            node = ml_btree_lower_bound (&f->by_addr, at, 0, visited);
+            found = true;
           }
       }
       break;
     case NEXT:
-      node = ml_treap_first_with_value_from (&f->by_addr, f->cursor, 0, n, visited);
-      if (node == ML_TREAP_NIL)
-        node = ml_treap_first_with_value (&f->by_addr, n, visited);
+      found = ml_btree_next_fit (&f->by_addr, ml_btree_lower_bound (&f->by_addr, f->cursor, 0, visited), n, &node, visited)
+              || ml_btree_first_fit (&f->by_addr, n, &node, visited);
       break;
     }
   uint64_t off;
-  if (node != ML_TREAP_NIL)
+  if (found)
     {
-      off = f->by_addr.nodes[node].a;
-      uint64_t size = f->by_addr.nodes[node].value;
+      off = ml_btree_a (&f->by_addr, node);
+      uint64_t size = ml_btree_v (&f->by_addr, node);
       if (size == n)
-        ml_treap_remove_node (&f->by_addr, node);
+        ml_btree_remove (&f->by_addr, node);
       else
         {
           /* shrink in place: the hole keeps its place among the holes */
-          ml_treap_set_node (&f->by_addr, node, off + n, 0, size - n);
-          if (size_index_add (f, node, off + n, size - n) < 0)
+          ml_btree_set (&f->by_addr, node, off + n, 0, size - n);
+          if (size_index_add (f, off + n, size - n) < 0)
             return ML_ENOMEM;
         }
     }
@@ -141,68 +218,67 @@ fit_release (void *state, const MlRequest *req, const MlPlacement *at, uint64_t 
   uint64_t off = at->offset, n = req->size;
   if (n == 0)
     return;
-  MlTreap *t = &f->by_addr;
+  MlBTree *t = &f->by_addr;
   /* one descent finds both neighbours */
-  uint32_t pred = ML_TREAP_NIL, succ = ML_TREAP_NIL;
-  for (uint32_t i = t->root; i != ML_TREAP_NIL;)
-    {
-      if (visited)
-        (*visited)++;
-      if (t->nodes[i].a < off)
-        {
-          pred = i;
-          i = t->nodes[i].right;
-        }
-      else
-        {
-          succ = i;
-          i = t->nodes[i].left;
-        }
-    }
-  bool join_pred = pred != ML_TREAP_NIL && t->nodes[pred].a + t->nodes[pred].value == off;
-  bool join_succ = succ != ML_TREAP_NIL && t->nodes[succ].a == off + n;
+  MlBtPos here = ml_btree_lower_bound (t, off, 0, visited), pred, succ = here;
+  bool has_pred = ml_btree_before (t, here, &pred), has_succ = ml_btree_at_or_next (t, &succ);
+  uint64_t pred_off = has_pred ? ml_btree_a (t, pred) : 0, pred_size = has_pred ? ml_btree_v (t, pred) : 0;
+  uint64_t succ_off = has_succ ? ml_btree_a (t, succ) : 0, succ_size = has_succ ? ml_btree_v (t, succ) : 0;
+  bool join_pred = has_pred && pred_off + pred_size == off;
+  bool join_succ = has_succ && succ_off == off + n;
   uint64_t start = off, size = n;
   if (join_pred)
     {
-      start = t->nodes[pred].a;
-      size += t->nodes[pred].value;
-      size_index_del (f, pred);
+      start = pred_off;
+      size += pred_size;
+      size_index_del (f, pred_off, pred_size);
     }
   if (join_succ)
     {
-      size += t->nodes[succ].value;
-      size_index_del (f, succ);
+      size += succ_size;
+      size_index_del (f, succ_off, succ_size);
     }
   if (start + size == f->top)
     {
       /* the free block reaches the tail: the tail grows down */
       if (join_succ)
-        ml_treap_remove_node (t, succ);
+        ml_btree_remove (t, succ);   /* pred, before it, keeps its position */
       if (join_pred)
-        ml_treap_remove_node (t, pred);
+        ml_btree_remove (t, pred);
       f->top = start;
       return;
     }
-  uint32_t hole;
   if (join_pred && join_succ)
     {
-      ml_treap_remove_node (t, succ);   /* node handles stay valid */
-      ml_treap_set_node (t, hole = pred, start, 0, size);
+      ml_btree_remove (t, succ);
+      ml_btree_set (t, pred, start, 0, size);
     }
   else if (join_pred)
-    ml_treap_set_node (t, hole = pred, start, 0, size);
+    ml_btree_set (t, pred, start, 0, size);
   else if (join_succ)
-    ml_treap_set_node (t, hole = succ, start, 0, size);
-  else if ((hole = ml_treap_insert (t, start, 0, size)) == ML_TREAP_NIL)
+    ml_btree_set (t, succ, start, 0, size);
+  else if (ml_btree_insert (t, start, 0, size) < 0)
     return;   /* out of memory only loses a hole */
-  size_index_add (f, hole, start, size);
+  size_index_add (f, start, size);
 }
 
 static uint64_t
 fit_largest_free (void *state)
 {
   Fit *f = state;
-  uint64_t m = ml_treap_max_value (&f->by_addr);
+  uint64_t m = 0;
+  if (f->policy != BEST)
+    m = ml_btree_max (&f->by_addr);
+  else
+    for (unsigned k = N_BINS; k-- > 0;)
+      if (f->by_size->bin[k].count)
+        {
+          /* the bin's last hole is its largest */
+          MlBtPos p = ml_btree_lower_bound (&f->by_size->bin[k], UINT64_MAX, UINT64_MAX, NULL);
+          if (ml_btree_before (&f->by_size->bin[k], p, &p))
+            m = ml_btree_a (&f->by_size->bin[k], p);
+          break;
+        }
   if (f->capacity > f->top && f->capacity - f->top > m)
     m = f->capacity - f->top;
   return m;
@@ -218,15 +294,17 @@ static void
 fit_destroy (void *state)
 {
   Fit *f = state;
-  ml_treap_clear (&f->by_addr);
-  ml_treap_clear (&f->by_size);
-  free (f->xref);
+  ml_btree_clear (&f->by_addr);
+  if (f->by_size)
+    for (unsigned k = 0; k < N_BINS; k++)
+      ml_btree_clear (&f->by_size->bin[k]);
+  free (f->by_size);
   free (f);
 }
 
 const MlStrategy ml_strategy_first_fit = {
   .name = "first-fit",
-  .summary = "online: lowest hole that fits; O(log n) with a max-augmented treap",
+  .summary = "online: lowest hole that fits; O(log n) with a max-augmented B+ tree",
   .kind = ML_STRATEGY_ONLINE,
   .flags = ML_STRATEGY_DEFAULT,
   .create = create_first, .alloc = fit_alloc, .release = fit_release,

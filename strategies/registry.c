@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "strategies/block.h"
+#include "strategies/buddy.h"
 #include "strategies/caching.h"
 #include "strategies/fit.h"
 #include "strategies/greedy.h"
@@ -12,6 +13,7 @@
 #include "strategies/anneal.h"
 #include "strategies/ilp.h"
 #include "strategies/linear.h"
+#include "strategies/pool.h"
 
 /* The table: one line per strategy, in the order listings show them. What
  * a call site needs to know (in the default set, proves optimality, the
@@ -23,6 +25,8 @@ static const MlStrategy *const all[] = {
   &ml_strategy_next_fit,
   &ml_strategy_linear,
   &ml_strategy_caching,
+  &ml_strategy_pool,
+  &ml_strategy_buddy,
   &ml_strategy_greedy_size,
   &ml_strategy_greedy_breadth,
   &ml_strategy_greedy_conflict,

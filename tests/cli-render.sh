@@ -119,6 +119,10 @@ ok $rc "render --view active"
 [ -s "$T/active.png" ]; ok $? "it wrote the picture"
 run render "$SAMPLE" --view segments -o "$T/seg.svg" --quiet
 ok $rc "render --view segments as SVG"
+run render "$SAMPLE" --view segments --at 10 -o "$T/state.png" --quiet
+ok $rc "render --view segments --at 10 (the allocator state beside it)"
+run render "$SAMPLE" --view segments --at 99999999 -o "$T/late.png"
+ok $([ $rc -eq 2 ] && [ ! -e "$T/late.png" ]; echo $?) "--at past the end is refused, nothing written"
 run render "$SAMPLE" --view stacked -o "$T/x.png"
 ok $([ $rc -eq 2 ]; echo $?) "an unknown --view is refused (exit 2)"
 contains "$T/err" "address, active or segments"; ok $? "naming the choices"

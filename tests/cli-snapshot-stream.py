@@ -108,6 +108,53 @@ p = subprocess.run([memlens, "stats", path], capture_output=True, text=True)
 ok(p.returncode == 2 and "streamed" in p.stderr and path in p.stderr,
    "an entry referenced again after it streamed: exit 2, named (%s)" % p.stderr.strip())
 
+# many ranks: stats / compare / diagnose FILE... --jobs N, one summary each
+ranks = []
+for r in range(3):
+    snap = make(10 + r, [1500 + 300 * r])
+    if r == 1:
+        snap["device_traces"][0].append({"action": "oom", "addr": 0, "size": 1 << 30, "stream": 0,
+                                         "device_free": 1 << 20, "time_us": 1800000000000000, "frames": []})
+    path = os.path.join(tmp, "rank%d.pickle" % r)
+    with open(path, "wb") as f:
+        f.write(pickle.dumps(snap, protocol=4))
+    live = peak = 0
+    for e in snap["device_traces"][0]:
+        if e["action"] == "alloc":
+            live += (e["size"] + 511) // 512 * 512
+            peak = max(peak, live)
+        elif e["action"] == "free_completed":
+            live -= (e["size"] + 511) // 512 * 512
+    sites = {"%s:%d:%s" % (f["filename"], f["line"], f["name"]) for e in snap["device_traces"][0] for f in e["frames"]}
+    ranks.append((path, snap, peak, sites))
+files = [r[0] for r in ranks]
+p = subprocess.run([memlens, "stats", "--jobs", "2", "--json"] + files, capture_output=True, text=True)
+ok(p.returncode == 0, "stats --jobs 2 of 3 ranks (%s)" % p.stderr.strip())
+rows = json.loads(p.stdout) if p.returncode == 0 else []
+ok([r.get("file") for r in rows] == files, "one summary per file, in the order given")
+for (path, snap, peak, sites), row in zip(ranks, rows):
+    name = os.path.basename(path)
+    ok(row["device"] == 0 and row["peak_reserved"] == snap["segments"][0]["total_size"],
+       "%s: device 0, peak reserved = the segment (%d)" % (name, row["peak_reserved"]))
+    ok(row["peak_allocated"] == peak, "%s: peak allocated %d = Python's %d" % (name, row["peak_allocated"], peak))
+    ok(row["ooms"] == (1 if name == "rank1.pickle" else 0), "%s: OOMs as recorded (%d)" % (name, row["ooms"]))
+    ok(row["top_site"] in sites and 0 < row["top_site_bytes"] <= peak,
+       "%s: the top call site is one of the trace's frames (%s)" % (name, row["top_site"]))
+p = subprocess.run([memlens, "stats", "--jobs", "3"] + files, capture_output=True, text=True)
+ok(p.returncode == 0 and p.stdout.count("\n") == 4 and "rank1.pickle" in p.stdout and " yes " in p.stdout,
+   "stats --jobs: a header and one line per file, rank1 with its OOM")
+p = subprocess.run([memlens, "compare", "--jobs", "2", "-s", "best-fit"] + files[:2], capture_output=True, text=True)
+ok(p.returncode == 0 and p.stdout.count("== ") == 3 and p.stdout.index("rank0") < p.stdout.index("rank1")
+   and "== summary ==" in p.stdout, "compare --jobs: each file's comparison in order, then the summary")
+p = subprocess.run([memlens, "diagnose", "--jobs", "2"] + files[:2], capture_output=True, text=True)
+ok("== summary ==" in p.stdout and p.stdout.count("== ") == 3, "diagnose --jobs: each file's diagnosis, then the summary")
+p = subprocess.run([memlens, "stats", "--jobs", "2", files[0], os.path.join(tmp, "missing.pickle")],
+                   capture_output=True, text=True)
+ok(p.returncode == 2 and "missing.pickle" in p.stderr and "failed" in p.stdout,
+   "a file that fails: its message, its row says so, exit 2")
+p = subprocess.run([memlens, "stats", "--jobs", "0", files[0]], capture_output=True, text=True)
+ok(p.returncode == 2 and "--jobs" in p.stderr, "--jobs 0 is refused")
+
 import shutil
 shutil.rmtree(tmp, ignore_errors=True)
 print("1..%d" % n)

@@ -13,6 +13,15 @@
 
 static int tap_n, tap_failed;
 
+/* True under memcheck (tests/valgrind.sh sets ML_TEST_QUICK): long random
+ * loops run a shorter course there; the full course runs natively. */
+static inline int
+tap_quick (void)
+{
+  const char *q = getenv ("ML_TEST_QUICK");
+  return q && *q && *q != '0';
+}
+
 static inline int
 tap_ok (int cond, const char *file, int line, const char *fmt, ...)
 {

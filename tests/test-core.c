@@ -2,6 +2,7 @@
 #include "tests/tap.h"
 
 #include "sim/base/array.h"
+#include "sim/base/btree.h"
 #include "sim/base/sort.h"
 #include "sim/base/strtab.h"
 #include "sim/base/treap.h"
@@ -174,6 +175,115 @@ test_sort (void)
   is_u64 (bad, 0, "radix sort is sorted and stable");
 }
 
+/* The B+ tree against a sorted array: inserts and removes up to 60,000
+ * keys (four levels), walks, lookups, first fit, next fit, the maximum. */
+static uint64_t bt_rng = 99;
+static uint64_t
+bt_rnd (void)
+{
+  bt_rng ^= bt_rng << 13;
+  bt_rng ^= bt_rng >> 7;
+  bt_rng ^= bt_rng << 17;
+  return bt_rng;
+}
+
+static int
+cmp_key (const void *x, const void *y)
+{
+  uint64_t a = *(const uint64_t *) x, b = *(const uint64_t *) y;
+  return a < b ? -1 : a > b;
+}
+
+static void
+test_btree (void)
+{
+  enum { MAXK = 60000 };
+  uint64_t *keys = malloc (MAXK * sizeof *keys), *sorted = malloc (MAXK * sizeof *sorted);
+  size_t nk = 0;
+  int bad_walk = 0, bad_find = 0, bad_first = 0, bad_next = 0, bad_max = 0, checks = 0;
+  unsigned max_height = 0;
+  MlBTree t;
+  ml_btree_init (&t, true);
+  int steps = tap_quick () ? 60000 : 300000;
+  for (int it = 0; it < steps; it++)
+    {
+      bool grow = it < steps / 2 ? bt_rnd () % 3 != 0 : bt_rnd () % 5 == 0;
+      if (nk && (!grow || nk == MAXK))
+        {
+          size_t k = bt_rnd () % nk;
+          MlBtPos q = ml_btree_lower_bound (&t, keys[k], 0, NULL);
+          if (!ml_btree_at_or_next (&t, &q) || ml_btree_a (&t, q) != keys[k])
+            bad_find++;
+          else
+            ml_btree_remove (&t, q);
+          keys[k] = keys[--nk];
+        }
+      else
+        {
+          uint64_t a = bt_rnd () % 10000000;
+          MlBtPos q = ml_btree_lower_bound (&t, a, 0, NULL);
+          if (ml_btree_at_or_next (&t, &q) && ml_btree_a (&t, q) == a)
+            continue;
+          if (ml_btree_insert (&t, a, 0, a % 977) < 0)
+            bad_find++;
+          keys[nk++] = a;
+        }
+      if (t.height > max_height)
+        max_height = t.height;
+      if (it % (tap_quick () ? 6000 : 1500) != 0)
+        continue;
+      checks++;
+      memcpy (sorted, keys, nk * sizeof *keys);
+      qsort (sorted, nk, sizeof *sorted, cmp_key);
+      MlBtPos p = ml_btree_lower_bound (&t, 0, 0, NULL), before;
+      size_t i = 0;
+      for (; ml_btree_at_or_next (&t, &p); p.i++, i++)
+        if (i >= nk || ml_btree_a (&t, p) != sorted[i])
+          break;
+      if (i != nk || t.count != nk)
+        bad_walk++;
+      uint64_t m = 0;
+      for (size_t j = 0; j < nk; j++)
+        m = sorted[j] % 977 > m ? sorted[j] % 977 : m;
+      if (ml_btree_max (&t) != m)
+        bad_max++;
+      for (int r = 0; r < 20; r++)
+        {
+          uint64_t v = bt_rnd () % 980, x = bt_rnd () % 10000000;
+          long want = -1, got = -1;
+          for (size_t j = 0; j < nk && want < 0; j++)
+            if (sorted[j] % 977 >= v)
+              want = (long) sorted[j];
+          if (ml_btree_first_fit (&t, v, &p, NULL))
+            got = (long) ml_btree_a (&t, p);
+          bad_first += got != want;
+          want = got = -1;
+          for (size_t j = 0; j < nk && want < 0; j++)
+            if (sorted[j] >= x && sorted[j] % 977 >= v)
+              want = (long) sorted[j];
+          if (ml_btree_next_fit (&t, ml_btree_lower_bound (&t, x, 0, NULL), v, &p, NULL))
+            got = (long) ml_btree_a (&t, p);
+          bad_next += got != want;
+          /* the entry before x */
+          want = -1;
+          for (size_t j = 0; j < nk && sorted[j] < x; j++)
+            want = (long) sorted[j];
+          got = ml_btree_before (&t, ml_btree_lower_bound (&t, x, 0, NULL), &before) ? (long) ml_btree_a (&t, before) : -1;
+          bad_find += got != want;
+        }
+    }
+  ok (max_height >= (tap_quick () ? 2u : 3u), "the tree grew to %u inner levels", max_height);
+  ok (checks >= 10 && bad_walk == 0, "walks in key order over every key (%d checks)", checks);
+  is_u64 (bad_find, 0, "lookups and predecessors agree with the sorted keys");
+  is_u64 (bad_first, 0, "first fit agrees");
+  is_u64 (bad_next, 0, "next fit agrees");
+  is_u64 (bad_max, 0, "the maximum agrees");
+  ok (t.count == nk && t.height <= 1, "shrunk back: %zu keys, %u levels", t.count, t.height);
+  ml_btree_clear (&t);
+  free (keys);
+  free (sorted);
+}
+
 /* The u64 helpers every planner shares, by hand. */
 static void
 test_sorted_u64 (void)
@@ -206,6 +316,7 @@ main (void)
   test_units ();
   test_strtab ();
   test_treap ();
+  test_btree ();
   test_u64map ();
   test_sort ();
   test_sorted_u64 ();

@@ -35,7 +35,7 @@ diagnose (Case *c, const char *text, const char *strategy, uint64_t capacity, ui
   if (c->rc == 0)
     c->rc = ml_sim_run (c->b, ml_strategy_find (strategy), &k, &c->p, &err);
   if (c->rc == 0)
-    c->rc = ml_diagnose (c->b, c->p, capacity, ml_strategies_all (), &k, &c->d, &err);
+    c->rc = ml_diagnose (c->b, c->p, capacity, ml_strategies_all (), &k, NULL, &c->d, &err);
   if (c->rc < 0)
     printf ("# %s\n", err.msg);
 }

@@ -326,6 +326,189 @@ test_random (void)
   is_u64 (infeasible_ok, infeasible_tests, "random: exact fits the optimum and proves optimum - 1 infeasible");
 }
 
+/* TFLite Micro's TestGreedyMedium (greedy_memory_planner_test.cc), its
+ * inclusive [first, last] uses made half-open: sizes 10, 20, 30, 40, 50
+ * over [0,2), [1,3), [2,4), [3,5), [0,2). TFLite's greedy (largest first,
+ * each at its lowest fit) puts them at 50/70/40/0/0, peak 90. By hand the
+ * optimum is the lower bound 80 (live at tick 1: 10 + 20 + 50): 4 at 0,
+ * 1 at 50, 0 at 70 (tick 1 full), 2 at 0 once 4 and 0 are gone, 3 at 30
+ * over 2. exact's canonical search reaches exactly that layout: 4 at 0
+ * first (the widest, largest), then the lowest offsets in rank order. */
+static void
+test_tflite_medium (void)
+{
+  static const char medium[] = "id,lower,upper,size\n0,0,2,10\n1,1,3,20\n2,2,4,30\n3,3,5,40\n4,0,2,50\n";
+  Inst in;
+  if (!ok (inst_load (&in, medium), "medium: loads"))
+    return;
+  MlPlan *p = NULL;
+  MlError err = { 0 };
+  static const uint64_t greedy[5] = { 50, 70, 40, 0, 0 }, best[5] = { 70, 50, 0, 30, 0 };
+  if (ok (run (in.b, "greedy-size", 0, NULL, &p, &err) == 0, "medium: greedy-size runs"))
+    {
+      for (size_t i = 0; i < 5; i++)
+        is_u64 (p->offset[i], greedy[in.b->buf[i].id], "medium: greedy-size puts buffer %" PRIu64 " where TFLite does",
+                in.b->buf[i].id);
+      is_u64 (ml_plan_arena_size (p, in.b), 90, "medium: greedy-size peak 90, as TFLite's");
+    }
+  ml_plan_free (p);
+  is_u64 (brute_force (in.b), 80, "medium: the brute force finds 80");
+  if (ok (run (in.b, "exact", 0, NULL, &p, &err) == 0, "medium: exact runs"))
+    {
+      for (size_t i = 0; i < 5; i++)
+        is_u64 (p->offset[i], best[in.b->buf[i].id], "medium: exact puts buffer %" PRIu64 " at the hand-worked offset",
+                in.b->buf[i].id);
+      is_u64 (ml_plan_arena_size (p, in.b), 80, "medium: exact reaches the lower bound 80");
+      ok (p->optimal && p->proven_lb == 80, "medium: and proves it");
+      /* the greedy start (90) is not optimal, so the search ran: each
+       * buffer was placed at least once */
+      ok (p->nodes_visited >= 5, "medium: exact counts its nodes (%" PRIu64 ")", p->nodes_visited);
+      is_u64 (issues_of (in.b, p), 0, "medium: exact's plan validates");
+    }
+  ml_plan_free (p);
+  if (ok (run (in.b, "exact", 85, NULL, &p, &err) == 0, "medium: exact fits 85"))
+    ok (ml_plan_arena_size (p, in.b) <= 85 && issues_of (in.b, p) == 0, "medium: within 85 and valid");
+  ml_plan_free (p);
+  ok (run (in.b, "exact", 79, NULL, &p, &err) == ML_EINFEASIBLE, "medium: 79 is infeasible");
+  ml_plan_free (p);
+  inst_free (&in);
+}
+
+/* Wider random instances than test_random (up to 9 buffers over 18
+ * ticks, so the search splits and re-ranks pieces): exact in both modes
+ * against the brute force. */
+static void
+test_random_wider (void)
+{
+  size_t rounds = 40, bad_min = 0, bad_fit = 0;
+  rng_state = 0x9E3779B97F4A7C15ull;
+  for (size_t r = 0; r < rounds; r++)
+    {
+      size_t n = 6 + rnd (4);
+      char csv[1024] = "id,lower,upper,size\n";
+      for (size_t i = 0; i < n; i++)
+        {
+          uint64_t lo = rnd (12), len = 1 + rnd (6), size = 1 + rnd (16);
+          size_t l = strlen (csv);
+          snprintf (csv + l, sizeof csv - l, "%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", i, lo, lo + len, size);
+        }
+      Inst in;
+      if (!inst_load (&in, csv))
+        {
+          bad_min++;
+          continue;
+        }
+      uint64_t opt = brute_force (in.b);
+      MlPlan *p = NULL;
+      MlError err = { 0 };
+      if (run (in.b, "exact", 0, "mode=minimize", &p, &err) != 0 || ml_plan_arena_size (p, in.b) != opt || !p->optimal
+          || issues_of (in.b, p))
+        {
+          printf ("# wider round %zu: minimise %s, brute force %" PRIu64 "\n", r, err.msg, opt);
+          bad_min++;
+        }
+      ml_plan_free (p);
+      int rc1 = run (in.b, "exact", opt, "mode=fit", &p, &err);
+      bool fits = rc1 == 0 && ml_plan_arena_size (p, in.b) <= opt && issues_of (in.b, p) == 0;
+      ml_plan_free (p);
+      int rc2 = run (in.b, "exact", opt - 1, "mode=fit", &p, &err);
+      ml_plan_free (p);
+      if (!fits || rc2 != ML_EINFEASIBLE)
+        {
+          printf ("# wider round %zu: fit at %" PRIu64 " rc %d, at one less rc %d\n", r, opt, rc1, rc2);
+          bad_fit++;
+        }
+      inst_free (&in);
+    }
+  is_u64 (bad_min, 0, "wider random: exact minimise matches the brute force on %zu instances", rounds);
+  is_u64 (bad_fit, 0, "wider random: exact fits the optimum and proves one less infeasible");
+}
+
+/* The buffers an infeasibility message names ("... id 4 [0, 2) 50, id 1
+ * ..."), as indexes into @b; returns how many. */
+static size_t
+named_buffers (const MlBuffers *b, const char *msg, size_t *idx, size_t max)
+{
+  size_t n = 0;
+  for (const char *p = strstr (msg, " id "); p && n < max; p = strstr (p + 4, " id "))
+    {
+      uint64_t id = strtoull (p + 4, NULL, 10);
+      for (size_t i = 0; i < b->n; i++)
+        if (b->buf[i].id == id)
+          idx[n++] = i;
+    }
+  return n;
+}
+
+/* The brute-force optimum of the buffers idx[0..n) except idx[skip]. */
+static uint64_t
+brute_subset (const MlBuffers *b, const size_t *idx, size_t n, size_t skip)
+{
+  Brute B = { .n = 0, .best = UINT64_MAX };
+  for (size_t k = 0; k < n; k++)
+    if (k != skip)
+      {
+        B.s[B.n] = b->buf[idx[k]].rsize;
+        B.lo[B.n] = b->buf[idx[k]].start;
+        B.hi[B.n] = b->buf[idx[k]].end;
+        B.n++;
+      }
+  if (B.n == 0)
+    return 0;
+  brute_rec (&B, 0, 0);
+  return B.best;
+}
+
+/* Under the lower bound, exact names the buffers that alone cannot fit:
+ * the brute force finds no plan of them within the capacity, and one
+ * within it once any one of them is left out. */
+static void
+test_infeasible_subset (void)
+{
+  size_t rounds = 60, named = 0, bad = 0;
+  rng_state = 0xD1B54A32D192ED03ull;
+  for (size_t r = 0; r < rounds; r++)
+    {
+      size_t n = 3 + rnd (7);
+      char csv[1024] = "id,lower,upper,size\n";
+      for (size_t i = 0; i < n; i++)
+        {
+          uint64_t lo = rnd (8), len = 1 + rnd (5), size = 1 + rnd (9);
+          size_t l = strlen (csv);
+          snprintf (csv + l, sizeof csv - l, "%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", i + 10, lo, lo + len, size);
+        }
+      Inst in;
+      if (!inst_load (&in, csv))
+        {
+          bad++;
+          continue;
+        }
+      uint64_t lb = in.b->lower_bound, cap = lb > 1 ? lb - 1 - rnd (lb / 2) : 0;
+      MlPlan *p = NULL;
+      MlError err = { 0 };
+      int rc = cap ? run (in.b, "exact", cap, "mode=fit", &p, &err) : ML_EINFEASIBLE;
+      ml_plan_free (p);
+      if (cap == 0)
+        {
+          inst_free (&in);
+          continue;
+        }
+      size_t idx[16], k = rc == ML_EINFEASIBLE ? named_buffers (in.b, err.msg, idx, 16) : 0;
+      bool good = k > 0 && brute_subset (in.b, idx, k, k) > cap;
+      for (size_t skip = 0; skip < k && good; skip++)
+        good = brute_subset (in.b, idx, k, skip) <= cap;
+      if (!good)
+        {
+          printf ("# infeasible round %zu: capacity %" PRIu64 ", rc %d, %zu named: %s\n", r, cap, rc, k, err.msg);
+          bad++;
+        }
+      named++;
+      inst_free (&in);
+    }
+  ok (named > 20, "infeasible subset: %zu capacities under the lower bound tried", named);
+  is_u64 (bad, 0, "infeasible subset: the named buffers do not fit (brute force) and any one fewer do");
+}
+
 static void
 test_anneal_deterministic (void)
 {
@@ -528,6 +711,9 @@ main (void)
 {
   test_hand_worked ();
   test_random ();
+  test_tflite_medium ();
+  test_random_wider ();
+  test_infeasible_subset ();
   test_anneal_deterministic ();
   test_ilp_model ();
   test_registry ();

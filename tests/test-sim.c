@@ -311,23 +311,28 @@ rnd (void)
 
 typedef struct { uint64_t off, size; uint32_t buf; } Blk;
 
-/* first (best == 0) or best fit over a sorted array of live blocks */
+/* first (best == 0), best (1) or next fit (2, from @cursor) over a sorted
+ * array of live blocks */
 static uint64_t
-ref_place (Blk *live, size_t n, uint64_t size, int best)
+ref_place (Blk *live, size_t n, uint64_t size, int best, uint64_t cursor)
 {
-  uint64_t prev_end = 0, pick = UINT64_MAX, pick_gap = UINT64_MAX;
+  uint64_t prev_end = 0, pick = UINT64_MAX, pick_gap = UINT64_MAX, next_pick = UINT64_MAX;
   for (size_t i = 0; i <= n; i++)
     {
       if (i == n)
         break;
       uint64_t gap = live[i].off - prev_end;
-      if (gap >= size && (best ? gap < pick_gap : pick == UINT64_MAX))
+      if (gap >= size && (best == 1 ? gap < pick_gap : pick == UINT64_MAX))
         {
           pick = prev_end;
           pick_gap = gap;
         }
+      if (best == 2 && gap >= size && prev_end >= cursor && next_pick == UINT64_MAX)
+        next_pick = prev_end;
       prev_end = live[i].off + live[i].size;
     }
+  if (next_pick != UINT64_MAX)
+    return next_pick;
   return pick != UINT64_MAX ? pick : prev_end;
 }
 
@@ -339,6 +344,7 @@ reference_agrees (const MlBuffers *b, const MlPlan *p, int best)
   MlSweep sw;
   MlSweepStep st;
   int good = 1;
+  uint64_t cursor = 0;
   ml_sweep_init (&sw, b);
   while (good && ml_sweep_next (&sw, &st))
     {
@@ -347,36 +353,108 @@ reference_agrees (const MlBuffers *b, const MlPlan *p, int best)
         continue;
       if (st.is_alloc)
         {
-          uint64_t off = ref_place (live, n, size, best);
+          uint64_t off = ref_place (live, n, size, best, cursor);
+          cursor = off + size;
           if (off != p->offset[st.buffer])
             {
               printf ("#   buffer %u: reference %" PRIu64 ", strategy %" PRIu64 "\n", st.buffer, off, p->offset[st.buffer]);
               good = 0;
             }
-          size_t i = 0;
-          while (i < n && live[i].off < off)
-            i++;
-          memmove (live + i + 1, live + i, (n - i) * sizeof *live);
-          live[i] = (Blk) { off, size, st.buffer };
+          size_t lo = 0, hi = n;
+          while (lo < hi)
+            {
+              size_t mid = (lo + hi) / 2;
+              if (live[mid].off < off)
+                lo = mid + 1;
+              else
+                hi = mid;
+            }
+          memmove (live + lo + 1, live + lo, (n - lo) * sizeof *live);
+          live[lo] = (Blk) { off, size, st.buffer };
           n++;
         }
       else
-        for (size_t i = 0; i < n; i++)
-          if (live[i].buf == st.buffer)
+        {
+          uint64_t off = p->offset[st.buffer];
+          size_t lo = 0, hi = n;
+          while (lo < hi)
             {
-              memmove (live + i, live + i + 1, (n - i - 1) * sizeof *live);
-              n--;
-              break;
+              size_t mid = (lo + hi) / 2;
+              if (live[mid].off < off)
+                lo = mid + 1;
+              else
+                hi = mid;
             }
+          if (lo < n && live[lo].buf == st.buffer)
+            {
+              memmove (live + lo, live + lo + 1, (n - lo - 1) * sizeof *live);
+              n--;
+            }
+          else
+            good = 0;
+        }
     }
   free (live);
   return good;
 }
 
+/* Large traces (thousands of holes: a B+ tree of three levels and more)
+ * for the fit family against the reference. */
+static void
+test_random_large (void)
+{
+  int bad[3] = { 0 }, invalid = 0;
+  size_t cap = 8 << 20;
+  char *text = malloc (cap);
+  static const char *const names[3] = { "first-fit", "best-fit", "next-fit" };
+  for (int iter = tap_quick () ? 1 : 0; iter < (tap_quick () ? 2 : 6); iter++)
+    {
+      size_t len = (size_t) sprintf (text, "{\"format\":\"memlens-trace\",\"version\":1,\"alignment\":%d}\n", iter % 2 ? 1 : 256);
+      int target = 500 + 1300 * iter, next_id = 1, nlive = 0;
+      int *live = malloc (40000 * sizeof *live);
+      for (int a = 0; a < 20000 && len + 200 < cap; a++)
+        {
+          while (nlive && (nlive > target ? rnd () % 3 != 0 : rnd () % 3 == 0))
+            {
+              int k = (int) (rnd () % (uint64_t) nlive);
+              len += (size_t) sprintf (text + len, "{\"kind\":\"free\",\"id\":%d}\n", live[k]);
+              live[k] = live[--nlive];
+            }
+          uint64_t size = rnd () % 16 == 0 ? 1 + rnd () % 1000000 : 1 + rnd () % (iter % 3 ? 5000 : 64);
+          len += (size_t) sprintf (text + len, "{\"kind\":\"alloc\",\"id\":%d,\"size\":%" PRIu64 "}\n", next_id, size);
+          live[nlive++] = next_id++;
+        }
+      free (live);
+      MlTrace *t = load_text (text, ".jsonl");
+      MlBuffers *b;
+      if (!t || ml_buffers_build (t, 0, &b, NULL) < 0)
+        {
+          invalid++;
+          ml_trace_free (t);
+          continue;
+        }
+      for (int s = 0; s < 3; s++)
+        {
+          MlPlan *p = run (b, names[s], 0);
+          if (!p || issues_of (b, p))
+            invalid++;
+          else if (!reference_agrees (b, p, s))
+            bad[s]++;
+          ml_plan_free (p);
+        }
+      ml_buffers_free (b);
+      ml_trace_free (t);
+    }
+  free (text);
+  is_u64 (invalid, 0, "large traces: every fit plan validates");
+  for (int s = 0; s < 3; s++)
+    is_u64 (bad[s], 0, "large traces (up to ~7000 live buffers): %s agrees with the reference", names[s]);
+}
+
 static void
 test_random (void)
 {
-  int invalid = 0, below = 0, ff_bad = 0, bf_bad = 0, runs = 0;
+  int invalid = 0, below = 0, ff_bad = 0, bf_bad = 0, nf_bad = 0, runs = 0;
   char *text = malloc (1 << 20);
   for (int iter = 0; iter < 3000; iter++)
     {
@@ -410,6 +488,8 @@ test_random (void)
             continue;   /* slow exact planners: small instances only */
           if (strcmp ((*s)->name, "ilp") == 0 && b->n > 8)
             continue;   /* GLPK is slow past a few buffers; test-planners checks it */
+          if (tap_quick () && ((*s)->knobs & ML_KNOB_CHUNK))
+            continue;   /* pool, buddy: test-pools runs their properties (memcheck time) */
           MlPlan *p = run (b, (*s)->name, 0);
           MlMetrics m;
           runs++;
@@ -421,6 +501,8 @@ test_random (void)
             ff_bad++;
           if (p && strcmp ((*s)->name, "best-fit") == 0 && !reference_agrees (b, p, 1))
             bf_bad++;
+          if (p && strcmp ((*s)->name, "next-fit") == 0 && !reference_agrees (b, p, 2))
+            nf_bad++;
           ml_plan_free (p);
         }
       ml_buffers_free (b);
@@ -432,6 +514,7 @@ test_random (void)
   is_u64 (below, 0, "no peak below the lower bound");
   is_u64 (ff_bad, 0, "first-fit agrees with the reference");
   is_u64 (bf_bad, 0, "best-fit agrees with the reference");
+  is_u64 (nf_bad, 0, "next-fit agrees with the reference");
 }
 
 int
@@ -445,5 +528,6 @@ main (void)
   test_check ();
   test_peaks ();
   test_random ();
+  test_random_large ();
   return tap_done ();
 }

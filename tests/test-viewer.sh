@@ -49,6 +49,12 @@ printf 'this is not a trace\n' >"$T/bad.jsonl"
 xrun "$VIEW" --self-test="$T/out" "$T/bad.jsonl" >"$T/tap2" 2>"$T/log2"; rc=$?
 [ $rc -eq 1 ] && grep -q "^not ok 1 - the file opens" "$T/tap2"; ok $? "a bad file fails to load cleanly (exit $rc, no crash)"
 
+# a name with underscores keeps them in the Recent menu
+cp "$SRC/samples/viewer-demo.jsonl" "$T/viewer_demo_copy.jsonl"
+xrun "$VIEW" --self-test="$T/out" "$T/viewer_demo_copy.jsonl" >"$T/tap4" 2>"$T/log4"; rc=$?
+[ $rc -eq 0 ] && grep -q "^ok .* the Recent menu lists viewer_demo_copy.jsonl with its underscores kept" "$T/tap4"
+ok $? "the Recent menu keeps the underscores of viewer_demo_copy.jsonl (exit $rc)"
+
 # a planning instance (CSV, no addresses): best-fit by default
 cat >"$T/ex.12.csv" <<'CSV'
 id,lower,upper,size

@@ -22,6 +22,8 @@ mkdir "$T/logs"
 VG=(valgrind -q --tool=memcheck --suppressions="$SRC/tests/valgrind.supp" --leak-check=full --show-leak-kinds=definite,indirect
     --errors-for-leak-kinds=definite,indirect --error-exitcode=99 --log-file="$T/logs/vg.%p")
 status=0
+# the unit tests' long random loops run shorter under memcheck (tests/tap.h: tap_quick)
+export ML_TEST_QUICK=1
 
 cli=no
 [ "${1:-}" = cli ] && { cli=yes; shift; }

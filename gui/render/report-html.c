@@ -13,8 +13,8 @@
 #define MEMLENS_VERSION "0.1"
 #endif
 
-static void
-esc (FILE *fp, const char *s)
+void
+ml_html_escape (FILE *fp, const char *s)
 {
   for (; s && *s; s++)
     switch (*s)
@@ -27,13 +27,15 @@ esc (FILE *fp, const char *s)
       }
 }
 
+#define esc ml_html_escape
+
 static const char *
 sz (uint64_t b, char *buf)
 {
   return ml_format_size (b, buf, 32);
 }
 
-static const char css[] =
+const char ml_html_css[] =
   "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;color:#222;margin:0;background:#f6f6f7}\n"
   "main{max-width:1240px;margin:0 auto;padding:24px 28px 48px;background:#fff}\n"
   "h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:32px 0 10px;border-bottom:1px solid #e3e3e6;padding-bottom:4px}\n"
@@ -51,6 +53,46 @@ static const char css[] =
   "figure{margin:10px 0 18px}figure svg{width:100%;height:auto;border:1px solid #e3e3e6}\n"
   "figcaption{color:#666;font-size:12px;margin-top:4px}code{font-size:12px}\n"
   ".why{color:#444;font-size:12px}footer{color:#888;font-size:12px;margin-top:36px}\n";
+
+void
+ml_html_inline_svg (FILE *fp, const char *svg, const char *prefix)
+{
+  const char *p = svg;
+  if (strncmp (p, "<?xml", 5) == 0)
+    {
+      const char *e = strstr (p, "?>");
+      p = e ? e + 2 : p;
+      while (*p == '\n' || *p == '\r')
+        p++;
+    }
+  /* copy, prefixing ids and the references to them */
+  while (*p)
+    {
+      if (strncmp (p, "id=\"", 4) == 0)
+        {
+          fprintf (fp, "id=\"%s-", prefix);
+          p += 4;
+        }
+      else if (strncmp (p, "href=\"#", 7) == 0)
+        {
+          fprintf (fp, "href=\"#%s-", prefix);
+          p += 7;
+        }
+      else if (strncmp (p, "url(#", 5) == 0)
+        {
+          fprintf (fp, "url(#%s-", prefix);
+          p += 5;
+        }
+      else
+        {
+          const char *q = p + 1;
+          while (*q && *q != 'i' && *q != 'h' && *q != 'u')
+            q++;
+          fwrite (p, 1, (size_t) (q - p), fp);
+          p = q;
+        }
+    }
+}
 
 /* Writes one figure as inline SVG, its ids prefixed with @prefix so that
  * several figures can share the page. */
@@ -81,42 +123,8 @@ figure (FILE *fp, const MlReport *r, long row, const MlIssues *issues, const MlS
       free (svg);
       return rc;
     }
-  const char *p = svg;
-  if (strncmp (p, "<?xml", 5) == 0)
-    {
-      const char *e = strstr (p, "?>");
-      p = e ? e + 2 : p;
-      while (*p == '\n' || *p == '\r')
-        p++;
-    }
   fputs ("<figure>", fp);
-  /* copy, prefixing ids and the references to them */
-  while (*p)
-    {
-      if (strncmp (p, "id=\"", 4) == 0)
-        {
-          fprintf (fp, "id=\"%s-", prefix);
-          p += 4;
-        }
-      else if (strncmp (p, "href=\"#", 7) == 0)
-        {
-          fprintf (fp, "href=\"#%s-", prefix);
-          p += 7;
-        }
-      else if (strncmp (p, "url(#", 5) == 0)
-        {
-          fprintf (fp, "url(#%s-", prefix);
-          p += 5;
-        }
-      else
-        {
-          const char *q = p + 1;
-          while (*q && *q != 'i' && *q != 'h' && *q != 'u')
-            q++;
-          fwrite (p, 1, (size_t) (q - p), fp);
-          p = q;
-        }
-    }
+  ml_html_inline_svg (fp, svg, prefix);
   free (svg);
   fprintf (fp, "<figcaption>The %s plan: address × time (one rectangle per buffer), live and reserved bytes, "
                "fragmentation. Peak points are marked; issues and the OOM point are red.</figcaption></figure>\n",
@@ -142,14 +150,14 @@ ml_report_write_html (const MlReport *r, FILE *fp, const MlStyle *style_in, MlEr
     ml_style_init (&style);
   const MlBuffers *bufs = r->bufs;
   const MlTrace *t = bufs->trace;
-  char s1[32], s2[32], s3[32], s4[32], label[256];
+  char s1[32], s2[32], s3[32], s4[32], s5[32], s6[32], label[256];
   const char *base = strrchr (r->trace_path, '/');
   base = base ? base + 1 : r->trace_path;
 
   fputs ("<!DOCTYPE html>\n<html lang=\"en\" xmlns=\"http://www.w3.org/1999/xhtml\"><head><meta charset=\"utf-8\"/>"
          "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"/><title>memlens report: ", fp);
   esc (fp, base);
-  fprintf (fp, "</title>\n<meta name=\"generator\" content=\"memlens %s\"/><style>\n%s</style></head>\n<body><main>\n", MEMLENS_VERSION, css);
+  fprintf (fp, "</title>\n<meta name=\"generator\" content=\"memlens %s\"/><style>\n%s</style></head>\n<body><main>\n", MEMLENS_VERSION, ml_html_css);
   fputs ("<h1>Memory report: ", fp);
   esc (fp, base);
   fprintf (fp, "</h1>\n<p class=\"sub\">%zu buffers, %zu events, %zu stream%s, ticks 0 to %" PRIu64 "; source <code>",
@@ -264,6 +272,48 @@ ml_report_write_html (const MlReport *r, FILE *fp, const MlStyle *style_in, MlEr
          "lower bound. Fragmentation: 1 − largest free block / free bytes within the reserved space. The bar's black "
          "line is the lower bound.</p>\n", fp);
 
+  /* a knob over values */
+  if (r->sweep)
+    {
+      const MlKnobSweep *sw = r->sweep;
+      uint64_t top = bufs->lower_bound;
+      for (size_t k = 0; k < sw->n_values * sw->n_strategies; k++)
+        if (sw->rows[k].status == 0 && sw->rows[k].metrics.peak > top)
+          top = sw->rows[k].metrics.peak;
+      fputs ("<h2>Sweep of ", fp);
+      esc (fp, sw->knob);
+      fputs ("</h2>\n<table id=\"sweep\"><thead><tr><th>", fp);
+      esc (fp, sw->knob);
+      fputs ("</th><th>strategy</th><th class=\"r\">peak</th><th></th><th class=\"r\">overhead</th><th class=\"r\">frag max</th>"
+             "<th class=\"r\">frag at peak</th><th>OOM</th><th class=\"r\">retries</th></tr></thead><tbody>\n", fp);
+      for (size_t k = 0; k < sw->n_values * sw->n_strategies; k++)
+        {
+          const MlKnobSweepRow *row = &sw->rows[k];
+          fputs ("<tr><td>", fp);
+          esc (fp, row->value);
+          fputs ("</td><td>", fp);
+          esc (fp, row->strategy->name);
+          if (row->status < 0)
+            {
+              fputs ("</td><td colspan=\"7\" class=\"bad\">error: ", fp);
+              esc (fp, row->error);
+              fputs ("</td></tr>\n", fp);
+              continue;
+            }
+          const MlMetrics *m = &row->metrics;
+          fprintf (fp, "</td><td class=\"r\" title=\"%" PRIu64 " bytes\">%s</td><td>", m->peak, sz (m->peak, s1));
+          bar (fp, m->peak, top, row->lower_bound);
+          fprintf (fp, "</td><td class=\"r\">%+.2f%%</td><td class=\"r\">%.1f%%</td><td class=\"r\">%.1f%%</td>",
+                   m->overhead * 100.0, m->frag_max * 100.0, m->frag_at_peak * 100.0);
+          if (row->oom.hit)
+            fprintf (fp, "<td class=\"bad\">tick %" PRIu64 ": %s</td>", row->oom.tick, ml_oom_verdict_name (row->oom.verdict));
+          else
+            fputs ("<td>–</td>", fp);
+          fprintf (fp, "<td class=\"r\">%" PRIu64 "</td></tr>\n", row->retries);
+        }
+      fputs ("</tbody></table>\n<p class=\"why\">Every strategy once per value of the knob, everything else the same.</p>\n", fp);
+    }
+
   /* pictures */
   if (r->featured >= 0)
     {
@@ -303,8 +353,44 @@ ml_report_write_html (const MlReport *r, FILE *fp, const MlStyle *style_in, MlEr
   if (r->have_diag)
     {
       const MlDiagnosis *d = &r->diag;
+      fputs ("<h2>Out of memory</h2>\n", fp);
+      char rwhy[256];
+      if (d->recorded)
+        {
+          fprintf (fp, "<p>The trace records an OOM at tick %" PRIu64 " (entry %" PRIu64 ") on stream %u: a %s request with %s free on the device",
+                   d->rec_tick, d->rec_index, d->rec_stream, sz (d->rec_request, s1), sz (d->rec_device_free, s2));
+          if (d->rec_have_plan)
+            {
+              fprintf (fp, "; reserved %s, allocated %s, cached free %s (largest block %s). Verdict: <b class=\"bad\">%s</b> — ",
+                       sz (d->rec_reserved, s3), sz (d->rec_live, s4), sz (d->rec_cached_free, s5),
+                       sz (d->rec_largest_cached, s6), ml_oom_verdict_name (d->rec_verdict));
+              esc (fp, ml_diagnosis_recorded_reason (d, rwhy, sizeof rwhy));
+              fputs (".</p>\n", fp);
+            }
+          else
+            fputs (".</p>\n", fp);
+          if (bufs->trace && d->rec_stack && d->rec_stack < bufs->trace->n_stacks)
+            {
+              char frames[1024];
+              fputs ("<p>Called from <code>", fp);
+              esc (fp, ml_diagnosis_user_frames (bufs->trace, d->rec_stack, 3, frames, sizeof frames));
+              fputs ("</code>.</p>\n", fp);
+            }
+          if (d->rec_n_sites)
+            {
+              fputs ("<table><thead><tr><th>live at the OOM, by call site</th><th class=\"r\">bytes</th><th class=\"r\">buffers</th></tr></thead><tbody>\n", fp);
+              for (size_t i = 0; i < d->rec_n_sites && i < 10; i++)
+                {
+                  fputs ("<tr><td>", fp);
+                  esc (fp, ml_diagnosis_site_label (bufs, d->rec_sites[i].site));
+                  fprintf (fp, "</td><td class=\"r\">%s</td><td class=\"r\">%zu</td></tr>\n", sz (d->rec_sites[i].bytes, s1),
+                           d->rec_sites[i].count);
+                }
+              fputs ("</tbody></table>\n", fp);
+            }
+        }
       char line[512], why[256];
-      fputs ("<h2>Out of memory</h2>\n<p>", fp);
+      fputs ("<p>", fp);
       if (d->capacity)
         esc (fp, ml_diagnosis_headline (d, line, sizeof line));
       if (d->capacity && d->oom.hit && d->oom.request)
@@ -314,7 +400,7 @@ ml_report_write_html (const MlReport *r, FILE *fp, const MlStyle *style_in, MlEr
           fprintf (fp, " (live %s, reserved %s).", sz (d->oom.live, s1), sz (d->oom.reserved, s2));
         }
       fputs ("</p>\n", fp);
-      if (d->oom.hit && d->oom.request && d->n_sites)
+      if (d->oom.hit && d->oom.request && d->oom.buffer < bufs->n && d->n_sites)
         {
           fputs ("<table><thead><tr><th>call site</th><th class=\"r\">live bytes</th><th class=\"r\">buffers</th></tr></thead><tbody>\n", fp);
           for (size_t i = 0; i < d->n_sites && i < 10; i++)
@@ -324,20 +410,6 @@ ml_report_write_html (const MlReport *r, FILE *fp, const MlStyle *style_in, MlEr
               fprintf (fp, "</td><td class=\"r\">%s</td><td class=\"r\">%zu</td></tr>\n", sz (d->sites[i].bytes, s1), d->sites[i].count);
             }
           fputs ("</tbody></table>\n", fp);
-        }
-      if (d->recorded)
-        {
-          fprintf (fp, "<p>The trace records an OOM at tick %" PRIu64 " on stream %u: a %s request with %s free on the device",
-                   d->rec_tick, d->rec_stream, sz (d->rec_request, s1), sz (d->rec_device_free, s2));
-          if (d->rec_have_plan)
-            {
-              fprintf (fp, "; %s cached free in reserved segments (largest block %s). Verdict: <b class=\"bad\">%s</b> — ",
-                       sz (d->rec_cached_free, s3), sz (d->rec_largest_cached, s4), ml_oom_verdict_name (d->rec_verdict));
-              esc (fp, ml_diagnosis_recorded_reason (d, why, sizeof why));
-              fputs (".</p>\n", fp);
-            }
-          else
-            fputs (".</p>\n", fp);
         }
       fputs ("<h3>Alignment</h3><table><thead><tr><th class=\"r\">alignment</th><th class=\"r\">lower bound</th>", fp);
       if (d->oom.hit && d->oom.request)

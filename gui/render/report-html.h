@@ -18,4 +18,15 @@ int ml_report_write_html (const MlReport *report, FILE *fp, const MlStyle *style
  * .csv through ml_report_write(); atomically. */
 int ml_report_write_file (const MlReport *report, const char *path, const MlStyle *style, MlError *err);
 
+/* Writes @s with <, >, & and " escaped. */
+void ml_html_escape (FILE *fp, const char *s);
+
+/* The reports' style sheet (the diff report uses it too). */
+extern const char ml_html_css[];
+
+/* Copies the SVG document @svg into @fp as inline SVG (no XML prolog),
+ * its ids and the references to them prefixed with @prefix so that
+ * several figures can share a page. */
+void ml_html_inline_svg (FILE *fp, const char *svg, const char *prefix);
+
 #endif

@@ -58,7 +58,7 @@ static int by_key (const void *a, const void *b)
   return x->key < y->key ? -1 : x->key > y->key;
 }
 
-static const char *const kind_labels[] = { "activation", "weight", "input", "output", "unknown kind" };
+static const char *const kind_labels[] = { "activation", "weight", "input", "output", "kind not recorded" };
 
 static uint64_t
 kind_key (uint32_t flags)

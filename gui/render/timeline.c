@@ -385,6 +385,30 @@ dashed_hline (cairo_t *cr, double x0, double x1, double y, MlRgb c, double alpha
   cairo_restore (cr);
 }
 
+/* The OOM's label and the box it takes at the top of the plot. */
+static void
+oom_label (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st, char *text, size_t len, MlRect *box)
+{
+  char req[32];
+  snprintf (text, len, "OOM: %s request (%s)", ml_format_size (s->plan->oom.request, req, sizeof req),
+            ml_oom_verdict_name (s->plan->oom.verdict));
+  double x = ml_view_time_to_x (v, (double) s->plan->oom.tick);
+  double tw, th;
+  text_size (cr, st, text, 0.95, true, &tw, &th);
+  double tx = x + 4 + tw > v->px + v->pw ? x - 4 - tw : x + 4;
+  *box = (MlRect) { tx - 2, v->py + 3, tw + 4, th + 2 };
+}
+
+bool
+ml_timeline_oom_label_box (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st, MlRect *box)
+{
+  if (!s->plan->oom.hit)
+    return false;
+  char text[128];
+  oom_label (cr, v, s, st, text, sizeof text, box);
+  return true;
+}
+
 static void draw_segment_outlines (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st);
 static void draw_frame (cairo_t *cr, const MlView *v, const MlStyle *st);
 
@@ -624,16 +648,13 @@ ml_timeline_draw_layout (cairo_t *cr, const MlView *v, const MlScene *s, const M
               cairo_stroke (cr);
               cairo_set_dash (cr, NULL, 0, 0);
             }
-          char text[128], req[32];
-          snprintf (text, sizeof text, "OOM: %s request (%s)", ml_format_size (s->plan->oom.request, req, sizeof req),
-                    ml_oom_verdict_name (s->plan->oom.verdict));
-          double tw, th;
-          text_size (cr, st, text, 0.95, true, &tw, &th);
-          double tx = x + 4 + tw > v->px + v->pw ? x - 4 - tw : x + 4;
+          char text[128];
+          MlRect r;
+          oom_label (cr, v, s, st, text, sizeof text, &r);
           set_rgb (cr, ml_style_bg (st), 0.85);
-          cairo_rectangle (cr, tx - 2, v->py + 3, tw + 4, th + 2);
+          cairo_rectangle (cr, r.x, r.y, r.w, r.h);
           cairo_fill (cr);
-          text_at (cr, st, text, tx, v->py + 4, AL_LEFT, VA_TOP, 0.95, true, red, 1.0, 0);
+          text_at (cr, st, text, r.x + 2, v->py + 4, AL_LEFT, VA_TOP, 0.95, true, red, 1.0, 0);
         }
     }
   if (st->plot == ML_PLOT_SEGMENTS)
@@ -680,12 +701,15 @@ draw_segment_outlines (cairo_t *cr, const MlView *v, const MlScene *s, const MlS
                 seg->flags & ML_SEG_EXPANDABLE ? " · expandable" : "");
       double tw, th;
       text_size (cr, st, text, 0.85, false, &tw, &th);
+      /* at the segment's bottom right: the top of the plot carries the
+       * OOM and marker labels, the left the buffers' names */
       if (tw + 6 < x1 - x0 && th + 4 < y1 - y0)
         {
+          double tx = fmin (x1, v->px + v->pw) - tw - 6, ty = fmin (y1, v->py + v->ph) - th - 3;
           set_rgb (cr, ml_style_bg (st), 0.8);
-          cairo_rectangle (cr, fmax (x0, v->px) + 2, y0 + 2, tw + 4, th);
+          cairo_rectangle (cr, tx - 2, ty, tw + 4, th);
           cairo_fill (cr);
-          text_at (cr, st, text, fmax (x0, v->px) + 4, y0 + 2, AL_LEFT, VA_TOP, 0.85, false, ink, 0.9, 0);
+          text_at (cr, st, text, tx, ty, AL_LEFT, VA_TOP, 0.85, false, ink, 0.9, 0);
         }
     }
 }
@@ -749,8 +773,8 @@ ml_timeline_draw_highlight (cairo_t *cr, const MlView *v, const MlScene *s, cons
 }
 
 void
-ml_timeline_draw_marker (cairo_t *cr, const MlView *v, const MlStyle *st, double tick, const char *label,
-                         double bottom)
+ml_timeline_draw_marker (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st, double tick,
+                         const char *label, double bottom)
 {
   double x = round (ml_view_time_to_x (v, tick)) + 0.5;
   if (tick < 0 || x < v->px || x > v->px + v->pw)
@@ -769,11 +793,15 @@ ml_timeline_draw_marker (cairo_t *cr, const MlView *v, const MlStyle *st, double
     {
       double tw, th;
       text_size (cr, st, label, 1.0, true, &tw, &th);
-      double lx = fmin (x + 4, v->px + v->pw - tw - 4);
+      double lx = fmin (x + 4, v->px + v->pw - tw - 4), ly = v->py + 2;
+      /* under the OOM's label when they would meet */
+      MlRect r;
+      if (s && st->show_oom && ml_timeline_oom_label_box (cr, v, s, st, &r) && lx - 2 < r.x + r.w && lx + tw + 2 > r.x)
+        ly = r.y + r.h + 2;
       set_rgb (cr, ml_style_bg (st), 0.85);
-      cairo_rectangle (cr, lx - 2, v->py + 2, tw + 4, th);
+      cairo_rectangle (cr, lx - 2, ly, tw + 4, th);
       cairo_fill (cr);
-      text_at (cr, st, label, lx, v->py + 2, AL_LEFT, VA_TOP, 1.0, true, shade (red, 0.85), 1.0, 0);
+      text_at (cr, st, label, lx, ly, AL_LEFT, VA_TOP, 1.0, true, shade (red, 0.85), 1.0, 0);
     }
   cairo_restore (cr);
 }
@@ -1173,9 +1201,14 @@ ml_timeline_draw_frag (cairo_t *cr, const MlView *v, const MlScene *s, const MlS
       cairo_line_to (cr, round (x), a->y + a->h);
       cairo_stroke (cr);
     }
-  char text[96];
-  snprintf (text, sizeof text, "fragmentation (max %.0f%%, mean %.0f%%)", s->metrics.frag_max * 100.0,
-            s->metrics.frag_mean * 100.0);
+  /* what the number means, said where it is drawn: for a recorded
+   * caching allocator (segments at real addresses) the free bytes are its
+   * cached blocks, so a high value is a split cache, not lost memory */
+  bool cached = s->plan->n_segments && s->plan->segments[0].addr;
+  char text[256];
+  snprintf (text, sizeof text, "fragmentation = 1 − largest free block / free reserved bytes (max %.0f%%, mean %.0f%%)%s",
+            s->metrics.frag_max * 100.0, s->metrics.frag_mean * 100.0,
+            cached ? "; the allocator's cached free blocks count as free" : "");
   const char *labels[] = { text };
   const MlRgb colors[] = { frag_color };
   const int styles[] = { 0 };
@@ -1186,8 +1219,14 @@ ml_timeline_draw_frag (cairo_t *cr, const MlView *v, const MlScene *s, const MlS
   cairo_rectangle (cr, floor (a->x) + 0.5, floor (a->y) + 0.5, round (a->w) - 1, round (a->h) - 1);
   cairo_stroke (cr);
   const char *ticks[] = { "0%", "50%", "100%" };
+  /* three labels only where they do not overprint each other */
+  bool three = a->h >= 3.2 * font_px (st);
   for (int i = 0; i < 3; i++)
     {
+      if (i == 1 && !three)
+        continue;
+      if (!three && a->h < 2.2 * font_px (st) && i == 0)
+        continue;
       double y = top + h - h * i / 2.0;
       y = clampd (y, a->y + font_px (st) * 0.5, a->y + a->h - font_px (st) * 0.5);
       text_at (cr, st, ticks[i], a->x - 6, y, AL_RIGHT, VA_MIDDLE, 0.9, false, fg, 0.8, 0);
@@ -1374,9 +1413,12 @@ ml_timeline_draw_figure (cairo_t *cr, const MlScene *s, const MlStyle *st, doubl
   ml_scene_view_init_plot (s, st->plot, &v, fl.layout.x, fl.layout.y, fl.layout.w, fl.layout.h);
   if (range)
     {
+      /* a range may reach past this scene's own data: two runs drawn on
+       * one time and byte scale */
+      v.t_max = fmax (v.t_max, range->t_max);
+      v.a_max = fmax (v.a_max, range->a_max);
       ml_view_set_time (&v, range->t0, range->t1);
-      if (st->plot != ML_PLOT_ACTIVE)   /* stacked bytes: always all of them */
-        ml_view_set_addr (&v, range->a0, range->a1);
+      ml_view_set_addr (&v, range->a0, range->a1);
     }
   cairo_save (cr);
   set_rgb (cr, ml_style_bg (st), 1.0);

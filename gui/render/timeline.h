@@ -88,10 +88,15 @@ void ml_active_draw_highlight (cairo_t *cr, const MlView *view, const MlScene *s
 bool ml_active_item_point     (const MlScene *scene, const MlView *view, size_t item, double *x, double *y);
 
 /* A dashed red vertical marker at @tick from the plot's top to @bottom,
- * with @label (may be NULL) beside it; nothing when @tick < 0 or off the
- * plot. */
-void ml_timeline_draw_marker    (cairo_t *cr, const MlView *view, const MlStyle *style, double tick,
-                                 const char *label, double bottom);
+ * with @label (may be NULL) beside it, moved under the OOM's label of
+ * @scene (may be NULL) when they would overlap; nothing when @tick < 0 or
+ * off the plot. */
+void ml_timeline_draw_marker    (cairo_t *cr, const MlView *view, const MlScene *scene, const MlStyle *style,
+                                 double tick, const char *label, double bottom);
+/* The box the OOM's label takes at the top of the plot (for tests and
+ * label placement); false when the plan has no OOM. */
+bool ml_timeline_oom_label_box  (cairo_t *cr, const MlView *view, const MlScene *scene, const MlStyle *style,
+                                 MlRect *box);
 /* Address labels left of the plot rectangle, with grid lines. */
 void ml_timeline_draw_addr_axis (cairo_t *cr, const MlView *view, const MlScene *scene, const MlStyle *style);
 /* Live / reserved curves in @area over the view's ticks (x from @view);
@@ -109,7 +114,8 @@ void ml_timeline_draw_legend    (cairo_t *cr, const MlScene *scene, const MlStyl
 void ml_timeline_draw_title     (cairo_t *cr, const MlScene *scene, const MlStyle *style, const MlRect *area);
 
 /* The whole figure on @cr at @width × @height. @range gives the visible
- * ticks and addresses (its plot rectangle is ignored); NULL shows all. */
+ * ticks and addresses (its plot rectangle is ignored), and its bounds may
+ * reach past the scene's (two runs on one scale); NULL shows all. */
 void ml_timeline_draw_figure (cairo_t *cr, const MlScene *scene, const MlStyle *style,
                               double width, double height, const MlView *range);
 

@@ -76,12 +76,16 @@ live_at (const MlBuffers *bufs, size_t i, uint64_t tick, uint32_t request)
   return b->start < tick || (b->start == tick && i < request);
 }
 
+/* The buffers live at @tick just before request @request (bufs->n =
+ * none: every buffer live at the tick), by call site. Fills the arrays
+ * the caller frees. */
 static int
-blame (const MlBuffers *bufs, const MlOom *oom, MlDiagnosis *d)
+blame_at (const MlBuffers *bufs, uint64_t tick, uint32_t request, MlSiteBlame **sites_out, size_t *n_sites_out,
+          uint32_t **live_out, size_t *n_live_out, uint64_t *requested_live)
 {
-  size_t n = 0;
-  for (size_t i = 0; i < bufs->n && bufs->buf[i].start <= oom->tick; i++)
-    n += live_at (bufs, i, oom->tick, oom->buffer);
+  size_t n = 0, n_sites = 0;
+  for (size_t i = 0; i < bufs->n && bufs->buf[i].start <= tick; i++)
+    n += live_at (bufs, i, tick, request);
   uint32_t *all = malloc ((n ? n : 1) * sizeof *all);
   MlSiteBlame *sites = malloc ((n ? n : 1) * sizeof *sites);
   MlU64Map map;
@@ -89,16 +93,16 @@ blame (const MlBuffers *bufs, const MlOom *oom, MlDiagnosis *d)
   if (!all || !sites)
     goto oom;
   size_t k = 0;
-  for (size_t i = 0; i < bufs->n && bufs->buf[i].start <= oom->tick; i++)
-    if (live_at (bufs, i, oom->tick, oom->buffer))
+  for (size_t i = 0; i < bufs->n && bufs->buf[i].start <= tick; i++)
+    if (live_at (bufs, i, tick, request))
       {
         const MlBuffer *b = &bufs->buf[i];
         all[k++] = (uint32_t) i;
-        d->requested_live += b->size;
+        *requested_live += b->size;
         uint32_t site = site_of (bufs, b), slot;
         if (!ml_u64map_get (&map, site, &slot))
           {
-            slot = (uint32_t) d->n_sites++;
+            slot = (uint32_t) n_sites++;
             sites[slot] = (MlSiteBlame) { .site = site, .largest = (uint32_t) i };
             if (ml_u64map_put (&map, site, slot) < 0)
               goto oom;
@@ -109,22 +113,33 @@ blame (const MlBuffers *bufs, const MlOom *oom, MlDiagnosis *d)
         if (b->rsize > bufs->buf[sb->largest].rsize)
           sb->largest = (uint32_t) i;
       }
-  qsort (sites, d->n_sites, sizeof *sites, by_bytes_desc);
+  qsort (sites, n_sites, sizeof *sites, by_bytes_desc);
   sort_bufs = bufs;
   qsort (all, n, sizeof *all, by_size_desc);
   sort_bufs = NULL;
-  d->n_live_total = n;
-  d->n_live = n < 100 ? n : 100;
-  d->live = all;
-  d->sites = sites;
+  *n_live_out = n;
+  *sites_out = sites;
+  *n_sites_out = n_sites;
+  if (live_out)
+    *live_out = all;
+  else
+    free (all);
   ml_u64map_clear (&map);
   return 0;
 oom:
   free (all);
   free (sites);
-  d->n_sites = 0;
   ml_u64map_clear (&map);
   return ML_ENOMEM;
+}
+
+static int
+blame (const MlBuffers *bufs, const MlOom *oom, MlDiagnosis *d)
+{
+  int rc = blame_at (bufs, oom->tick, oom->buffer, &d->sites, &d->n_sites, &d->live, &d->n_live_total,
+                     &d->requested_live);
+  d->n_live = d->n_live_total < 100 ? d->n_live_total : 100;
+  return rc;
 }
 
 static void
@@ -160,47 +175,142 @@ what_if (const MlBuffers *bufs, const MlOom *oom, MlDiagnosis *d)
     }
 }
 
-static int
-recorded_oom (const MlBuffers *bufs, MlDiagnosis *d, MlError *err)
+int
+ml_recorded_oom (const MlBuffers *bufs, MlRecordedOom *out, MlError *err)
 {
+  memset (out, 0, sizeof *out);
   const MlTrace *t = bufs->trace;
   if (!t)
     return 0;
   const MlEvent *e = NULL;
+  size_t at = 0;
   for (size_t i = 0; i < t->n_events && !e; i++)
     if (t->events[i].kind == ML_EV_OOM)
-      e = &t->events[i];
+      e = &t->events[i], at = i;
   if (!e)
     return 0;
-  d->recorded = true;
-  d->rec_tick = e->tick;
-  d->rec_request = e->size;
-  d->rec_device_free = e->addr;
-  d->rec_stream = e->stream;
-  d->rec_live = ml_buffers_live_at (bufs, e->tick);
+  out->found = true;
+  out->tick = e->tick;
+  out->index = at;
+  for (size_t k = 0; k < t->n_device_ooms; k++)
+    if (t->device_ooms[k].device == t->device)
+      {
+        out->index = t->device_ooms[k].index;   /* the file's own numbering */
+        break;
+      }
+  out->request = e->size;
+  out->device_free = e->addr;
+  out->stream = e->stream;
+  out->stack = e->stack;
+  out->live = ml_buffers_live_at (bufs, e->tick);
   MlPlan *rec = NULL;
   if (ml_plan_from_recorded (bufs, &rec, NULL) < 0)
-    {
-      d->rec_verdict = ML_OOM_CAPACITY;
-      return 0;
-    }
+    return 0;
   uint64_t largest = 0, free_bytes = 0;
   int rc = ml_metrics_free_at (bufs, rec, e->tick, &largest, &free_bytes, err);
   ml_plan_free (rec);
   if (rc < 0)
     return rc;
-  d->rec_have_plan = true;
-  d->rec_cached_free = free_bytes;
-  d->rec_largest_cached = largest;
-  d->rec_reserved = d->rec_live + free_bytes;
-  d->rec_verdict = free_bytes + d->rec_device_free >= d->rec_request ? ML_OOM_FRAGMENTATION : ML_OOM_CAPACITY;
+  out->have_plan = true;
+  out->cached_free = free_bytes;
+  out->largest_cached = largest;
+  out->reserved = out->live + free_bytes;
+  out->verdict = free_bytes + out->device_free >= out->request ? ML_OOM_FRAGMENTATION : ML_OOM_CAPACITY;
   return 0;
+}
+
+uint64_t
+ml_recorded_oom_capacity (const MlRecordedOom *rec)
+{
+  return rec->found && rec->have_plan ? rec->reserved + rec->device_free : 0;
+}
+
+int
+ml_recorded_oom_replay (const MlBuffers *bufs, const MlRecordedOom *rec, MlBuffers **out, MlError *err)
+{
+  uint64_t id = 0;
+  for (size_t i = 0; i < bufs->n; i++)
+    if (bufs->buf[i].id >= id)
+      id = bufs->buf[i].id + 1;
+  MlBuffer b = { .id = id, .size = rec->request, .start = rec->tick, .end = rec->tick + 1, .stack = rec->stack,
+                 .stream = rec->stream };
+  return ml_buffers_with (bufs, &b, (uint32_t) rec->index, out, err);
+}
+
+void
+ml_recorded_oom_mark (const MlRecordedOom *rec, const MlBuffers *bufs, MlPlan *plan)
+{
+  if (!rec->found)
+    return;
+  plan->oom = (MlOom) { .hit = true, .tick = rec->tick, .buffer = (uint32_t) bufs->n, .request = rec->request,
+                        .live = rec->live, .reserved = rec->reserved,
+                        .free_bytes = rec->cached_free + rec->device_free, .largest_free = rec->largest_cached,
+                        .verdict = rec->verdict };
+}
+
+const char *
+ml_diagnosis_user_frames (const MlTrace *t, uint32_t stack, size_t max, char *buf, size_t len)
+{
+  buf[0] = 0;
+  if (!t || !stack || stack >= t->n_stacks)
+    return buf;
+  const MlStack *st = &t->stacks[stack];
+  size_t n = 0, used = 0;
+  for (uint32_t k = 0; k < st->n && n < max; k++)
+    {
+      const MlFrame *f = &t->frames[st->first + k];
+      const char *file = ml_trace_str (t, f->file), *func = ml_trace_str (t, f->func);
+      if (ml_frame_is_framework (file, func))
+        continue;
+      int w = snprintf (buf + used, len - used, "%s%s:%u %s", n ? " <- " : "", file, f->line, func);
+      if (w < 0 || (size_t) w >= len - used)
+        break;
+      used += (size_t) w;
+      n++;
+    }
+  return buf;
+}
+
+static int
+recorded_oom (const MlBuffers *bufs, const MlRecordedOom *given, MlDiagnosis *d, MlError *err)
+{
+  MlRecordedOom found;
+  if (!given)
+    {
+      int rc = ml_recorded_oom (bufs, &found, err);
+      if (rc < 0)
+        return rc;
+      given = &found;
+    }
+  if (!given->found)
+    return 0;
+  d->recorded = true;
+  d->rec_tick = given->tick;
+  d->rec_index = given->index;
+  d->rec_request = given->request;
+  d->rec_device_free = given->device_free;
+  d->rec_stream = given->stream;
+  d->rec_stack = given->stack;
+  d->rec_live = given->live;
+  d->rec_have_plan = given->have_plan;
+  d->rec_reserved = given->reserved;
+  d->rec_cached_free = given->cached_free;
+  d->rec_largest_cached = given->largest_cached;
+  d->rec_verdict = given->verdict;
+  /* what was live: the buffers of @bufs at the tick, less the refused
+   * request itself when @bufs is the replay that includes it */
+  uint32_t skip = (uint32_t) bufs->n;
+  for (size_t i = 0; i < bufs->n && bufs->buf[i].start <= given->tick; i++)
+    if (bufs->buf[i].start == given->tick && !(bufs->buf[i].flags & ML_BUF_HAS_ADDR) && bufs->buf[i].size == given->request)
+      skip = (uint32_t) i;
+  return blame_at (bufs, given->tick, skip, &d->rec_sites, &d->rec_n_sites, NULL, &d->rec_n_live_total,
+                   &d->rec_requested_live) < 0 ? ml_error_set (err, ML_ENOMEM, "out of memory") : 0;
 }
 
 int
 ml_diagnose (const MlBuffers *bufs, const MlPlan *plan, uint64_t capacity,
              const MlStrategy *const *alternatives, const MlKnobs *knobs,
-             MlDiagnosis *out, MlError *err)
+             const MlRecordedOom *recorded, MlDiagnosis *out, MlError *err)
 {
   MlDiagnosis d;
   memset (&d, 0, sizeof d);
@@ -219,7 +329,7 @@ ml_diagnose (const MlBuffers *bufs, const MlPlan *plan, uint64_t capacity,
   if (request && (rc = blame (bufs, &d.oom, &d)) < 0)
     return ml_error_set (err, rc, "out of memory");
   what_if (bufs, request ? &d.oom : NULL, &d);
-  if ((rc = recorded_oom (bufs, &d, err)) < 0)
+  if ((rc = recorded_oom (bufs, recorded, &d, err)) < 0)
     {
       ml_diagnosis_clear (&d);
       return rc;
@@ -273,6 +383,7 @@ ml_diagnosis_clear (MlDiagnosis *d)
 {
   free (d->sites);
   free (d->live);
+  free (d->rec_sites);
   free (d->alts);
   memset (d, 0, sizeof *d);
 }
@@ -337,14 +448,35 @@ ml_diagnosis_write_json (const MlDiagnosis *d, const MlBuffers *bufs, FILE *fp, 
     fputs ("null", fp);
   else
     {
-      fprintf (fp, "{\"tick\":%" PRIu64 ",\"request\":%" PRIu64 ",\"device_free\":%" PRIu64 ",\"stream\":%u,\"live\":%" PRIu64,
-               d->rec_tick, d->rec_request, d->rec_device_free, d->rec_stream, d->rec_live);
+      fprintf (fp, "{\"tick\":%" PRIu64 ",\"index\":%" PRIu64 ",\"request\":%" PRIu64 ",\"device_free\":%" PRIu64
+               ",\"stream\":%u,\"live\":%" PRIu64,
+               d->rec_tick, d->rec_index, d->rec_request, d->rec_device_free, d->rec_stream, d->rec_live);
       if (d->rec_have_plan)
         fprintf (fp, ",\"reserved\":%" PRIu64 ",\"cached_free\":%" PRIu64 ",\"largest_cached_block\":%" PRIu64
-                 ",\"verdict\":\"%s\"",
-                 d->rec_reserved, d->rec_cached_free, d->rec_largest_cached,
+                 ",\"implied_capacity\":%" PRIu64 ",\"verdict\":\"%s\"",
+                 d->rec_reserved, d->rec_cached_free, d->rec_largest_cached, d->rec_reserved + d->rec_device_free,
                  ml_oom_verdict_name (d->rec_verdict));
-      fputc ('}', fp);
+      const MlTrace *t = bufs->trace;
+      if (t && d->rec_stack && d->rec_stack < t->n_stacks)
+        {
+          fputs (",\"site\":", fp);
+          ml_json_put_str (fp, ml_diagnosis_site_label (bufs, t->stacks[d->rec_stack].site));
+          char frames[1024];
+          fputs (",\"user_frames\":", fp);
+          ml_json_put_str (fp, ml_diagnosis_user_frames (t, d->rec_stack, 3, frames, sizeof frames));
+        }
+      fprintf (fp, ",\"live_buffers\":%zu,\"requested_live\":%" PRIu64 ",\"blame\":[", d->rec_n_live_total,
+               d->rec_requested_live);
+      for (size_t i = 0; i < d->rec_n_sites; i++)
+        {
+          const MlSiteBlame *sb = &d->rec_sites[i];
+          fprintf (fp, "%s{\"site\":", i ? "," : "");
+          ml_json_put_str (fp, ml_diagnosis_site_label (bufs, sb->site));
+          fprintf (fp, ",\"bytes\":%" PRIu64 ",\"buffers\":%zu,\"largest\":", sb->bytes, sb->count);
+          ml_json_put_u64 (fp, bufs->buf[sb->largest].id);
+          fputc ('}', fp);
+        }
+      fputs ("]}", fp);
     }
   fputc ('}', fp);
   return rc < 0 || ferror (fp) ? ml_error_set (err, ML_EIO, "write error") : 0;

@@ -23,6 +23,39 @@
 
 #include "sim/sim.h"
 
+/* The trace's own recorded OOM (its first `oom` event), explained from
+ * the recorded plan: what the real allocator held at that moment. */
+typedef struct {
+  bool     found;
+  uint64_t tick;
+  uint64_t index;          /* the entry in the device's trace (snapshots), else the event's index */
+  uint64_t request, device_free;
+  uint32_t stream, stack;  /* the OOM's stack (trace stack table), 0 = none */
+  uint64_t live;           /* rounded bytes live (PyTorch: allocated) */
+  bool     have_plan;      /* the trace has addresses: the numbers below are known */
+  uint64_t reserved, cached_free, largest_cached;
+  MlOomVerdict verdict;    /* fragmentation: cached free + device free >= request, else capacity */
+} MlRecordedOom;
+
+/* Finds and explains the recorded OOM of @bufs->trace; out->found is
+ * false when it has none. */
+int ml_recorded_oom (const MlBuffers *bufs, MlRecordedOom *out, MlError *err);
+
+/* The device memory the OOM implies: reserved + device free (0 when the
+ * reserved bytes are unknown). */
+uint64_t ml_recorded_oom_capacity (const MlRecordedOom *rec);
+
+/* @bufs with the refused request added as a buffer live for one tick at
+ * the OOM ([tick, tick + 1): what the trace records after it is what the
+ * program did without it), so that a strategy replaying it "fits" only if
+ * it could have served the request. The caller frees *out. */
+int ml_recorded_oom_replay (const MlBuffers *bufs, const MlRecordedOom *rec, MlBuffers **out, MlError *err);
+
+/* Sets @plan->oom to the recorded OOM (the recorded plan failed there):
+ * no buffer, the request, live, reserved, cached free + device free as the
+ * free bytes, the largest cached block, the verdict. */
+void ml_recorded_oom_mark (const MlRecordedOom *rec, const MlBuffers *bufs, MlPlan *plan);
+
 typedef struct {
   uint32_t site;       /* interned call site, else the buffer's name; 0 = none */
   uint64_t bytes;      /* rounded bytes live at the OOM */
@@ -64,26 +97,36 @@ typedef struct {
 
   /* the trace's own recorded OOM (first `oom` event) */
   bool          recorded;
-  uint64_t      rec_tick, rec_request, rec_device_free;
-  uint32_t      rec_stream;
+  uint64_t      rec_tick, rec_index, rec_request, rec_device_free;
+  uint32_t      rec_stream, rec_stack;
   bool          rec_have_plan;     /* the trace has addresses: the numbers below are known */
   uint64_t      rec_live, rec_reserved, rec_cached_free, rec_largest_cached;
   MlOomVerdict  rec_verdict;       /* fragmentation: cached free + device free >= request */
+  MlSiteBlame  *rec_sites;         /* live at the recorded OOM by call site, largest first */
+  size_t        rec_n_sites, rec_n_live_total;
+  uint64_t      rec_requested_live;
 } MlDiagnosis;
 
 /* Diagnoses @plan (run with capacity @capacity; 0 = no capacity: only the
  * recorded OOM, if any, is explained). @alternatives (NULL-terminated, may
- * be NULL) are run with @knobs and the same capacity. Fills @out; the
- * caller clears it with ml_diagnosis_clear(). */
+ * be NULL) are run with @knobs and the same capacity. @recorded is the
+ * trace's recorded OOM, found from the trace's own buffers (NULL: found
+ * from @bufs; pass it when @bufs is the replay with the refused request,
+ * ml_recorded_oom_replay()). Fills @out; the caller clears it with
+ * ml_diagnosis_clear(). */
 int  ml_diagnose (const MlBuffers *bufs, const MlPlan *plan, uint64_t capacity,
                   const MlStrategy *const *alternatives, const MlKnobs *knobs,
-                  MlDiagnosis *out, MlError *err);
+                  const MlRecordedOom *recorded, MlDiagnosis *out, MlError *err);
 void ml_diagnosis_clear (MlDiagnosis *diag);
+
+/* The first @max frames of @stack outside the framework, innermost
+ * first, as "file:line function" joined by " <- " into @buf. Returns @buf
+ * ("" when none). */
+const char *ml_diagnosis_user_frames (const MlTrace *trace, uint32_t stack, size_t max, char *buf, size_t len);
 
 /* The label a blame row shows ("model.py:40:forward", "(unnamed)"). */
 const char *ml_diagnosis_site_label (const MlBuffers *bufs, uint32_t site);
 
-/* The diagnosis as one JSON object (docs/report-schema.md, "diagnosis"). */
 /* The diagnosis in words, written once for every front end (the CLI,
  * the Markdown and HTML reports); no markup. Each writes into @buf (@len
  * bytes) and returns it.

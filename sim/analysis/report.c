@@ -106,6 +106,15 @@ ml_report_build (const char *trace_path, const MlBuffers *bufs, const MlStrategy
   bool have_rec = n && (lineup[0]->flags & ML_STRATEGY_RECORDED);
   free (lineup);
   lineup = NULL;
+  if (have_rec && r->rows[0].res.status == 0 && r->rows[0].res.plan)
+    {
+      /* the recorded plan failed where the real allocator did */
+      MlRecordedOom roo;
+      if ((rc = ml_recorded_oom (bufs, &roo, err)) < 0)
+        goto fail;
+      if (roo.found)
+        ml_recorded_oom_mark (&roo, bufs, r->rows[0].res.plan);
+    }
   for (size_t i = 0; i < r->n_rows; i++)
     {
       const MlReportRow *row = &r->rows[i];
@@ -138,7 +147,8 @@ ml_report_build (const char *trace_path, const MlBuffers *bufs, const MlStrategy
   for (size_t i = 0; i < r->n_rows; i++)
     {
       const MlResult *res = &r->rows[i].res;
-      if (res->status == 0 && res->plan && res->plan->oom.hit && res->plan->oom.request)
+      if (res->status == 0 && res->plan && res->plan->oom.hit && res->plan->oom.request
+          && res->plan->oom.buffer < bufs->n)
         {
           dg = (long) i;
           break;
@@ -146,7 +156,7 @@ ml_report_build (const char *trace_path, const MlBuffers *bufs, const MlStrategy
     }
   if (dg >= 0 && (knobs->capacity || recorded_oom))
     {
-      if ((rc = ml_diagnose (bufs, r->rows[dg].res.plan, knobs->capacity, NULL, knobs, &r->diag, err)) < 0)
+      if ((rc = ml_diagnose (bufs, r->rows[dg].res.plan, knobs->capacity, NULL, knobs, NULL, &r->diag, err)) < 0)
         goto fail;
       r->have_diag = true;
     }
@@ -175,6 +185,7 @@ ml_report_free (MlReport *r)
   ml_issues_clear (&r->issues);
   if (r->have_diag)
     ml_diagnosis_clear (&r->diag);
+  ml_knob_sweep_free (r->sweep);
   free (r);
 }
 
@@ -309,6 +320,12 @@ ml_report_write_json (const MlReport *r, FILE *fp, MlError *err)
     }
   else
     fputs ("null", fp);
+  if (r->sweep)
+    {
+      fputs (",\"sweep\":", fp);
+      if (ml_knob_sweep_write_json (fp, bufs, r->sweep, err) < 0)
+        return ML_EIO;
+    }
   fputs ("}\n", fp);
   return finish (fp, err);
 }
@@ -409,7 +426,7 @@ ml_report_write_markdown (const MlReport *r, FILE *fp, MlError *err)
 {
   const MlBuffers *bufs = r->bufs;
   const MlTrace *t = bufs->trace;
-  char s1[32], s2[32], s3[32], s4[32], text[256];
+  char s1[32], s2[32], s3[32], s4[32], s5[32], s6[32], text[256];
   fputs ("# memlens report: ", fp);
   md_cell (fp, r->trace_path);
   fputs ("\n\n", fp);
@@ -456,6 +473,28 @@ ml_report_write_markdown (const MlReport *r, FILE *fp, MlError *err)
                res->plan->n_segments, time, r->knobs.capacity ? oom_text (&res->plan->oom, text, sizeof text) : "-", ni);
     }
 
+  if (r->sweep)
+    {
+      const MlKnobSweep *sw = r->sweep;
+      fprintf (fp, "\n## Sweep of %s%s\n\n| %s | strategy | peak | overhead | frag max | frag at peak | under the capacity | retries |\n"
+                   "|---|---|---:|---:|---:|---:|---|---:|\n",
+               sw->is_option ? "the option " : "", sw->knob, sw->knob);
+      for (size_t k = 0; k < sw->n_values * sw->n_strategies; k++)
+        {
+          const MlKnobSweepRow *row = &sw->rows[k];
+          if (row->status < 0)
+            {
+              fprintf (fp, "| %s | %s | error: %s | | | | | |\n", row->value, row->strategy->name, row->error);
+              continue;
+            }
+          char peak[32], verdict[128];
+          fprintf (fp, "| %s | %s | %s | %+.2f%% | %.1f%% | %.1f%% | %s | %" PRIu64 " |\n", row->value, row->strategy->name,
+                   sz (row->metrics.peak, peak), row->metrics.overhead * 100.0, row->metrics.frag_max * 100.0,
+                   row->metrics.frag_at_peak * 100.0, r->knobs.capacity ? oom_text (&row->oom, verdict, sizeof verdict) : "-",
+                   row->retries);
+        }
+    }
+
   fputs ("\n## Peak points\n\n", fp);
   for (size_t i = 0; i < r->peaks.n; i++)
     {
@@ -478,6 +517,36 @@ ml_report_write_markdown (const MlReport *r, FILE *fp, MlError *err)
     {
       const MlDiagnosis *d = &r->diag;
       fprintf (fp, "## Out of memory\n\n");
+      char rwhy[256];
+      if (d->recorded)
+        {
+          fprintf (fp, "The trace records an OOM at tick %" PRIu64 " (entry %" PRIu64 ") on stream %u: a %s request with %s free on the device",
+                   d->rec_tick, d->rec_index, d->rec_stream, sz (d->rec_request, s1), sz (d->rec_device_free, s2));
+          if (d->rec_have_plan)
+            fprintf (fp, "; reserved %s, allocated %s, cached free %s (largest block %s). Verdict: **%s** — %s.\n\n",
+                     sz (d->rec_reserved, s3), sz (d->rec_live, s4), sz (d->rec_cached_free, s5), sz (d->rec_largest_cached, s6),
+                     ml_oom_verdict_name (d->rec_verdict), ml_diagnosis_recorded_reason (d, rwhy, sizeof rwhy));
+          else
+            fputs (".\n\n", fp);
+          if (bufs->trace && d->rec_stack && d->rec_stack < bufs->trace->n_stacks)
+            {
+              char frames[1024];
+              fputs ("Called from ", fp);
+              md_cell (fp, ml_diagnosis_user_frames (bufs->trace, d->rec_stack, 3, frames, sizeof frames));
+              fputs (".\n\n", fp);
+            }
+          if (d->rec_n_sites)
+            {
+              fputs ("| live at the OOM, by call site | bytes | buffers |\n|---|---:|---:|\n", fp);
+              for (size_t i = 0; i < d->rec_n_sites && i < 10; i++)
+                {
+                  fputs ("| ", fp);
+                  md_cell (fp, ml_diagnosis_site_label (bufs, d->rec_sites[i].site));
+                  fprintf (fp, " | %s | %zu |\n", sz (d->rec_sites[i].bytes, s1), d->rec_sites[i].count);
+                }
+              fputc ('\n', fp);
+            }
+        }
       char line[512], why[256];
       if (d->capacity)
         {
@@ -497,17 +566,6 @@ ml_report_write_markdown (const MlReport *r, FILE *fp, MlError *err)
                 }
               fputc ('\n', fp);
             }
-        }
-      if (d->recorded)
-        {
-          fprintf (fp, "Recorded OOM at tick %" PRIu64 ": request %s, device free %s", d->rec_tick,
-                   sz (d->rec_request, s1), sz (d->rec_device_free, s2));
-          if (d->rec_have_plan)
-            fprintf (fp, ", cached free %s (largest block %s). Verdict: **%s** — %s.\n\n", sz (d->rec_cached_free, s3),
-                     sz (d->rec_largest_cached, s4), ml_oom_verdict_name (d->rec_verdict),
-                     ml_diagnosis_recorded_reason (d, why, sizeof why));
-          else
-            fputs (".\n\n", fp);
         }
     }
 

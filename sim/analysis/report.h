@@ -17,6 +17,7 @@
 
 #include "sim/analysis/check.h"
 #include "sim/analysis/diagnose.h"
+#include "sim/analysis/knob-sweep.h"
 #include "sim/sim.h"
 
 #define ML_REPORT_VERSION 1
@@ -48,6 +49,8 @@ typedef struct {
   MlDiagnosis      diag;        /* of the featured plan */
   size_t           n_streams;
   double           seconds;     /* to build the report */
+  MlKnobSweep     *sweep;       /* owned, optional: a knob over values (the
+                                 * caller attaches it; the writers show it) */
 } MlReport;
 
 /* Builds the report of @bufs (whose trace was read from @trace_path) for

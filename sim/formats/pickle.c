@@ -670,7 +670,7 @@ push_long (Vm *vm, size_t n)
             }
           digits[nd++] = (char) ('0' + r);
         }
-      char *text = arena (vm->doc, nd + 2);
+      char *text = arena (&vm->doc->arena, nd + 2);
       if (!text)
         return ml_error_set (vm->err, ML_ENOMEM, "out of memory");
       size_t j = 0;

@@ -19,26 +19,6 @@ ml_snapshot_sniff (const unsigned char *h, size_t len)
   return len >= 2 && h[0] == 0x80 && h[1] >= 2 && h[1] <= 5;
 }
 
-static bool
-ends_with (const char *s, const char *suffix)
-{
-  size_t a = strlen (s), b = strlen (suffix);
-  return a >= b && memcmp (s + a - b, suffix, b) == 0;
-}
-
-bool
-ml_snapshot_frame_is_framework (const char *file, const char *func)
-{
-  (void) func;
-  if (!file || !*file || strcmp (file, "??") == 0 || file[0] == '<')
-    return true;
-  if (ends_with (file, ".cpp") || ends_with (file, ".cc") || ends_with (file, ".h") || ends_with (file, ".hpp")
-      || ends_with (file, ".c") || ends_with (file, ".cu"))
-    return true;
-  return strstr (file, "/torch/") || strstr (file, "\\torch\\") || strstr (file, "torchinductor")
-         || strstr (file, "/triton/") || strstr (file, "\\triton\\");
-}
-
 /* ---- what the pickle holds, for one device ---- */
 
 typedef struct {
@@ -271,7 +251,7 @@ frame_of (Ctx *c, MlPkValue *f)
         f->tag = TAG_FRAME | idx;
       return &c->finfo[idx];
     }
-  fi.framework = ml_snapshot_frame_is_framework (ml_trace_str (c->t, fi.file), ml_trace_str (c->t, fi.func));
+  fi.framework = ml_frame_is_framework (ml_trace_str (c->t, fi.file), ml_trace_str (c->t, fi.func));
   if (c->n_finfo > TAG_MAX || grow ((void **) &c->finfo, &c->cap_finfo, c->n_finfo + 1, sizeof *c->finfo) < 0
       || ml_u64map_put (&c->finfo_by_content, h, (uint32_t) c->n_finfo) < 0)
     {
@@ -444,7 +424,7 @@ stack_at_free (Ctx *c, uint32_t st, uint32_t *out)
   for (uint32_t k = 0; k < n && !site; k++)
     {
       const char *file = ml_trace_str (c->t, c->scratch[k].file), *func = ml_trace_str (c->t, c->scratch[k].func);
-      if (ml_snapshot_frame_is_framework (file, func))
+      if (ml_frame_is_framework (file, func))
         continue;
       char buf[1024];
       snprintf (buf, sizeof buf, "allocated before the trace, freed at %s:%u:%s", file, c->scratch[k].line, func);
@@ -502,6 +482,19 @@ add_blk (Ctx *c, uint64_t addr, uint64_t req, uint32_t stream, uint32_t stack, M
     return oom (c);
   c->n_blks++;
   return 0;
+}
+
+#define SMALL_BUFFER ((uint64_t) 2 << 20)   /* kSmallBuffer: a small-pool segment, an expandable small page */
+#define LARGE_BUFFER ((uint64_t) 20 << 20)  /* kLargeBuffer: an expandable large page */
+
+/* Pages of an expandable segment come in its pool's page size: a range
+ * that is a whole number of 20 MiB pages is taken for the large pool (a
+ * small-pool map is one 2 MiB page; an unmap of ten small pages would be
+ * misnamed, the bytes stay right). */
+static bool
+is_large_pages (uint64_t size)
+{
+  return size % LARGE_BUFFER == 0;
 }
 
 static Seg *
@@ -661,7 +654,9 @@ on_entry (void *user, size_t list, size_t index, MlPkValue *e)
   return rc;
 }
 
-/* ---- step 1: which device ---- */
+/* ---- step 1: every device the file holds, and which one to read ---- */
+
+#define MAX_DEVICE 4095
 
 static size_t
 dev_entries (const Ctx *c, size_t d)
@@ -669,40 +664,138 @@ dev_entries (const Ctx *c, size_t d)
   return d < c->n_dt ? c->dt[d].n : 0;
 }
 
+/* The device table (MlDeviceInfo, MlDeviceOom): counts from the raw
+ * entries of every device's trace, reserved bytes from the segments. */
+static int
+summarize_devices (Ctx *c, const MlPkValue *segments, const MlPkValue *traces)
+{
+  size_t n_dev = traces ? traces->n : 0;
+  if (c->n_dt > n_dev)
+    n_dev = c->n_dt;
+  for (size_t k = 0; k < segments->n; k++)
+    {
+      int64_t d = dev_of (segments->items[k]);
+      if (d < 0 || d > MAX_DEVICE)
+        return ml_error_set (c->err, ML_EINPUT, "%s: segment %zu: device %" PRId64 " is not a device number (0 .. %d)",
+                             c->path, k, d, MAX_DEVICE);
+      if ((size_t) d + 1 > n_dev)
+        n_dev = (size_t) d + 1;
+    }
+  if (!n_dev)
+    return 0;
+  MlTrace *t = c->t;
+  t->devices = calloc (n_dev, sizeof *t->devices);
+  if (!t->devices)
+    return oom (c);
+  t->n_devices = n_dev;
+  for (size_t d = 0; d < n_dev; d++)
+    t->devices[d].device = (uint32_t) d;
+  for (size_t k = 0; k < segments->n; k++)
+    {
+      MlDeviceInfo *di = &t->devices[dev_of (segments->items[k])];
+      uint64_t size = 0;
+      ml_pk_get_u64 (segments->items[k], "total_size", &size);
+      di->segments++;
+      di->segment_bytes += size;
+    }
+  size_t n_ooms = 0;
+  for (size_t d = 0; d < c->n_dt; d++)
+    for (size_t i = 0; i < c->dt[d].n; i++)
+      n_ooms += !c->dt[d].e[i].bad && c->dt[d].e[i].kind == ML_EV_OOM;
+  if (n_ooms && !(t->device_ooms = calloc (n_ooms, sizeof *t->device_ooms)))
+    return oom (c);
+  for (size_t d = 0; d < n_dev; d++)
+    {
+      MlDeviceInfo *di = &t->devices[d];
+      di->reserved_end = di->segment_bytes;
+      const Ent *tr = d < c->n_dt ? c->dt[d].e : NULL;
+      size_t n = dev_entries (c, d);
+      di->entries = n;
+      /* net segment bytes over the trace, then forward from the start */
+      int64_t net = 0;
+      for (size_t i = 0; i < n; i++)
+        {
+          if (tr[i].bad)
+            continue;
+          MlEventKind kind = tr[i].kind;
+          int64_t size = (int64_t) tr[i].size;
+          di->actions[kind]++;
+          if (kind == ML_EV_SEGMENT_ALLOC || kind == ML_EV_SEGMENT_MAP)
+            net += size;
+          else if (kind == ML_EV_SEGMENT_FREE || kind == ML_EV_SEGMENT_UNMAP)
+            net -= size;
+        }
+      int64_t cur = (int64_t) di->reserved_end - net, max;
+      if (cur < 0)
+        cur = 0;   /* the trace lost entries: it freed more than it shows */
+      di->reserved_start = (uint64_t) cur;
+      max = cur;
+      for (size_t i = 0; i < n; i++)
+        {
+          if (tr[i].bad)
+            continue;
+          MlEventKind kind = tr[i].kind;
+          int64_t size = (int64_t) tr[i].size;
+          if (kind == ML_EV_SEGMENT_ALLOC || kind == ML_EV_SEGMENT_MAP)
+            cur += size;
+          else if (kind == ML_EV_SEGMENT_FREE || kind == ML_EV_SEGMENT_UNMAP)
+            cur -= size;
+          else if (kind == ML_EV_OOM)
+            t->device_ooms[t->n_device_ooms++] = (MlDeviceOom) {
+              .device = (uint32_t) d, .index = i, .request = (uint64_t) size,
+              .device_free = tr[i].addr, .reserved = cur > 0 ? (uint64_t) cur : 0 };
+          if (cur > max)
+            max = cur;
+        }
+      di->reserved_max = (uint64_t) max;
+      di->ooms = di->actions[ML_EV_OOM];
+    }
+  return 0;
+}
+
+/* The default device: the one with a recorded OOM, else the longest
+ * trace, else the most segment bytes; the reason is kept for the caller
+ * to show when the file holds more than one device. */
 static int
 pick_device (Ctx *c, const MlPkValue *segments, const MlPkValue *traces, const MlLoadOptions *opts, int64_t *out)
 {
+  const MlTrace *t = c->t;
   int64_t dev = opts->device;
-  size_t n_dev_traces = traces ? traces->n : 0;
-  if (dev < 0)
+  if (dev >= 0)
     {
-      size_t best = 0;
-      dev = -1;
-      for (size_t d = 0; d < n_dev_traces; d++)
-        if (dev_entries (c, d) > best)
-          best = dev_entries (c, d), dev = (int64_t) d;
-      if (dev < 0)
-        {
-          /* no trace: the device with the most segments */
-          size_t counts[64] = { 0 }, most = 0;
-          dev = 0;
-          for (size_t k = 0; k < segments->n; k++)
-            {
-              int64_t d = dev_of (segments->items[k]);
-              if (d >= 0 && d < 64 && ++counts[d] > most)
-                most = counts[d], dev = d;
-            }
-        }
-    }
-  else
-    {
-      bool known = (size_t) dev < n_dev_traces;
+      size_t n_dev_traces = traces ? traces->n : 0;
+      bool known = (size_t) dev < n_dev_traces || (size_t) dev < c->n_dt;
       for (size_t k = 0; k < segments->n && !known; k++)
         known = dev_of (segments->items[k]) == dev;
       if (!known)
-        return ml_error_set (c->err, ML_EINPUT, "%s: device %" PRId64 " has no segments and no trace", c->path, dev);
+        return ml_error_set (c->err, ML_EINPUT, "%s: device %" PRId64 " has no segments and no trace (the file holds %zu device%s)",
+                             c->path, dev, t->n_devices, t->n_devices == 1 ? "" : "s");
+      *out = dev;
+      return 0;
     }
-  *out = dev;
+  const MlDeviceInfo *best = NULL;
+  const char *why = NULL;
+  for (size_t d = 0; d < t->n_devices && !best; d++)
+    if (t->devices[d].ooms)
+      best = &t->devices[d], why = "it recorded an OOM";
+  for (size_t d = 0; d < t->n_devices && !why; d++)
+    if (t->devices[d].entries && (!best || t->devices[d].entries > best->entries))
+      best = &t->devices[d];
+  if (best && !why)
+    why = "the longest trace";
+  for (size_t d = 0; d < t->n_devices && !why; d++)
+    if (!best || t->devices[d].segment_bytes > best->segment_bytes)
+      best = &t->devices[d];
+  if (best && !why)
+    why = "no trace; the most segment bytes";
+  *out = best ? best->device : 0;
+  if (best && t->n_devices > 1)
+    {
+      char text[256];
+      snprintf (text, sizeof text, "reading device %u of %zu: %s (%" PRIu64 " trace entries); --device N reads another",
+                best->device, t->n_devices, why, best->entries);
+      return intern (c, text, &c->t->device_reason);
+    }
   return 0;
 }
 
@@ -729,30 +822,97 @@ read_segments (Ctx *c, const MlPkValue *segments)
       const char *type = ml_pk_get_str (s, "segment_type");
       int64_t expandable = 0;
       ml_pk_get_int (s, "is_expandable", &expandable);
-      bool small = type ? strcmp (type, "small") == 0 : size == (2u << 20);
+      bool small = type ? strcmp (type, "small") == 0 : size == SMALL_BUFFER;
       rc = add_seg (c, addr, size, (uint32_t) stream, small, expandable != 0);
       if (rc < 0)
         return rc;
+      /* blocks tile the segment in address order: a block without
+       * "address" (PyTorch 1.13 / 2.0) starts where the one before ended;
+       * its requested size and stack are the last of its "history" */
       const MlPkValue *blocks = as_list (ml_pk_get (s, "blocks"));
+      uint64_t at = addr;
       for (size_t b = 0; blocks && b < blocks->n; b++)
         {
           const MlPkValue *bl = blocks->items[b];
           const char *state = ml_pk_get_str (bl, "state");
-          uint64_t baddr = 0, bsize = 0, req = UINT64_MAX;
+          uint64_t baddr = UINT64_MAX, bsize = 0, req = UINT64_MAX;
+          snprintf (where, sizeof where, "segment %zu block %zu", k, b);
+          if ((rc = uint_field (c, bl, "size", UINT_MAX_FIELD, true, &bsize, where)) < 0
+              || (rc = uint_field (c, bl, "address", UINT_MAX_FIELD, false, &baddr, where)) < 0)
+            return rc;
+          if (baddr == UINT64_MAX)
+            baddr = at;
+          at = baddr + bsize;
           if (!state || strncmp (state, "active", 6) != 0)
             continue;
-          snprintf (where, sizeof where, "segment %zu block %zu", k, b);
-          if ((rc = uint_field (c, bl, "address", UINT_MAX_FIELD, true, &baddr, where)) < 0
-              || (rc = uint_field (c, bl, "size", UINT_MAX_FIELD, true, &bsize, where)) < 0
-              || (rc = uint_field (c, bl, "requested_size", UINT_MAX_FIELD, false, &req, where)) < 0)
+          const MlPkValue *hist = as_list (ml_pk_get (bl, "history"));
+          const MlPkValue *last = hist && hist->n && hist->items[hist->n - 1]->kind == ML_PK_DICT
+                                  ? hist->items[hist->n - 1] : NULL;
+          const MlPkValue *frames = ml_pk_get (bl, "frames");
+          if (!frames && last)
+            frames = ml_pk_get (last, "frames");
+          if ((rc = uint_field (c, bl, "requested_size", UINT_MAX_FIELD, false, &req, where)) < 0)
             return rc;
-          if (req == UINT64_MAX)
+          if (req == UINT64_MAX && !(last && ml_pk_get_u64 (last, "real_size", &req)))
             req = bsize;
-          if ((rc = add_blk (c, baddr, req, (uint32_t) stream, 0, ml_pk_get (bl, "frames"))) < 0)
+          if ((rc = add_blk (c, baddr, req, (uint32_t) stream, 0, (MlPkValue *) frames)) < 0)
             return rc;
         }
     }
   return 0;
+}
+
+/* Expandable segments are kept as their mapped ranges, as the snapshot
+ * lists them (one segment per contiguous mapped range). Undoing a
+ * segment_map takes its pages out of the range that holds them (which may
+ * split it in two); undoing a segment_unmap puts them back, joined to the
+ * ranges they touch. */
+static int
+range_cut (Ctx *c, uint64_t addr, uint64_t size)
+{
+  Seg *g = find_seg (c, addr);
+  if (!g || !g->expandable)
+    return 0;
+  uint64_t end = addr + size, g_end = g->addr + g->size;
+  if (end > g_end)
+    end = g_end;
+  Seg right = *g;
+  right.addr = end;
+  right.size = g_end - end;
+  if (addr > g->addr)
+    g->size = addr - g->addr;
+  else
+    g->gone = true;
+  if (right.size)
+    return add_seg (c, right.addr, right.size, right.stream, right.small, true);
+  return 0;
+}
+
+static int
+range_add (Ctx *c, uint64_t addr, uint64_t size, uint32_t stream)
+{
+  Seg *below = addr ? find_seg (c, addr - 1) : NULL, *above = find_seg (c, addr + size);
+  if (below && (!below->expandable || below->addr + below->size != addr))
+    below = NULL;
+  if (above && (!above->expandable || above->addr != addr + size))
+    above = NULL;
+  if (below)
+    {
+      below->size += size;
+      if (above)
+        {
+          below->size += above->size;
+          above->gone = true;
+        }
+      return 0;
+    }
+  if (above)
+    {
+      above->addr = addr;
+      above->size += size;
+      return 0;
+    }
+  return add_seg (c, addr, size, stream, !is_large_pages (size), true);
 }
 
 /* ---- step 3: the state at the trace's first entry, by undoing the
@@ -787,26 +947,20 @@ undo_entry (Ctx *c, const Ent *e)
         }
       break;
     case ML_EV_SEGMENT_ALLOC:
-    case ML_EV_SEGMENT_MAP:
       {
         Seg *g = find_seg (c, addr);
-        if (g && g->addr == addr && (kind == ML_EV_SEGMENT_ALLOC || g->size <= size))
+        if (g && g->addr == addr)
           g->gone = true;
-        else if (g && addr + size == g->addr + g->size)
-          g->size = addr - g->addr;   /* expandable: these pages were mapped later */
       }
+      break;
+    case ML_EV_SEGMENT_MAP:
+      rc = range_cut (c, addr, size);
       break;
     case ML_EV_SEGMENT_FREE:
-      rc = add_seg (c, addr, size, (uint32_t) stream, size == (2u << 20), false);
+      rc = add_seg (c, addr, size, (uint32_t) stream, size == SMALL_BUFFER, false);
       break;
     case ML_EV_SEGMENT_UNMAP:
-      {
-        Seg *g = addr ? find_seg (c, addr - 1) : NULL;
-        if (g && g->expandable && g->addr + g->size == addr)
-          g->size += size;
-        else
-          rc = add_seg (c, addr, size, (uint32_t) stream, false, true);
-      }
+      rc = range_add (c, addr, size, (uint32_t) stream);
       break;
     default:
       break;
@@ -1009,10 +1163,12 @@ walk_entry (Ctx *c, size_t i, const Ent *e)
       return emit (c, kind, tick, 0, 0, 0, (uint32_t) stream, time_ns, e->name, st, 0);
     case ML_EV_SEGMENT_ALLOC:
     case ML_EV_SEGMENT_FREE:
+      return emit (c, kind, tick, c->seg_id++, addr, size, (uint32_t) stream, time_ns,
+                   size == SMALL_BUFFER ? c->small_name : c->large_name, st, ML_EVF_HAS_ID | ML_EVF_HAS_ADDR);
     case ML_EV_SEGMENT_MAP:
     case ML_EV_SEGMENT_UNMAP:
       return emit (c, kind, tick, c->seg_id++, addr, size, (uint32_t) stream, time_ns,
-                   size == (2u << 20) ? c->small_name : c->large_name, st, ML_EVF_HAS_ID | ML_EVF_HAS_ADDR);
+                   is_large_pages (size) ? c->large_name : c->small_name, st, ML_EVF_HAS_ID | ML_EVF_HAS_ADDR);
     default:
       return emit (c, kind, tick, 0, addr, size, (uint32_t) stream, time_ns, 0, st, 0);
     }
@@ -1047,7 +1203,7 @@ load (Ctx *c, const MlPkValue *root, const MlLoadOptions *opts)
         if ((rc = on_entry (c, d, k, l->items[k])) < 0)
           return rc;
     }
-  if ((rc = pick_device (c, segments, traces, opts, &c->dev)) < 0)
+  if ((rc = summarize_devices (c, segments, traces)) < 0 || (rc = pick_device (c, segments, traces, opts, &c->dev)) < 0)
     return rc;
   c->t->device = (uint32_t) c->dev;
   for (size_t d = 0; d < c->n_dt; d++)

@@ -34,8 +34,4 @@ int  ml_trace_load_snapshot (const char *path, const MlLoadOptions *opts, MlTrac
 int  ml_trace_load_snapshot_mem (const unsigned char *data, size_t len, const char *name,
                                  const MlLoadOptions *opts, MlTrace **out, MlError *err);
 
-/* True when @file names a frame inside the framework (torch, its
- * generated code, the Python / C++ runtime), i.e. not a call site. */
-bool ml_snapshot_frame_is_framework (const char *file, const char *func);
-
 #endif

@@ -1,0 +1,198 @@
+/* memlens diff — two runs compared: peaks and bytes per call site. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "sim/analysis/diff.h"
+#include "sim/base/jsonutil.h"
+
+#ifdef HAVE_RENDER
+#include "gui/render/diff-html.h"
+#endif
+
+static const char usage_text[] =
+  "Usage: memlens diff [OPTIONS] A B\n"
+  "Compares two traces of the same program (snapshots, profiler traces,\n"
+  "JSONL, any two formats): the peak of each and the difference, and per\n"
+  "call site the bytes live at A's peak and at B's peak, largest change\n"
+  "first; call sites only in B are \"new\", only in A \"gone\". Allocations\n"
+  "are paired per call site in order, restarting at each mark (annotation)\n"
+  "both traces share.\n";
+
+static const char diff_help[] =
+  "  -o, --output FILE  also write the report: .html (both runs' active memory\n"
+  "                     on one scale, and the table), written atomically\n"
+  "  --align N          alignment in bytes (default: 256, CSV: 1)\n"
+  "  --format NAME      input format of both (default: by extension or content)\n"
+  "  --device N         PyTorch snapshots: which device (default: longest trace)\n"
+  "  --json             machine-readable output\n"
+  "  --quiet            no progress on stderr\n"
+  "  -h, --help         this help\n";
+
+static void
+print_signed (FILE *fp, int64_t v)
+{
+  fprintf (fp, "%s%s", v > 0 ? "+" : v < 0 ? "-" : "", cli_size ((uint64_t) (v < 0 ? -v : v)));
+}
+
+static bool
+worth_a_line (const MlDiffRow *r)
+{
+  return r->a_bytes || r->b_bytes || r->status != ML_DIFF_BOTH || r->resized || r->a_allocs != r->b_allocs;
+}
+
+static void
+print_text (const MlDiff *d, const char *pa, const char *pb)
+{
+  printf ("A  %s: peak %s at tick %" PRIu64 "\n", pa, cli_size (d->a_peak), d->a_peak_tick);
+  printf ("B  %s: peak %s at tick %" PRIu64 "\n", pb, cli_size (d->b_peak), d->b_peak_tick);
+  int64_t change = (int64_t) d->b_peak - (int64_t) d->a_peak;
+  printf ("change ");
+  print_signed (stdout, change);
+  if (d->a_peak)
+    printf (" (%+.1f%%)", 100.0 * (double) change / (double) d->a_peak);
+  printf ("\n");
+  if (d->anchors)
+    printf ("%zu allocations paired between the %zu marks both runs share\n", d->pairs, d->anchors);
+  else
+    printf ("%zu allocations paired by order per call site (no marks in common)\n", d->pairs);
+  printf ("\n%-44s %12s %12s %13s %13s %8s\n", "call site", "at A's peak", "at B's peak", "change", "allocs A->B", "resized");
+  size_t shown = 0, left = 0;
+  for (size_t i = 0; i < d->n_rows; i++)
+    {
+      const MlDiffRow *r = &d->rows[i];
+      if (!worth_a_line (r))
+        continue;
+      if (shown == 40)
+        {
+          left++;
+          continue;
+        }
+      char site[45];
+      size_t n = strlen (r->site);
+      if (n > 44)
+        snprintf (site, sizeof site, "...%s", r->site + n - 41);
+      else
+        snprintf (site, sizeof site, "%s", r->site);
+      char allocs[32], ch[40];
+      snprintf (allocs, sizeof allocs, "%zu -> %zu", r->a_allocs, r->b_allocs);
+      snprintf (ch, sizeof ch, "%s%s", r->change > 0 ? "+" : r->change < 0 ? "-" : "",
+                cli_size ((uint64_t) (r->change < 0 ? -r->change : r->change)));
+      printf ("%-44s %12s %12s %13s %13s %8zu%s\n", site, cli_size (r->a_bytes), cli_size (r->b_bytes), ch, allocs,
+              r->resized, r->status == ML_DIFF_NEW ? "  new in B" : r->status == ML_DIFF_GONE ? "  gone in B" : "");
+      shown++;
+    }
+  if (left)
+    printf ("... %zu more call sites (--json lists them all)\n", left);
+}
+
+static void
+print_json (const MlDiff *d, const char *pa, const char *pb)
+{
+  printf ("{\"a\":{\"path\":");
+  ml_json_put_str (stdout, pa);
+  printf (",\"peak\":%" PRIu64 ",\"peak_tick\":%" PRIu64 ",\"ticks\":%" PRIu64 "},\"b\":{\"path\":", d->a_peak,
+          d->a_peak_tick, d->a_end);
+  ml_json_put_str (stdout, pb);
+  printf (",\"peak\":%" PRIu64 ",\"peak_tick\":%" PRIu64 ",\"ticks\":%" PRIu64 "},", d->b_peak, d->b_peak_tick, d->b_end);
+  printf ("\"change\":%" PRId64 ",\"aligned_by\":\"%s\",\"anchors\":%zu,\"pairs\":%zu,\"sites\":[",
+          (int64_t) d->b_peak - (int64_t) d->a_peak, d->anchors ? "marks" : "order", d->anchors, d->pairs);
+  for (size_t i = 0; i < d->n_rows; i++)
+    {
+      const MlDiffRow *r = &d->rows[i];
+      printf ("%s{\"site\":", i ? "," : "");
+      ml_json_put_str (stdout, r->site);
+      printf (",\"a_bytes\":%" PRIu64 ",\"b_bytes\":%" PRIu64 ",\"change\":%" PRId64 ",\"a_allocs\":%zu,\"b_allocs\":%zu,"
+              "\"resized\":%zu,\"status\":\"%s\"}",
+              r->a_bytes, r->b_bytes, r->change, r->a_allocs, r->b_allocs, r->resized, ml_diff_status_name (r->status));
+    }
+  printf ("]}\n");
+}
+
+int
+cmd_diff (int argc, char **argv)
+{
+  static const struct option longopts[] = {
+    { "output", required_argument, 0, 'o' },
+    { "align", required_argument, 0, CLI_OPT_ALIGN },
+    { "format", required_argument, 0, CLI_OPT_FORMAT },
+    { "device", required_argument, 0, CLI_OPT_DEVICE },
+    { "json", no_argument, 0, CLI_OPT_JSON },
+    { "quiet", no_argument, 0, CLI_OPT_QUIET },
+    { "help", no_argument, 0, 'h' },
+    { 0, 0, 0, 0 },
+  };
+  MlCliOpts o;
+  cli_opts_init (&o);
+  int c;
+  optind = 1;
+  while ((c = getopt_long (argc, argv, "ho:", longopts, NULL)) != -1)
+    {
+      switch (c)
+        {
+        case 'h':
+          printf ("%s\nOptions:\n%s", usage_text, diff_help);
+          return EXIT_OK;
+        case 'o': o.output = optarg; break;
+        default:
+          if (c == '?' || !cli_common_option ("diff", &o, c, optarg))
+            return cli_usage ("diff", usage_text);
+        }
+    }
+  if (optind + 2 != argc)
+    return cli_usage ("diff", usage_text);
+  const char *pa = argv[optind], *pb = argv[optind + 1];
+  if (o.output)
+    {
+      const char *dot = strrchr (o.output, '.');
+      if (!dot || (strcmp (dot, ".html") != 0 && strcmp (dot, ".htm") != 0))
+        return cli_fail ("diff", EXIT_BAD, "%s: the report is written as .html", o.output);
+#ifndef HAVE_RENDER
+      return cli_fail ("diff", EXIT_BAD, "this memlens was built without cairo: no HTML report (install libcairo2-dev and libpango1.0-dev and rebuild)");
+#endif
+    }
+  MlCliOpts ob = o;
+  MlTrace *ta = NULL, *tb = NULL;
+  MlBuffers *ba = NULL, *bb = NULL;
+  int rc = cli_load ("diff", pa, &o, &ta, &ba);
+  if (rc == EXIT_OK)
+    rc = cli_load ("diff", pb, &ob, &tb, &bb);
+  MlDiff d = { 0 };
+  MlError err = { 0 };
+  if (rc == EXIT_OK && ml_diff_compute (ba, bb, &d, &err) < 0)
+    rc = cli_error ("diff", &err);
+  if (rc == EXIT_OK)
+    {
+      if (o.json)
+        print_json (&d, pa, pb);
+      else
+        print_text (&d, pa, pb);
+    }
+#ifdef HAVE_RENDER
+  if (rc == EXIT_OK && o.output)
+    {
+      MlPlan *plan_a = NULL, *plan_b = NULL;
+      rc = cli_get_plan ("diff", ba, &o, &plan_a);
+      if (rc == EXIT_OK)
+        rc = cli_get_plan ("diff", bb, &ob, &plan_b);
+      if (rc == EXIT_OK)
+        {
+          MlDiffSide sa = { pa, ba, plan_a }, sb = { pb, bb, plan_b };
+          if (ml_diff_write_html_file (o.output, &d, &sa, &sb, &err) < 0)
+            rc = cli_error ("diff", &err);
+          else if (!o.quiet)
+            fprintf (stderr, "memlens diff: wrote %s\n", o.output);
+        }
+      ml_plan_free (plan_a);
+      ml_plan_free (plan_b);
+    }
+#endif
+  ml_diff_clear (&d);
+  ml_buffers_free (ba);
+  ml_buffers_free (bb);
+  ml_trace_free (ta);
+  ml_trace_free (tb);
+  return rc;
+}

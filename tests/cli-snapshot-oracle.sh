@@ -1,0 +1,127 @@
+#!/bin/bash
+# memlens against an independent reading of each snapshot (tests/snapshot-oracle.py,
+# Python's pickle only): every fixture here, and every real snapshot in ../shared
+# (those subtests are skipped when it is absent). Then the hand-worked numbers of
+# the expandable-segments OOM fixture (tests/data/make-fixtures.py).
+. "$(dirname "$0")/lib.sh"
+command -v python3 >/dev/null || { echo "1..0 # SKIP no python3"; exit 77; }
+ORACLE="$SRC/tests/snapshot-oracle.py"
+D="$SRC/tests/data"
+
+# agree FILE: stats --json "devices" and diagnose --json "recorded_oom" (per
+# device with an OOM) equal the oracle's numbers exactly
+agree() {
+  local f=$1 b
+  b=$(basename "$f")
+  python3 "$ORACLE" "$f" >"$T/oracle.json"; ok $? "oracle reads $b"
+  run stats "$f" --json; ok $rc "stats $b"
+  cp "$T/out" "$T/stats.json"
+  : >"$T/diag.json"
+  for d in $(python3 -c 'import json,sys; print(" ".join(k for k, v in json.load(open(sys.argv[1])).items() if v["ooms"]))' "$T/oracle.json"); do
+    "$MEMLENS" diagnose "$f" --device "$d" --json --strategies first-fit >"$T/d.json" 2>/dev/null
+    [ $? -eq 1 ]; ok $? "$b: diagnose --device $d exits 1 (the trace recorded an OOM)"
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["device"] = int(sys.argv[2]); print(json.dumps(d))' "$T/d.json" "$d" >>"$T/diag.json"
+  done
+  python3 - "$T/oracle.json" "$T/stats.json" "$T/diag.json" <<'EOF'
+import json, sys
+oracle = json.load(open(sys.argv[1]))
+stats = json.load(open(sys.argv[2]))
+diags = [json.loads(l) for l in open(sys.argv[3]) if l.strip()]
+# memlens names free_completed "free" and annotations "mark"
+kind = {'free_completed': 'free', 'annotate': 'mark', 'user_defined': 'mark'}
+bad = []
+devs = {str(d['device']): d for d in stats.get('devices', [])}
+if sorted(devs) != sorted(oracle):
+    bad.append('devices %s, the oracle %s' % (sorted(devs), sorted(oracle)))
+for k, o in oracle.items():
+    m = devs.get(k)
+    if not m:
+        continue
+    acts = {}
+    for a, n in o['actions'].items():
+        acts[kind.get(a, a)] = acts.get(kind.get(a, a), 0) + n
+    for key in ('entries', 'segments', 'reserved_start', 'reserved_end', 'reserved_max', 'ooms'):
+        if m[key] != o[key]:
+            bad.append('device %s %s: memlens %s, oracle %s' % (k, key, m[key], o[key]))
+    if m['actions'] != acts:
+        bad.append('device %s actions: memlens %s, oracle %s' % (k, m['actions'], acts))
+    if m['oom'] != bool(o['ooms']):
+        bad.append('device %s oom flag' % k)
+for d in diags:
+    o = oracle[str(d['device'])]['ooms'][0]
+    r = d['diagnosis']['recorded_oom'] or {}
+    for key in ('index', 'request', 'device_free', 'reserved'):
+        if r.get(key) != o[key]:
+            bad.append('device %s recorded OOM %s: memlens %s, oracle %s' % (d['device'], key, r.get(key), o[key]))
+    if d['diagnosis']['fits']:
+        bad.append('device %s: the replay with the refused request "fits"' % d['device'])
+for line in bad:
+    print('# ' + line)
+sys.exit(1 if bad else 0)
+EOF
+  ok $? "$b: memlens and the oracle agree on every device (entries, actions, reserved start/end/max, OOMs)"
+}
+
+for f in "$D"/*.pickle "$D"/*.pkl; do agree "$f"; done
+S=""
+for s in "$SRC/../shared/data/torch-snapshots" /work/shared/data/torch-snapshots; do
+  [ -d "$s" ] && { S=$s; break; }
+done
+if [ -n "$S" ]; then
+  for f in "$S"/*.pickle "$S"/*.pkl; do agree "$f"; done
+else
+  tap_n=$((tap_n + 1)); echo "ok $tap_n - # SKIP no ../shared/data/torch-snapshots"
+fi
+
+# ---- the expandable-segments OOM on device 1 of 3, worked by hand ----
+# device 1: pages of 20 MiB. Mapped 40 + 20 + 40 = 100 MiB (the maximum),
+# 40 MiB unmapped before the OOM: reserved 60 MiB; live then: c = 50 MiB;
+# cached free 60 - 50 = 10 MiB in two 5 MiB blocks; device free 45 MiB:
+# 10 + 45 = 55 MiB < 70 MiB request -> CAPACITY; implied capacity
+# 60 + 45 = 105 MiB; with the request live at the OOM 50 + 70 = 120 MiB
+# must be held: nothing fits in 105 MiB.
+F="$D/oom-expandable-3dev.pickle"
+run diagnose "$F"
+[ $rc -eq 1 ]; ok $? "diagnose exits 1: the trace recorded an OOM"
+contains "$T/err" "reading device 1 of 3: it recorded an OOM"; ok $? "the OOM's device is read by default, and stderr says why"
+head -1 "$T/out" | grep -q "records an OOM on device 1"; ok $? "the recorded OOM comes first"
+contains "$T/out" "verdict: CAPACITY — cached free + device free = 55.00 MiB is less than the request (request 70.00 MiB)"; ok $? "verdict CAPACITY (10 + 45 < 70 MiB)"
+contains "$T/out" "reserved 60.00 MiB · allocated 50.00 MiB · cached free 10.00 MiB (largest block 5.00 MiB)"; ok $? "reserved 60, allocated 50, cached free 10 (largest 5) MiB"
+contains "$T/out" "called from /home/u/models.py:181 update_nodes <- /home/u/train.py:50 main"; ok $? "the OOM's call site: the user's frames, not torch's"
+contains "$T/out" "under 105.00 MiB (the device memory the OOM implies"; ok $? "capacity: reserved + device free = 105 MiB"
+grep -q "fits:" "$T/out"; [ $? -ne 0 ]; ok $? "no strategy is said to fit"
+run diagnose "$F" --json
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))["diagnosis"]; r = d["recorded_oom"]; MiB = 1 << 20
+assert d["fits"] is False and d["oom"] is not None, "fits/oom"
+assert d["capacity"] == 105 * MiB and d["lower_bound"] == 120 * MiB, (d["capacity"], d["lower_bound"])
+assert (r["index"], r["request"], r["device_free"], r["reserved"], r["live"], r["cached_free"], r["largest_cached_block"]) \
+    == (11, 70 * MiB, 45 * MiB, 60 * MiB, 50 * MiB, 10 * MiB, 5 * MiB), r
+assert r["verdict"] == "capacity" and r["implied_capacity"] == 105 * MiB
+assert not any(a.get("fits") for a in d["alternatives"]), "an alternative fits"
+' "$T/out"; ok $? "--json: fits false, the recorded numbers exact, no alternative fits"
+run compare "$F" --strategies best-fit --json
+python3 -c '
+import json, sys
+rows = json.load(open(sys.argv[1]))
+rows = rows.get("results", rows.get("rows", rows)) if isinstance(rows, dict) else rows
+rec = [r for r in rows if r.get("strategy") == "recorded"][0]
+assert rec["peak"] == 100 << 20, rec["peak"]
+' "$T/out"; ok $? "the recorded peak is the 100 MiB mapped at most (segment_unmap counted)"
+run stats "$F" --device 2 --json
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["device"] == 2 and d["buffers"] == 1, d' "$T/out"; ok $? "--device 2: the device without a trace, its one live block"
+run report "$F" -o "$T/r.html"
+contains "$T/r.html" "The trace records an OOM at tick 12 (entry 11)"; ok $? "the HTML report leads with the recorded OOM"
+
+# ---- the PyTorch 2.0 layout: blocks without address, with history ----
+run stats "$D/old-layout-2.0.pickle" --json
+ok $rc "the old layout loads"
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+# before the trace: the 2 MiB block at the segment base (history: 2 MiB - 100 requested)
+assert d["requested_bytes"] == (2 << 20) - 100 + (1 << 20) + (1 << 20) + 8, d["requested_bytes"]
+assert d["buffers"] == 4, d["buffers"]
+' "$T/out"; ok $? "old layout: the block before the trace gets its size from history, its address from the blocks before it"
+finish
