@@ -196,7 +196,6 @@ ml_plan_write_json (const MlPlan *p, const MlBuffers *bufs, const char *path, Ml
 int
 ml_plan_read_json (const char *path, const MlBuffers *bufs, MlPlan **out, MlError *err)
 {
-  ml_out_protect (path);
   char *text;
   size_t len;
   int rc = ml_read_file (path, (size_t) 1 << 34, &text, &len, err);

@@ -125,7 +125,6 @@ has_ext (const MlTraceFormat *f, const char *ext)
 int
 ml_trace_load (const char *path, const MlLoadOptions *opts, MlTrace **out, MlError *err)
 {
-  ml_out_protect (path);
   MlLoadOptions defaults;
   if (!opts)
     {
