@@ -43,6 +43,7 @@ cmd_convert (int argc, char **argv)
     return cli_fail ("convert", EXIT_BAD, "%s: cannot write \"%s\"; use .jsonl or .csv", out, ext);
   MlError err = { 0 };
   MlTrace *t;
+  ml_out_protect (in);   /* "convert X X" must not replace X */
   if (ml_trace_load (in, &o.load, &t, &err) < 0)
     return cli_error ("convert", &err);
   int rc = EXIT_OK;

@@ -156,6 +156,7 @@ cli_load (const char *cmd, const char *path, MlCliOpts *o, MlTrace **trace, MlBu
   *trace = NULL;
   *bufs = NULL;
   o->load.progress = cli_progress (o->quiet);
+  ml_out_protect (path);   /* no output of this command replaces it */
   int rc = ml_trace_load (path, &o->load, trace, &err);
   cli_progress_done ();
   if (rc < 0)
@@ -358,6 +359,7 @@ cli_get_plan (const char *cmd, const MlBuffers *bufs, MlCliOpts *o, MlPlan **pla
   MlError err = { 0 };
   if (o->plan_path)
     {
+      ml_out_protect (o->plan_path);
       if (ml_plan_read_json (o->plan_path, bufs, plan, &err) < 0)
         return cli_error (cmd, &err);
       return EXIT_OK;

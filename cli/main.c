@@ -1,4 +1,5 @@
 /* memlens — the command: thin, parses arguments, calls the libraries. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -60,7 +61,20 @@ main (int argc, char **argv)
   cli_install_signals ();
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     if (strcmp (argv[1], commands[i].name) == 0)
-      return commands[i].run (argc - 1, argv + 1);
+      {
+        int rc = commands[i].run (argc - 1, argv + 1);
+        /* what went to stdout must have arrived: a full disk or a closed
+         * pipe is an error, not a quiet 0 (fclose flushes what is left) */
+        errno = 0;
+        bool failed = ferror (stdout) != 0;
+        if (fclose (stdout) != 0 || failed)
+          {
+            fprintf (stderr, "memlens %s: cannot write to standard output: %s\n", argv[1],
+                     errno ? strerror (errno) : "a write failed");
+            return EXIT_BAD;
+          }
+        return rc;
+      }
   fprintf (stderr, "memlens: unknown command \"%s\"\n\n", argv[1]);
   usage (stderr);
   return EXIT_BAD;

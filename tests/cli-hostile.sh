@@ -69,4 +69,30 @@ ev = [e for e in map(json.loads, open(sys.argv[1])) if e.get('kind') == 'alloc']
 sys.exit(0 if len(ev) == 1 and int(ev[0]['size']) == 2**40 and int(ev[0]['addr'], 16) == 2**62 else 1)
 PY
 ok $? "size and address as in the pickle"
+# ---- 5. the output is the input: refused, the input kept
+S=$SRC/samples/train-step.jsonl
+cp "$S" "$T/in.jsonl"; ln "$T/in.jsonl" "$T/in-link.jsonl" 2>/dev/null || cp "$S" "$T/in-link.jsonl"
+sum=$(cksum <"$T/in.jsonl")
+run convert "$T/in.jsonl" "$T/in.jsonl"; ok $([ $rc -eq 2 ]; echo $?) "convert IN IN exits 2"
+contains "$T/err" "in.jsonl: this is an input of the command; refusing to replace it"; ok $? "and says the output is the input"
+[ "$(cksum <"$T/in.jsonl")" = "$sum" ]; ok $? "the input is unchanged"
+run plan "$T/in.jsonl" -s best-fit -o "$T/in-link.jsonl"; ok $([ $rc -eq 2 ]; echo $?) "plan -o the input by another name (a hard link) exits 2"
+[ "$(cksum <"$T/in.jsonl")" = "$sum" ]; ok $? "the input is unchanged"
+run plan "$T/in.jsonl" -s best-fit -o "$T/p.json"; ok $rc "a plan elsewhere is written"
+cp "$T/p.json" "$T/p0.json"
+ln -s p.json "$T/p-link.svg"
+run render "$T/in.jsonl" --plan "$T/p.json" -o "$T/p-link.svg"
+ok $([ $rc -eq 2 ]; echo $?) "render -o a symlink to the --plan it reads exits 2"
+cmp -s "$T/p.json" "$T/p0.json"; ok $? "the plan is unchanged"
+
+# ---- 6. stdout write errors
+if [ -w /dev/full ]; then
+  for cmd in "compare $S --json" "stats $S" "check $S"; do
+    "$MEMLENS" $cmd >/dev/full 2>"$T/err"; rc=$?
+    ok $([ $rc -eq 2 ]; echo $?) "$cmd > /dev/full exits 2"
+    contains "$T/err" "cannot write to standard output: No space left on device"; ok $? "$cmd > /dev/full says why"
+  done
+else
+  ok 0 "# SKIP no /dev/full"
+fi
 finish

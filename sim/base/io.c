@@ -38,9 +38,37 @@ block_signals (sigset_t *old)
   sigprocmask (SIG_BLOCK, &set, old);
 }
 
+/* The inputs (ml_out_protect), by device and inode. */
+#define MAX_INPUTS 16
+static struct { dev_t dev; ino_t ino; } inputs[MAX_INPUTS];
+static int n_inputs;
+
+void
+ml_out_protect (const char *path)
+{
+  struct stat sb;
+  if (n_inputs < MAX_INPUTS && strcmp (path, "-") != 0 && stat (path, &sb) == 0)
+    {
+      for (int i = 0; i < n_inputs; i++)
+        if (inputs[i].dev == sb.st_dev && inputs[i].ino == sb.st_ino)
+          return;
+      inputs[n_inputs].dev = sb.st_dev;
+      inputs[n_inputs++].ino = sb.st_ino;
+    }
+}
+
 MlOut *
 ml_out_open (const char *path, MlError *err)
 {
+  struct stat sb;
+  if (strcmp (path, "-") != 0 && stat (path, &sb) == 0)
+    for (int i = 0; i < n_inputs; i++)
+      if (inputs[i].dev == sb.st_dev && inputs[i].ino == sb.st_ino)
+        {
+          ml_error_set (err, ML_EINPUT, "%s: this is an input of the command; refusing to replace it (write the output elsewhere)",
+                        path);
+          return NULL;
+        }
   MlOut *out = calloc (1, sizeof *out);
   if (!out)
     {

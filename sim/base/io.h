@@ -23,6 +23,12 @@ FILE  *ml_out_file   (MlOut *out);
 int    ml_out_commit (MlOut *out, MlError *err) ML_MUST_CHECK;
 /* Removes the temporary file; frees @out. NULL does nothing. */
 void   ml_out_abort  (MlOut *out);
+/* Marks @path as an input of this process: ml_out_open() then refuses
+ * to write over the same file (same device and inode, by any name), so
+ * "plan g.json -o g.json" cannot replace its input. For the CLI, whose
+ * process is one command; a library caller that rewrites a file it read
+ * does not call it. */
+void   ml_out_protect (const char *path);
 /* Removes every open temporary file (for signal handlers). */
 void   ml_out_unlink_all (void);
 
