@@ -16,4 +16,9 @@ ok() {  # ok CONDITION_EXIT_STATUS DESCRIPTION
 # run CMD...: runs memlens, keeps stdout in $T/out, stderr in $T/err, status in $rc
 run() { "$MEMLENS" "$@" >"$T/out" 2>"$T/err"; rc=$?; }
 contains() { grep -qF -- "$2" "$1"; }
+# skip DESCRIPTION REASON: a TAP skip (the check cannot run in this build)
+skip() { tap_n=$((tap_n + 1)); echo "ok $tap_n - $1 # SKIP $2"; }
+# have_html: this memlens writes HTML reports (built with cairo; the core
+# configuration, -Dgui=disabled, is not)
+have_html() { "$MEMLENS" report "$SRC/samples/train-step.jsonl" --strategies first-fit -o "$T/.probe.html" >/dev/null 2>&1; }
 finish() { echo "1..$tap_n"; [ "$failed" -eq 0 ]; }
