@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/base/array.h"
 #include "sim/base/u64map.h"
 
 #define NONE UINT32_MAX
@@ -30,7 +31,8 @@ typedef struct {
   unsigned  n_roots;
   /* free blocks */
   FreeBlk  *fb;
-  uint32_t  n_fb, cap_fb, recycled;
+  uint32_t  n_fb, recycled;
+  size_t    cap_fb;
   uint32_t  head[64];
   uint64_t  mask;           /* bit k: the list of order k is not empty */
   MlU64Map  at;             /* (segment, offset) -> free block */
@@ -63,15 +65,8 @@ free_push (Buddy *b, uint32_t seg, uint64_t off, unsigned order)
     }
   else
     {
-      if (b->n_fb == b->cap_fb)
-        {
-          uint32_t cap = b->cap_fb ? b->cap_fb * 2 : 256;
-          FreeBlk *f = realloc (b->fb, cap * sizeof *f);
-          if (!f)
-            return ML_ENOMEM;
-          b->fb = f;
-          b->cap_fb = cap;
-        }
+      if (ML_ARRAY_RESERVE (b->fb, b->n_fb, b->cap_fb, 256) < 0)
+        return ML_ENOMEM;
       i = b->n_fb++;
     }
   if (ml_u64map_put (&b->at, key_of (b, seg, off), i) < 0)

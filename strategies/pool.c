@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/base/array.h"
 #include "sim/base/units.h"
 
 #define NONE UINT32_MAX
@@ -29,7 +30,8 @@ typedef struct {
   Class    *cls;
   uint32_t  n_cls;
   Chunk    *ch;
-  uint32_t  n_ch, cap_ch;
+  uint32_t  n_ch;
+  size_t    cap_ch;
   uint32_t  empty;      /* cached empty chunks (stack through .next) */
   uint32_t  dead;       /* recycled chunk records (stack through .next) */
   /* per buffer */
@@ -172,17 +174,10 @@ chunk_reserve (Pool *p, int *rc)
     }
   else
     {
-      if (p->n_ch == p->cap_ch)
+      if (ML_ARRAY_RESERVE (p->ch, p->n_ch, p->cap_ch, 64) < 0)
         {
-          uint32_t cap = p->cap_ch ? p->cap_ch * 2 : 64;
-          Chunk *c = realloc (p->ch, cap * sizeof *c);
-          if (!c)
-            {
-              *rc = ML_ENOMEM;
-              return NONE;
-            }
-          p->ch = c;
-          p->cap_ch = cap;
+          *rc = ML_ENOMEM;
+          return NONE;
         }
       i = p->n_ch++;
     }
