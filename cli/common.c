@@ -202,14 +202,19 @@ cli_strategies (const char *cmd, const char *list)
   if (strcmp (list, "all") == 0)
     cap = n_all;
   const MlStrategy **out = calloc (cap + 1, sizeof *out);
-  if (!out)
-    return NULL;
+  char *copy = strcmp (list, "all") == 0 ? NULL : strdup (list);
+  if (!out || (!copy && strcmp (list, "all") != 0))
+    {
+      fprintf (stderr, "memlens %s: out of memory\n", cmd);
+      free (out);
+      return NULL;
+    }
   if (strcmp (list, "all") == 0)
     {
       memcpy (out, all, n_all * sizeof *out);
       return out;
     }
-  char *copy = strdup (list), *save = NULL;
+  char *save = NULL;
   size_t n = 0;
   for (char *tok = strtok_r (copy, ",", &save); tok; tok = strtok_r (NULL, ",", &save))
     {

@@ -201,21 +201,20 @@ ml_plan_read_json (const char *path, const MlBuffers *bufs, MlPlan **out, MlErro
   int rc = ml_read_file (path, (size_t) 1 << 34, &text, &len, err);
   if (rc < 0)
     return rc;
-  if ((rc = ml_json_check_depth (text, len, ML_JSON_MAX_DEPTH, err)) < 0)
+  cJSON *root = NULL;
+  rc = ml_json_parse_doc (path, text, len, &root, err);
+  if (rc < 0)
     {
       free (text);
-      return ml_error_prefix (err, "%s", path);
+      return rc;
     }
-  cJSON *root = cJSON_ParseWithLength (text, len);
-  if (!root)
+  /* a plan is memlens's own format: a key given twice is a broken or
+   * hand-edited file, never something to resolve by taking the first */
+  if ((rc = ml_json_check_unique_keys (root, path, err)) < 0)
     {
-      const char *at = cJSON_GetErrorPtr ();
-      long line = 1;
-      if (at && at >= text && at <= text + len)
-        for (const char *c = text; c < at; c++)
-          line += *c == '\n';
       free (text);
-      return ml_error_set (err, ML_EINPUT, "%s:%ld: not valid JSON", path, line);
+      cJSON_Delete (root);
+      return rc;
     }
   free (text);
   MlPlan *p = NULL;

@@ -86,6 +86,12 @@ ml_sim_reserve (MlSimContext *ctx, uint64_t size, uint32_t stream, uint32_t flag
 }
 
 void
+ml_sim_out_of_memory (MlSimContext *ctx)
+{
+  ctx->oom = 1;
+}
+
+void
 ml_sim_release (MlSimContext *ctx, uint32_t segment)
 {
   MlSegment *g = &ctx->plan->segments[segment];

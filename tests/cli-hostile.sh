@@ -95,4 +95,67 @@ if [ -w /dev/full ]; then
 else
   ok 0 "# SKIP no /dev/full"
 fi
+# ---- 4. out of memory is said as such, at any address-space limit
+# oom_sweep NAME CMD...: runs memlens CMD under `ulimit -v` from the least
+# that runs a tiny file up in $oom_step KiB steps until it succeeds; each run that
+# fails must exit 2 saying "out of memory" (never "not valid JSON", a
+# crash or a silent short read), and the run that succeeds must print what
+# the unlimited run prints.
+oom_base=
+for v in $(seq 16384 8192 262144); do
+  if (ulimit -v $v; "$MEMLENS" stats "$SRC/samples/tiny.16.csv" --quiet) >/dev/null 2>&1; then oom_base=$v; break; fi
+done
+oom_sweep() {
+  local name=$1; shift
+  "$MEMLENS" "$@" --quiet >"$T/oom-want" 2>/dev/null || { ok 1 "$name: runs without a limit"; return; }
+  local v=$oom_base said=0 bad=0 done=0
+  while [ $v -lt $((oom_base + 4194304)) ]; do
+    (ulimit -v $v; exec "$MEMLENS" "$@" --quiet) >"$T/oom-out" 2>"$T/oom-err"; local r=$?
+    if [ $r -eq 0 ]; then done=1; break; fi
+    if [ $r -eq 2 ] && contains "$T/oom-err" "out of memory"; then said=$((said + 1))
+    else bad=$((bad + 1)); echo "# $name at ulimit -v $v: exit $r: $(head -c 200 "$T/oom-err")"; fi
+    v=$((v + oom_step))
+  done
+  ok $bad "$name: every limited run that fails exits 2 with \"out of memory\""
+  ok $([ $said -gt 0 ]; echo $?) "$name: some limit is below what it needs ($said runs said so)"
+  ok $([ $done -eq 1 ] && cmp -s "$T/oom-out" "$T/oom-want"; echo $?) "$name: with enough memory the output is the unlimited one"
+}
+if [ -z "$oom_base" ]; then
+  skip "out of memory under ulimit -v" "memlens does not run under a 256 MiB address-space limit (a sanitizer build)"
+else
+  python3 - "$T" <<'PY'
+import pickle, sys
+d = sys.argv[1]
+n = 40000
+# a Kineto trace: n allocations and their frees, each with an address
+with open(d + '/kin.json', 'w') as f:
+    f.write('{"schemaVersion":1,"traceEvents":[\n')
+    for i in range(2 * n):
+        a, sign = 0x7f0000000000 + (i // 2) * 8192, 1 if i % 2 == 0 else -1
+        f.write('%s{"ph":"i","cat":"cpu_instant_event","s":"t","name":"[memory]","pid":1,"tid":100,"ts":%d,'
+                '"args":{"Total Reserved":20971520,"Total Allocated":1048576,"Bytes":%d,"Addr":%d,"Device Id":0,"Device Type":1}}\n'
+                % ("," if i else "", i + 1, sign * 4096, a))
+    f.write(']}\n')
+# a MiniMalloc CSV of n buffers, planned below into a large plan
+with open(d + '/big.csv', 'w') as f:
+    f.write('id,lower,upper,size\n')
+    for i in range(n):
+        f.write('b%d,%d,%d,%d\n' % (i, i, i + 1 + i % 97, 64 + i % 1000))
+# a PyTorch snapshot of n allocations and frees
+ev = []
+for i in range(n):
+    ev.append({'action': 'alloc', 'addr': 4096 * i, 'size': 512, 'stream': 0, 'time_us': 2 * i})
+    ev.append({'action': 'free_completed', 'addr': 4096 * i, 'size': 512, 'stream': 0, 'time_us': 2 * i + 1})
+pickle.dump({'segments': [], 'device_traces': [ev]}, open(d + '/big.pickle', 'wb'), protocol=4)
+PY
+  run plan "$T/big.csv" -s first-fit -o "$T/big-plan.json"; ok $rc "a plan of the large CSV is written"
+  run convert "$T/kin.json" "$T/kin.jsonl"; ok $rc "the Kineto trace converts to JSONL"
+  oom_step=4096
+  oom_sweep "Kineto trace" stats "$T/kin.json"
+  oom_sweep "plan JSON" check "$T/big.csv" "$T/big-plan.json"
+  oom_sweep "snapshot pickle" stats "$T/big.pickle"
+  oom_step=512   # the line readers stream: they need a few MiB
+  oom_sweep "JSONL trace" stats "$T/kin.jsonl"
+  oom_sweep "CSV" stats "$T/big.csv"
+fi
 finish

@@ -301,7 +301,13 @@ ml_trace_load_jsonl (const char *path, const MlLoadOptions *opts, MlTrace **out,
           break;
         }
       const char *end = NULL;
-      cJSON *o = cJSON_ParseWithLengthOpts (s, len, &end, false);
+      bool oom;
+      cJSON *o = ml_json_parse (s, len, &end, &oom);
+      if (oom)
+        {
+          rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+          break;
+        }
       size_t used = o && end ? (size_t) (end - s) : len;
       while (used < len && (s[used] == ' ' || s[used] == '\t'))
         used++;
