@@ -161,6 +161,8 @@ cli_load (const char *cmd, const char *path, MlCliOpts *o, MlTrace **trace, MlBu
   cli_progress_done ();
   if (rc < 0)
     return cli_error (cmd, &err);
+  for (size_t i = 0; i < (*trace)->n_notes && !o->quiet; i++)
+    fprintf (stderr, "memlens %s: warning: %s: %s\n", cmd, path, ml_trace_str (*trace, (*trace)->notes[i]));
   if ((*trace)->device_reason && !o->quiet)
     fprintf (stderr, "memlens %s: %s: %s\n", cmd, path, ml_trace_str (*trace, (*trace)->device_reason));
   bool graph_only = o->load.dims || (o->load.graph_options && strstr (o->load.graph_options, "max_block="));
@@ -401,6 +403,10 @@ cli_install_signals (void)
   sigaction (SIGINT, &sa, NULL);
   sigaction (SIGTERM, &sa, NULL);
   sigaction (SIGHUP, &sa, NULL);
+  /* past a file-size limit (ulimit -f) a write fails with EFBIG instead
+   * of killing the process: the output's error path then removes its
+   * temporary file and says "File too large" */
+  signal (SIGXFSZ, SIG_IGN);
 }
 
 bool

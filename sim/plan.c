@@ -1,5 +1,6 @@
 #include "sim/plan.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,7 +112,7 @@ ml_oom_write_json (const MlOom *o, const MlBuffers *bufs, FILE *fp, MlError *err
   if (!o->hit)
     {
       fputs ("null", fp);
-      return ferror (fp) ? ml_error_set (err, ML_EIO, "write error") : 0;
+      return ferror (fp) ? ml_error_set (err, ML_EIO, "write error: %s", strerror (errno ? errno : EIO)) : 0;
     }
   fprintf (fp, "{\"tick\":%" PRIu64 ",\"buffer\":", o->tick);
   if (o->request && o->buffer < bufs->n)
@@ -122,7 +123,7 @@ ml_oom_write_json (const MlOom *o, const MlBuffers *bufs, FILE *fp, MlError *err
            ",\"largest_free\":%" PRIu64 ",\"verdict\":\"%s\",\"retries\":%u,\"released\":%" PRIu64 "}",
            o->request, o->live, o->reserved, o->free_bytes, o->largest_free,
            ml_oom_verdict_name (o->verdict), o->retries, o->released);
-  return ferror (fp) ? ml_error_set (err, ML_EIO, "write error") : 0;
+  return ferror (fp) ? ml_error_set (err, ML_EIO, "write error: %s", strerror (errno ? errno : EIO)) : 0;
 }
 
 const char *

@@ -1,5 +1,6 @@
 #include "sim/sim.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -415,7 +416,7 @@ ml_result_write_json_members (const MlResult *r, const char *name, const MlBuffe
     {
       fputs (",\"error\":", fp);
       ml_json_put_str (fp, r->error);
-      return ferror (fp) ? ml_error_set (err, ML_EIO, "write error") : 0;
+      return ferror (fp) ? ml_error_set (err, ML_EIO, "write error: %s", strerror (errno ? errno : EIO)) : 0;
     }
   const MlMetrics *m = &r->metrics;
   const MlPlan *p = r->plan;

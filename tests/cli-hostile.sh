@@ -95,6 +95,76 @@ if [ -w /dev/full ]; then
 else
   ok 0 "# SKIP no /dev/full"
 fi
+# ---- 12. offsets and addresses that wrap past 2^64
+for v in 18446744073709551608 18446744073709551615; do
+  printf 'id,lower,upper,size,offset\nb0,0,2,16,0\nb1,0,3,16,%s\nb2,1,4,16,32\n' $v >"$T/wrap-$v.csv"
+  run check "$T/wrap-$v.csv"; ok $([ $rc -eq 2 ]; echo $?) "CSV offset $v: check exits 2 (it said \"valid\")"
+  contains "$T/err" "wrap-$v.csv:3: buffer b1: offset $v + size 16 ends past 2^60 bytes"; ok $? "offset $v: names file, line and value"
+done
+printf '{"format":"memlens-trace","version":1}\n{"kind":"alloc","id":1,"addr":"0xfffffffffffffff8","size":16}\n' >"$T/wrap.jsonl"
+run stats "$T/wrap.jsonl"; ok $([ $rc -eq 2 ]; echo $?) "a JSONL address 2^64-8 of 16 bytes exits 2"
+contains "$T/err" "wrap.jsonl: line 2: address 0xfffffffffffffff8 + size 256 wraps past 2^64"; ok $? "and names line and value"
+
+# ---- 13. messages
+# lifetime errors name the line (cli-bad-input checks JSONL); a CSV's repeated numeric id names both lines
+printf 'id,lower,upper,size\n1,0,3,4\n2,0,3,4\n01,1,2,4\n' >"$T/dup.csv"
+run stats "$T/dup.csv"; ok $([ $rc -eq 2 ]; echo $?) "CSV ids 1 and 01: exit 2"
+contains "$T/err" "dup.csv:4: duplicate id 1 (first on line 2)"; ok $? "names both lines"
+# a UTF-8 byte-order mark before the header
+printf '\xef\xbb\xbfid,lower,upper,size\nb1,0,3,4096\nb2,1,5,8192\nb3,4,6,512\n' >"$T/bom.csv"
+run stats "$T/bom.csv" --json; ok $rc "a CSV with a UTF-8 BOM loads"
+python3 - "$T/bom.csv" "$T/out" <<'PY'
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1], encoding='utf-8-sig')))
+live = max(sum(int(r['size']) for r in rows if int(r['lower']) <= t < int(r['upper'])) for t in range(10))
+got = json.load(open(sys.argv[2]))
+sys.exit(0 if got['buffers'] == len(rows) and got['lower_bound'] == live else 1)
+PY
+ok $? "its buffers and lower bound are the file's (Python's csv, utf-8-sig)"
+# a write error names the file and the reason; SIGXFSZ does not kill the writer
+S=$SRC/samples/train-step.jsonl
+for out in r.md r.json; do
+  (ulimit -f 1; exec "$MEMLENS" report "$S" --strategies first-fit,best-fit -o "$T/$out") >"$T/out" 2>"$T/err"; rc=$?
+  ok $([ $rc -eq 2 ]; echo $?) "report -o $out past ulimit -f exits 2 (SIGXFSZ killed it: 153)"
+  contains "$T/err" "memlens report: $T/$out: write error: File too large"; ok $? "report -o $out names the file and the reason"
+  [ -z "$(ls "$T" | grep -F "$out")" ]; ok $? "no $out and no temporary of it is left"
+done
+(ulimit -f 1; exec "$MEMLENS" convert "$S" "$T/c.jsonl") >"$T/out" 2>"$T/err"; rc=$?
+ok $([ $rc -eq 2 ]; echo $?) "convert past ulimit -f exits 2"
+contains "$T/err" "c.jsonl: write failed: File too large"; ok $? "and says why"
+[ -z "$(ls "$T" | grep -F c.jsonl)" ]; ok $? "no c.jsonl and no temporary of it is left"
+# a directory given as the trace
+mkdir -p "$T/a-dir"
+for cmd in compare stats check; do
+  run $cmd "$T/a-dir"; ok $([ $rc -eq 2 ]; echo $?) "$cmd DIR exits 2"
+  contains "$T/err" "a-dir: is a directory, not a trace file"; ok $? "$cmd DIR says it is a directory (it said \"empty file\")"
+done
+# plan JSON: text after the document, a key given twice
+run plan "$S" -s first-fit -o "$T/good-plan.json"; ok $rc "a plan to tamper with"
+{ cat "$T/good-plan.json"; echo '{"format":"memlens-plan"}'; } >"$T/trail-plan.json"
+run check "$S" "$T/trail-plan.json"; ok $([ $rc -eq 2 ]; echo $?) "a plan with a second document after it exits 2"
+contains "$T/err" "trail-plan.json:$(($(wc -l <"$T/good-plan.json") + 1)): text after the JSON document"; ok $? "and names the line"
+sed '0,/"strategy":"first-fit"/s//"strategy":"first-fit","strategy":"x"/' "$T/good-plan.json" >"$T/dup-plan.json"
+run check "$S" "$T/dup-plan.json"; ok $([ $rc -eq 2 ]; echo $?) "a plan with \"strategy\" twice exits 2"
+contains "$T/err" "dup-plan.json: key \"strategy\" appears twice in the top-level object"; ok $? "and names the key"
+python3 - "$T/good-plan.json" "$T/dup2-plan.json" <<'PY'
+import sys
+t = open(sys.argv[1]).read()
+i = t.index('"offset":', t.index('"buffers"'))   # the first buffer's offset, given again
+j = t.index('}', i)
+open(sys.argv[2], 'w').write(t[:j] + ',"offset":0' + t[j:])
+PY
+run check "$S" "$T/dup2-plan.json"; ok $([ $rc -eq 2 ]; echo $?) "a buffer with \"offset\" twice exits 2"
+contains "$T/err" "dup2-plan.json: key \"offset\" appears twice in buffers[0]"; ok $? "and says where"
+# overlapping segments and blocks in a snapshot: read, with a warning naming both
+pk ov.pickle "{'segments':[{'device':0,'address':0x100000,'total_size':2<<20,'stream':0,'blocks':[
+    {'address':0x100000,'size':4096,'state':'active_allocated'},{'address':0x100800,'size':4096,'state':'active_allocated'}]},
+  {'device':0,'address':0x200000,'total_size':2<<20,'stream':0,'blocks':[]}],'device_traces':[[]]}"
+run stats "$T/ov.pickle"; ok $rc "a snapshot with overlaps still loads"
+contains "$T/err" "warning: $T/ov.pickle: segment 1 [0x200000, +2097152) overlaps segment 0, which ends at 0x300000"; ok $? "warns, naming both segments"
+contains "$T/err" "segment 0: block 1 at 0x100800 starts before block 0 ends at 0x101000"; ok $? "warns, naming both blocks"
+run stats "$T/good.pickle"; ! contains "$T/err" "warning"; ok $? "no warning on a snapshot without overlaps"
+
 # ---- 4. out of memory is said as such, at any address-space limit
 # oom_sweep NAME CMD...: runs memlens CMD under `ulimit -v` from the least
 # that runs a tiny file up in $oom_step KiB steps until it succeeds; each run that
