@@ -90,6 +90,9 @@ contains "$T/out" "reserved 60.00 MiB · allocated 50.00 MiB · cached free 10.0
 contains "$T/out" "called from /home/u/models.py:181 update_nodes <- /home/u/train.py:50 main"; ok $? "the OOM's call site: the user's frames, not torch's"
 contains "$T/out" "under 105.00 MiB (the device memory the OOM implies"; ok $? "capacity: reserved + device free = 105 MiB"
 grep -q "fits:" "$T/out"; [ $? -ne 0 ]; ok $? "no strategy is said to fit"
+grep -q "1 buffers" "$T/out"; [ $? -ne 0 ]; ok $? "one buffer is \"1 buffer\""
+grep -E "^    (first-fit|best-fit|greedy-size|hybrid|anneal|ilp) " "$T/out" | grep -vc "OOM at tick 12 (capacity), needs" | grep -qx 0
+ok $? "online and offline strategies alike: OOM at tick 12 (capacity) — the lower bound is above the capacity"
 run diagnose "$F" --json
 python3 -c '
 import json, sys
@@ -100,7 +103,16 @@ assert (r["index"], r["request"], r["device_free"], r["reserved"], r["live"], r[
     == (11, 70 * MiB, 45 * MiB, 60 * MiB, 50 * MiB, 10 * MiB, 5 * MiB), r
 assert r["verdict"] == "capacity" and r["implied_capacity"] == 105 * MiB
 assert not any(a.get("fits") for a in d["alternatives"]), "an alternative fits"
-' "$T/out"; ok $? "--json: fits false, the recorded numbers exact, no alternative fits"
+# 120 MiB must be live at tick 12 (c 50 + the refused 70): every plan fails
+# there, on capacity, offline planners too (nothing fits before it: at most
+# 65 MiB live); "peak" of a failed run is with the capacity lifted at the
+# OOM: first-fit places c at [45, 95) and the request at [95, 165) MiB
+alts = {a["strategy"]: a for a in d["alternatives"] if "oom" in a}
+for name in ("first-fit", "greedy-size", "hybrid", "anneal", "ilp"):
+    o = alts[name]["oom"]
+    assert (o["tick"], o["verdict"], o["request"]) == (12, "capacity", 70 * MiB), (name, o)
+assert alts["first-fit"]["peak"] == 165 * MiB and alts["greedy-size"]["peak"] == 120 * MiB
+' "$T/out"; ok $? "--json: fits false, the recorded numbers exact, no alternative fits, every OOM a capacity one at tick 12"
 run compare "$F" --strategies best-fit --json
 python3 -c '
 import json, sys
