@@ -64,6 +64,9 @@ print_recorded (const char *path, const MlBuffers *bufs, const MlDiagnosis *d)
   char frames[1024];
   if (*ml_diagnosis_user_frames (t, d->rec_stack, 3, frames, sizeof frames))
     printf ("  called from %s\n", frames);
+  const char *settings = ml_trace_allocator_settings (t);
+  if (settings)
+    printf ("  allocator settings: %s\n", settings);
   if (d->rec_have_plan)
     {
       char why[256];
@@ -295,6 +298,11 @@ cmd_diagnose (int argc, char **argv)
               ml_json_put_str (stdout, path);
               printf (",\"device\":%u,\"alignment\":%" PRIu64 ",\"capacity_from\":", t->device, run->align);
               ml_json_put_str (stdout, capacity_from);
+              if (ml_trace_allocator_settings (t))
+                {
+                  printf (",\"allocator_settings\":");
+                  ml_json_put_str (stdout, ml_trace_allocator_settings (t));
+                }
               printf (",\"diagnosis\":");
               if (ml_diagnosis_write_json (&d, run, stdout, &err) < 0)
                 rc = cli_error ("diagnose", &err);

@@ -22,11 +22,12 @@ agree() {
     [ $? -eq 1 ]; ok $? "$b: diagnose --device $d exits 1 (the trace recorded an OOM)"
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["device"] = int(sys.argv[2]); print(json.dumps(d))' "$T/d.json" "$d" >>"$T/diag.json"
   done
-  python3 - "$T/oracle.json" "$T/stats.json" "$T/diag.json" <<'EOF'
-import json, sys
+  python3 - "$T/oracle.json" "$T/stats.json" "$T/diag.json" "$f" <<'EOF'
+import json, pickle, sys
 oracle = json.load(open(sys.argv[1]))
 stats = json.load(open(sys.argv[2]))
 diags = [json.loads(l) for l in open(sys.argv[3]) if l.strip()]
+snap = pickle.load(open(sys.argv[4], 'rb'))
 # memlens names free_completed "free" and annotations "mark"
 kind = {'free_completed': 'free', 'annotate': 'mark', 'user_defined': 'mark'}
 bad = []
@@ -55,11 +56,24 @@ for d in diags:
             bad.append('device %s recorded OOM %s: memlens %s, oracle %s' % (d['device'], key, r.get(key), o[key]))
     if d['diagnosis']['fits']:
         bad.append('device %s: the replay with the refused request "fits"' % d['device'])
+# the allocator settings as the file has them: max_split_size in bytes,
+# -1 (or no key) is PyTorch's default, unlimited
+settings = snap.get('allocator_settings') if isinstance(snap, dict) else None
+if settings is not None:
+    ms = settings.get('max_split_size', -1)
+    want = 'max_split_size_mb=%s,expandable_segments=%d' % ('unlimited' if ms < 0 else ms >> 20,
+                                                             bool(settings.get('expandable_segments')))
+    marks = [m['text'] for m in stats.get('marks', []) if m['tick'] == 0 and m['text'].startswith('allocator settings: ')]
+    if len(marks) != 1 or not marks[0].startswith('allocator settings: ' + want):
+        bad.append('settings mark %s, the file says %s' % (marks, want))
+    for d in diags:
+        if not d.get('allocator_settings', '').startswith(want):
+            bad.append('diagnose allocator_settings %s, the file says %s' % (d.get('allocator_settings'), want))
 for line in bad:
     print('# ' + line)
 sys.exit(1 if bad else 0)
 EOF
-  ok $? "$b: memlens and the oracle agree on every device (entries, actions, reserved start/end/max, OOMs)"
+  ok $? "$b: memlens and the oracle agree on every device (entries, actions, reserved start/end/max, OOMs, allocator settings)"
 }
 
 for f in "$D"/*.pickle "$D"/*.pkl; do agree "$f"; done
