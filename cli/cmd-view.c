@@ -3,7 +3,9 @@
  * The viewer is a separate program, memlens-view (gui/), so that this
  * command never links GTK: it looks for memlens-view beside this binary
  * (installed), in ../gui/ (the build tree), in MEMLENS_BINDIR, then on
- * PATH; $MEMLENS_VIEW overrides them all. Arguments pass through.
+ * PATH; $MEMLENS_VIEW overrides them all. Arguments pass through, but
+ * --range (checked here) travels as $MEMLENS_VIEW_RANGE, which the
+ * viewer's loading job reads (gui/document.c).
  */
 #include <errno.h>
 #include <limits.h>
@@ -27,6 +29,9 @@ static const char usage_text[] =
   "  -s, --strategy NAME  strategy to show first (default: recorded when the trace\n"
   "                       has addresses, else best-fit)\n"
   "  -c, --compare NAME   show a second strategy below, with linked zoom\n"
+  "  --range T0:T1        PyTorch snapshots: load only ticks T0..T1 (1000:2000) or\n"
+  "                       times from the first entry (1.5s:3s); either end may be\n"
+  "                       left out\n"
   "  -h, --help           this help\n\n"
   "Keys: + / - zoom, 0 fit, arrows pan, Ctrl+F find, Ctrl+E export, Ctrl+O open.\n"
   "Mouse: Ctrl+scroll zooms at the pointer, drag pans, Shift+drag zooms to a range,\n"
@@ -58,8 +63,37 @@ cmd_view (int argc, char **argv)
   char **args = calloc ((size_t) argc + 1, sizeof *args);
   if (!args)
     return cli_fail ("view", EXIT_BAD, "out of memory");
+  int n_args = 1;
+  bool files = false;
   for (int i = 1; i < argc; i++)
-    args[i] = argv[i];
+    {
+      const char *range = NULL;
+      if (!files && strcmp (argv[i], "--range") == 0)
+        {
+          if (i + 1 >= argc)
+            {
+              free (args);
+              return cli_fail ("view", EXIT_BAD, "--range needs a value (T0:T1)");
+            }
+          range = argv[++i];
+        }
+      else if (!files && strncmp (argv[i], "--range=", 8) == 0)
+        range = argv[i] + 8;
+      if (range)
+        {
+          MlRange r;
+          MlError err = { 0 };
+          if (ml_range_parse (range, &r, &err) < 0)
+            {
+              free (args);
+              return cli_error ("view", &err);
+            }
+          setenv ("MEMLENS_VIEW_RANGE", range, 1);
+          continue;
+        }
+      files = files || strcmp (argv[i], "--") == 0;
+      args[n_args++] = argv[i];
+    }
 
   const char *env = getenv ("MEMLENS_VIEW");
   if (env && *env)
