@@ -72,10 +72,12 @@ int  cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
   { "reorder",    required_argument, 0, CLI_OPT_REORDER },         \
   { "dim",        required_argument, 0, CLI_OPT_DIM },             \
   { "max-block",  required_argument, 0, CLI_OPT_MAXBLOCK },        \
-  { "range",      required_argument, 0, CLI_OPT_RANGE },           \
   { "quiet",      no_argument,       0, CLI_OPT_QUIET },           \
   { "help",       no_argument,       0, 'h' }
 
+/* --range (the load window) is not among the common options: render has
+ * its own --range (the ticks to draw); the other commands add these. */
+#define CLI_RANGE_LONGOPT { "range", required_argument, 0, CLI_OPT_RANGE }
 #define CLI_RANGE_HELP \
   "  --range T0:T1      PyTorch snapshots: only ticks T0..T1 (1000:2000) or times\n" \
   "                     from the first entry (1.5s:3s, 200ms:); either end may be\n" \
@@ -86,7 +88,6 @@ int  cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
   "  --capacity SIZE    device capacity, e.g. 40G, 80G, 1048576\n" \
   "  --format NAME      input format (default: by extension or content)\n" \
   "  --device N         PyTorch snapshots: which device (default: longest trace)\n" \
-  CLI_RANGE_HELP \
   "  --time-limit T     per strategy, e.g. 10s, 2m (offline planners)\n" \
   "  --options K=V,...  strategy options\n" \
   "  --seed N           seed for randomised strategies (default 1)\n" \

@@ -30,7 +30,7 @@ int
 cmd_stats (int argc, char **argv)
 {
   static const struct option longopts[] = {
-    CLI_COMMON_LONGOPTS,
+    CLI_COMMON_LONGOPTS, CLI_RANGE_LONGOPT,
     { "peaks", required_argument, 0, 'p' },
     { "blame", required_argument, 0, 'b' },
     { "jobs", required_argument, 0, CLI_OPT_JOBS },
@@ -48,7 +48,7 @@ cmd_stats (int argc, char **argv)
         {
           printf ("%s\nOptions:\n  --peaks N          peak points to show (default 5)\n"
                   "  --blame N          buffers per peak (default 5, 0 = all)\n" CLI_JOBS_HELP "%s", usage_text,
-                  CLI_COMMON_HELP);
+                  CLI_RANGE_HELP CLI_COMMON_HELP);
           return EXIT_OK;
         }
       if (c == 'p' || c == 'b')
