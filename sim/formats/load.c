@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "sim/base/io.h"
 #include "sim/base/jsonutil.h"
@@ -212,6 +213,11 @@ ml_trace_load (const char *path, const MlLoadOptions *opts, MlTrace **out, MlErr
       ml_load_options_init (&defaults);
       opts = &defaults;
     }
+  /* a folder opens (and reads as nothing) on Linux: say what it is, not
+   * "empty file" */
+  struct stat st;
+  if (strcmp (path, "-") != 0 && stat (path, &st) == 0 && S_ISDIR (st.st_mode))
+    return ml_error_set (err, ML_EINPUT, "%s: is a directory, not a trace", path);
   if (opts->format)
     {
       for (const MlTraceFormat *const *f = formats; *f; f++)
