@@ -81,9 +81,38 @@ ml_sim_reserve (MlSimContext *ctx, uint64_t size, uint32_t stream, uint32_t flag
       return -1;
     }
   ctx->hw[s] = 0;
-  if (!(flags & ML_SEG_GROWABLE))
+  if (!(flags & (ML_SEG_GROWABLE | ML_SEG_PAGED)))
     ctx->reserved += size;
   return s;
+}
+
+int
+ml_sim_map (MlSimContext *ctx, uint32_t segment, uint64_t offset, uint64_t size)
+{
+  MlSegment *g = &ctx->plan->segments[segment];
+  MlMapping m = { .segment = segment, .offset = offset, .size = size, .start = ctx->tick, .end = ctx->bufs->end_tick };
+  if (ml_plan_add_mapping (ctx->plan, &m) < 0)
+    {
+      ctx->oom = 1;
+      return -1;
+    }
+  g = &ctx->plan->segments[segment];
+  if (offset + size > g->size)
+    g->size = offset + size;
+  ctx->reserved += size;
+  return 0;
+}
+
+int
+ml_sim_unmap (MlSimContext *ctx, uint32_t segment, uint64_t offset, uint64_t size)
+{
+  if (ml_plan_unmap (ctx->plan, segment, offset, offset + size, ctx->tick) < 0)
+    {
+      ctx->oom = 1;
+      return -1;
+    }
+  ctx->reserved -= size;
+  return 0;
 }
 
 void
@@ -97,6 +126,20 @@ ml_sim_release (MlSimContext *ctx, uint32_t segment)
 {
   MlSegment *g = &ctx->plan->segments[segment];
   g->end = ctx->tick;
+  if (g->flags & ML_SEG_PAGED)
+    {
+      /* what is still mapped goes with it */
+      for (size_t k = 0; k < ctx->plan->n_maps; k++)
+        {
+          MlMapping *m = &ctx->plan->maps[k];
+          if (m->segment == segment && m->start <= ctx->tick && m->end > ctx->tick)
+            {
+              m->end = ctx->tick;
+              ctx->reserved -= m->size;
+            }
+        }
+      return;
+    }
   ctx->reserved -= (g->flags & ML_SEG_GROWABLE) ? ctx->hw[segment] : g->size;
 }
 
@@ -268,6 +311,50 @@ run_online (const MlBuffers *bufs, const MlStrategy *s, const MlKnobs *knobs, Ml
   return rc;
 }
 
+/* The first allocation (sweep order) at which the live bytes pass
+ * @capacity: its buffer, tick and the bytes live before it. */
+static bool
+first_over_capacity (const MlBuffers *bufs, uint64_t capacity, uint32_t *buffer, uint64_t *tick, uint64_t *live_before)
+{
+  MlSweep sw;
+  MlSweepStep st;
+  uint64_t live = 0;
+  ml_sweep_init (&sw, bufs);
+  while (ml_sweep_next (&sw, &st))
+    {
+      uint64_t sz = bufs->buf[st.buffer].rsize;
+      if (!st.is_alloc)
+        {
+          live -= sz;
+          continue;
+        }
+      if (live + sz > capacity)
+        {
+          *buffer = st.buffer;
+          *tick = st.tick;
+          *live_before = live;
+          return true;
+        }
+      live += sz;
+    }
+  return false;
+}
+
+/* An offline plan's reserved bytes at @tick, at most @capacity. */
+static uint64_t
+plan_reserved_at (const MlBuffers *bufs, const MlPlan *plan, uint64_t tick, uint64_t capacity)
+{
+  uint64_t r = 0;
+  if (plan->n_segments == 1)
+    r = plan->segments[0].size;
+  else
+    for (size_t s = 0; s < plan->n_segments; s++)
+      if (plan->segments[s].start <= tick && plan->segments[s].end > tick)
+        r += plan->segments[s].size;
+  (void) bufs;
+  return r < capacity ? r : capacity;
+}
+
 int
 ml_sim_run (const MlBuffers *bufs, const MlStrategy *s, const MlKnobs *knobs_in, MlPlan **out, MlError *err)
 {
@@ -304,6 +391,20 @@ ml_sim_run (const MlBuffers *bufs, const MlStrategy *s, const MlKnobs *knobs_in,
         {
           plan->optimal = true;
           plan->proven_lb = bufs->lower_bound;
+        }
+      if (rc == 0 && knobs.capacity && !plan->oom.hit && bufs->lower_bound > knobs.capacity)
+        {
+          /* no layout fits: the verdict is capacity, at the first request
+           * that the live bytes cannot hold under it, whatever the plan */
+          uint32_t b;
+          uint64_t tick, live;
+          if (first_over_capacity (bufs, knobs.capacity, &b, &tick, &live))
+            {
+              uint64_t largest = 0, free_bytes = 0;
+              ml_metrics_free_at (bufs, plan, tick, &largest, &free_bytes, NULL);
+              record_oom (plan, bufs, b, tick, live, plan_reserved_at (bufs, plan, tick, knobs.capacity), largest,
+                          knobs.capacity);
+            }
         }
       if (rc == 0 && knobs.capacity && !plan->oom.hit && plan->n_segments > 1)
         {

@@ -137,7 +137,7 @@ contains "$T/err" "c.jsonl: write failed: File too large"; ok $? "and says why"
 mkdir -p "$T/a-dir"
 for cmd in compare stats check; do
   run $cmd "$T/a-dir"; ok $([ $rc -eq 2 ]; echo $?) "$cmd DIR exits 2"
-  contains "$T/err" "a-dir: is a directory, not a trace file"; ok $? "$cmd DIR says it is a directory (it said \"empty file\")"
+  contains "$T/err" "a-dir: is a directory, not a trace"; ok $? "$cmd DIR says it is a directory (it said \"empty file\")"
 done
 # plan JSON: text after the document, a key given twice
 run plan "$S" -s first-fit -o "$T/good-plan.json"; ok $rc "a plan to tamper with"

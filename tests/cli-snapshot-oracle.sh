@@ -22,11 +22,12 @@ agree() {
     [ $? -eq 1 ]; ok $? "$b: diagnose --device $d exits 1 (the trace recorded an OOM)"
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["device"] = int(sys.argv[2]); print(json.dumps(d))' "$T/d.json" "$d" >>"$T/diag.json"
   done
-  python3 - "$T/oracle.json" "$T/stats.json" "$T/diag.json" <<'EOF'
-import json, sys
+  python3 - "$T/oracle.json" "$T/stats.json" "$T/diag.json" "$f" <<'EOF'
+import json, pickle, sys
 oracle = json.load(open(sys.argv[1]))
 stats = json.load(open(sys.argv[2]))
 diags = [json.loads(l) for l in open(sys.argv[3]) if l.strip()]
+snap = pickle.load(open(sys.argv[4], 'rb'))
 # memlens names free_completed "free" and annotations "mark"
 kind = {'free_completed': 'free', 'annotate': 'mark', 'user_defined': 'mark'}
 bad = []
@@ -55,11 +56,24 @@ for d in diags:
             bad.append('device %s recorded OOM %s: memlens %s, oracle %s' % (d['device'], key, r.get(key), o[key]))
     if d['diagnosis']['fits']:
         bad.append('device %s: the replay with the refused request "fits"' % d['device'])
+# the allocator settings as the file has them: max_split_size in bytes,
+# -1 (or no key) is PyTorch's default, unlimited
+settings = snap.get('allocator_settings') if isinstance(snap, dict) else None
+if settings is not None:
+    ms = settings.get('max_split_size', -1)
+    want = 'max_split_size_mb=%s,expandable_segments=%d' % ('unlimited' if ms < 0 else ms >> 20,
+                                                             bool(settings.get('expandable_segments')))
+    marks = [m['text'] for m in stats.get('marks', []) if m['tick'] == 0 and m['text'].startswith('allocator settings: ')]
+    if len(marks) != 1 or not marks[0].startswith('allocator settings: ' + want):
+        bad.append('settings mark %s, the file says %s' % (marks, want))
+    for d in diags:
+        if not d.get('allocator_settings', '').startswith(want):
+            bad.append('diagnose allocator_settings %s, the file says %s' % (d.get('allocator_settings'), want))
 for line in bad:
     print('# ' + line)
 sys.exit(1 if bad else 0)
 EOF
-  ok $? "$b: memlens and the oracle agree on every device (entries, actions, reserved start/end/max, OOMs)"
+  ok $? "$b: memlens and the oracle agree on every device (entries, actions, reserved start/end/max, OOMs, allocator settings)"
 }
 
 for f in "$D"/*.pickle "$D"/*.pkl; do agree "$f"; done
@@ -90,6 +104,9 @@ contains "$T/out" "reserved 60.00 MiB · allocated 50.00 MiB · cached free 10.0
 contains "$T/out" "called from /home/u/models.py:181 update_nodes <- /home/u/train.py:50 main"; ok $? "the OOM's call site: the user's frames, not torch's"
 contains "$T/out" "under 105.00 MiB (the device memory the OOM implies"; ok $? "capacity: reserved + device free = 105 MiB"
 grep -q "fits:" "$T/out"; [ $? -ne 0 ]; ok $? "no strategy is said to fit"
+grep -q "1 buffers" "$T/out"; [ $? -ne 0 ]; ok $? "one buffer is \"1 buffer\""
+grep -E "^    (first-fit|best-fit|greedy-size|hybrid|anneal|ilp) " "$T/out" | grep -vc "OOM at tick 12 (capacity), needs" | grep -qx 0
+ok $? "online and offline strategies alike: OOM at tick 12 (capacity) — the lower bound is above the capacity"
 run diagnose "$F" --json
 python3 -c '
 import json, sys
@@ -100,7 +117,16 @@ assert (r["index"], r["request"], r["device_free"], r["reserved"], r["live"], r[
     == (11, 70 * MiB, 45 * MiB, 60 * MiB, 50 * MiB, 10 * MiB, 5 * MiB), r
 assert r["verdict"] == "capacity" and r["implied_capacity"] == 105 * MiB
 assert not any(a.get("fits") for a in d["alternatives"]), "an alternative fits"
-' "$T/out"; ok $? "--json: fits false, the recorded numbers exact, no alternative fits"
+# 120 MiB must be live at tick 12 (c 50 + the refused 70): every plan fails
+# there, on capacity, offline planners too (nothing fits before it: at most
+# 65 MiB live); "peak" of a failed run is with the capacity lifted at the
+# OOM: first-fit places c at [45, 95) and the request at [95, 165) MiB
+alts = {a["strategy"]: a for a in d["alternatives"] if "oom" in a}
+for name in ("first-fit", "greedy-size", "hybrid", "anneal", "ilp"):
+    o = alts[name]["oom"]
+    assert (o["tick"], o["verdict"], o["request"]) == (12, "capacity", 70 * MiB), (name, o)
+assert alts["first-fit"]["peak"] == 165 * MiB and alts["greedy-size"]["peak"] == 120 * MiB
+' "$T/out"; ok $? "--json: fits false, the recorded numbers exact, no alternative fits, every OOM a capacity one at tick 12"
 run compare "$F" --strategies best-fit --json
 python3 -c '
 import json, sys
@@ -117,6 +143,74 @@ if have_html; then
 else
   skip "the HTML report leads with the recorded OOM" "built without cairo"
 fi
+
+# ---- expandable segments that unmap (tests/data/make-fixtures.py, worked by
+# hand there): release_cached_blocks unmaps the whole free pages [40, 80) MiB
+# so that a 60 MiB request maps [120, 180) under the 170 MiB the device
+# allowed; a later 50 MiB request maps the page [40, 60) in the hole (the
+# lowest room); the OOM: 162 MiB mapped, 8 MiB device free, a 30 MiB request.
+F="$D/expandable-unmap.pickle"
+python3 - "$F" >"$T/want.json" <<'EOF'
+import json, pickle, sys
+snap = pickle.load(open(sys.argv[1], 'rb'))
+tr = snap['device_traces'][0]
+k = next(i for i, e in enumerate(tr) if e['action'] == 'oom')
+reserved = sum(e['size'] * {'segment_map': 1, 'segment_unmap': -1}.get(e['action'], 0) for e in tr[:k])
+live = {}
+for e in tr[:k]:
+    if e['action'] == 'alloc':
+        live[e['addr']] = (e['size'] + 511) // 512 * 512
+    elif e['action'] == 'free_completed':
+        live.pop(e['addr'])
+allocs = [e for e in tr if e['action'] == 'alloc']
+print(json.dumps({'index': k, 'reserved': reserved, 'live': sum(live.values()), 'request': tr[k]['size'],
+                  'device_free': tr[k]['device_free'], 'allocs': len(allocs),
+                  'maps': sum(e['action'] == 'segment_map' for e in tr),
+                  'offsets': [e['addr'] - (0x7f3000000000 if e['size'] <= 1 << 20 else 0x7f2000000000) for e in allocs]}))
+EOF
+ok $? "the oracle reads the unmapping fixture"
+run compare "$F" --strategies caching --json
+python3 - "$T/out" "$T/want.json" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1]))['caching_conformance']; w = json.load(open(sys.argv[2]))
+# hand-worked: 8 allocations at their real addresses; the 7 mappings in
+# order, the one into the hole included; at the end 3 mapped ranges:
+# [0, 60) and [80, 180) MiB of the large pool, the 2 MiB small page
+assert (c['allocs'], c['address_matched']) == (w['allocs'], 8) == (8, 8), c
+assert (c['segment_events_recorded'], c['segment_events_emulated'], c['segment_events_matched']) == (w['maps'], 7, 7), c
+assert c['end_segments_match'] and c['end_segments_recorded'] == 3 and c['end_bytes_emulated'] == 162 << 20, c
+EOF
+ok $? "unmapping fixture: address conformance 8 / 8, mappings 7 / 7 (the hole's included), 3 ranges at the end"
+"$MEMLENS" plan "$F" --strategy caching --capacity 170M -o "$T/p.json" 2>/dev/null
+run compare "$F" --strategies caching --capacity 170M --json
+python3 - "$T/out" "$T/p.json" "$T/want.json" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1])); p = json.load(open(sys.argv[2])); w = json.load(open(sys.argv[3])); MiB = 1 << 20
+r = [x for x in r['results'] if x['strategy'] == 'caching'][0]
+# under 170 MiB the emulation runs out at f (122 + 60), unmaps the 40 MiB of
+# whole free pages, retries, and so follows the recorded curve: peak 162 MiB,
+# no OOM, every block at its recorded offset
+assert r['peak'] == 162 * MiB and r.get('oom') is None, r
+assert (r['retries'], r['retry_released']) == (1, 40 * MiB), (r['retries'], r['retry_released'])
+got = [b['offset'] for b in sorted(p['buffers'], key=lambda b: b['index'])]
+assert got == w['offsets'], (got, w['offsets'])
+EOF
+ok $? "caching under the device's 170 MiB: one retry unmaps 40 MiB, peak 162 MiB = recorded, every offset the recorded one"
+run diagnose "$F" --json
+python3 - "$T/out" "$T/want.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))['diagnosis']; w = json.load(open(sys.argv[2])); r = d['recorded_oom']; MiB = 1 << 20
+assert (r['index'], r['request'], r['device_free'], r['reserved'], r['live']) == \
+    (w['index'], w['request'], w['device_free'], w['reserved'], w['live']) == (24, 30 * MiB, 8 * MiB, 162 * MiB, 150 * MiB + 1024), r
+assert r['cached_free'] == 12 * MiB - 1024 and r['largest_cached_block'] == 10 * MiB and r['verdict'] == 'capacity', r
+assert d['capacity'] == 170 * MiB and d['fits'] is False
+# the emulation fails only where the real allocator failed: at the OOM's
+# tick, on the refused request, with what the real one had mapped
+o = d['oom']
+assert o['tick'] == r['tick'] and o['request'] == 30 * MiB and o['reserved'] == 162 * MiB and o['verdict'] == 'capacity', o
+assert not any(a.get('fits') for a in d['alternatives']), 'an alternative fits'
+EOF
+ok $? "unmapping fixture: diagnose's replay fails at the recorded OOM only, with 162 MiB mapped"
 
 # ---- the PyTorch 2.0 layout: blocks without address, with history ----
 run stats "$D/old-layout-2.0.pickle" --json
