@@ -36,7 +36,7 @@ int
 cmd_report (int argc, char **argv)
 {
   static const struct option longopts[] = {
-    CLI_COMMON_LONGOPTS,
+    CLI_COMMON_LONGOPTS, CLI_RANGE_LONGOPT,
     { "strategies", required_argument, 0, 's' },
     { "output", required_argument, 0, 'o' },
     { "sweep", required_argument, 0, 'S' },
@@ -60,7 +60,7 @@ cmd_report (int argc, char **argv)
                   "                            .html, .md, .json)\n"
                   "  --axis A                  the x axis of the HTML report's pictures: time (real time)\n"
                   "                            or ticks; default: time when every event has one\n%s",
-                  usage_text, ml_strategies_default (), CLI_COMMON_HELP);
+                  usage_text, ml_strategies_default (), CLI_RANGE_HELP CLI_COMMON_HELP);
           return EXIT_OK;
         }
       if (c == 's')

@@ -3,7 +3,9 @@
  * The viewer is a separate program, memlens-view (gui/), so that this
  * command never links GTK: it looks for memlens-view beside this binary
  * (installed), in ../gui/ (the build tree), in MEMLENS_BINDIR, then on
- * PATH; $MEMLENS_VIEW overrides them all. Arguments pass through.
+ * PATH; $MEMLENS_VIEW overrides them all. Arguments pass through, but
+ * --range (checked here) travels as $MEMLENS_VIEW_RANGE, which the
+ * viewer's loading job reads (gui/document.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -33,6 +35,9 @@ static const char usage_text[] =
   "                       the header's device selector switches)\n"
   "  --axis A             the x axis: time (real time) or ticks (default: time\n"
   "                       when every event has one)\n"
+  "  --range T0:T1        PyTorch snapshots: load only ticks T0..T1 (1000:2000) or\n"
+  "                       times from the first entry (1.5s:3s); either end may be\n"
+  "                       left out\n"
   "  --version            the viewer's version\n"
   "  -h, --help           this help\n\n"
   "A file that does not open is named with the reason in the window and on\n"
@@ -68,6 +73,7 @@ cmd_view (int argc, char **argv)
     { "version", no_argument, 0, 'V' },
     { "self-test", required_argument, 0, 'T' },
     { "bench", required_argument, 0, 'B' },
+    { "range", required_argument, 0, 'R' },
     { 0, 0, 0, 0 },
   };
   int c;
@@ -82,12 +88,32 @@ cmd_view (int argc, char **argv)
         }
       if (c == '?' || c == ':')
         return cli_usage ("view", "Usage: memlens view [OPTIONS] [FILE]");
+      if (c == 'R')
+        {
+          MlRange r;
+          MlError err = { 0 };
+          if (ml_range_parse (optarg, &r, &err) < 0)
+            return cli_error ("view", &err);
+          setenv ("MEMLENS_VIEW_RANGE", optarg, 1);
+        }
     }
+  int first_file = optind;
   char **args = calloc ((size_t) argc + 1, sizeof *args);
   if (!args)
     return cli_fail ("view", EXIT_BAD, "out of memory");
+  /* all but --range (the viewer reads it from the environment) */
+  int n_args = 1;
   for (int i = 1; i < argc; i++)
-    args[i] = argv[i];
+    {
+      if (i < first_file && strcmp (argv[i], "--range") == 0)
+        {
+          i++;
+          continue;
+        }
+      if (i < first_file && strncmp (argv[i], "--range=", 8) == 0)
+        continue;
+      args[n_args++] = argv[i];
+    }
 
   const char *env = getenv ("MEMLENS_VIEW");
   if (env && *env)
