@@ -24,6 +24,8 @@ typedef struct Chunk {
 typedef struct {
   Chunk *chunks;       /* the head is the one being filled */
   Chunk *spare;        /* emptied chunks, for the next round */
+  size_t chunk;        /* the usual chunk size: CHUNK_BYTES, less for a
+                        * small input (no 1 MiB mapping for a 1 KB file) */
 } Arena;
 
 struct MlPkDoc {
@@ -42,6 +44,22 @@ enum {
 };
 
 static MlPkValue none_value = { .kind = ML_PK_NONE };
+/* The values that need no allocation of their own: None, the bools and
+ * the ints 0 .. 255 (BININT1, most of a snapshot's small numbers), shared
+ * by every document. Nothing writes to them: the reader sets flags only
+ * on scratch values, the consumer tags only strings and containers. */
+#define I1(n)   { .kind = ML_PK_INT, .i = (n) }
+#define I4(n)   I1 (n), I1 ((n) + 1), I1 ((n) + 2), I1 ((n) + 3)
+#define I16(n)  I4 (n), I4 ((n) + 4), I4 ((n) + 8), I4 ((n) + 12)
+#define I64(n)  I16 (n), I16 ((n) + 16), I16 ((n) + 32), I16 ((n) + 48)
+static MlPkValue small_ints[256] = { I64 (0), I64 (64), I64 (128), I64 (192) };
+#undef I1
+#undef I4
+#undef I16
+#undef I64
+static MlPkValue shared_none = { .kind = ML_PK_NONE };
+static MlPkValue shared_bool[2] = { { .kind = ML_PK_BOOL, .i = 0 }, { .kind = ML_PK_BOOL, .i = 1 } };
+
 /* what the memo holds for a streamed item once it is gone */
 static MlPkValue streamed_value = { .kind = ML_PK_NONE };
 
@@ -79,7 +97,7 @@ arena_reset (Arena *a)
   for (Chunk *c = a->chunks, *next; c; c = next)
     {
       next = c->next;
-      if (c->cap == CHUNK_BYTES)
+      if (c->cap == a->chunk)
         {
           c->used = 0;
           c->next = a->spare;
@@ -117,9 +135,10 @@ arena (Arena *a, size_t n)
       c->used += n;
       return p;
     }
-  size_t cap = n > CHUNK_BYTES / 4 ? n : CHUNK_BYTES;
+  size_t usual = a->chunk ? a->chunk : CHUNK_BYTES;
+  size_t cap = n > usual / 4 ? n : usual;
   Chunk *fresh;
-  if (cap == CHUNK_BYTES && a->spare)
+  if (cap == usual && a->spare)
     {
       fresh = a->spare;
       a->spare = fresh->next;
@@ -594,6 +613,8 @@ push_str (Vm *vm, MlPkKind kind, size_t n)
 static int
 push_int (Vm *vm, int64_t i)
 {
+  if (i >= 0 && i < 256)
+    return push (vm, &small_ints[i]);
   MlPkValue *v = new_value (vm, ML_PK_INT);
   if (v)
     v->i = i;
@@ -730,7 +751,8 @@ add_items (Vm *vm, size_t from, bool dict)
           MlPkValue *it = vm->stack[k];
           if (it->kind == ML_PK__MARK)
             return fail (vm, "a MARK inside the items");
-          it->flags |= F_HANDED;
+          if (it->flags & F_SCRATCH)
+            it->flags |= F_HANDED;
           int rc = vm->stream->item (vm->stream->user, (size_t) c->i, c->len++, it);
           if (rc < 0)
             return rc;
@@ -860,13 +882,10 @@ run (Vm *vm)
           rc = push (vm, v);
           break;
         case ')': rc = push (vm, new_value (vm, ML_PK_TUPLE)); break;
-        case 'N': rc = push (vm, new_value (vm, ML_PK_NONE)); break;
+        case 'N': rc = push (vm, &shared_none); break;
         case 0x88: /* NEWTRUE */
         case 0x89: /* NEWFALSE */
-          v = new_value (vm, ML_PK_BOOL);
-          if (v)
-            v->i = vm->op == 0x88;
-          rc = push (vm, v);
+          rc = push (vm, &shared_bool[vm->op == 0x88]);
           break;
         case 'K': /* BININT1 */
           if ((rc = need (vm, 1)) < 0)
@@ -1058,6 +1077,11 @@ ml_pk_parse_stream (const unsigned char *data, size_t len, const MlPkStream *str
   if (stream && (!stream->key || !stream->item))
     vm.stream = NULL;
   ml_u64map_init (&vm.sparse);
+  /* a value takes up to ~30 times its opcode's bytes */
+  size_t chunk = 16 << 10;
+  while (chunk < CHUNK_BYTES && chunk < len * 8)
+    chunk *= 2;
+  doc->arena.chunk = vm.scratch.chunk = chunk;
   int rc = len ? run (&vm) : ml_error_set (err, ML_EINPUT, "empty pickle");
   free (vm.stack);
   free (vm.marks);
