@@ -763,24 +763,35 @@ add_items (Vm *vm, size_t from, bool dict)
   int rc = reserve (vm, c, vm->sp - from);
   if (rc < 0)
     return rc;
-  uint32_t depth = c->depth;
-  bool into_doc = !(c->flags & F_SCRATCH);
-  for (size_t k = from; k < vm->sp; k++)
+  /* locals: the stores into items cannot then alias the loop's state */
+  unsigned depth = c->depth, deepest = 0;
+  bool into_doc = !(c->flags & F_SCRATCH), marks = false, self = false;
+  MlPkValue **stack = vm->stack, **items = c->items;
+  size_t sp = vm->sp, n = c->n;
+  for (size_t k = from; k < sp; k++)
     {
-      MlPkValue *it = vm->stack[k];
-      if (it->kind == ML_PK__MARK)
-        return fail (vm, "a MARK inside the items");
-      if (it == c)
-        return fail (vm, "a container inside itself");
-      if (it->depth + 1u > ML_PK_MAX_DEPTH)
-        return fail (vm, "containers nested deeper than 256");
-      if (it->depth + 1u > depth)
-        depth = it->depth + 1u;
-      if (into_doc && (it->flags & F_SCRATCH) && !(it = promote (vm, it)))
-        return vm->err ? vm->err->code : ML_ENOMEM;
-      c->items[c->n++] = it;   /* room reserved above */
+      MlPkValue *it = stack[k];
+      marks |= it->kind == ML_PK__MARK;
+      self |= it == c;
+      deepest = it->depth > deepest ? it->depth : deepest;
+      if (into_doc && (it->flags & F_SCRATCH))
+        {
+          if (marks || self)
+            break;
+          if (!(it = promote (vm, it)))
+            return vm->err ? vm->err->code : ML_ENOMEM;
+        }
+      items[n++] = it;   /* room reserved above */
     }
-  c->depth = (uint16_t) depth;
+  if (marks)
+    return fail (vm, "a MARK inside the items");
+  if (self)
+    return fail (vm, "a container inside itself");
+  if (deepest + 1u > ML_PK_MAX_DEPTH)
+    return fail (vm, "containers nested deeper than 256");
+  c->n = (uint32_t) n;
+  if (sp > from && deepest + 1u > depth)
+    c->depth = (uint16_t) (deepest + 1u);
   vm->sp = from;
   return 0;
 }
@@ -981,19 +992,41 @@ run (Vm *vm)
           break;
         case 'h': /* BINGET */
         case 'j': /* LONG_BINGET */
-          /* a run of them (the items of a frames list) in one go */
-          for (;;)
-            {
-              size_t w = vm->op == 'h' ? 1 : 4;
-              if ((rc = need (vm, w)) < 0)
-                return rc;
-              rc = memo_get (vm, w == 1 ? *vm->p : rd_le (vm->p, 4));
-              vm->p += w;
-              if (rc < 0 || vm->p >= vm->end || (*vm->p != 'h' && *vm->p != 'j'))
-                break;
-              vm->op_at = (size_t) (vm->p - vm->base);
-              vm->op = *vm->p++;
-            }
+          /* a run of them (the items of a frames list) in one go, the
+           * VM's state in locals; the slow cases (a sparse or streamed
+           * index, a full stack, a truncated file) through memo_get */
+          {
+            const unsigned char *p = vm->p, *end = vm->end, *opp = vm->p - 1;
+            MlPkValue **memo = vm->memo, **stack = vm->stack;
+            size_t n_memo = vm->n_memo, sp = vm->sp, cap = vm->cap;
+            unsigned op = vm->op;
+            for (;;)
+              {
+                size_t w = op == 'h' ? 1 : 4;
+                if ((size_t) (end - p) < w)
+                  {
+                    vm->p = p, vm->sp = sp, vm->op = op, vm->op_at = (size_t) (opp - vm->base);
+                    return need (vm, w);
+                  }
+                uint64_t idx = w == 1 ? *p : rd_le (p, 4);
+                MlPkValue *mv;
+                if (idx < n_memo && (mv = memo[idx]) != &streamed_value && sp < cap)
+                  stack[sp++] = mv;
+                else
+                  {
+                    vm->p = p, vm->sp = sp, vm->op = op, vm->op_at = (size_t) (opp - vm->base);
+                    if ((rc = memo_get (vm, idx)) < 0)
+                      return rc;
+                    stack = vm->stack, sp = vm->sp, cap = vm->cap;
+                  }
+                p += w;
+                if (p >= end || (*p != 'h' && *p != 'j'))
+                  break;
+                opp = p;
+                op = *p++;
+              }
+            vm->p = p, vm->sp = sp, vm->op = op, vm->op_at = (size_t) (opp - vm->base);
+          }
           break;
         case 0x85: /* TUPLE1 */
         case 0x86: /* TUPLE2 */
@@ -1097,6 +1130,12 @@ ml_pk_parse_stream (const unsigned char *data, size_t len, const MlPkStream *str
     }
   *out = doc;
   return 0;
+}
+
+bool
+ml_pk_in_document (const MlPkValue *v)
+{
+  return !(v->flags & F_SCRATCH);
 }
 
 int

@@ -113,6 +113,14 @@ typedef struct {
   MlU64Map    finfo_by_content;
   MlFrame    *scratch;    /* frames of the stack being interned */
   size_t      cap_scratch;
+  /* stacks by the frame dicts' identities: a frames list whose items are
+   * the same document objects as one read before is that stack, known
+   * without reading its frames (bounded: PTR_CACHE_MAX pointers) */
+  MlU64Map    by_ptrs;    /* hash of the item pointers -> pents index */
+  struct PtrEnt { uint32_t stack, n; size_t off; } *pents;
+  size_t      n_pents, cap_pents;
+  MlPkValue **ptrs;
+  size_t      n_ptrs, cap_ptrs;
   Seg        *segs;
   size_t      n_segs, cap_segs;
   Blk        *blks;
@@ -369,6 +377,8 @@ add_stack (Ctx *c, uint32_t site, const MlFrame *fr, size_t n, uint32_t *out)
   return add_stack_h (c, hash_stack (site, fr, n), site, fr, n, out);
 }
 
+static int remember_ptrs (Ctx *c, uint64_t ph, const MlPkValue *frames, uint32_t idx);
+
 /* The stack of a frames list: memo-shared lists give one stack, read
  * once (the list's tag; the streaming reader may keep a tagged list
  * without its items). */
@@ -385,6 +395,21 @@ stack_of (Ctx *c, MlPkValue *frames, uint32_t *out)
     }
   if (frames->n == 0)
     return 0;
+  uint64_t ph = 0x51ed270b27a3f1d5ull;
+  for (size_t k = 0; k < frames->n; k++)
+    {
+      ph = (ph ^ (uint64_t) (uintptr_t) frames->items[k]) * 0x9e3779b97f4a7c15ull;
+      ph ^= ph >> 29;
+    }
+  uint32_t pi;
+  if (ml_u64map_get (&c->by_ptrs, ph, &pi) && c->pents[pi].n == frames->n
+      && memcmp (c->ptrs + c->pents[pi].off, frames->items, frames->n * sizeof *frames->items) == 0)
+    {
+      *out = c->pents[pi].stack;
+      if (!frames->tag && *out <= TAG_MAX)
+        frames->tag = TAG_STACK | *out;
+      return 0;
+    }
   /* hashed by frame (one per distinct content), not by its strings; a
    * list whose content is a known stack (every iteration of a training
    * loop) is only compared; one pass over the items */
@@ -428,7 +453,7 @@ stack_of (Ctx *c, MlPkValue *frames, uint32_t *out)
           if (!frames->tag && idx <= TAG_MAX)
             frames->tag = TAG_STACK | idx;
           *out = idx;
-          return 0;
+          return remember_ptrs (c, ph, frames, idx);
         }
     }
   int rc = add_stack_h (c, h, site, fr, n, &idx);
@@ -437,6 +462,29 @@ stack_of (Ctx *c, MlPkValue *frames, uint32_t *out)
   if (!frames->tag && idx <= TAG_MAX)
     frames->tag = TAG_STACK | idx;
   *out = idx;
+  return remember_ptrs (c, ph, frames, idx);
+}
+
+#define PTR_CACHE_MAX ((size_t) 1 << 22)
+
+/* Remembers that @frames's items (when all are document objects: their
+ * addresses stay theirs) make stack @idx; for a stack met again. */
+static int
+remember_ptrs (Ctx *c, uint64_t ph, const MlPkValue *frames, uint32_t idx)
+{
+  size_t n = frames->n;
+  if (c->n_ptrs + n > PTR_CACHE_MAX)
+    return 0;
+  for (size_t k = 0; k < n; k++)
+    if (!ml_pk_in_document (frames->items[k]))
+      return 0;
+  if (grow ((void **) &c->ptrs, &c->cap_ptrs, c->n_ptrs + n, sizeof *c->ptrs) < 0
+      || grow ((void **) &c->pents, &c->cap_pents, c->n_pents + 1, sizeof *c->pents) < 0
+      || ml_u64map_put (&c->by_ptrs, ph, (uint32_t) c->n_pents) < 0)
+    return oom (c);
+  memcpy (c->ptrs + c->n_ptrs, frames->items, n * sizeof *c->ptrs);
+  c->pents[c->n_pents++] = (struct PtrEnt) { idx, (uint32_t) n, c->n_ptrs };
+  c->n_ptrs += n;
   return 0;
 }
 
@@ -1457,6 +1505,7 @@ load_bytes (const unsigned char *data, size_t len, bool mapped, const char *name
     }
   Ctx c = { .path = name, .err = err, .range = opts->range };
   ml_u64map_init (&c.by_content);
+  ml_u64map_init (&c.by_ptrs);
   ml_u64map_init (&c.finfo_by_content);
   ml_u64map_init (&c.freed);
   ml_u64map_init (&c.live);
@@ -1479,6 +1528,9 @@ load_bytes (const unsigned char *data, size_t len, bool mapped, const char *name
         rc = load (&c, ml_pk_root (doc), opts);
     }
   ml_u64map_clear (&c.by_content);
+  ml_u64map_clear (&c.by_ptrs);
+  free (c.pents);
+  free (c.ptrs);
   ml_u64map_clear (&c.finfo_by_content);
   ml_u64map_clear (&c.freed);
   ml_u64map_clear (&c.live);
