@@ -35,6 +35,7 @@ ml_trace_free (MlTrace *t)
   free (t->frames);
   free (t->inplace);
   free (t->devices);
+  free (t->reserved_steps);
   free (t->device_ooms);
   free (t->group_ids);
   free (t->group_end);
@@ -196,4 +197,18 @@ ml_trace_add_group (MlTrace *t, const uint64_t *ids, size_t n)
   t->n_group_ids += n;
   t->group_end[t->n_groups++] = t->n_group_ids;
   return 0;
+}
+
+const char *
+ml_trace_allocator_settings (const MlTrace *t)
+{
+  static const char prefix[] = "allocator settings: ";
+  for (size_t i = 0; t && i < t->n_events && t->events[i].tick == 0; i++)
+    if (t->events[i].kind == ML_EV_MARK)
+      {
+        const char *text = ml_trace_str (t, t->events[i].name);
+        if (text && strncmp (text, prefix, sizeof prefix - 1) == 0)
+          return text + sizeof prefix - 1;
+      }
+  return NULL;
 }

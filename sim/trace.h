@@ -175,6 +175,12 @@ typedef struct {
    * and why @device was read (interned, 0 = chosen by the caller) */
   MlDeviceInfo *devices;
   size_t    n_devices;
+  /* The reserved bytes the input recorded itself, as steps: from tick
+   * reserved_steps[k].tick on, reserved_steps[k].bytes (Kineto's "Total
+   * Reserved" with each memory event). The recorded plan's reserved curve
+   * follows them when the trace has no segment events (owned). */
+  struct { uint64_t tick, bytes; } *reserved_steps;
+  size_t    n_reserved_steps;
   MlDeviceOom *device_ooms;  /* by device, then index (owned) */
   size_t    n_device_ooms;
   uint32_t  device_reason;
@@ -217,6 +223,11 @@ ml_trace_str (const MlTrace *trace, uint32_t idx)
 {
   return ml_strtab_get (trace->strings, idx);
 }
+
+/* The allocator settings a PyTorch snapshot recorded (its tick-0 mark
+ * "allocator settings: max_split_size_mb=...,expandable_segments=...,
+ * roundup_power2_divisions=..."): the text after the prefix, or NULL. */
+const char *ml_trace_allocator_settings (const MlTrace *trace);
 
 /* True when @file names a frame inside the framework (torch, its
  * generated code, triton, the Python / C / C++ runtime: "??", "<frozen

@@ -22,11 +22,12 @@ agree() {
     [ $? -eq 1 ]; ok $? "$b: diagnose --device $d exits 1 (the trace recorded an OOM)"
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["device"] = int(sys.argv[2]); print(json.dumps(d))' "$T/d.json" "$d" >>"$T/diag.json"
   done
-  python3 - "$T/oracle.json" "$T/stats.json" "$T/diag.json" <<'EOF'
-import json, sys
+  python3 - "$T/oracle.json" "$T/stats.json" "$T/diag.json" "$f" <<'EOF'
+import json, pickle, sys
 oracle = json.load(open(sys.argv[1]))
 stats = json.load(open(sys.argv[2]))
 diags = [json.loads(l) for l in open(sys.argv[3]) if l.strip()]
+snap = pickle.load(open(sys.argv[4], 'rb'))
 # memlens names free_completed "free" and annotations "mark"
 kind = {'free_completed': 'free', 'annotate': 'mark', 'user_defined': 'mark'}
 bad = []
@@ -55,11 +56,24 @@ for d in diags:
             bad.append('device %s recorded OOM %s: memlens %s, oracle %s' % (d['device'], key, r.get(key), o[key]))
     if d['diagnosis']['fits']:
         bad.append('device %s: the replay with the refused request "fits"' % d['device'])
+# the allocator settings as the file has them: max_split_size in bytes,
+# -1 (or no key) is PyTorch's default, unlimited
+settings = snap.get('allocator_settings') if isinstance(snap, dict) else None
+if settings is not None:
+    ms = settings.get('max_split_size', -1)
+    want = 'max_split_size_mb=%s,expandable_segments=%d' % ('unlimited' if ms < 0 else ms >> 20,
+                                                             bool(settings.get('expandable_segments')))
+    marks = [m['text'] for m in stats.get('marks', []) if m['tick'] == 0 and m['text'].startswith('allocator settings: ')]
+    if len(marks) != 1 or not marks[0].startswith('allocator settings: ' + want):
+        bad.append('settings mark %s, the file says %s' % (marks, want))
+    for d in diags:
+        if not d.get('allocator_settings', '').startswith(want):
+            bad.append('diagnose allocator_settings %s, the file says %s' % (d.get('allocator_settings'), want))
 for line in bad:
     print('# ' + line)
 sys.exit(1 if bad else 0)
 EOF
-  ok $? "$b: memlens and the oracle agree on every device (entries, actions, reserved start/end/max, OOMs)"
+  ok $? "$b: memlens and the oracle agree on every device (entries, actions, reserved start/end/max, OOMs, allocator settings)"
 }
 
 for f in "$D"/*.pickle "$D"/*.pkl; do agree "$f"; done
@@ -85,11 +99,14 @@ run diagnose "$F"
 [ $rc -eq 1 ]; ok $? "diagnose exits 1: the trace recorded an OOM"
 contains "$T/err" "reading device 1 of 3: it recorded an OOM"; ok $? "the OOM's device is read by default, and stderr says why"
 head -1 "$T/out" | grep -q "records an OOM on device 1"; ok $? "the recorded OOM comes first"
-contains "$T/out" "verdict: CAPACITY — cached free + device free = 55.00 MiB is less than the request (request 70.00 MiB)"; ok $? "verdict CAPACITY (10 + 45 < 70 MiB)"
+contains "$T/out" "verdict: CAPACITY — cached free + device free = 55.00 MiB is less than the 70.00 MiB request"; ok $? "verdict CAPACITY (10 + 45 < 70 MiB)"
 contains "$T/out" "reserved 60.00 MiB · allocated 50.00 MiB · cached free 10.00 MiB (largest block 5.00 MiB)"; ok $? "reserved 60, allocated 50, cached free 10 (largest 5) MiB"
 contains "$T/out" "called from /home/u/models.py:181 update_nodes <- /home/u/train.py:50 main"; ok $? "the OOM's call site: the user's frames, not torch's"
 contains "$T/out" "under 105.00 MiB (the device memory the OOM implies"; ok $? "capacity: reserved + device free = 105 MiB"
 grep -q "fits:" "$T/out"; [ $? -ne 0 ]; ok $? "no strategy is said to fit"
+grep -q "1 buffers" "$T/out"; [ $? -ne 0 ]; ok $? "one buffer is \"1 buffer\""
+grep -E "^    (first-fit|best-fit|greedy-size|hybrid|anneal|ilp) " "$T/out" | grep -vc "OOM at tick 12 (capacity), needs" | grep -qx 0
+ok $? "online and offline strategies alike: OOM at tick 12 (capacity) — the lower bound is above the capacity"
 run diagnose "$F" --json
 python3 -c '
 import json, sys
@@ -100,7 +117,16 @@ assert (r["index"], r["request"], r["device_free"], r["reserved"], r["live"], r[
     == (11, 70 * MiB, 45 * MiB, 60 * MiB, 50 * MiB, 10 * MiB, 5 * MiB), r
 assert r["verdict"] == "capacity" and r["implied_capacity"] == 105 * MiB
 assert not any(a.get("fits") for a in d["alternatives"]), "an alternative fits"
-' "$T/out"; ok $? "--json: fits false, the recorded numbers exact, no alternative fits"
+# 120 MiB must be live at tick 12 (c 50 + the refused 70): every plan fails
+# there, on capacity, offline planners too (nothing fits before it: at most
+# 65 MiB live); "peak" of a failed run is with the capacity lifted at the
+# OOM: first-fit places c at [45, 95) and the request at [95, 165) MiB
+alts = {a["strategy"]: a for a in d["alternatives"] if "oom" in a}
+for name in ("first-fit", "greedy-size", "hybrid", "anneal", "ilp"):
+    o = alts[name]["oom"]
+    assert (o["tick"], o["verdict"], o["request"]) == (12, "capacity", 70 * MiB), (name, o)
+assert alts["first-fit"]["peak"] == 165 * MiB and alts["greedy-size"]["peak"] == 120 * MiB
+' "$T/out"; ok $? "--json: fits false, the recorded numbers exact, no alternative fits, every OOM a capacity one at tick 12"
 run compare "$F" --strategies best-fit --json
 python3 -c '
 import json, sys
@@ -213,4 +239,35 @@ assert (v["reserved_start"], v["reserved_end"], v["reserved_max"]) == (20 * MiB,
 ' "$T/out"; ok $? "Kineto: memory before the window as a buffer, Total Allocated / Total Reserved read"
 run diagnose "$K" --strategies first-fit
 contains "$T/out" "under 16.00 GiB"; ok $? "Kineto: deviceProperties totalGlobalMem is the default capacity"
+# the numbers again, computed from the JSON: the recorded reserved curve is
+# Total Reserved (its maximum, and the first tick at it: memory events take
+# ticks 1, 2, ... in time order), and what was allocated before the first
+# event and never freed in the trace is one buffer "allocated before the
+# trace": the first Total Allocated, less the first event's bytes, less the
+# bytes the trace frees without having allocated them
+run stats "$K" --json
+cp "$T/out" "$T/kstats.json"
+run compare "$K" --strategies best-fit --json
+python3 - "$K" "$T/kstats.json" "$T/out" <<'EOF'
+import json, sys
+mem = [e for e in json.load(open(sys.argv[1]))['traceEvents'] if e.get('name') == '[memory]']
+mem = sorted(mem, key=lambda e: e['ts'])   # stable: file order within a time
+stats = json.load(open(sys.argv[2])); rec = [r for r in json.load(open(sys.argv[3]))['results'] if r['strategy'] == 'recorded'][0]
+steps = [(0, mem[0]['args']['Total Reserved'])] + [(k + 1, e['args']['Total Reserved']) for k, e in enumerate(mem)]
+top = max(v for _, v in steps)
+assert rec['peak'] == top and rec['peak_tick'] == min(t for t, v in steps if v == top), (rec['peak'], rec['peak_tick'], steps)
+seen, unseen = set(), 0
+for e in mem:
+    a, b = e['args']['Addr'], e['args']['Bytes']
+    if b > 0:
+        seen.add(a)
+    elif a in seen:
+        seen.discard(a)
+    else:
+        unseen += -b
+before = mem[0]['args']['Total Allocated'] - mem[0]['args']['Bytes'] - unseen
+named = [b for p in stats['peaks'] for b in p['blame'] if b.get('name') == 'allocated before the trace']
+assert before > 0 and named and all(b['bytes'] == before and b['start'] == 0 for b in named), (before, named)
+EOF
+ok $? "Kineto, from the JSON: the recorded peak and its tick are Total Reserved's; memory before the window is one buffer of the right size"
 finish
