@@ -212,6 +212,9 @@ void     ml_trace_free (MlTrace *trace);
 /* Appends a copy of @ev; returns a pointer to the stored event (valid until
  * the next append) or NULL when out of memory. */
 MlEvent *ml_trace_append (MlTrace *trace, const MlEvent *ev);
+/* Room for @n events in all without growing (a reader that knows its
+ * count: no copies, no doubling past it); 0 or ML_ENOMEM. */
+int      ml_trace_reserve (MlTrace *trace, size_t n);
 
 /* Records that the last appended event is on line @line of the file
  * (line readers: JSONL, CSV); 0 or ML_ENOMEM. Lines past 2^32-1 are
