@@ -49,7 +49,7 @@ if [ "$MEMLENS_HAVE_CUPTI" = 1 ]; then
   ok $([ $rc -eq 4 ]; echo $?) "with records: the exit code is still the program's (4)"
   f=$(ls "$T"/r-*.jsonl 2>/dev/null | head -1)
   [ -n "$f" ]; ok $? "a trace file named with the process id was written"
-  ! ls "$T"/r-*.jsonl.tmp-* >/dev/null 2>&1; ok $? "no temporary file is left beside it"
+  ! ls "$T"/.r-*.jsonl.memlens-tmp-* >/dev/null 2>&1; ok $? "no temporary file is left beside it"
   contains "$T/err" "9 events (3 allocations, 1 kernels, 2 syncs) from 9 CUPTI records, 2 dropped"; ok $? "the summary counts events, records and drops"
   contains "$f" '"source":"cupti"'; ok $? "the header says cupti"
   contains "$f" '"dropped_records":2'; ok $? "the header carries the dropped records"
