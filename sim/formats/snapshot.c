@@ -158,7 +158,7 @@ key_of (MlPkValue *k)
   unsigned id = K_OTHER;
   if (k->kind == ML_PK_STR)
     for (unsigned i = 1; i < K__COUNT; i++)
-      if (strcmp (k->s, names[i]) == 0)
+      if (k->len == strlen (names[i]) && memcmp (k->s, names[i], k->len) == 0)   /* "size\0x" is not "size" */
         {
           id = i;
           break;
@@ -549,8 +549,8 @@ action_kind (const char *a, MlEventKind *k)
 static int
 action_of (const MlPkValue *cv, MlEventKind *k)
 {
-  if (!cv || cv->kind != ML_PK_STR)
-    return -1;
+  if (!cv || cv->kind != ML_PK_STR || strlen (cv->s) != cv->len)
+    return -1;   /* "alloc\0x" is no action */
   MlPkValue *v = (MlPkValue *) cv;
   bool cached = (v->tag & TAG_ROLE) == TAG_KEY;
   if (cached && (v->tag & 0xff))
@@ -664,6 +664,16 @@ dev_entries (const Ctx *c, size_t d)
   return d < c->n_dt ? c->dt[d].n : 0;
 }
 
+/* Reserved bytes that no int64 holds: the sizes of a device's segments
+ * and segment events (each up to 2^63 - 1) added up past 2^63. */
+static int
+reserved_overflow (Ctx *c, size_t dev, size_t entry, uint64_t size)
+{
+  return ml_error_set (c->err, ML_EINPUT,
+                       "%s: device %zu trace entry %zu: segment size %" PRIu64 " takes the reserved bytes past 2^63",
+                       c->path, dev, entry, size);
+}
+
 /* The device table (MlDeviceInfo, MlDeviceOom): counts from the raw
  * entries of every device's trace, reserved bytes from the segments. */
 static int
@@ -696,7 +706,9 @@ summarize_devices (Ctx *c, const MlPkValue *segments, const MlPkValue *traces)
       uint64_t size = 0;
       ml_pk_get_u64 (segments->items[k], "total_size", &size);
       di->segments++;
-      di->segment_bytes += size;
+      if (__builtin_add_overflow (di->segment_bytes, size, &di->segment_bytes) || di->segment_bytes > (uint64_t) INT64_MAX)
+        return ml_error_set (c->err, ML_EINPUT, "%s: segment %zu: device %u's segments add up past 2^63 bytes (total_size %" PRIu64 ")",
+                             c->path, k, di->device, size);
     }
   size_t n_ooms = 0;
   for (size_t d = 0; d < c->n_dt; d++)
@@ -720,12 +732,17 @@ summarize_devices (Ctx *c, const MlPkValue *segments, const MlPkValue *traces)
           MlEventKind kind = tr[i].kind;
           int64_t size = (int64_t) tr[i].size;
           di->actions[kind]++;
+          bool over = false;
           if (kind == ML_EV_SEGMENT_ALLOC || kind == ML_EV_SEGMENT_MAP)
-            net += size;
+            over = __builtin_add_overflow (net, size, &net);
           else if (kind == ML_EV_SEGMENT_FREE || kind == ML_EV_SEGMENT_UNMAP)
-            net -= size;
+            over = __builtin_sub_overflow (net, size, &net);
+          if (over)
+            return reserved_overflow (c, d, i, tr[i].size);
         }
-      int64_t cur = (int64_t) di->reserved_end - net, max;
+      int64_t cur, max;
+      if (__builtin_sub_overflow ((int64_t) di->reserved_end, net, &cur))
+        return reserved_overflow (c, d, n ? n - 1 : 0, di->reserved_end);
       if (cur < 0)
         cur = 0;   /* the trace lost entries: it freed more than it shows */
       di->reserved_start = (uint64_t) cur;
@@ -736,11 +753,14 @@ summarize_devices (Ctx *c, const MlPkValue *segments, const MlPkValue *traces)
             continue;
           MlEventKind kind = tr[i].kind;
           int64_t size = (int64_t) tr[i].size;
+          bool over = false;
           if (kind == ML_EV_SEGMENT_ALLOC || kind == ML_EV_SEGMENT_MAP)
-            cur += size;
+            over = __builtin_add_overflow (cur, size, &cur);
           else if (kind == ML_EV_SEGMENT_FREE || kind == ML_EV_SEGMENT_UNMAP)
-            cur -= size;
-          else if (kind == ML_EV_OOM)
+            over = __builtin_sub_overflow (cur, size, &cur);
+          if (over)
+            return reserved_overflow (c, d, i, tr[i].size);
+          if (kind == ML_EV_OOM)
             t->device_ooms[t->n_device_ooms++] = (MlDeviceOom) {
               .device = (uint32_t) d, .index = i, .request = (uint64_t) size,
               .device_free = tr[i].addr, .reserved = cur > 0 ? (uint64_t) cur : 0 };
