@@ -56,6 +56,7 @@ int  cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
 #define CLI_OPT_REORDER   1012
 #define CLI_OPT_DIM       1013
 #define CLI_OPT_MAXBLOCK  1014
+#define CLI_OPT_RANGE     1015
 
 #define CLI_COMMON_LONGOPTS                                        \
   { "align",      required_argument, 0, CLI_OPT_ALIGN },           \
@@ -73,6 +74,14 @@ int  cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
   { "max-block",  required_argument, 0, CLI_OPT_MAXBLOCK },        \
   { "quiet",      no_argument,       0, CLI_OPT_QUIET },           \
   { "help",       no_argument,       0, 'h' }
+
+/* --range (the load window) is not among the common options: render has
+ * its own --range (the ticks to draw); the other commands add these. */
+#define CLI_RANGE_LONGOPT { "range", required_argument, 0, CLI_OPT_RANGE }
+#define CLI_RANGE_HELP \
+  "  --range T0:T1      PyTorch snapshots: only ticks T0..T1 (1000:2000) or times\n" \
+  "                     from the first entry (1.5s:3s, 200ms:); either end may be\n" \
+  "                     left out; the rest of the file is skipped as it streams\n"
 
 #define CLI_COMMON_HELP \
   "  --align N          alignment in bytes (default: 256, CSV: 1)\n" \

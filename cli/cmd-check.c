@@ -22,7 +22,7 @@ int
 cmd_check (int argc, char **argv)
 {
   static const struct option longopts[] = {
-    CLI_COMMON_LONGOPTS,
+    CLI_COMMON_LONGOPTS, CLI_RANGE_LONGOPT,
     { "strategy", required_argument, 0, 's' },
     { 0, 0, 0, 0 },
   };
@@ -34,7 +34,7 @@ cmd_check (int argc, char **argv)
     {
       if (c == 'h')
         {
-          printf ("%s\nOptions:\n  -s, --strategy S   check this strategy's plan\n%s", usage_text, CLI_COMMON_HELP);
+          printf ("%s\nOptions:\n  -s, --strategy S   check this strategy's plan\n%s", usage_text, CLI_RANGE_HELP CLI_COMMON_HELP);
           return EXIT_OK;
         }
       if (c == 's')

@@ -103,7 +103,7 @@ int
 cmd_compare (int argc, char **argv)
 {
   static const struct option longopts[] = {
-    CLI_COMMON_LONGOPTS,
+    CLI_COMMON_LONGOPTS, CLI_RANGE_LONGOPT,
     { "strategies", required_argument, 0, 's' },
     { "sweep", required_argument, 0, 'S' },
     { "jobs", required_argument, 0, CLI_OPT_JOBS },
@@ -121,7 +121,7 @@ cmd_compare (int argc, char **argv)
         {
           printf ("%s\nOptions:\n  -s, --strategies A,B,...  strategies to run (default: %s; \"all\")\n"
                   "  --sweep KNOB=V1,V2,...    one run per value of the knob, e.g. chunk=1M,2M,4M\n" CLI_JOBS_HELP "%s",
-                  usage_text, ml_strategies_default (), CLI_COMMON_HELP);
+                  usage_text, ml_strategies_default (), CLI_RANGE_HELP CLI_COMMON_HELP);
           return EXIT_OK;
         }
       if (c == 's')

@@ -16,7 +16,7 @@ static const char usage_text[] =
 int
 cmd_convert (int argc, char **argv)
 {
-  static const struct option longopts[] = { CLI_COMMON_LONGOPTS, { 0, 0, 0, 0 } };
+  static const struct option longopts[] = { CLI_COMMON_LONGOPTS, CLI_RANGE_LONGOPT, { 0, 0, 0, 0 } };
   MlCliOpts o;
   cli_opts_init (&o);
   int c;
@@ -25,7 +25,7 @@ cmd_convert (int argc, char **argv)
     {
       if (c == 'h')
         {
-          printf ("%s\nOptions:\n%s", usage_text, CLI_COMMON_HELP);
+          printf ("%s\nOptions:\n%s", usage_text, CLI_RANGE_HELP CLI_COMMON_HELP);
           printf ("\nInput formats (--format NAME; extensions in brackets):\n");
           for (const MlTraceFormat *const *f = ml_trace_formats (); *f; f++)
             printf ("  %-17s [%s] %s\n", (*f)->name, (*f)->extensions, (*f)->description);

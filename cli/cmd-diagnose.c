@@ -185,7 +185,7 @@ int
 cmd_diagnose (int argc, char **argv)
 {
   static const struct option longopts[] = {
-    CLI_COMMON_LONGOPTS,
+    CLI_COMMON_LONGOPTS, CLI_RANGE_LONGOPT,
     { "strategy", required_argument, 0, 's' },
     { "strategies", required_argument, 0, 'S' },
     { "jobs", required_argument, 0, CLI_OPT_JOBS },
@@ -202,7 +202,7 @@ cmd_diagnose (int argc, char **argv)
         {
           printf ("%s\nOptions:\n  -s, --strategy S   the allocator to diagnose (default caching, else best-fit)\n"
                   "  --strategies A,B   the alternatives to try (default: all)\n" CLI_JOBS_HELP "%s", usage_text,
-                  CLI_COMMON_HELP);
+                  CLI_RANGE_HELP CLI_COMMON_HELP);
           return EXIT_OK;
         }
       if (c == 's')

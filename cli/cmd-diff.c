@@ -27,6 +27,7 @@ static const char diff_help[] =
   "  --align N          alignment in bytes (default: 256, CSV: 1)\n"
   "  --format NAME      input format of both (default: by extension or content)\n"
   "  --device N         PyTorch snapshots: which device (default: longest trace)\n"
+  CLI_RANGE_HELP
   "  --json             machine-readable output\n"
   "  --quiet            no progress on stderr\n"
   "  -h, --help         this help\n";
@@ -119,6 +120,7 @@ cmd_diff (int argc, char **argv)
     { "align", required_argument, 0, CLI_OPT_ALIGN },
     { "format", required_argument, 0, CLI_OPT_FORMAT },
     { "device", required_argument, 0, CLI_OPT_DEVICE },
+    { "range", required_argument, 0, CLI_OPT_RANGE },
     { "json", no_argument, 0, CLI_OPT_JSON },
     { "quiet", no_argument, 0, CLI_OPT_QUIET },
     { "help", no_argument, 0, 'h' },

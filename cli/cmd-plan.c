@@ -16,7 +16,7 @@ int
 cmd_plan (int argc, char **argv)
 {
   static const struct option longopts[] = {
-    CLI_COMMON_LONGOPTS,
+    CLI_COMMON_LONGOPTS, CLI_RANGE_LONGOPT,
     { "strategy", required_argument, 0, 's' },
     { "output", required_argument, 0, 'o' },
     { "write-model", required_argument, 0, 2001 },
@@ -35,7 +35,7 @@ cmd_plan (int argc, char **argv)
           printf ("%s\nOptions:\n  -s, --strategy S   the strategy (see 'memlens strategies')\n"
                   "  -o, --output FILE  where to write the plan (.json or .csv)\n"
                   "  --write-model FILE with --strategy ilp: also write the MIP model as\n"
-                  "                     FILE.lp (CPLEX LP) or FILE.mps (free MPS)\n%s", usage_text, CLI_COMMON_HELP);
+                  "                     FILE.lp (CPLEX LP) or FILE.mps (free MPS)\n%s", usage_text, CLI_RANGE_HELP CLI_COMMON_HELP);
           return EXIT_OK;
         }
       if (c == 's')

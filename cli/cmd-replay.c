@@ -57,7 +57,7 @@ cmd_replay (int argc, char **argv)
 {
   enum { OPT_GPU = 2001 };
   static const struct option longopts[] = {
-    CLI_COMMON_LONGOPTS,
+    CLI_COMMON_LONGOPTS, CLI_RANGE_LONGOPT,
     { "plan",       required_argument, 0, 'p' },
     { "strategy",   required_argument, 0, 's' },
     { "backend",    required_argument, 0, 'b' },
@@ -76,7 +76,7 @@ cmd_replay (int argc, char **argv)
       switch (c)
         {
         case 'h':
-          printf ("%s\n%s%s", usage_text, options_text, CLI_COMMON_HELP);
+          printf ("%s\n%s%s", usage_text, options_text, CLI_RANGE_HELP CLI_COMMON_HELP);
           return EXIT_OK;
         case 'p':
           o.plan_path = optarg;

@@ -36,7 +36,7 @@ int
 cmd_report (int argc, char **argv)
 {
   static const struct option longopts[] = {
-    CLI_COMMON_LONGOPTS,
+    CLI_COMMON_LONGOPTS, CLI_RANGE_LONGOPT,
     { "strategies", required_argument, 0, 's' },
     { "output", required_argument, 0, 'o' },
     { "sweep", required_argument, 0, 'S' },
@@ -55,7 +55,7 @@ cmd_report (int argc, char **argv)
                   "  -o, --output FILE         .html, .md, .json or .csv (written atomically)\n"
                   "  --sweep KNOB=V1,V2,...    add a table of every strategy once per value (as compare --sweep;\n"
                   "                            .html, .md, .json)\n%s",
-                  usage_text, ml_strategies_default (), CLI_COMMON_HELP);
+                  usage_text, ml_strategies_default (), CLI_RANGE_HELP CLI_COMMON_HELP);
           return EXIT_OK;
         }
       if (c == 's')

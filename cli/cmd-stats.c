@@ -30,7 +30,7 @@ int
 cmd_stats (int argc, char **argv)
 {
   static const struct option longopts[] = {
-    CLI_COMMON_LONGOPTS,
+    CLI_COMMON_LONGOPTS, CLI_RANGE_LONGOPT,
     { "peaks", required_argument, 0, 'p' },
     { "blame", required_argument, 0, 'b' },
     { "jobs", required_argument, 0, CLI_OPT_JOBS },
@@ -48,7 +48,7 @@ cmd_stats (int argc, char **argv)
         {
           printf ("%s\nOptions:\n  --peaks N          peak points to show (default 5)\n"
                   "  --blame N          buffers per peak (default 5, 0 = all)\n" CLI_JOBS_HELP "%s", usage_text,
-                  CLI_COMMON_HELP);
+                  CLI_RANGE_HELP CLI_COMMON_HELP);
           return EXIT_OK;
         }
       if (c == 'p' || c == 'b')
@@ -93,9 +93,10 @@ cmd_stats (int argc, char **argv)
         }
     }
   size_t n_streams = ml_buffers_count_streams (bufs);
-  uint64_t total = 0, never = 0, requested = 0;
+  uint64_t total = 0, never = 0, requested = 0, clipped = 0;
   for (size_t i = 0; i < bufs->n; i++)
     {
+      clipped += (bufs->buf[i].flags & ML_BUF_CLIPPED) != 0;
       total += bufs->buf[i].rsize;
       requested += bufs->buf[i].size;
       never += (bufs->buf[i].flags & ML_BUF_NEVER_FREED) != 0;
@@ -121,6 +122,9 @@ cmd_stats (int argc, char **argv)
               bufs->lower_bound_tick, total, requested, never);
       if (t->capacity)
         printf (",\"capacity\":%" PRIu64, t->capacity);
+      if (t->windowed)
+        printf (",\"window\":{\"state_tick\":%" PRIu64 ",\"last_tick\":%" PRIu64 ",\"clipped\":%" PRIu64 "}",
+                t->window_first, t->window_last, clipped);
       if (t->n_devices)
         {
           printf (",\"device\":%u,\"devices\":[", t->device);
@@ -213,6 +217,10 @@ cmd_stats (int argc, char **argv)
                   di->ooms ? ", recorded an OOM" : "");
         }
       printf ("ticks        0 .. %" PRIu64 "\n", bufs->end_tick);
+      if (t->windowed)
+        printf ("window       ticks %" PRIu64 " .. %" PRIu64 " of the file (--range), from the state at tick %" PRIu64
+                "; %" PRIu64 " buffer%s cut at its edges\n", t->window_first + (t->window_first > 0), t->window_last,
+                t->window_first, clipped, clipped == 1 ? "" : "s");
       if (t_first >= 0)
         printf ("time         %.3f ms\n", (double) (t_last - t_first) / 1e6);
       printf ("alignment    %" PRIu64 "\n", bufs->align);

@@ -3,9 +3,12 @@
  * The viewer is a separate program, memlens-view (gui/), so that this
  * command never links GTK: it looks for memlens-view beside this binary
  * (installed), in ../gui/ (the build tree), in MEMLENS_BINDIR, then on
- * PATH; $MEMLENS_VIEW overrides them all. Arguments pass through.
+ * PATH; $MEMLENS_VIEW overrides them all. Arguments pass through, but
+ * --range (checked here) travels as $MEMLENS_VIEW_RANGE, which the
+ * viewer's loading job reads (gui/document.c).
  */
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +30,19 @@ static const char usage_text[] =
   "  -s, --strategy NAME  strategy to show first (default: recorded when the trace\n"
   "                       has addresses, else best-fit)\n"
   "  -c, --compare NAME   show a second strategy below, with linked zoom\n"
+  "  -d, --device N       snapshots with several devices: the device to show\n"
+  "                       (default: the one with an OOM, else the longest trace;\n"
+  "                       the header's device selector switches)\n"
+  "  --axis A             the x axis: time (real time) or ticks (default: time\n"
+  "                       when every event has one)\n"
+  "  --range T0:T1        PyTorch snapshots: load only ticks T0..T1 (1000:2000) or\n"
+  "                       times from the first entry (1.5s:3s); either end may be\n"
+  "                       left out\n"
+  "  --version            the viewer's version\n"
   "  -h, --help           this help\n\n"
+  "A file that does not open is named with the reason in the window and on\n"
+  "stderr; the exit status is then 2 unless a file opened before the window\n"
+  "closed. A bad option or value exits 2 before any window opens.\n\n"
   "Keys: + / - zoom, 0 fit, arrows pan, Ctrl+F find, Ctrl+E export, Ctrl+O open.\n"
   "Mouse: Ctrl+scroll zooms at the pointer, drag pans, Shift+drag zooms to a range,\n"
   "click a buffer for its details and stack.\n";
@@ -45,21 +60,60 @@ try_exec (const char *path, char **argv)
 int
 cmd_view (int argc, char **argv)
 {
-  for (int i = 1; i < argc; i++)
+  /* the viewer's options, checked here so that a mistyped one exits 2
+   * with the usage before a window opens (GApplication would exit 1);
+   * their values are checked by the viewer, which is also run alone */
+  static const struct option longopts[] = {
+    { "help", no_argument, 0, 'h' },
+    { "strategy", required_argument, 0, 's' },
+    { "compare", required_argument, 0, 'c' },
+    { "device", required_argument, 0, 'd' },
+    { "axis", required_argument, 0, 'a' },
+    { "time-axis", required_argument, 0, 'a' },
+    { "version", no_argument, 0, 'V' },
+    { "self-test", required_argument, 0, 'T' },
+    { "bench", required_argument, 0, 'B' },
+    { "range", required_argument, 0, 'R' },
+    { 0, 0, 0, 0 },
+  };
+  int c;
+  optind = 1;
+  opterr = 1;
+  while ((c = getopt_long (argc, argv, "+hs:c:d:", longopts, NULL)) != -1)
     {
-      if (strcmp (argv[i], "--help") == 0 || strcmp (argv[i], "-h") == 0)
+      if (c == 'h')
         {
           fputs (usage_text, stdout);
           return EXIT_OK;
         }
-      if (strcmp (argv[i], "--") == 0)
-        break;
+      if (c == '?' || c == ':')
+        return cli_usage ("view", "Usage: memlens view [OPTIONS] [FILE]");
+      if (c == 'R')
+        {
+          MlRange r;
+          MlError err = { 0 };
+          if (ml_range_parse (optarg, &r, &err) < 0)
+            return cli_error ("view", &err);
+          setenv ("MEMLENS_VIEW_RANGE", optarg, 1);
+        }
     }
+  int first_file = optind;
   char **args = calloc ((size_t) argc + 1, sizeof *args);
   if (!args)
     return cli_fail ("view", EXIT_BAD, "out of memory");
+  /* all but --range (the viewer reads it from the environment) */
+  int n_args = 1;
   for (int i = 1; i < argc; i++)
-    args[i] = argv[i];
+    {
+      if (i < first_file && strcmp (argv[i], "--range") == 0)
+        {
+          i++;
+          continue;
+        }
+      if (i < first_file && strncmp (argv[i], "--range=", 8) == 0)
+        continue;
+      args[n_args++] = argv[i];
+    }
 
   const char *env = getenv ("MEMLENS_VIEW");
   if (env && *env)

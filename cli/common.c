@@ -81,6 +81,10 @@ cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
     case CLI_OPT_FORMAT:
       o->load.format = arg;
       return 1;
+    case CLI_OPT_RANGE:
+      if (ml_range_parse (arg, &o->load.range, &err) < 0)
+        exit (cli_error (cmd, &err));
+      return 1;
     case CLI_OPT_DEVICE:
       if (ml_parse_u64 (arg, strlen (arg), &v) < 0 || v > 1024)
         exit (cli_fail (cmd, EXIT_BAD, "--device %s: not a device number", arg));

@@ -3,6 +3,8 @@
 
 #include "gui/self-test.h"
 #include "gui/window.h"
+#include "sim/base/units.h"
+#include "strategies/registry.h"
 
 struct _MlApplication {
   GtkApplication parent;
@@ -11,6 +13,11 @@ struct _MlApplication {
   char    *bench;       /* --bench=FILE (frame times, JSON) */
   char    *strategy;    /* --strategy NAME */
   char    *compare;     /* --compare NAME */
+  int      device;      /* --device N, -1 = the reader's choice */
+  char    *axis;        /* --axis time|ticks, NULL = automatic */
+  guint    cli_files;   /* files named on the command line */
+  guint    cli_failed;  /* of those, the ones that did not open */
+  gboolean opened;      /* some file opened in some window */
 };
 
 G_DEFINE_FINAL_TYPE (MlApplication, ml_application, GTK_TYPE_APPLICATION)
@@ -67,12 +74,28 @@ ml_application_get_recent_menu (MlApplication *self)
   return G_MENU_MODEL (self->recent);
 }
 
+int
+ml_application_get_exit_status (MlApplication *self)
+{
+  /* every file on the command line failed and nothing opened since: the
+   * window showed why, the shell gets 2 as from every memlens command */
+  return self->cli_files && self->cli_failed == self->cli_files && !self->opened ? 2 : 0;
+}
+
+void
+ml_application_note_opened (MlApplication *self, gboolean ok)
+{
+  self->opened |= ok;
+}
+
 static MlWindow *
 new_window (MlApplication *self)
 {
   MlWindow *win = ml_window_new (GTK_APPLICATION (self));
   if (self->strategy || self->compare)
     ml_window_set_initial_strategies (win, self->strategy, self->compare);
+  if (self->axis)
+    g_action_group_activate_action (G_ACTION_GROUP (win), "time-axis", g_variant_new_string (self->axis));
   gtk_window_present (GTK_WINDOW (win));
   if (self->self_test || self->bench)
     ml_self_test_start (win, self->self_test, self->bench);
@@ -165,6 +188,15 @@ ml_application_activate (GApplication *app)
   new_window (ML_APPLICATION (app));
 }
 
+/* The first job of a window opened for a command-line file is its load. */
+static void
+on_cli_file_done (MlApplication *self, gboolean ok, MlWindow *win)
+{
+  g_signal_handlers_disconnect_by_func (win, on_cli_file_done, self);
+  if (!ok)
+    self->cli_failed++;
+}
+
 static void
 ml_application_open (GApplication *app, GFile **files, int n_files, const char *hint)
 {
@@ -173,8 +205,19 @@ ml_application_open (GApplication *app, GFile **files, int n_files, const char *
     {
       MlWindow *win = new_window (self);
       g_autofree char *path = g_file_get_path (files[i]);
+      self->cli_files++;
+      g_signal_connect_swapped (win, "job-finished", G_CALLBACK (on_cli_file_done), self);
+      ml_window_set_initial_device (win, self->device);
       if (path)
         ml_window_open_path (win, path);
+      else
+        {
+          g_autofree char *uri = g_file_get_uri (files[i]);
+          g_autofree char *msg = g_strdup_printf ("Could not open %s: not a local file", uri);
+          g_printerr ("memlens view: %s\n", msg);
+          ml_window_show_message (win, msg);
+          self->cli_failed++;
+        }
       if (self->self_test || self->bench)
         break;   /* the scripted path drives one window */
     }
@@ -193,6 +236,33 @@ ml_application_handle_local_options (GApplication *app, GVariantDict *opts)
   g_variant_dict_lookup (opts, "bench", "s", &self->bench);
   g_variant_dict_lookup (opts, "strategy", "s", &self->strategy);
   g_variant_dict_lookup (opts, "compare", "s", &self->compare);
+  /* bad values are refused before any window opens, exit 2 as every
+   * memlens command does */
+  const char *names[2] = { self->strategy, self->compare }, *flags[2] = { "--strategy", "--compare" };
+  for (int i = 0; i < 2; i++)
+    if (names[i] && !ml_strategy_find (names[i]))
+      {
+        g_printerr ("memlens view: %s %s: no such strategy (memlens strategies lists them)\n", flags[i], names[i]);
+        return 2;
+      }
+  g_autofree char *device = NULL;
+  self->device = -1;
+  if (g_variant_dict_lookup (opts, "device", "s", &device))
+    {
+      guint64 v;
+      if (ml_parse_u64 (device, strlen (device), &v) < 0 || v > 1024)
+        {
+          g_printerr ("memlens view: --device %s: not a device number\n", device);
+          return 2;
+        }
+      self->device = (int) v;
+    }
+  if (g_variant_dict_lookup (opts, "axis", "s", &self->axis) || g_variant_dict_lookup (opts, "time-axis", "s", &self->axis))
+    if (!g_str_equal (self->axis, "time") && !g_str_equal (self->axis, "ticks") && !g_str_equal (self->axis, "auto"))
+      {
+        g_printerr ("memlens view: --axis %s: expected time or ticks (auto: time when every event has one)\n", self->axis);
+        return 2;
+      }
   return -1;
 }
 
@@ -205,6 +275,7 @@ ml_application_finalize (GObject *obj)
   g_free (self->bench);
   g_free (self->strategy);
   g_free (self->compare);
+  g_free (self->axis);
   G_OBJECT_CLASS (ml_application_parent_class)->finalize (obj);
 }
 
@@ -226,6 +297,9 @@ ml_application_init (MlApplication *self)
   static const GOptionEntry entries[] = {
     { "strategy", 's', 0, G_OPTION_ARG_STRING, NULL, "Strategy to show first (default: recorded when the trace has addresses, else best-fit)", "NAME" },
     { "compare", 'c', 0, G_OPTION_ARG_STRING, NULL, "Show a second strategy below the first, with linked zoom", "NAME" },
+    { "device", 'd', 0, G_OPTION_ARG_STRING, NULL, "Snapshots with several devices: the device to show (default: the one with an OOM, else the longest trace)", "N" },
+    { "axis", 0, 0, G_OPTION_ARG_STRING, NULL, "The x axis: time (real time) or ticks (default: time when every event has one)", "time|ticks" },
+    { "time-axis", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, NULL, "Same as --axis", "A" },
     { "version", 0, 0, G_OPTION_ARG_NONE, NULL, "Print the version", NULL },
     { "self-test", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, NULL, "Drive the window through the test script, write results to DIR", "DIR" },
     { "bench", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, NULL, "Zoom and pan through a scripted path, write frame times to FILE", "FILE" },

@@ -21,6 +21,15 @@ MlApplication *ml_application_new (void);
  * "Recent" menus. */
 void ml_application_note_recent (MlApplication *app, const char *path);
 
+/* Tells the application whether a window opened a file (the exit status
+ * counts it). */
+void ml_application_note_opened (MlApplication *app, gboolean ok);
+
+/* 2 when every file named on the command line failed to open and no file
+ * opened afterwards (each window showed its error, and stderr has it),
+ * else 0. */
+int ml_application_get_exit_status (MlApplication *app);
+
 /* The "Recent" section of the open menu (owned by the application). */
 GMenuModel *ml_application_get_recent_menu (MlApplication *app);
 

@@ -81,6 +81,7 @@ ml_view_knobs_init (MlViewKnobs *k)
   memset (k, 0, sizeof *k);
   k->chunk = 4u << 20;
   k->retries = 3;
+  k->device = -1;
 }
 
 const char *
@@ -379,8 +380,12 @@ load_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancella
       MlLoadOptions opts;
       ml_load_options_init (&opts);
       opts.progress = &job->jp.progress;   /* share read; Cancel stops the reader */
+      opts.device = job->knobs.device;
+      /* memlens view --range T0:T1 (checked by cli/cmd-view.c) */
+      const char *range = g_getenv ("MEMLENS_VIEW_RANGE");
       MlTrace *trace = NULL;
-      if (ml_trace_load (job->path, &opts, &trace, &err) < 0)
+      if ((range && *range && ml_range_parse (range, &opts.range, &err) < 0)
+          || ml_trace_load (job->path, &opts, &trace, &err) < 0)
         {
           set_error (&error, &err);
           g_task_return_error (task, error);

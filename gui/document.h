@@ -63,6 +63,10 @@ typedef struct {
   double  time_limit;
   guint   retries;
   char    options[256];  /* strategy options "k=v,k=v" */
+  gint    device;        /* files with several devices (snapshots): the one
+                            to read; -1 = the reader's choice (the OOM's
+                            device, else the longest trace). A load reads
+                            it; a re-run keeps its document's trace. */
 } MlViewKnobs;
 
 void ml_view_knobs_init (MlViewKnobs *knobs);

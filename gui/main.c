@@ -8,5 +8,8 @@ main (int argc, char **argv)
   g_set_application_name ("memlens");
   g_autoptr (MlApplication) app = ml_application_new ();
   int rc = g_application_run (G_APPLICATION (app), argc, argv);
-  return rc ? rc : ml_self_test_status ();
+  if (rc)
+    return rc;
+  /* a scripted run answers for itself; else 2 when nothing could open */
+  return ml_self_test_ran () ? ml_self_test_status () : ml_application_get_exit_status (app);
 }

@@ -52,6 +52,13 @@ typedef struct {
 } SelfTest;
 
 static int exit_status;
+static gboolean started;
+
+gboolean
+ml_self_test_ran (void)
+{
+  return started;
+}
 
 int
 ml_self_test_status (void)
@@ -259,8 +266,19 @@ test_step (SelfTest *st)
       check (st, st->job_ok && doc != NULL, "the file opens in a worker and the window shows it");
       if (!doc)
         {
-          finish (st);
-          return FALSE;
+          /* the reason is on screen, where the user looks */
+          const char *msg = ml_window_get_message (st->win);
+          check (st, msg && g_str_has_prefix (msg, "Could not open "), "the window shows why: %s", msg ? msg : "(nothing)");
+          g_autofree char *path = out_path (st, "error.txt");
+          g_file_set_contents (path, msg ? msg : "", -1, NULL);
+          st->shot = "window-error.png";
+          st->step = 200;
+          return TRUE;
+        }
+      if (ml_document_trace (doc)->n_devices > 1)
+        {
+          st->step = 100;   /* a file with several devices: the device script */
+          return TRUE;
         }
       check (st, doc->bufs->n > 0, "it has buffers (%zu)", doc->bufs->n);
       {
@@ -814,6 +832,93 @@ test_step (SelfTest *st)
       activate (st, "plot", g_variant_new_string ("address"));
       finish (st);
       return FALSE;
+    case 100:   /* several devices: the window says which it shows */
+      {
+        const MlTrace *t = ml_document_trace (doc);
+        GtkWidget *dd = ml_window_get_device_selector (st->win);
+        g_autofree char *text = ml_window_dup_device_text (st->win);
+        g_autofree char *want = g_strdup_printf ("device %u of %zu", t->device, t->n_devices);
+        check (st, text && g_str_has_prefix (text, want), "the window names the device it shows (%s)", text ? text : "nothing");
+        check (st, gtk_widget_get_mapped (dd), "the device selector is on screen");
+        GListModel *m = gtk_drop_down_get_model (GTK_DROP_DOWN (dd));
+        guint sel = gtk_drop_down_get_selected (GTK_DROP_DOWN (dd));
+        check (st, g_list_model_get_n_items (m) == t->n_devices && sel < t->n_devices && t->devices[sel].device == t->device,
+               "it lists the %zu devices and has device %u chosen", t->n_devices, t->device);
+        /* for the shell to compare with the file: which device, the rows */
+        GString *rows = g_string_new (NULL);
+        g_string_append_printf (rows, "%s\n", text ? text : "");
+        for (guint i = 0; i < g_list_model_get_n_items (m); i++)
+          g_string_append_printf (rows, "%s\n", gtk_string_list_get_string (GTK_STRING_LIST (m), i));
+        g_autofree char *path = out_path (st, "devices.txt");
+        g_file_set_contents (path, rows->str, -1, NULL);
+        g_string_free (rows, TRUE);
+        st->itick = t->device;   /* the device before */
+        st->shot = "window-device.png";
+        break;
+      }
+    case 101:   /* choose another device with a real click and keys */
+      {
+        const MlTrace *t = ml_document_trace (doc);
+        GtkWidget *dd = ml_window_get_device_selector (st->win);
+        guint sel = gtk_drop_down_get_selected (GTK_DROP_DOWN (dd));
+        guint to = sel > 0 ? sel - 1 : sel + 1;   /* the row above, else below */
+        st->picked = t->devices[to].device;
+        if (!input_begin (st))
+          {
+            activate (st, "device", g_variant_new_int32 ((gint32) st->picked));
+            st->hold_until = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+            st->step = 103;
+            return TRUE;
+          }
+        graphene_point_t pt;
+        double sx = 0, sy = 0;
+        gtk_native_get_surface_transform (GTK_NATIVE (st->win), &sx, &sy);
+        if (gtk_widget_compute_point (dd, GTK_WIDGET (st->win),
+                                      &GRAPHENE_POINT_INIT (gtk_widget_get_width (dd) / 2.0, gtk_widget_get_height (dd) / 2.0), &pt))
+          xdo (st, "mousemove --window %s %.0f %.0f click 1", st->xid, pt.x + sx, pt.y + sy);
+        st->hold_until = g_get_monotonic_time () + G_USEC_PER_SEC;   /* the popup opens */
+        break;
+      }
+    case 102:
+      {
+        if (g_get_monotonic_time () < st->hold_until)
+          return TRUE;
+        /* in the open list: the first row, down to the target's, Enter */
+        const MlTrace *t = ml_document_trace (doc);
+        GString *keys = g_string_new ("key --clearmodifiers Home");
+        for (size_t i = 0; i < t->n_devices && t->devices[i].device != (guint32) st->picked; i++)
+          g_string_append (keys, " Down");
+        g_string_append (keys, " Return");
+        xdo (st, "%s", keys->str);
+        g_string_free (keys, TRUE);
+        st->hold_until = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;   /* for the other device to load */
+        break;
+      }
+    case 103:
+      {
+        const MlTrace *t = ml_document_trace (doc);
+        if (t->device != (guint32) st->picked && g_get_monotonic_time () < st->hold_until)
+          return TRUE;
+        check (st, st->job_ok && t->device == (guint32) st->picked, "input: choosing device %ld in the selector shows it (device %u)",
+               st->picked, t->device);
+        g_autofree char *text = ml_window_dup_device_text (st->win);
+        g_autofree char *want = g_strdup_printf ("device %ld of %zu, as chosen", st->picked, t->n_devices);
+        check (st, text && g_str_equal (text, want), "and the window says so (%s)", text ? text : "nothing");
+        GtkWidget *dd = ml_window_get_device_selector (st->win);
+        guint sel = gtk_drop_down_get_selected (GTK_DROP_DOWN (dd));
+        check (st, sel < t->n_devices && t->devices[sel].device == t->device, "the selector shows it chosen");
+        g_autofree char *path = out_path (st, "device2.txt");
+        g_autofree char *line = g_strdup_printf ("%u %zu %zu\n", t->device, doc->bufs->n, t->n_events);
+        g_file_set_contents (path, line, -1, NULL);
+        st->shot = "window-device2.png";
+        break;
+      }
+    case 104:
+      finish (st);
+      return FALSE;
+    case 200:   /* after the error's screenshot */
+      finish (st);
+      return FALSE;
     }
   st->step++;
   return TRUE;
@@ -1053,6 +1158,7 @@ void
 ml_self_test_start (MlWindow *win, const char *dir, const char *bench_file)
 {
   SelfTest *st = g_new0 (SelfTest, 1);
+  started = TRUE;
   st->win = win;
   st->dir = g_strdup (dir ? dir : ".");
   st->bench = g_strdup (bench_file);

@@ -21,6 +21,8 @@ G_BEGIN_DECLS
 void ml_self_test_start (MlWindow *win, const char *dir, const char *bench_file);
 /* The exit status the scripted run asks for (0 when none ran). */
 int  ml_self_test_status (void);
+/* Whether a scripted run (--self-test or --bench) was started. */
+gboolean ml_self_test_ran (void);
 
 G_END_DECLS
 

@@ -33,11 +33,14 @@ struct _MlWindow {
   gboolean      linking;               /* guards linked zoom */
   gboolean      from_list;             /* a list row is being chosen: stay on its page */
   char         *loading_path;
+  int           pending_device;        /* --device for the first load, -1 = none */
 
   /* from window.ui */
   GtkWidget *title, *subtitle;
   GtkWidget *strategy_dd, *strategy2_dd, *compare_btn;
   GtkStringList *strategies;
+  GtkWidget *device_dd;
+  GtkStringList *devices;
   GtkWidget *search_entry;
   GtkWidget *content_stack, *empty_title;
   GtkWidget *banner_revealer, *banner_label;
@@ -73,8 +76,16 @@ static void show_page (MlWindow *self, gpointer page);
 const char *
 ml_window_get_message (MlWindow *self)
 {
+  /* shown means on screen: a banner on a page the stack hides is not */
   return gtk_revealer_get_reveal_child (GTK_REVEALER (self->banner_revealer))
+             && (!gtk_widget_get_mapped (GTK_WIDGET (self)) || gtk_widget_get_mapped (self->banner_label))
            ? gtk_label_get_text (GTK_LABEL (self->banner_label)) : NULL;
+}
+
+GtkWidget *
+ml_window_get_device_selector (MlWindow *self)
+{
+  return self->device_dd;
 }
 
 void
@@ -106,29 +117,40 @@ loaded (gpointer owner, GAsyncResult *res, MlJob *job, gboolean current)
   g_autoptr (MlDocument) doc = ml_document_load_finish (res, &error);
   if (!current)
     return doc != NULL;
+  MlApplication *app = ML_APPLICATION (gtk_window_get_application (GTK_WINDOW (self)));
   if (doc)
     {
       ml_window_show_message (self, NULL);
       apply_document (self, doc);
-      ml_application_note_recent (ML_APPLICATION (gtk_window_get_application (GTK_WINDOW (self))), doc->box->path);
+      ml_application_note_recent (app, doc->box->path);
+      ml_application_note_opened (app, TRUE);
     }
   else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     {
-      g_autofree char *msg = g_strdup_printf ("Could not open %s: %s", self->loading_path, error->message);
+      /* in the window (on whichever page it shows) and on stderr, where a
+       * user who started it from a shell looks; the reader's message names
+       * the file */
+      size_t n = strlen (self->loading_path);
+      gboolean named = strncmp (error->message, self->loading_path, n) == 0 && error->message[n] == ':';
+      g_autofree char *msg = g_strdup_printf ("Could not open %s: %s", self->loading_path,
+                                              named ? error->message + n + 1 + (error->message[n + 1] == ' ') : error->message);
       ml_window_show_message (self, msg);
+      g_printerr ("memlens view: %s\n", msg);
     }
   if (!self->doc)
     gtk_label_set_markup (GTK_LABEL (self->empty_title), "<span size='x-large' weight='bold'>Open a memory trace</span>");
   return doc != NULL;
 }
 
-void
-ml_window_open_path (MlWindow *self, const char *path)
+/* Loads @path reading @device (-1: the reader's choice). */
+static void
+open_path (MlWindow *self, const char *path, int device)
 {
   g_free (self->loading_path);
   self->loading_path = g_strdup (path);
   g_autofree char *base = g_path_get_basename (path);
-  g_autofree char *what = g_strdup_printf ("Opening %s", base);
+  g_autofree char *what = device >= 0 ? g_strdup_printf ("Opening device %d of %s", device, base)
+                                      : g_strdup_printf ("Opening %s", base);
   MlJob *job = ml_job_bar_begin (self->job_bar, what, loaded, self);
   if (!self->doc)
     {
@@ -139,8 +161,66 @@ ml_window_open_path (MlWindow *self, const char *path)
   MlViewKnobs k = self->knobs;
   k.align = 0;
   k.capacity = 0;
+  k.device = device;
   ml_document_load_async (path, &k, self->pending_strategy[0], self->pending_strategy[1], ml_job_cancellable (job),
                           ml_job_bar_progress, self->job_bar, ml_job_ready, job);
+}
+
+void
+ml_window_open_path (MlWindow *self, const char *path)
+{
+  int device = self->pending_device;
+  self->pending_device = -1;   /* a file opened later starts from its own default */
+  open_path (self, path, device);
+}
+
+void
+ml_window_set_initial_device (MlWindow *self, int device)
+{
+  self->pending_device = device;
+}
+
+gboolean
+ml_window_show_device (MlWindow *self, guint device)
+{
+  MlDocument *doc = self->doc;
+  if (!doc)
+    return FALSE;
+  const MlTrace *t = ml_document_trace (doc);
+  gboolean known = FALSE;
+  for (size_t d = 0; d < t->n_devices; d++)
+    known |= t->devices[d].device == device;
+  if (!known)
+    return FALSE;
+  if (device == t->device)
+    return TRUE;
+  /* the same strategies on the other device's trace */
+  ml_window_set_initial_strategies (self, doc->runs[0]->strategy, doc->runs[1] ? doc->runs[1]->strategy : NULL);
+  open_path (self, doc->box->path, (int) device);
+  return TRUE;
+}
+
+char *
+ml_window_dup_device_text (MlWindow *self)
+{
+  const MlTrace *t = self->doc ? ml_document_trace (self->doc) : NULL;
+  if (!t || t->n_devices < 2)
+    return NULL;
+  GString *s = g_string_new (NULL);
+  g_string_append_printf (s, "device %u of %zu", t->device, t->n_devices);
+  if (t->device_reason)
+    {
+      /* the reader's "reading device 1 of 3: it recorded an OOM (14 trace
+       * entries); --device N reads another": the reason */
+      const char *r = ml_trace_str (t, t->device_reason);
+      const char *colon = strstr (r, ": ");
+      const char *end = strstr (r, "; --device");
+      if (colon && end && end > colon)
+        g_string_append_printf (s, ": %.*s", (int) (end - colon - 2), colon + 2);
+    }
+  else
+    g_string_append (s, ", as chosen");
+  return g_string_free (s, FALSE);
 }
 
 void
@@ -290,6 +370,26 @@ on_strategy_changed (GObject *dd, GParamSpec *pspec, MlWindow *self)
   if (dd == G_OBJECT (self->strategy2_dd) && !gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (self->compare_btn)))
     return;
   start_rerun (self);
+}
+
+static void
+on_device_changed (GObject *dd, GParamSpec *pspec, MlWindow *self)
+{
+  if (self->applying || !self->doc)
+    return;
+  const MlTrace *t = ml_document_trace (self->doc);
+  guint i = gtk_drop_down_get_selected (GTK_DROP_DOWN (dd));
+  if (i < t->n_devices)
+    ml_window_show_device (self, t->devices[i].device);
+}
+
+static void
+device_action (GSimpleAction *a, GVariant *p, gpointer u)
+{
+  MlWindow *self = u;
+  gint32 d = g_variant_get_int32 (p);
+  if (d >= 0)
+    ml_window_show_device (self, (guint) d);
 }
 
 static void
@@ -697,11 +797,33 @@ apply_document (MlWindow *self, MlDocument *doc)
       gtk_label_set_text (GTK_LABEL (self->title), base);
       gtk_window_set_title (GTK_WINDOW (self), base);
       char lb[32];
-      g_autofree char *sub = g_strdup_printf ("%s · %zu events · %zu buffers · lower bound %s%s",
-                                              ml_trace_str (t, t->source), t->n_events, doc->bufs->n,
+      g_autofree char *dev = ml_window_dup_device_text (self);
+      g_autofree char *sub = g_strdup_printf ("%s%s%s · %zu events · %zu buffers · lower bound %s%s",
+                                              dev ? dev : "", dev ? " · " : "", ml_trace_str (t, t->source),
+                                              t->n_events, doc->bufs->n,
                                               ml_format_size (doc->bufs->lower_bound, lb, sizeof lb),
                                               t->has_times ? " · timed" : "");
       gtk_label_set_text (GTK_LABEL (self->subtitle), sub);
+      gtk_widget_set_tooltip_text (self->subtitle, sub);
+      /* the device selector: one row per device the file holds */
+      guint n_old_dev = g_list_model_get_n_items (G_LIST_MODEL (self->devices));
+      gtk_string_list_splice (self->devices, 0, n_old_dev, NULL);
+      guint shown = 0;
+      for (size_t d = 0; d < t->n_devices; d++)
+        {
+          const MlDeviceInfo *di = &t->devices[d];
+          g_autofree char *row = di->entries ? g_strdup_printf ("Device %u · %" G_GUINT64_FORMAT " entries%s", di->device,
+                                                                di->entries, di->ooms ? " · OOM" : "")
+                                             : g_strdup_printf ("Device %u · no trace", di->device);
+          gtk_string_list_append (self->devices, row);
+          if (di->device == t->device)
+            shown = (guint) d;
+        }
+      gtk_widget_set_visible (self->device_dd, t->n_devices > 1);
+      if (t->n_devices > 1)
+        gtk_drop_down_set_selected (GTK_DROP_DOWN (self->device_dd), shown);
+      g_simple_action_set_state (G_SIMPLE_ACTION (g_action_map_lookup_action (G_ACTION_MAP (self), "device")),
+                                 g_variant_new_int32 ((gint32) t->device));
       gtk_editable_set_text (GTK_EDITABLE (self->search_entry), "");
     }
   set_dropdown (self->strategy_dd, self->strategies, doc->runs[0]->strategy);
@@ -1019,6 +1141,7 @@ static const GActionEntry win_actions[] = {
   { "strategy", strategy_action, "s", "'best-fit'", NULL },
   { "strategy2", strategy_action, "s", "'first-fit'", NULL },
   { "compare", compare_action, "b", "false", NULL },
+  { "device", device_action, "i", "0", NULL },
   { "color-by", color_by_action, "s", "'site'", NULL },
   { "time-axis", time_axis_action, "s", "'auto'", NULL },
   { "plot", plot_action, "s", "'address'", NULL },
@@ -1047,6 +1170,7 @@ ml_window_init (MlWindow *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
   ml_view_knobs_init (&self->knobs);
+  self->pending_device = -1;
   self->summary[0] = self->summary0, self->summary[1] = self->summary1;
   self->timeline[0] = self->timeline0, self->timeline[1] = self->timeline1;
   self->timeline_box[0] = self->timeline_box0, self->timeline_box[1] = self->timeline_box1;
@@ -1139,6 +1263,8 @@ ml_window_class_init (MlWindowClass *klass)
   CHILD (strategy2_dd);
   CHILD (compare_btn);
   CHILD (strategies);
+  CHILD (device_dd);
+  CHILD (devices);
   CHILD (search_entry);
   CHILD (content_stack);
   CHILD (empty_title);
@@ -1165,6 +1291,7 @@ ml_window_class_init (MlWindowClass *klass)
 #undef CHILD
   gtk_widget_class_bind_template_callback (wc, on_strategy_changed);
   gtk_widget_class_bind_template_callback (wc, on_compare_toggled);
+  gtk_widget_class_bind_template_callback (wc, on_device_changed);
   gtk_widget_class_bind_template_callback (wc, on_search_changed);
   gtk_widget_class_bind_template_callback (wc, on_search_activate);
   gtk_widget_class_bind_template_callback (wc, on_banner_close);

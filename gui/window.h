@@ -1,6 +1,7 @@
 /* window.h — MlWindow: one trace, its timeline(s), lists and knobs.
  *
- * Layout: a header bar (open, strategy drop-down, compare toggle and its
+ * Layout: a header bar (open, the device selector for files with several
+ * devices, strategy drop-down, compare toggle and its
  * second drop-down, search, zoom, export and view menus); the main area
  * with the timeline (and the second one in compare mode, sharing the
  * time span), the overview strip of live bytes with the visible window,
@@ -14,6 +15,7 @@
  *   win.select-range((dd)) zoom to ticks [t0, t1),
  *   win.select-buffer(i) select a buffer by index (-1 none),
  *   win.strategy(s), win.strategy2(s), win.compare(b) (stateful),
+ *   win.device(i) reload the file reading device i (stateful),
  *   win.color-by(s), win.time-axis(s), win.plot(s) ("address", "active",
  *   "segments") (stateful),
  *   win.export((ss)) format ("png", "svg", "pdf"; reports "html", "md",
@@ -43,6 +45,15 @@ MlWindow *ml_window_new (GtkApplication *app);
 void ml_window_open_path   (MlWindow *self, const char *path);
 /* Shows the open dialog. */
 void ml_window_choose_file (MlWindow *self);
+/* The device the next ml_window_open_path() reads (-1: the reader's
+ * choice); later opens start from their file's default again. */
+void ml_window_set_initial_device (MlWindow *self, int device);
+/* Reloads the document's file reading @device (as the device selector
+ * does); FALSE when the file holds no such device. */
+gboolean ml_window_show_device (MlWindow *self, guint device);
+/* "device 1 of 3: it recorded an OOM (14 trace entries)": which device
+ * the window shows and why; NULL for files with one device. Free it. */
+char *ml_window_dup_device_text (MlWindow *self);
 /* Strategies to use for the next load (NULL = default / no compare). */
 void ml_window_set_initial_strategies (MlWindow *self, const char *strategy, const char *compare);
 
@@ -77,7 +88,9 @@ MlStatePage *ml_window_get_state_page (MlWindow *self);
 gboolean ml_window_set_knob (MlWindow *self, const char *name, const char *text);
 /* The Knobs page's last sweep (borrowed), or NULL. */
 const MlKnobSweep *ml_window_get_sweep (MlWindow *self);
-/* The banner's message (NULL when hidden; borrowed). */
+/* The device drop-down (borrowed; for tests). */
+GtkWidget *ml_window_get_device_selector (MlWindow *self);
+/* The banner's message (NULL when it is not on screen; borrowed). */
 const char *ml_window_get_message (MlWindow *self);
 /* Shows a message in the window's banner. */
 void ml_window_show_message (MlWindow *self, const char *text);

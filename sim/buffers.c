@@ -247,6 +247,8 @@ ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError
             buf->flags |= ML_BUF_NO_REUSE;
           if (ev->flags & ML_EVF_HAS_ADDR)
             buf->flags |= ML_BUF_HAS_ADDR;
+          if (ev->flags & ML_EVF_CLIPPED)
+            buf->flags |= ML_BUF_CLIPPED;
           if (ev->flags & ML_EVF_HAS_ID)
             {
               if (ml_u64map_get (&by_id, ev->id, &other))
@@ -305,6 +307,8 @@ ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError
           MlBuffer *buf = &b->buf[idx];
           buf->end = ev->tick;
           buf->flags &= ~(uint32_t) ML_BUF_NEVER_FREED;
+          if (ev->flags & ML_EVF_CLIPPED)
+            buf->flags |= ML_BUF_CLIPPED;
           if (ev->flags & ML_EVF_HAS_ID || !(buf->flags & ML_BUF_HAS_ADDR))
             {
               ml_u64map_del (&by_id, buf->id);

@@ -26,6 +26,7 @@ enum {
   ML_BUF_ZERO_COPY   = 1 << 11,  /* outside the arena, own alignment      */
   ML_BUF_NO_REUSE    = 1 << 12,  /* no other buffer shares its bytes      */
   ML_BUF_GROUPED     = 1 << 13,  /* member of a contiguous group          */
+  ML_BUF_CLIPPED     = 1 << 14,  /* a window's edge cut its lifetime (ML_EVF_CLIPPED) */
 };
 
 /* 64 bytes. */

@@ -414,6 +414,28 @@ recorded_map (MlPlan *p, MlTreap *live, const MlEvent *ev, uint64_t end_tick)
   return ml_plan_add_mapping (p, &m) < 0 ? ML_ENOMEM : 0;
 }
 
+int
+ml_plan_unmap (MlPlan *p, uint32_t seg, uint64_t lo, uint64_t hi, uint64_t tick)
+{
+  size_t n = p->n_maps;
+  for (size_t k = 0; k < n; k++)
+    {
+      MlMapping m = p->maps[k];
+      if (m.segment != seg || m.end <= tick || m.start > tick || m.offset >= hi || m.offset + m.size <= lo)
+        continue;
+      p->maps[k].end = tick;
+      uint64_t m_hi = m.offset + m.size;
+      MlMapping left = m, right = m;
+      left.start = right.start = tick;
+      left.size = lo > m.offset ? lo - m.offset : 0;
+      right.offset = hi;
+      right.size = m_hi > hi ? m_hi - hi : 0;
+      if ((left.size && ml_plan_add_mapping (p, &left) < 0) || (right.size && ml_plan_add_mapping (p, &right) < 0))
+        return ML_ENOMEM;
+    }
+  return 0;
+}
+
 /* Ends the parts of the segment's live mappings that [addr, addr + size)
  * covers; what is left of a mapping goes on as a new one. */
 static int
@@ -422,25 +444,8 @@ recorded_unmap (MlPlan *p, MlTreap *live, const MlEvent *ev)
   long s = paged_at (p, live, ev->addr);
   if (s < 0)
     return 0;   /* pages the trace never showed mapped */
-  uint64_t lo = ev->addr - p->segments[s].addr, hi = lo + ev->size;
-  size_t n = p->n_maps;
-  for (size_t k = 0; k < n; k++)
-    {
-      MlMapping m = p->maps[k];
-      if (m.segment != (uint32_t) s || m.end <= ev->tick || m.start > ev->tick || m.offset >= hi
-          || m.offset + m.size <= lo)
-        continue;
-      p->maps[k].end = ev->tick;
-      uint64_t m_hi = m.offset + m.size;
-      MlMapping left = m, right = m;
-      left.start = right.start = ev->tick;
-      left.size = lo > m.offset ? lo - m.offset : 0;
-      right.offset = hi;
-      right.size = m_hi > hi ? m_hi - hi : 0;
-      if ((left.size && ml_plan_add_mapping (p, &left) < 0) || (right.size && ml_plan_add_mapping (p, &right) < 0))
-        return ML_ENOMEM;
-    }
-  return 0;
+  uint64_t lo = ev->addr - p->segments[s].addr;
+  return ml_plan_unmap (p, (uint32_t) s, lo, lo + ev->size, ev->tick);
 }
 
 bool

@@ -112,6 +112,10 @@ long    ml_plan_add_segment (MlPlan *plan, const MlSegment *seg) ML_MUST_CHECK;
 /* Appends a mapping; returns its index or -1 when out of memory. */
 long    ml_plan_add_mapping (MlPlan *plan, const MlMapping *map) ML_MUST_CHECK;
 int     ml_plan_set_note (MlPlan *plan, const char *note) ML_MUST_CHECK;
+/* Ends, at @tick, the parts of segment @seg's live mappings inside
+ * [@lo, @hi) (offsets); what is left of a mapping goes on as a new one
+ * from @tick. 0 or ML_ENOMEM. */
+int     ml_plan_unmap (MlPlan *plan, uint32_t seg, uint64_t lo, uint64_t hi, uint64_t tick) ML_MUST_CHECK;
 
 /* For a plan of one static arena: max(offset + size) over buffers. */
 uint64_t ml_plan_arena_size (const MlPlan *plan, const MlBuffers *bufs);

@@ -80,9 +80,38 @@ ml_sim_reserve (MlSimContext *ctx, uint64_t size, uint32_t stream, uint32_t flag
       return -1;
     }
   ctx->hw[s] = 0;
-  if (!(flags & ML_SEG_GROWABLE))
+  if (!(flags & (ML_SEG_GROWABLE | ML_SEG_PAGED)))
     ctx->reserved += size;
   return s;
+}
+
+int
+ml_sim_map (MlSimContext *ctx, uint32_t segment, uint64_t offset, uint64_t size)
+{
+  MlSegment *g = &ctx->plan->segments[segment];
+  MlMapping m = { .segment = segment, .offset = offset, .size = size, .start = ctx->tick, .end = ctx->bufs->end_tick };
+  if (ml_plan_add_mapping (ctx->plan, &m) < 0)
+    {
+      ctx->oom = 1;
+      return -1;
+    }
+  g = &ctx->plan->segments[segment];
+  if (offset + size > g->size)
+    g->size = offset + size;
+  ctx->reserved += size;
+  return 0;
+}
+
+int
+ml_sim_unmap (MlSimContext *ctx, uint32_t segment, uint64_t offset, uint64_t size)
+{
+  if (ml_plan_unmap (ctx->plan, segment, offset, offset + size, ctx->tick) < 0)
+    {
+      ctx->oom = 1;
+      return -1;
+    }
+  ctx->reserved -= size;
+  return 0;
 }
 
 void
@@ -90,6 +119,20 @@ ml_sim_release (MlSimContext *ctx, uint32_t segment)
 {
   MlSegment *g = &ctx->plan->segments[segment];
   g->end = ctx->tick;
+  if (g->flags & ML_SEG_PAGED)
+    {
+      /* what is still mapped goes with it */
+      for (size_t k = 0; k < ctx->plan->n_maps; k++)
+        {
+          MlMapping *m = &ctx->plan->maps[k];
+          if (m->segment == segment && m->start <= ctx->tick && m->end > ctx->tick)
+            {
+              m->end = ctx->tick;
+              ctx->reserved -= m->size;
+            }
+        }
+      return;
+    }
   ctx->reserved -= (g->flags & ML_SEG_GROWABLE) ? ctx->hw[segment] : g->size;
 }
 

@@ -92,6 +92,11 @@ long ml_sim_reserve (MlSimContext *ctx, uint64_t size, uint32_t stream, uint32_t
 void ml_sim_release (MlSimContext *ctx, uint32_t segment);
 /* Grows a segment (expandable segments map more pages). */
 void ml_sim_resize  (MlSimContext *ctx, uint32_t segment, uint64_t size);
+/* Pages of a segment reserved with ML_SEG_PAGED: maps [@offset, @offset +
+ * @size) from the current tick (its reserved bytes) / ends the mappings
+ * inside it. 0, or -1 when out of memory. */
+int  ml_sim_map     (MlSimContext *ctx, uint32_t segment, uint64_t offset, uint64_t size);
+int  ml_sim_unmap   (MlSimContext *ctx, uint32_t segment, uint64_t offset, uint64_t size);
 /* Bytes reserved right now (all live segments; growable: high water). */
 uint64_t ml_sim_reserved (const MlSimContext *ctx);
 /* The strategy's internal waste right now: bytes of its live blocks beyond

@@ -61,6 +61,10 @@ enum {
    * pinned alloc is a fixed one: @addr is its offset for the whole run */
   ML_EVF_ZERO_COPY = 1 << 8, /* user memory outside the arena            */
   ML_EVF_NO_REUSE = 1 << 9,  /* no other buffer shares its bytes, ever   */
+  /* a window of the trace (--range): an alloc at the window's first tick
+   * of a buffer allocated before it, a free just after its last tick of
+   * a buffer freed after it */
+  ML_EVF_CLIPPED  = 1 << 10,
 };
 #define ML_EVF_KIND_MASK (ML_EVF_WEIGHT | ML_EVF_ACTIVATION | ML_EVF_INPUT | ML_EVF_OUTPUT)
 
@@ -174,6 +178,10 @@ typedef struct {
   MlDeviceOom *device_ooms;  /* by device, then index (owned) */
   size_t    n_device_ooms;
   uint32_t  device_reason;
+  /* a window of the input (MlLoadOptions.range): its first and last tick
+   * in the file's numbering (the carried-in state sits at window_first) */
+  bool      windowed;
+  uint64_t  window_first, window_last;
   /* graph-compiler constraints (docs/formats.md); 0 / none by default */
   uint64_t  zero_copy_align; /* alignment of zero-copy buffers, 0 = default_align */
   uint64_t  max_block;       /* arena blocks of at most this many bytes, 0 = one arena */

@@ -45,6 +45,19 @@ conf_new_seg (MlCache *c, uint64_t size, uint32_t stream, MlCacheSegment *seg)
 {
   Conf *f = c->user;
   (void) stream;
+  if (seg->expandable)
+    {
+      /* a virtual range: it starts where the next recorded mapping is
+       * (taken by the mapping itself, conf_map_seg), when that is free */
+      if (f->next < f->n && _ml_cache_can_start_segment (c, f->addrs[f->next]))
+        seg->base = f->addrs[f->next];
+      else
+        {
+          seg->base = f->synth;
+          f->synth += ML_CACHE_EXP_RANGE;
+        }
+      return 0;
+    }
   if (f->next < f->n)
     seg->base = f->addrs[f->next++];
   else
@@ -55,48 +68,79 @@ conf_new_seg (MlCache *c, uint64_t size, uint32_t stream, MlCacheSegment *seg)
   return push_emu_size (f, size);
 }
 
-/* Expandable growth maps pages: an emulated segment_map event, at the
- * address the next recorded map names when it is the segment's end. */
+/* An expandable segment maps pages: an emulated segment_map event; the
+ * recorded one at the same address (among the next few) is taken. */
 static int
-conf_grow_seg (MlCache *c, MlCacheSegment *seg, uint64_t added)
+conf_map_seg (MlCache *c, MlCacheSegment *seg, uint64_t offset, uint64_t size)
 {
   Conf *f = c->user;
-  if (f->next < f->n && f->addrs[f->next] == seg->base + seg->size - added)
-    f->next++;
-  return push_emu_size (f, added);
+  for (size_t k = f->next; k < f->n && k < f->next + 8; k++)
+    if (f->addrs[k] == seg->base + offset)
+      {
+        f->next = k + 1;
+        break;
+      }
+  return push_emu_size (f, size);
 }
 
-/* The recorded segments at the end: (addr, size) pairs; a map inside or
- * right after an expandable one grows it, an unmap inside shrinks it. */
+/* The segments at the end, as a snapshot lists them: a plain segment, or
+ * one contiguous mapped range of an expandable segment. The recorded
+ * ones follow the events: segment_alloc adds one, segment_free removes
+ * it, segment_map adds a range (joined with the ranges it touches),
+ * segment_unmap cuts one. @n entries of @addr / @size (room for one
+ * more per event). */
 static void
-rec_seg_event (uint64_t *addr, uint64_t *size, size_t *n, const MlEvent *ev)
+rec_seg_event (uint64_t *addr, uint64_t *size, bool *exp, size_t *n, const MlEvent *ev)
 {
-  bool map = ev->kind == ML_EV_SEGMENT_MAP, unmap = ev->kind == ML_EV_SEGMENT_UNMAP;
-  if (ev->kind == ML_EV_SEGMENT_ALLOC || map)
+  uint64_t a = ev->addr, e = ev->addr + ev->size;
+  switch (ev->kind)
     {
-      for (size_t e = 0; map && e < *n; e++)
-        if (addr[e] <= ev->addr && ev->addr <= addr[e] + size[e])
+    case ML_EV_SEGMENT_ALLOC:
+      addr[*n] = a, size[*n] = ev->size, exp[(*n)++] = false;
+      break;
+    case ML_EV_SEGMENT_FREE:
+      for (size_t k = 0; k < *n; k++)
+        if (!exp[k] && addr[k] == a)
           {
-            if (ev->addr + ev->size - addr[e] > size[e])
-              size[e] = ev->addr + ev->size - addr[e];
-            return;
+            --*n;
+            addr[k] = addr[*n], size[k] = size[*n], exp[k] = exp[*n];
+            break;
           }
-      addr[*n] = ev->addr;
-      size[(*n)++] = ev->size;
-      return;
-    }
-  for (size_t e = 0; e < *n; e++)
-    if (addr[e] <= ev->addr && ev->addr < addr[e] + size[e])
-      {
-        if (unmap && (ev->addr > addr[e] || ev->size < size[e]))
-          size[e] = size[e] > ev->size ? size[e] - ev->size : 0;
+      break;
+    case ML_EV_SEGMENT_MAP:
+      for (size_t k = 0; k < *n;)
+        if (exp[k] && (addr[k] + size[k] == a || addr[k] == e))
+          {
+            if (addr[k] < a)
+              a = addr[k];
+            if (addr[k] + size[k] > e)
+              e = addr[k] + size[k];
+            --*n;
+            addr[k] = addr[*n], size[k] = size[*n], exp[k] = exp[*n];
+          }
         else
+          k++;
+      addr[*n] = a, size[*n] = e - a, exp[(*n)++] = true;
+      break;
+    case ML_EV_SEGMENT_UNMAP:
+      for (size_t k = 0; k < *n; k++)
+        if (exp[k] && addr[k] <= a && e <= addr[k] + size[k])
           {
-            addr[e] = addr[*n - 1];
-            size[e] = size[--*n];
+            uint64_t end = addr[k] + size[k];
+            size[k] = a - addr[k];
+            if (end > e)
+              addr[*n] = e, size[*n] = end - e, exp[(*n)++] = true;
+            if (size[k] == 0)
+              {
+                --*n;
+                addr[k] = addr[*n], size[k] = size[*n], exp[k] = exp[*n];
+              }
+            break;
           }
-        return;
-      }
+      break;
+    default:
+      break;
+    }
 }
 
 /* Which rule the real choice @want disagrees on, given the emulation's
@@ -105,8 +149,8 @@ static MlCachingRule
 classify (MlCache *c, uint64_t want, uint64_t req, uint32_t raw_stream, bool emu_new_segment)
 {
   uint32_t i = _ml_cache_block_at (c, want);
-  if (i == ML_CACHE_NONE)
-    return ML_RULE_NEW_SEGMENT;
+  if (i == ML_CACHE_NONE || c->b[i].unmapped)
+    return ML_RULE_NEW_SEGMENT;   /* the real allocator reserved or mapped memory there */
   const MlCacheBlock *b = &c->b[i];
   if (b->allocated)
     return ML_RULE_STATE;
@@ -140,6 +184,7 @@ ml_caching_conformance (const MlTrace *t, const char *options, MlCachingConforma
 
   /* recorded segment bases after tick 0, recorded end segments, the highest address */
   uint64_t *rec_addrs = NULL, *rec_sizes = NULL, *end_rec = NULL, *end_addr = NULL;
+  bool *end_exp = NULL;
   size_t n_rec = 0, n_end_rec = 0;
   uint64_t top = 0;
   MlU64Map ids;
@@ -148,7 +193,7 @@ ml_caching_conformance (const MlTrace *t, const char *options, MlCachingConforma
   _ml_cache_init (&c, &cfg);
   Conf f = { 0 };
   c.new_seg = conf_new_seg;
-  c.grow_seg = conf_grow_seg;
+  c.map_seg = conf_map_seg;
   c.user = &f;
   uint32_t *id_blocks = NULL;
   size_t n_id_blocks = 0;
@@ -157,8 +202,9 @@ ml_caching_conformance (const MlTrace *t, const char *options, MlCachingConforma
   rec_sizes = malloc ((t->n_events + 1) * sizeof *rec_sizes);
   end_rec = malloc ((t->n_events + 1) * sizeof *end_rec);
   end_addr = malloc ((t->n_events + 1) * sizeof *end_addr);
+  end_exp = malloc ((t->n_events + 1) * sizeof *end_exp);
   id_blocks = malloc ((t->n_events + 1) * sizeof *id_blocks);
-  if (!rec_addrs || !rec_sizes || !end_rec || !end_addr || !id_blocks)
+  if (!rec_addrs || !rec_sizes || !end_rec || !end_addr || !end_exp || !id_blocks)
     {
       rc = ml_error_set (err, ML_ENOMEM, "out of memory");
       goto out;
@@ -192,14 +238,29 @@ ml_caching_conformance (const MlTrace *t, const char *options, MlCachingConforma
           const char *pool = ml_trace_str (t, ev->name);
           bool small = pool && *pool ? strcmp (pool, "small") == 0 : ev->size == ML_CACHE_SMALL_BUFFER;
           uint32_t stream = _ml_cache_stream_index (&c, ev->stream);
-          if (c.failed || _ml_cache_seg_add (&c, ev->addr, ev->size, stream, small, ev->kind == ML_EV_SEGMENT_MAP) < 0)
+          if (c.failed)
+            {
+              rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+              goto out;
+            }
+          if (ev->kind == ML_EV_SEGMENT_MAP)
+            {
+              /* a mapped range: the ranges of one (pool, stream) are one segment */
+              if ((rc = _ml_cache_exp_add_range (&c, ev->addr, ev->size, stream, small)) < 0)
+                {
+                  ml_error_set (err, rc, rc == ML_ENOMEM ? "out of memory"
+                                : "event %zu: expandable range at 0x%" PRIx64 " overlaps another segment of the rebuilt state", k, ev->addr);
+                  goto out;
+                }
+            }
+          else if (_ml_cache_seg_add (&c, ev->addr, ev->size, stream, small, false) < 0)
             {
               rc = ml_error_set (err, ML_ENOMEM, "out of memory");
               goto out;
             }
           r.initial_segments++;
           r.rule_sized_segments += _ml_cache_rule_sized (ev->size, small) || ev->kind == ML_EV_SEGMENT_MAP;
-          rec_seg_event (end_addr, end_rec, &n_end_rec, ev);
+          rec_seg_event (end_addr, end_rec, end_exp, &n_end_rec, ev);
         }
       else if (ev->kind == ML_EV_ALLOC && first_alloc == t->n_events)
         first_alloc = k;
@@ -298,16 +359,26 @@ ml_caching_conformance (const MlTrace *t, const char *options, MlCachingConforma
           break;
         case ML_EV_SEGMENT_ALLOC:
         case ML_EV_SEGMENT_MAP:
-          rec_seg_event (end_addr, end_rec, &n_end_rec, ev);
+          rec_seg_event (end_addr, end_rec, end_exp, &n_end_rec, ev);
           break;
         case ML_EV_SEGMENT_FREE:
-        case ML_EV_SEGMENT_UNMAP:
-          rec_seg_event (end_addr, end_rec, &n_end_rec, ev);
+          rec_seg_event (end_addr, end_rec, end_exp, &n_end_rec, ev);
           {
             uint32_t s = ml_treap_find (&c.segs, ev->addr, 0, NULL);
             if (s != ML_TREAP_NIL)
               _ml_cache_seg_release (&c, (uint32_t) c.segs.nodes[s].value);
           }
+          break;
+        case ML_EV_SEGMENT_UNMAP:
+          /* release_cached_blocks (an OOM's retry, empty_cache): the
+           * emulation unmaps the same free pages */
+          rec_seg_event (end_addr, end_rec, end_exp, &n_end_rec, ev);
+          _ml_cache_unmap_range (&c, ev->addr, ev->size);
+          if (c.failed)
+            {
+              rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+              goto out;
+            }
           break;
         default:
           break;
@@ -320,9 +391,31 @@ ml_caching_conformance (const MlTrace *t, const char *options, MlCachingConforma
     r.segment_events_matched += f.emu_sizes[k] == rec_sizes[k];
   {
     size_t n_emu_end = 0;
+    uint64_t *grown = realloc (rec_sizes, (t->n_events + c.nb + c.ns + 1) * sizeof *rec_sizes);
+    if (!grown)
+      {
+        rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+        goto out;
+      }
+    rec_sizes = grown;
     for (size_t s = 0; s < c.ns; s++)
-      if (c.s[s].alive)
+      if (c.s[s].alive && !c.s[s].expandable)
         rec_sizes[n_emu_end++] = c.s[s].size, r.end_emu_bytes += c.s[s].size;
+      else if (c.s[s].alive)
+        {
+          /* its contiguous mapped ranges */
+          uint64_t run = 0;
+          for (uint32_t i = c.s[s].first;; i = c.b[i].next)
+            {
+              bool end = i == ML_CACHE_NONE || c.b[i].unmapped;
+              if (end && run)
+                rec_sizes[n_emu_end++] = run, r.end_emu_bytes += run, run = 0;
+              if (i == ML_CACHE_NONE)
+                break;
+              if (!end)
+                run += c.b[i].size;
+            }
+        }
     for (size_t s = 0; s < n_end_rec; s++)
       r.end_rec_bytes += end_rec[s];
     r.end_rec_segments = n_end_rec;
@@ -338,6 +431,7 @@ out:
   free (rec_sizes);
   free (end_rec);
   free (end_addr);
+  free (end_exp);
   free (id_blocks);
   free (f.emu_sizes);
   ml_u64map_clear (&ids);

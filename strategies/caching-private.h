@@ -4,9 +4,16 @@
  * public: only the files of strategies/caching-*.c include it.
  *
  * An MlCache owns its blocks and segments; the owner supplies new_seg /
- * rel_seg / grow_seg, called when the model reserves, releases or grows a
- * segment (that is where the strategy reserves plan segments and the
+ * rel_seg / map_seg / unmap_seg, called when the model reserves or
+ * releases a segment, or maps or unmaps pages of an expandable one (that
+ * is where the strategy reserves plan segments and mappings and the
  * conformance replay hands out the recorded addresses).
+ *
+ * Expandable segments (PyTorch's ExpandableSegment): a segment is a
+ * virtual range of ML_CACHE_EXP_RANGE bytes cut into blocks, each mapped
+ * or not; unmapped blocks are never allocated and sit in the pool's
+ * `unmapped` set, ordered by (stream, address) as PyTorch's BlockPool
+ * keeps them. Reserved bytes are the mapped ones.
  */
 #ifndef ML_STRATEGIES_CACHING_PRIVATE_H
 #define ML_STRATEGIES_CACHING_PRIVATE_H
@@ -24,6 +31,10 @@
 #define ML_CACHE_MIN_LARGE_ALLOC ((uint64_t) 10 << 20)   /* kMinLargeAlloc */
 #define ML_CACHE_ROUND_LARGE     ((uint64_t) 2 << 20)    /* kRoundLarge */
 #define ML_CACHE_NONE            UINT32_MAX              /* no block */
+/* The virtual range of an expandable segment. PyTorch reserves 1 1/8 of
+ * the device's memory; the emulation, which does not know it, reserves
+ * more than any device has (a request never has to span two segments). */
+#define ML_CACHE_EXP_RANGE       ((uint64_t) 1 << 42)
 
 typedef struct {
   uint64_t max_split;      /* UINT64_MAX = unset */
@@ -36,10 +47,13 @@ typedef struct {
   uint32_t seg, prev, next;
   uint32_t stream;          /* dense index */
   bool     allocated, used;
+  bool     unmapped;        /* a range of an expandable segment with no pages mapped */
 } MlCacheBlock;
 
 typedef struct {
-  uint64_t base, size;      /* size: mapped bytes */
+  uint64_t base, size;      /* size: bytes (an expandable segment: its virtual range) */
+  uint64_t mapped;          /* an expandable segment's mapped bytes */
+  uint64_t page;            /* an expandable segment's page: 2 MiB small, 20 MiB large */
   uint32_t stream, first;
   bool     small, expandable, alive;
   long     plan_seg;
@@ -54,6 +68,7 @@ struct MlCache {
   MlCacheSegment *s;
   size_t          ns, caps;
   MlTreap         pool[2];        /* free blocks: a = stream << 48 | size, b = addr, value = size */
+  MlTreap         unmapped[2];    /* unmapped blocks: a = stream, b = addr, value = block index */
   MlTreap         segs;           /* alive segments: a = base, value = index */
   MlU64Map        free_at;        /* free block address -> block index */
   MlU64Map        streams;        /* raw stream -> dense index */
@@ -67,10 +82,13 @@ struct MlCache {
    * and calls malloc again. Unset, malloc runs PyTorch's releases itself. */
   bool            owner_retries;
   bool            failed;         /* out of memory in the stream index */
-  /* the owner's side */
+  uint32_t       *tmp;            /* scratch list of blocks (a release) */
+  size_t          n_tmp, cap_tmp;
+  /* the owner's side; map_seg / unmap_seg may be NULL */
   int  (*new_seg)  (MlCache *c, uint64_t size, uint32_t stream, MlCacheSegment *seg);
   void (*rel_seg)  (MlCache *c, MlCacheSegment *seg);
-  int  (*grow_seg) (MlCache *c, MlCacheSegment *seg, uint64_t added);
+  int  (*map_seg)  (MlCache *c, MlCacheSegment *seg, uint64_t offset, uint64_t size);
+  void (*unmap_seg)(MlCache *c, MlCacheSegment *seg, uint64_t offset, uint64_t size);
   void *user;
 };
 
@@ -88,6 +106,9 @@ const char *_ml_cache_options (const MlTrace *t, const char *options, char *buf,
 
 /* The request size PyTorch rounds @size to. */
 uint64_t _ml_cache_round_size (const MlCacheConfig *cfg, uint64_t size);
+/* True when a new segment may start at @addr: no live segment holds it,
+ * or only the unmapped end of an expandable one (which then ends there). */
+bool     _ml_cache_can_start_segment (MlCache *c, uint64_t addr);
 /* True when a segment of @size in the @small pool is one the size rules
  * can produce. */
 bool     _ml_cache_rule_sized (uint64_t size, bool small);
@@ -113,6 +134,15 @@ uint64_t _ml_cache_largest_free (const MlCache *c);
 /* Adds a segment at @base (one free block; the owner is not called);
  * returns its index or -1 when out of memory. */
 long     _ml_cache_seg_add (MlCache *c, uint64_t base, uint64_t size, uint32_t stream, bool small, bool expandable);
+/* Adds the mapped range [@addr, @addr + @size) of an expandable segment
+ * (a rebuilt state lists each contiguous mapped range as a segment): it
+ * joins the (pool, stream) segment whose virtual range holds it, else
+ * starts one at @addr. The owner is not called. ML_EINPUT when the range
+ * is not unmapped there, ML_ENOMEM. */
+int      _ml_cache_exp_add_range (MlCache *c, uint64_t addr, uint64_t size, uint32_t stream, bool small);
+/* Unmaps the whole pages of the free blocks inside [@addr, @addr + @size)
+ * (a recorded segment_unmap replayed); returns the bytes unmapped. */
+uint64_t _ml_cache_unmap_range (MlCache *c, uint64_t addr, uint64_t size);
 /* Releases segment @si when it is one free block (calls rel_seg). */
 bool     _ml_cache_seg_release (MlCache *c, uint32_t si);
 /* The block containing @addr (free or not), ML_CACHE_NONE when no segment

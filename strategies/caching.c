@@ -20,7 +20,8 @@ static int
 strat_new_seg (MlCache *c, uint64_t size, uint32_t stream, MlCacheSegment *seg)
 {
   Strat *s = c->user;
-  long p = ml_sim_reserve (s->ctx, size, stream, seg->expandable ? ML_SEG_EXPANDABLE : 0);
+  /* an expandable segment is a virtual range: its mappings reserve it */
+  long p = ml_sim_reserve (s->ctx, size, stream, seg->expandable ? ML_SEG_EXPANDABLE | ML_SEG_PAGED : 0);
   if (p < 0)
     return ML_ENOMEM;
   seg->plan_seg = p;
@@ -38,12 +39,17 @@ strat_rel_seg (MlCache *c, MlCacheSegment *g)
 }
 
 static int
-strat_grow_seg (MlCache *c, MlCacheSegment *g, uint64_t added)
+strat_map_seg (MlCache *c, MlCacheSegment *g, uint64_t offset, uint64_t size)
 {
   Strat *s = c->user;
-  (void) added;
-  ml_sim_resize (s->ctx, (uint32_t) g->plan_seg, g->size);
-  return 0;
+  return ml_sim_map (s->ctx, (uint32_t) g->plan_seg, offset, size) < 0 ? ML_ENOMEM : 0;
+}
+
+static void
+strat_unmap_seg (MlCache *c, MlCacheSegment *g, uint64_t offset, uint64_t size)
+{
+  Strat *s = c->user;
+  ml_sim_unmap (s->ctx, (uint32_t) g->plan_seg, offset, size);   /* out of memory: the driver stops */
 }
 
 static int
@@ -68,7 +74,8 @@ strat_create (MlSimContext *ctx, const MlKnobs *knobs, void **state, MlError *er
   s->cache.owner_retries = true;   /* the driver retries, up to --retries */
   s->cache.new_seg = strat_new_seg;
   s->cache.rel_seg = strat_rel_seg;
-  s->cache.grow_seg = strat_grow_seg;
+  s->cache.map_seg = strat_map_seg;
+  s->cache.unmap_seg = strat_unmap_seg;
   s->cache.user = s;
   s->ctx = ctx;
   s->next_base = (uint64_t) 1 << 40;

@@ -24,8 +24,12 @@
  *             the next the rest, each followed by the allocation again;
  *             then ML_EOOM (the conformance replay, without a capacity,
  *             never gets there);
- *   expandable one growable segment per (pool, stream) that maps 2 MiB /
- *             20 MiB pages at its end when no free block fits.
+ *   expandable one virtual range per (pool, stream) with 2 MiB / 20 MiB
+ *             pages mapped at the lowest room when no free block fits
+ *             (every pool then splits at >= 512 B); the first retry
+ *             unmaps the whole free pages (release_cached_blocks) —
+ *             docs/pytorch.md, "Expandable segments in the caching
+ *             emulation".
  * Alignment: PyTorch's blocks are 512-byte aligned; an alignment knob
  * above 512 B rounds each request up to a multiple of it (so blocks stay
  * aligned while it divides the 2 MiB segment granularity).

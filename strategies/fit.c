@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "sim/base/btree.h"
+#include "sim/base/u64map.h"
 
 typedef enum { FIRST, BEST, NEXT } Policy;
 
@@ -60,15 +61,95 @@ bin_next (const SizeIndex *x, unsigned k)
   return N_BINS;
 }
 
+/* best-fit's holes by address: best-fit never asks for the lowest hole of
+ * a size, only for a hole's neighbours, so two hash maps (start -> hole,
+ * end -> hole) find them in O(1) where first- and next-fit need the
+ * ordered, max-augmented tree. */
+typedef struct {
+  uint64_t off, size;
+} Hole;
+
+typedef struct {
+  Hole     *hole;     /* the records; a free one is on the free list      */
+  uint32_t  n, cap, free_head;
+  MlU64Map  by_start, by_end;
+} HoleMap;
+
 typedef struct {
   Policy   policy;
   uint32_t seg;
-  MlBTree  by_addr;   /* (offset, 0) -> size; first/next-fit: largest size under each child */
+  MlBTree  by_addr;   /* first/next-fit: (offset, 0) -> size, largest size under each child */
   SizeIndex *by_size; /* best-fit                                            */
+  HoleMap  holes;     /* best-fit                                            */
   uint64_t top;       /* start of the free tail                             */
   uint64_t cursor;    /* next-fit: end of the last placement                */
   uint64_t capacity;
 } Fit;
+
+#define HOLE_NONE UINT32_MAX
+
+static uint32_t
+hole_new (HoleMap *h, uint64_t off, uint64_t size)
+{
+  uint32_t i;
+  if (h->free_head != HOLE_NONE)
+    {
+      i = h->free_head;
+      h->free_head = (uint32_t) h->hole[i].off;
+    }
+  else
+    {
+      if (h->n == h->cap)
+        {
+          uint32_t cap = h->cap ? h->cap * 2 : 256;
+          Hole *g = realloc (h->hole, (size_t) cap * sizeof *g);
+          if (!g)
+            return HOLE_NONE;
+          h->hole = g;
+          h->cap = cap;
+        }
+      i = h->n++;
+    }
+  h->hole[i] = (Hole) { off, size };
+  return i;
+}
+
+static void
+hole_free (HoleMap *h, uint32_t i)
+{
+  h->hole[i].off = h->free_head;
+  h->free_head = i;
+}
+
+/* Adds the hole [off, off + size) to both maps; false when out of
+ * memory (nothing added). */
+static bool
+hole_add (HoleMap *h, uint64_t off, uint64_t size)
+{
+  uint32_t i = hole_new (h, off, size);
+  if (i == HOLE_NONE)
+    return false;
+  if (ml_u64map_put (&h->by_start, off, i) < 0)
+    {
+      hole_free (h, i);
+      return false;
+    }
+  if (ml_u64map_put (&h->by_end, off + size, i) < 0)
+    {
+      ml_u64map_del (&h->by_start, off);
+      hole_free (h, i);
+      return false;
+    }
+  return true;
+}
+
+static void
+hole_drop (HoleMap *h, uint32_t i)
+{
+  ml_u64map_del (&h->by_start, h->hole[i].off);
+  ml_u64map_del (&h->by_end, h->hole[i].off + h->hole[i].size);
+  hole_free (h, i);
+}
 
 static int
 fit_create (MlSimContext *ctx, const MlKnobs *knobs, void **state, Policy policy, MlError *err)
@@ -87,6 +168,9 @@ fit_create (MlSimContext *ctx, const MlKnobs *knobs, void **state, Policy policy
         }
       for (unsigned k = 0; k < N_BINS; k++)
         ml_btree_init (&f->by_size->bin[k], false);
+      f->holes.free_head = HOLE_NONE;
+      ml_u64map_init (&f->holes.by_start);
+      ml_u64map_init (&f->holes.by_end);
     }
   f->capacity = knobs->capacity;
   long s = ml_sim_reserve (ctx, 0, 0, ML_SEG_GROWABLE);
@@ -133,7 +217,7 @@ size_index_del (Fit *f, uint64_t off, uint64_t size)
 /* Takes the smallest hole of at least @n bytes (lowest offset among
  * equals) out of the size index; returns its offset or UINT64_MAX. */
 static inline uint64_t
-size_index_take (Fit *f, uint64_t n, uint64_t *visited)
+size_index_take (Fit *f, uint64_t n, uint64_t *size, uint64_t *visited)
 {
   SizeIndex *x = f->by_size;
   unsigned k = bin_of (n);
@@ -147,10 +231,122 @@ size_index_take (Fit *f, uint64_t n, uint64_t *visited)
       p = ml_btree_lower_bound (t, 0, 0, visited);
     }
   uint64_t off = ml_btree_b (t, p);
+  *size = ml_btree_a (t, p);
   ml_btree_remove (t, p);
   if (t->count == 0)
     bin_mark (x, k, false);
   return off;
+}
+
+/* best-fit: the hole from the size index, shrunk from its start (it keeps
+ * its end, so only its start key moves) or dropped when used up. */
+static int
+best_alloc (Fit *f, uint64_t n, MlPlacement *out, uint64_t *visited)
+{
+  HoleMap *h = &f->holes;
+  uint64_t size = 0, off = size_index_take (f, n, &size, visited);
+  if (off == UINT64_MAX)
+    {
+      off = f->top;
+      f->top += n;
+    }
+  else
+    {
+      uint32_t i = HOLE_NONE;
+      ml_u64map_get (&h->by_start, off, &i);
+      if (visited)
+        (*visited)++;
+      if (size == n)
+        hole_drop (h, i);
+      else
+        {
+          ml_u64map_del (&h->by_start, off);
+          h->hole[i].off = off + n;
+          h->hole[i].size = size - n;
+          if (ml_u64map_put (&h->by_start, off + n, i) < 0)
+            {
+              /* out of memory only loses the rest of the hole */
+              ml_u64map_del (&h->by_end, off + size);
+              hole_free (h, i);
+            }
+          else if (size_index_add (f, off + n, size - n) < 0)
+            return ML_ENOMEM;
+        }
+    }
+  out->offset = off;
+  return 0;
+}
+
+static void
+best_release (Fit *f, uint64_t off, uint64_t n, uint64_t *visited)
+{
+  HoleMap *h = &f->holes;
+  uint32_t p = HOLE_NONE, q = HOLE_NONE;
+  bool join_pred = ml_u64map_get (&h->by_end, off, &p);
+  bool join_succ = ml_u64map_get (&h->by_start, off + n, &q);
+  if (visited)
+    *visited += 2;
+  uint64_t start = off, size = n;
+  if (join_pred)
+    {
+      start = h->hole[p].off;
+      size += h->hole[p].size;
+      size_index_del (f, h->hole[p].off, h->hole[p].size);
+    }
+  if (join_succ)
+    {
+      size += h->hole[q].size;
+      size_index_del (f, h->hole[q].off, h->hole[q].size);
+    }
+  if (start + size == f->top)
+    {
+      /* the free block reaches the tail: the tail grows down */
+      if (join_pred)
+        hole_drop (h, p);
+      if (join_succ)
+        hole_drop (h, q);
+      f->top = start;
+      return;
+    }
+  if (join_pred && join_succ)
+    {
+      /* pred swallows the block and succ: pred's end key moves to succ's end */
+      ml_u64map_del (&h->by_end, off);
+      hole_drop (h, q);
+      h->hole[p].size = size;
+      if (ml_u64map_put (&h->by_end, start + size, p) < 0)
+        {
+          ml_u64map_del (&h->by_start, start);
+          hole_free (h, p);
+          return;   /* out of memory only loses a hole */
+        }
+    }
+  else if (join_pred)
+    {
+      ml_u64map_del (&h->by_end, off);
+      h->hole[p].size = size;
+      if (ml_u64map_put (&h->by_end, start + size, p) < 0)
+        {
+          ml_u64map_del (&h->by_start, start);
+          hole_free (h, p);
+          return;
+        }
+    }
+  else if (join_succ)
+    {
+      ml_u64map_del (&h->by_start, off + n);
+      h->hole[q].off = start;
+      h->hole[q].size = size;
+      if (ml_u64map_put (&h->by_start, start, q) < 0)
+        {
+          ml_u64map_del (&h->by_end, start + size);
+          hole_free (h, q);
+          return;
+        }
+    }
+  else if (!hole_add (h, start, size))
+    return;
+  size_index_add (f, start, size);
 }
 
 static int
@@ -172,15 +368,7 @@ fit_alloc (void *state, const MlRequest *req, MlPlacement *out, uint64_t *visite
       found = ml_btree_first_fit (&f->by_addr, n, &node, visited);
       break;
     case BEST:
-      {
-        uint64_t at = size_index_take (f, n, visited);
-        if (at != UINT64_MAX)
-          {
-            node = ml_btree_lower_bound (&f->by_addr, at, 0, visited);
-            found = true;
-          }
-      }
-      break;
+      return best_alloc (f, n, out, visited);
     case NEXT:
       found = ml_btree_next_fit (&f->by_addr, ml_btree_lower_bound (&f->by_addr, f->cursor, 0, visited), n, &node, visited)
               || ml_btree_first_fit (&f->by_addr, n, &node, visited);
@@ -218,6 +406,11 @@ fit_release (void *state, const MlRequest *req, const MlPlacement *at, uint64_t 
   uint64_t off = at->offset, n = req->size;
   if (n == 0)
     return;
+  if (f->policy == BEST)
+    {
+      best_release (f, off, n, visited);
+      return;
+    }
   MlBTree *t = &f->by_addr;
   /* one descent finds both neighbours */
   MlBtPos here = ml_btree_lower_bound (t, off, 0, visited), pred, succ = here;
@@ -298,6 +491,9 @@ fit_destroy (void *state)
   if (f->by_size)
     for (unsigned k = 0; k < N_BINS; k++)
       ml_btree_clear (&f->by_size->bin[k]);
+  free (f->holes.hole);
+  ml_u64map_clear (&f->holes.by_start);
+  ml_u64map_clear (&f->holes.by_end);
   free (f->by_size);
   free (f);
 }

@@ -118,6 +118,74 @@ else
   skip "the HTML report leads with the recorded OOM" "built without cairo"
 fi
 
+# ---- expandable segments that unmap (tests/data/make-fixtures.py, worked by
+# hand there): release_cached_blocks unmaps the whole free pages [40, 80) MiB
+# so that a 60 MiB request maps [120, 180) under the 170 MiB the device
+# allowed; a later 50 MiB request maps the page [40, 60) in the hole (the
+# lowest room); the OOM: 162 MiB mapped, 8 MiB device free, a 30 MiB request.
+F="$D/expandable-unmap.pickle"
+python3 - "$F" >"$T/want.json" <<'EOF'
+import json, pickle, sys
+snap = pickle.load(open(sys.argv[1], 'rb'))
+tr = snap['device_traces'][0]
+k = next(i for i, e in enumerate(tr) if e['action'] == 'oom')
+reserved = sum(e['size'] * {'segment_map': 1, 'segment_unmap': -1}.get(e['action'], 0) for e in tr[:k])
+live = {}
+for e in tr[:k]:
+    if e['action'] == 'alloc':
+        live[e['addr']] = (e['size'] + 511) // 512 * 512
+    elif e['action'] == 'free_completed':
+        live.pop(e['addr'])
+allocs = [e for e in tr if e['action'] == 'alloc']
+print(json.dumps({'index': k, 'reserved': reserved, 'live': sum(live.values()), 'request': tr[k]['size'],
+                  'device_free': tr[k]['device_free'], 'allocs': len(allocs),
+                  'maps': sum(e['action'] == 'segment_map' for e in tr),
+                  'offsets': [e['addr'] - (0x7f3000000000 if e['size'] <= 1 << 20 else 0x7f2000000000) for e in allocs]}))
+EOF
+ok $? "the oracle reads the unmapping fixture"
+run compare "$F" --strategies caching --json
+python3 - "$T/out" "$T/want.json" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1]))['caching_conformance']; w = json.load(open(sys.argv[2]))
+# hand-worked: 8 allocations at their real addresses; the 7 mappings in
+# order, the one into the hole included; at the end 3 mapped ranges:
+# [0, 60) and [80, 180) MiB of the large pool, the 2 MiB small page
+assert (c['allocs'], c['address_matched']) == (w['allocs'], 8) == (8, 8), c
+assert (c['segment_events_recorded'], c['segment_events_emulated'], c['segment_events_matched']) == (w['maps'], 7, 7), c
+assert c['end_segments_match'] and c['end_segments_recorded'] == 3 and c['end_bytes_emulated'] == 162 << 20, c
+EOF
+ok $? "unmapping fixture: address conformance 8 / 8, mappings 7 / 7 (the hole's included), 3 ranges at the end"
+"$MEMLENS" plan "$F" --strategy caching --capacity 170M -o "$T/p.json" 2>/dev/null
+run compare "$F" --strategies caching --capacity 170M --json
+python3 - "$T/out" "$T/p.json" "$T/want.json" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1])); p = json.load(open(sys.argv[2])); w = json.load(open(sys.argv[3])); MiB = 1 << 20
+r = [x for x in r['results'] if x['strategy'] == 'caching'][0]
+# under 170 MiB the emulation runs out at f (122 + 60), unmaps the 40 MiB of
+# whole free pages, retries, and so follows the recorded curve: peak 162 MiB,
+# no OOM, every block at its recorded offset
+assert r['peak'] == 162 * MiB and r.get('oom') is None, r
+assert (r['retries'], r['retry_released']) == (1, 40 * MiB), (r['retries'], r['retry_released'])
+got = [b['offset'] for b in sorted(p['buffers'], key=lambda b: b['index'])]
+assert got == w['offsets'], (got, w['offsets'])
+EOF
+ok $? "caching under the device's 170 MiB: one retry unmaps 40 MiB, peak 162 MiB = recorded, every offset the recorded one"
+run diagnose "$F" --json
+python3 - "$T/out" "$T/want.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))['diagnosis']; w = json.load(open(sys.argv[2])); r = d['recorded_oom']; MiB = 1 << 20
+assert (r['index'], r['request'], r['device_free'], r['reserved'], r['live']) == \
+    (w['index'], w['request'], w['device_free'], w['reserved'], w['live']) == (24, 30 * MiB, 8 * MiB, 162 * MiB, 150 * MiB + 1024), r
+assert r['cached_free'] == 12 * MiB - 1024 and r['largest_cached_block'] == 10 * MiB and r['verdict'] == 'capacity', r
+assert d['capacity'] == 170 * MiB and d['fits'] is False
+# the emulation fails only where the real allocator failed: at the OOM's
+# tick, on the refused request, with what the real one had mapped
+o = d['oom']
+assert o['tick'] == r['tick'] and o['request'] == 30 * MiB and o['reserved'] == 162 * MiB and o['verdict'] == 'capacity', o
+assert not any(a.get('fits') for a in d['alternatives']), 'an alternative fits'
+EOF
+ok $? "unmapping fixture: diagnose's replay fails at the recorded OOM only, with 162 MiB mapped"
+
 # ---- the PyTorch 2.0 layout: blocks without address, with history ----
 run stats "$D/old-layout-2.0.pickle" --json
 ok $rc "the old layout loads"

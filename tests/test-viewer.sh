@@ -58,6 +58,83 @@ printf 'this is not a trace\n' >"$T/bad.jsonl"
 xrun "$VIEW" --self-test="$T/out" "$T/bad.jsonl" >"$T/tap2" 2>"$T/log2"; rc=$?
 [ $rc -eq 1 ] && grep -q "^not ok 1 - the file opens" "$T/tap2"; ok $? "a bad file fails to load cleanly (exit $rc, no crash)"
 
+# every kind of file that does not open: the reason in the window (on
+# screen, not on a hidden page) and the same line on stderr; without the
+# self-test the exit status is 2 (nothing opened)
+: >"$T/empty.pickle"
+head -c 100 "$SRC/tests/data/tiny-snapshot.pickle" >"$T/truncated.pickle"
+printf '\x80\x04garbage, not a pickle at all' >"$T/garbage.pickle"
+mkdir -p "$T/folder.pickle"
+for f in empty.pickle truncated.pickle garbage.pickle folder.pickle missing.pickle; do
+  # the reader's own message for the file, from another command
+  want=$("$MEMLENS" stats "$T/$f" 2>&1 >/dev/null | sed 's/^memlens stats: //')
+  xrun "$VIEW" --self-test="$T/out" "$T/$f" >"$T/tap5" 2>"$T/log5"; rc=$?
+  shown=$(cat "$T/out/error.txt" 2>/dev/null)
+  [ $rc -eq 1 ] && grep -q "^ok 2 - the window shows why" "$T/tap5" && [ "$shown" = "Could not open $want" ]
+  ok $? "$f: the window shows \"$shown\" (exit $rc)"
+  grep -qxF "memlens view: Could not open $want" "$T/log5"; ok $? "$f: and stderr says it"
+  rm -f "$T/out/error.txt"
+done
+# the same without the scripted run: the window opens, shows it, and when
+# it is closed the exit status is 2; xdotool closes it
+if command -v xdotool >/dev/null 2>&1; then
+  cat >"$T/close.sh" <<'SH'
+"$1" "$2" 2>"$3" & pid=$!
+for i in $(seq 1 100); do
+  xdotool search --onlyvisible --classname "^memlens-view$" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+sleep 1
+xdotool search --onlyvisible --classname "^memlens-view$" windowfocus --sync key ctrl+q 2>/dev/null || kill $pid
+wait $pid
+SH
+  xrun sh "$T/close.sh" "$VIEW" "$T/missing.pickle" "$T/log6"; rc=$?
+  [ $rc -eq 2 ] && grep -q "memlens view: Could not open $T/missing.pickle: cannot open" "$T/log6"
+  ok $? "a file that does not open: the window shows it, stderr says it, exit 2 once closed (exit $rc)"
+  xrun sh "$T/close.sh" "$VIEW" "$SRC/samples/viewer-demo.jsonl" "$T/log6"; rc=$?
+  [ $rc -eq 0 ]; ok $? "a file that opens: exit 0 once closed (exit $rc)"
+fi
+# bad options and values: refused before any window opens, exit 2
+"$MEMLENS" view --bogus x.pickle >/dev/null 2>"$T/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "unrecognized option '--bogus'" "$T/err"; ok $? "memlens view --bogus exits 2 with the usage (exit $rc)"
+"$MEMLENS" view --strategy foo x.pickle >/dev/null 2>"$T/err"; rc=$?
+[ $rc -eq 2 ] && grep -q -- "--strategy foo: no such strategy" "$T/err"; ok $? "view --strategy foo is refused, naming it (exit $rc)"
+"$MEMLENS" view --compare nope x.pickle >/dev/null 2>"$T/err"; rc=$?
+[ $rc -eq 2 ] && grep -q -- "--compare nope: no such strategy" "$T/err"; ok $? "view --compare nope likewise (exit $rc)"
+"$MEMLENS" view --device one x.pickle >/dev/null 2>"$T/err"; rc=$?
+[ $rc -eq 2 ] && grep -q -- "--device one: not a device number" "$T/err"; ok $? "view --device one is refused (exit $rc)"
+"$MEMLENS" view --axis sideways x.pickle >/dev/null 2>"$T/err"; rc=$?
+[ $rc -eq 2 ] && grep -q -- "--axis sideways" "$T/err"; ok $? "view --axis sideways is refused (exit $rc)"
+
+# a snapshot with three devices: the OOM's device by default, named in the
+# window, and another chosen in the header's selector with a real click
+DEV3="$SRC/tests/data/oom-expandable-3dev.pickle"
+xrun "$VIEW" --self-test="$T/out" "$DEV3" >"$T/tap7" 2>"$T/log7"; rc=$?
+[ $rc -eq 0 ] && ! grep -q "^not ok" "$T/tap7"; ok $? "3 devices: the device script passes (exit $rc)"
+sed 's/^/#   /' "$T/tap7"
+# which device holds the OOM, and each device's entries, from the pickle itself
+if python3 -c 1 2>/dev/null; then
+  python3 - "$DEV3" >"$T/want-devices" <<'PY'
+import pickle, sys
+s = pickle.load(open(sys.argv[1], 'rb'))
+tr = s['device_traces']
+devs = sorted(set(range(len(tr))) | {seg['device'] for seg in s['segments']})
+oom = [d for d in devs if d < len(tr) and any(e['action'] == 'oom' for e in tr[d])]
+print("device %d of %d: it recorded an OOM (%d trace entries)" % (oom[0], len(devs), len(tr[oom[0]])))
+for d in devs:
+    n = len(tr[d]) if d < len(tr) else 0
+    print("Device %d · %d entries%s" % (d, n, " · OOM" if d in oom else "") if n else "Device %d · no trace" % d)
+PY
+  diff "$T/want-devices" "$T/out/devices.txt" >"$T/ddiff"; ok $? "the window's device line and selector rows match the pickle ($(head -1 "$T/want-devices"))"
+  cat "$T/ddiff"
+fi
+xrun "$VIEW" --self-test="$T/out" --device 2 "$DEV3" >"$T/tap8" 2>"$T/log8"; rc=$?
+grep -q "^ok 2 - the window names the device it shows (device 2 of 3" "$T/tap8" && grep -q "^ok 5 - input: choosing device 1" "$T/tap8"
+ok $? "--device 2 opens device 2, and the selector goes to device 1 (exit $rc)"
+read -r d nb ne <"$T/out/device2.txt"
+want=$("$MEMLENS" stats --device 1 --json "$DEV3" 2>/dev/null | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["device"], j["buffers"], j["events"])')
+[ "$d $nb $ne" = "$want" ]; ok $? "device 1 in the window has the buffers and events stats --device 1 reads ($d $nb $ne)"
+
 # a name with underscores keeps them in the Recent menu
 cp "$SRC/samples/viewer-demo.jsonl" "$T/viewer_demo_copy.jsonl"
 xrun "$VIEW" --self-test="$T/out" "$T/viewer_demo_copy.jsonl" >"$T/tap4" 2>"$T/log4"; rc=$?

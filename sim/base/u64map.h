@@ -1,5 +1,7 @@
 /* u64map.h — an open-addressing hash map from uint64_t to uint32_t with
- * deletion (backward shift), for matching frees to live allocations. */
+ * deletion (backward shift), for matching frees to live allocations and
+ * for best-fit's hole neighbours. Key and value share a slot, so a probe
+ * touches one cache line. */
 #ifndef ML_U64MAP_H
 #define ML_U64MAP_H
 
@@ -10,9 +12,13 @@
 #include "sim/base/error.h"
 
 typedef struct {
-  uint64_t *keys;
-  uint32_t *vals;   /* UINT32_MAX = empty slot */
-  size_t    n, cap;
+  uint64_t key;
+  uint32_t val;     /* UINT32_MAX = empty slot */
+} MlU64Slot;
+
+typedef struct {
+  MlU64Slot *slot;
+  size_t     n, cap;
 } MlU64Map;
 
 void ml_u64map_init  (MlU64Map *m);

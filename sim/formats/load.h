@@ -12,6 +12,21 @@
 #include "sim/base/progress.h"
 #include "sim/plan.h"
 
+/* --range T0:T1: only a window of the trace. Ticks (plain integers) are
+ * the file's own tick numbers (a snapshot: tick N is trace entry N - 1);
+ * times ("1.5s", "200ms", "30us", "5ns") count from the trace's first
+ * recorded time. Both ends are inclusive; an empty end is open. */
+typedef struct {
+  bool     set;
+  bool     times;   /* from / to are nanoseconds; else ticks */
+  uint64_t from;    /* 0 = from the start */
+  uint64_t to;      /* UINT64_MAX = to the end */
+} MlRange;
+
+/* Parses "T0:T1", ":T1", "T0:" (both ends ticks or both times); 0 or
+ * ML_EUSAGE with the value named. */
+int ml_range_parse (const char *text, MlRange *out, MlError *err);
+
 typedef struct {
   int         device;   /* snapshots: which device; -1 = the longest trace */
   const char *format;   /* NULL = guess; else a reader's name            */
@@ -20,6 +35,8 @@ typedef struct {
   /* Long reads report the share of the file read and poll cancellation
    * (may be NULL). */
   const MlProgress *progress;
+  /* a window of the trace (PyTorch snapshots; set = false: all of it) */
+  MlRange     range;
 } MlLoadOptions;
 
 void ml_load_options_init (MlLoadOptions *opts);

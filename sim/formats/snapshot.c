@@ -49,9 +49,49 @@ typedef struct {
   uint8_t  bad;           /* ENT_* */
 } Ent;
 
+/* An address's first entries after the window (--range), as undoing
+ * them backwards from the dump-time state needs them: the first is an
+ * alloc (P_ALLOC: not live at the window's end); frees (P_FREES: live,
+ * with the last free's size and stack); frees, then an alloc (P_FROZEN:
+ * live with the last free's, and no dump-time block there is). */
+enum { P_ALLOC = 1, P_FREES, P_FROZEN };
 typedef struct {
-  Ent    *e;
+  uint64_t addr, size;
+  uint32_t stream, stack;
+  uint8_t  state;
+} Post;
+
+typedef struct {
+  uint64_t index, request, device_free;
+  int64_t  prefix;        /* segment bytes the trace added before it */
+} OomAt;
+
+/* Where the entries of a device trace fall against the window. */
+enum { W_BEFORE, W_IN, W_AFTER };
+
+typedef struct {
+  Ent    *e;              /* the entries kept: all of them, or the window's */
   size_t  n, cap;
+  /* every entry, counted as it streams (the device table) */
+  uint64_t n_all;
+  uint64_t actions[ML_EV__COUNT];
+  int64_t  net, max_net;  /* segment bytes added so far, and at most */
+  OomAt   *ooms;
+  size_t   n_ooms, cap_ooms;
+  /* the window (MlLoadOptions.range) */
+  uint8_t  where;
+  uint64_t first;         /* index of the window's first entry */
+  int64_t  origin_us;     /* the first time_us of the trace, -1 = none yet */
+  int64_t  last_us;       /* the latest time_us so far, -1 = none */
+  int64_t  start_us;      /* the latest time_us before the window */
+  Ent     *post;          /* segment entries after the window */
+  size_t   n_post, cap_post;
+  Post    *pb;            /* addresses allocated or freed after it */
+  size_t   n_pb, cap_pb;
+  MlU64Map pb_by_addr;
+  bool     has_bad;       /* the first bad entry outside the window */
+  uint64_t bad_index;
+  Ent      bad;
 } DevTrace;
 
 /* A frame dict, interned once per memo object (its tag points here). */
@@ -86,6 +126,7 @@ typedef struct {
   /* the device traces, one entry at a time from the pickle */
   DevTrace   *dt;
   size_t      n_dt;
+  MlRange     range;      /* set: only a window of the trace */
   bool        entry_failed;  /* the error came from on_entry (it names the file) */
 } Ctx;
 
@@ -202,6 +243,16 @@ bad_uint (Ctx *c, const char *where, const char *key, const char *said, uint64_t
 {
   return ml_error_set (c->err, ML_EINPUT, "%s: %s: \"%s\" is %s; expected an integer from 0 to %" PRIu64, c->path,
                        where, key, said, max);
+}
+
+/* Reserved bytes that no int64 holds: the sizes of a device's segments
+ * and segment events (each up to 2^63 - 1) added up past 2^63. */
+static int
+reserved_overflow (Ctx *c, size_t dev, size_t entry, uint64_t size)
+{
+  return ml_error_set (c->err, ML_EINPUT,
+                       "%s: device %zu trace entry %zu: segment size %" PRIu64 " takes the reserved bytes past 2^63",
+                       c->path, dev, entry, size);
 }
 
 /* Field @key of dict @d, an unsigned integer up to @max, of @where:
@@ -427,7 +478,8 @@ stack_at_free (Ctx *c, uint32_t st, uint32_t *out)
       if (ml_frame_is_framework (file, func))
         continue;
       char buf[1024];
-      snprintf (buf, sizeof buf, "allocated before the trace, freed at %s:%u:%s", file, c->scratch[k].line, func);
+      snprintf (buf, sizeof buf, "allocated before the %s, freed at %s:%u:%s", c->tick ? "window" : "trace", file,
+                c->scratch[k].line, func);
       if ((rc = intern (c, buf, &site)) < 0)
         return rc;
     }
@@ -569,8 +621,9 @@ action_of (const MlPkValue *cv, MlEventKind *k)
 /* ---- step 0: each device trace entry, as the pickle streams it ---- */
 
 static int
-read_entry (Ctx *c, const MlPkValue *e, Ent *out)
+read_entry (Ctx *c, const MlPkValue *e, Ent *out, MlPkValue **frames)
 {
+  *frames = NULL;
   *out = (Ent) { .time_us = -1 };
   if (e->kind != ML_PK_DICT)
     {
@@ -602,9 +655,7 @@ read_entry (Ctx *c, const MlPkValue *e, Ent *out)
   out->stream = (uint32_t) stream;
   if (time_us != UINT64_MAX)
     out->time_us = (int64_t) time_us;
-  int rc = stack_of (c, (MlPkValue *) f[K_FRAMES], &out->stack);
-  if (rc < 0)
-    return rc;
+  *frames = (MlPkValue *) f[K_FRAMES];
   if (kind == ML_EV_OOM)
     out->addr = device_free;
   else if (kind == ML_EV_MARK)
@@ -632,12 +683,107 @@ add_entry (Ctx *c, size_t list, MlPkValue *e)
       c->n_dt = list + 1;
     }
   DevTrace *d = &c->dt[list];
-  if (grow ((void **) &d->e, &d->cap, d->n + 1, sizeof *d->e) < 0)
-    return oom (c);
-  int rc = read_entry (c, e, &d->e[d->n]);
+  if (d->n_all == 0)
+    {
+      d->origin_us = d->last_us = d->start_us = -1;
+      ml_u64map_init (&d->pb_by_addr);
+      d->where = c->range.set ? W_BEFORE : W_IN;
+    }
+  Ent ent;
+  MlPkValue *frames;
+  int rc = read_entry (c, e, &ent, &frames);
   if (rc < 0)
     return rc;
-  d->n++;
+  uint64_t index = d->n_all++;
+  if (!ent.bad)
+    {
+      /* the device table's counts, from every entry */
+      d->actions[ent.kind]++;
+      bool over = false;
+      if (ent.kind == ML_EV_SEGMENT_ALLOC || ent.kind == ML_EV_SEGMENT_MAP)
+        over = __builtin_add_overflow (d->net, (int64_t) ent.size, &d->net);
+      else if (ent.kind == ML_EV_SEGMENT_FREE || ent.kind == ML_EV_SEGMENT_UNMAP)
+        over = __builtin_sub_overflow (d->net, (int64_t) ent.size, &d->net);
+      if (over)
+        return reserved_overflow (c, list, index, ent.size);
+      if (ent.kind == ML_EV_OOM)
+        {
+          if (grow ((void **) &d->ooms, &d->cap_ooms, d->n_ooms + 1, sizeof *d->ooms) < 0)
+            return oom (c);
+          d->ooms[d->n_ooms++] = (OomAt) { index, ent.size, ent.addr, d->net };
+        }
+      if (d->net > d->max_net)
+        d->max_net = d->net;
+    }
+  if (d->where != W_IN || c->range.set)
+    {
+      /* where the entry falls: ticks are entry index + 1; times count
+       * from the trace's first, an entry without one at the last seen */
+      if (ent.time_us >= 0)
+        {
+          if (d->origin_us < 0)
+            d->origin_us = ent.time_us;
+          if (ent.time_us > d->last_us)
+            d->last_us = ent.time_us;
+        }
+      uint64_t at = index + 1;
+      if (c->range.times)
+        at = d->last_us >= 0 ? (uint64_t) (d->last_us - d->origin_us) * 1000 : 0;
+      if (d->where == W_BEFORE && at >= c->range.from)
+        d->where = W_IN, d->first = index;
+      if (d->where == W_IN && at > c->range.to)
+        d->where = W_AFTER;
+      if (d->where == W_BEFORE)
+        d->start_us = d->last_us;
+    }
+  if (d->where != W_IN && ent.bad)
+    {
+      if (!d->has_bad)
+        d->has_bad = true, d->bad = ent, d->bad_index = index;
+      return 0;
+    }
+  if (d->where == W_BEFORE)
+    return 0;
+  if (d->where == W_AFTER)
+    {
+      MlEventKind k = ent.kind;
+      if (k == ML_EV_SEGMENT_ALLOC || k == ML_EV_SEGMENT_FREE || k == ML_EV_SEGMENT_MAP || k == ML_EV_SEGMENT_UNMAP)
+        {
+          if (grow ((void **) &d->post, &d->cap_post, d->n_post + 1, sizeof *d->post) < 0)
+            return oom (c);
+          d->post[d->n_post++] = ent;
+          return 0;
+        }
+      if (k != ML_EV_ALLOC && k != ML_EV_FREE)
+        return 0;
+      uint32_t idx;
+      Post *p = ml_u64map_get (&d->pb_by_addr, ent.addr, &idx) ? &d->pb[idx] : NULL;
+      if (p && p->state != P_FREES)
+        return 0;
+      if (p && k == ML_EV_ALLOC)
+        {
+          p->state = P_FROZEN;
+          return 0;
+        }
+      if (!p)
+        {
+          if (grow ((void **) &d->pb, &d->cap_pb, d->n_pb + 1, sizeof *d->pb) < 0
+              || ml_u64map_put (&d->pb_by_addr, ent.addr, (uint32_t) d->n_pb) < 0)
+            return oom (c);
+          p = &d->pb[d->n_pb++];
+          *p = (Post) { .addr = ent.addr, .state = k == ML_EV_ALLOC ? P_ALLOC : P_FREES };
+          if (k == ML_EV_ALLOC)
+            return 0;
+        }
+      p->size = ent.size;
+      p->stream = ent.stream;
+      return stack_of (c, frames, &p->stack);
+    }
+  if (!ent.bad && (rc = stack_of (c, frames, &ent.stack)) < 0)
+    return rc;
+  if (grow ((void **) &d->e, &d->cap, d->n + 1, sizeof *d->e) < 0)
+    return oom (c);
+  d->e[d->n++] = ent;
   return 0;
 }
 
@@ -658,21 +804,6 @@ on_entry (void *user, size_t list, size_t index, MlPkValue *e)
 
 #define MAX_DEVICE 4095
 
-static size_t
-dev_entries (const Ctx *c, size_t d)
-{
-  return d < c->n_dt ? c->dt[d].n : 0;
-}
-
-/* Reserved bytes that no int64 holds: the sizes of a device's segments
- * and segment events (each up to 2^63 - 1) added up past 2^63. */
-static int
-reserved_overflow (Ctx *c, size_t dev, size_t entry, uint64_t size)
-{
-  return ml_error_set (c->err, ML_EINPUT,
-                       "%s: device %zu trace entry %zu: segment size %" PRIu64 " takes the reserved bytes past 2^63",
-                       c->path, dev, entry, size);
-}
 
 /* The device table (MlDeviceInfo, MlDeviceOom): counts from the raw
  * entries of every device's trace, reserved bytes from the segments. */
@@ -712,60 +843,39 @@ summarize_devices (Ctx *c, const MlPkValue *segments, const MlPkValue *traces)
     }
   size_t n_ooms = 0;
   for (size_t d = 0; d < c->n_dt; d++)
-    for (size_t i = 0; i < c->dt[d].n; i++)
-      n_ooms += !c->dt[d].e[i].bad && c->dt[d].e[i].kind == ML_EV_OOM;
+    n_ooms += c->dt[d].n_ooms;
   if (n_ooms && !(t->device_ooms = calloc (n_ooms, sizeof *t->device_ooms)))
     return oom (c);
   for (size_t d = 0; d < n_dev; d++)
     {
       MlDeviceInfo *di = &t->devices[d];
       di->reserved_end = di->segment_bytes;
-      const Ent *tr = d < c->n_dt ? c->dt[d].e : NULL;
-      size_t n = dev_entries (c, d);
-      di->entries = n;
-      /* net segment bytes over the trace, then forward from the start */
-      int64_t net = 0;
-      for (size_t i = 0; i < n; i++)
+      const DevTrace *dt = d < c->n_dt ? &c->dt[d] : NULL;
+      if (!dt)
         {
-          if (tr[i].bad)
-            continue;
-          MlEventKind kind = tr[i].kind;
-          int64_t size = (int64_t) tr[i].size;
-          di->actions[kind]++;
-          bool over = false;
-          if (kind == ML_EV_SEGMENT_ALLOC || kind == ML_EV_SEGMENT_MAP)
-            over = __builtin_add_overflow (net, size, &net);
-          else if (kind == ML_EV_SEGMENT_FREE || kind == ML_EV_SEGMENT_UNMAP)
-            over = __builtin_sub_overflow (net, size, &net);
-          if (over)
-            return reserved_overflow (c, d, i, tr[i].size);
+          di->reserved_start = di->reserved_max = di->reserved_end;
+          continue;
         }
+      di->entries = dt->n_all;
+      memcpy (di->actions, dt->actions, sizeof di->actions);
+      /* net segment bytes over the trace, then forward from the start */
       int64_t cur, max;
-      if (__builtin_sub_overflow ((int64_t) di->reserved_end, net, &cur))
-        return reserved_overflow (c, d, n ? n - 1 : 0, di->reserved_end);
+      if (__builtin_sub_overflow ((int64_t) di->reserved_end, dt->net, &cur))
+        return reserved_overflow (c, d, dt->n_all - 1, di->reserved_end);
       if (cur < 0)
         cur = 0;   /* the trace lost entries: it freed more than it shows */
       di->reserved_start = (uint64_t) cur;
-      max = cur;
-      for (size_t i = 0; i < n; i++)
+      if (__builtin_add_overflow (cur, dt->max_net, &max))
+        return reserved_overflow (c, d, dt->n_all - 1, (uint64_t) dt->max_net);
+      for (size_t k = 0; k < dt->n_ooms; k++)
         {
-          if (tr[i].bad)
-            continue;
-          MlEventKind kind = tr[i].kind;
-          int64_t size = (int64_t) tr[i].size;
-          bool over = false;
-          if (kind == ML_EV_SEGMENT_ALLOC || kind == ML_EV_SEGMENT_MAP)
-            over = __builtin_add_overflow (cur, size, &cur);
-          else if (kind == ML_EV_SEGMENT_FREE || kind == ML_EV_SEGMENT_UNMAP)
-            over = __builtin_sub_overflow (cur, size, &cur);
-          if (over)
-            return reserved_overflow (c, d, i, tr[i].size);
-          if (kind == ML_EV_OOM)
-            t->device_ooms[t->n_device_ooms++] = (MlDeviceOom) {
-              .device = (uint32_t) d, .index = i, .request = (uint64_t) size,
-              .device_free = tr[i].addr, .reserved = cur > 0 ? (uint64_t) cur : 0 };
-          if (cur > max)
-            max = cur;
+          const OomAt *o = &dt->ooms[k];
+          int64_t r;
+          if (__builtin_add_overflow (cur, o->prefix, &r))
+            return reserved_overflow (c, d, o->index, (uint64_t) o->prefix);
+          t->device_ooms[t->n_device_ooms++] = (MlDeviceOom) {
+            .device = (uint32_t) d, .index = o->index, .request = o->request,
+            .device_free = o->device_free, .reserved = r > 0 ? (uint64_t) r : 0 };
         }
       di->reserved_max = (uint64_t) max;
       di->ooms = di->actions[ML_EV_OOM];
@@ -1018,7 +1128,7 @@ emit_settings (Ctx *c, const MlPkValue *settings)
   int rc;
   if ((rc = intern (c, text, &name)) < 0)
     return rc;
-  return emit (c, ML_EV_MARK, 0, 0, 0, 0, 0, -1, name, 0, 0);
+  return emit (c, ML_EV_MARK, c->tick, 0, 0, 0, 0, -1, name, 0, 0);
 }
 
 static int
@@ -1032,7 +1142,7 @@ emit_start_state (Ctx *c)
       const Seg *g = &c->segs[k];
       if (g->gone || !g->size)
         continue;
-      if ((rc = emit (c, g->expandable ? ML_EV_SEGMENT_MAP : ML_EV_SEGMENT_ALLOC, 0, c->seg_id++, g->addr, g->size,
+      if ((rc = emit (c, g->expandable ? ML_EV_SEGMENT_MAP : ML_EV_SEGMENT_ALLOC, c->tick, c->seg_id++, g->addr, g->size,
                       g->stream, -1, g->small ? c->small_name : c->large_name, 0, ML_EVF_HAS_ID | ML_EVF_HAS_ADDR)) < 0)
         return rc;
     }
@@ -1045,14 +1155,16 @@ emit_start_state (Ctx *c)
   ml_u64map_clear (&c->live);
   ml_u64map_init (&c->live);
   c->next_id = 1;
+  /* a window that starts after the trace's first entry carries these in */
+  uint16_t clipped = c->tick ? ML_EVF_CLIPPED : 0;
   for (size_t k = 0; k < n_live; k++)
     {
       const Blk *b = &c->blks[k];
       uint32_t st = b->stack;
       if ((b->frames && (rc = stack_of (c, b->frames, &st)) < 0)
           || (b->freed_frames && (rc = stack_at_free (c, st, &st)) < 0)
-          || (rc = emit (c, ML_EV_ALLOC, 0, c->next_id, b->addr, b->req, b->stream, -1, 0, st,
-                         ML_EVF_HAS_ID | ML_EVF_HAS_ADDR)) < 0)
+          || (rc = emit (c, ML_EV_ALLOC, c->tick, c->next_id, b->addr, b->req, b->stream, -1, 0, st,
+                         ML_EVF_HAS_ID | ML_EVF_HAS_ADDR | clipped)) < 0)
         return rc;
       if (ml_u64map_put (&c->live, b->addr, (uint32_t) c->next_id) < 0)
         return oom (c);
@@ -1194,6 +1306,29 @@ walk_entry (Ctx *c, size_t i, const Ent *e)
     }
 }
 
+static void
+dev_trace_free (DevTrace *d)
+{
+  free (d->e);
+  free (d->ooms);
+  free (d->post);
+  free (d->pb);
+  ml_u64map_clear (&d->pb_by_addr);
+}
+
+/* One end of --range as the user wrote it, near enough: a tick, or a
+ * time in seconds. */
+static void
+range_text (const MlRange *r, uint64_t v, char *buf, size_t len)
+{
+  if (v == UINT64_MAX || (v == 0 && r == NULL))
+    buf[0] = 0;
+  else if (r->times)
+    snprintf (buf, len, "%gs", (double) v / 1e9);
+  else
+    snprintf (buf, len, "%" PRIu64, v);
+}
+
 /* The steps, in order. */
 static int
 load (Ctx *c, const MlPkValue *root, const MlLoadOptions *opts)
@@ -1229,24 +1364,87 @@ load (Ctx *c, const MlPkValue *root, const MlLoadOptions *opts)
   for (size_t d = 0; d < c->n_dt; d++)
     if ((int64_t) d != c->dev)
       {
-        free (c->dt[d].e);
+        dev_trace_free (&c->dt[d]);
         c->dt[d] = (DevTrace) { 0 };
       }
-  const Ent *trace = (size_t) c->dev < c->n_dt ? c->dt[c->dev].e : NULL;
-  size_t n_trace = trace ? c->dt[c->dev].n : 0;
+  DevTrace *dt = (size_t) c->dev < c->n_dt ? &c->dt[c->dev] : NULL;
+  const Ent *trace = dt ? dt->e : NULL;
+  size_t n_trace = dt ? dt->n : 0;
+  /* a bad entry outside the window is refused as in a whole load */
+  if (dt && dt->has_bad && (rc = walk_entry (c, dt->bad_index, &dt->bad)) < 0)
+    return rc;
+  if (c->range.set && !n_trace && dt && dt->n_all)
+    {
+      char from[32], to[32];
+      range_text (&c->range, c->range.from, from, sizeof from);
+      range_text (&c->range, c->range.to, to, sizeof to);
+      return ml_error_set (c->err, ML_EUSAGE, "%s: --range %s:%s holds no trace entry of device %" PRId64
+                           " (%" PRIu64 " entries, ticks 1 .. %" PRIu64 "%s)", c->path, from, to, c->dev,
+                           dt ? dt->n_all : 0, dt ? dt->n_all : 0,
+                           !c->range.times ? "" : dt && dt->origin_us >= 0 ? ", times 0 .. the last" : ", no times recorded");
+    }
 
   if ((rc = read_segments (c, segments)) < 0)
     return rc;
+  /* back from the dump-time state: past the window's end (its segment
+   * entries, each address's first entries), then through the window */
+  bool cut_end = dt && c->range.set && dt->first + dt->n < dt->n_all;
+  for (size_t i = dt ? dt->n_post : 0; i-- > 0;)
+    if ((rc = undo_entry (c, &dt->post[i])) < 0)
+      return rc;
+  for (size_t k = 0; dt && k < dt->n_pb; k++)
+    {
+      const Post *p = &dt->pb[k];
+      uint32_t idx;
+      bool live = ml_u64map_get (&c->live, p->addr, &idx);
+      if (live && p->state != P_FREES)
+        {
+          c->blks[idx].gone = true;
+          ml_u64map_del (&c->live, p->addr);
+          live = false;
+        }
+      if (!live && p->state != P_ALLOC)
+        {
+          if ((rc = add_blk (c, p->addr, p->size, p->stream, p->stack, NULL)) < 0)
+            return rc;
+          c->blks[c->n_blks - 1].freed_frames = true;
+        }
+    }
   for (size_t i = n_trace; i-- > 0;)
     if ((rc = undo_entry (c, &trace[i])) < 0)
       return rc;
-  if ((rc = emit_settings (c, settings)) < 0 || (rc = emit_start_state (c)) < 0
-      || (rc = read_annotations (c, annotations)) < 0)
+  if ((rc = read_annotations (c, annotations)) < 0)
+    return rc;
+  if (dt && c->range.set && dt->first)
+    {
+      /* the state before the window sits at the tick of the entry before
+       * it; the annotations before it count their ticks as in a whole load */
+      c->tick = dt->first;
+      while (c->next_ann < c->n_anns && dt->start_us >= 0 && c->anns[c->next_ann].time <= (uint64_t) dt->start_us)
+        c->next_ann++, c->tick++;
+    }
+  c->t->windowed = c->range.set;
+  c->t->window_first = c->tick;
+  if ((rc = emit_settings (c, settings)) < 0 || (rc = emit_start_state (c)) < 0)
     return rc;
   for (size_t i = 0; i < n_trace; i++)
-    if ((rc = walk_entry (c, i, &trace[i])) < 0)
+    if ((rc = walk_entry (c, (size_t) (dt->first + i), &trace[i])) < 0)
       return rc;
-  return emit_annotations_until (c, UINT64_MAX);
+  c->t->window_last = c->tick;
+  if (!cut_end)
+    return emit_annotations_until (c, UINT64_MAX);
+  /* buffers live at the window's end that the trace frees later end
+   * just after it */
+  uint64_t tick = c->tick + 1;
+  for (size_t k = 0; k < dt->n_pb; k++)
+    {
+      uint32_t id;
+      if (ml_u64map_get (&c->live, dt->pb[k].addr, &id)
+          && (rc = emit (c, ML_EV_FREE, tick, id, dt->pb[k].addr, 0, dt->pb[k].stream, -1, 0, 0,
+                         ML_EVF_HAS_ID | ML_EVF_HAS_ADDR | ML_EVF_CLIPPED)) < 0)
+        return rc;
+    }
+  return 0;
 }
 
 /* Parse and map: the device traces stream into the steps' entries, the
@@ -1261,7 +1459,7 @@ load_bytes (const unsigned char *data, size_t len, bool mapped, const char *name
       ml_load_options_init (&defaults);
       opts = &defaults;
     }
-  Ctx c = { .path = name, .err = err };
+  Ctx c = { .path = name, .err = err, .range = opts->range };
   ml_u64map_init (&c.by_content);
   ml_u64map_init (&c.finfo_by_content);
   ml_u64map_init (&c.freed);
@@ -1294,7 +1492,7 @@ load_bytes (const unsigned char *data, size_t len, bool mapped, const char *name
   free (c.blks);
   free (c.anns);
   for (size_t d = 0; d < c.n_dt; d++)
-    free (c.dt[d].e);
+    dev_trace_free (&c.dt[d]);
   free (c.dt);
   ml_pk_free (doc);
   if (rc < 0)

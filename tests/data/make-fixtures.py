@@ -171,3 +171,63 @@ kineto = {
 }
 with open('kineto-two-threads.json', 'w') as f:
     json.dump(kineto, f, indent=1)
+
+# ---- expandable segments that unmap: release_cached_blocks and the holes
+# it leaves (device 0; large-pool pages of 20 MiB from L, small-pool pages
+# of 2 MiB from S; the device lets this process map 170 MiB). Laid out by
+# the rules of docs/pytorch.md, "Expandable segments in the caching
+# emulation"; the numbers are worked by hand in tests/cli-snapshot-oracle.sh.
+L, S = 0x7f2000000000, 0x7f3000000000
+t = [1000]
+def at(action, addr, size, **kw):
+    t[0] += 1
+    e = {'action': action, 'addr': addr, 'size': size, 'stream': 0, 'time_us': t[0], 'frames': user}
+    e.update(kw)
+    return e
+def free(addr, size):
+    return [at('free_requested', addr, size), at('free_completed', addr, size)]
+unmap = [
+    at('segment_map', L, 40 * MiB), at('alloc', L, 30 * MiB),                      # a: 2 pages [0, 40)
+    at('segment_map', L + 40 * MiB, 40 * MiB), at('alloc', L + 30 * MiB, 50 * MiB),  # b: the free 10 + 2 pages
+    at('segment_map', L + 80 * MiB, 20 * MiB), at('alloc', L + 80 * MiB, 10 * MiB),  # c: 1 page, 10 MiB left free
+    *free(L, 30 * MiB), *free(L + 80 * MiB, 10 * MiB),                              # [0, 30) and [80, 100) free
+    at('segment_map', S, 2 * MiB), at('alloc', S, 1000),                           # s: the small pool, 1024 B
+    at('segment_map', L + 100 * MiB, 20 * MiB), at('alloc', L + 80 * MiB, 40 * MiB), # d: the free 20 + 1 page; 122 MiB
+    at('alloc', L, 25 * MiB),                                                      # e: best fit [0, 30), split
+    *free(L + 30 * MiB, 50 * MiB),                                                 # b: [25, 80) free, pages [40, 80) whole
+    # f: 60 MiB needs 3 new pages: 122 + 60 > 170, so release_cached_blocks
+    # unmaps the whole free pages [40, 80) (82 MiB mapped) and the retry maps
+    # [120, 180): the hole's 15 + 40 MiB of room is too small for it
+    at('segment_unmap', L + 40 * MiB, 40 * MiB),
+    at('segment_map', L + 120 * MiB, 60 * MiB), at('alloc', L + 120 * MiB, 60 * MiB),  # 142 MiB
+    *free(L, 25 * MiB),                                                            # e: [0, 40) free, before the hole
+    # g: 50 MiB from the lowest room: [0, 40) free + the hole, one page [40, 60) mapped
+    at('segment_map', L + 40 * MiB, 20 * MiB), at('alloc', L, 50 * MiB),           # 162 MiB
+    # h: 30 MiB: [50, 60) free + [60, 80) to map: 162 + 20 > 170; no whole free
+    # page to unmap; device free 170 - 162 = 8 MiB
+    {k: v for k, v in at('oom', 0, 30 * MiB, device_free=8 * MiB).items() if k != 'addr'},
+    *free(L + 120 * MiB, 60 * MiB),
+]
+unmap_snap = {
+    'segments': [
+        {'device': 0, 'address': L, 'total_size': 60 * MiB, 'allocated_size': 50 * MiB, 'active_size': 50 * MiB,
+         'requested_size': 50 * MiB, 'stream': 0, 'segment_type': 'large', 'segment_pool_id': (0, 0),
+         'is_expandable': True, 'frames': [],
+         'blocks': [{'address': L, 'size': 50 * MiB, 'requested_size': 50 * MiB, 'state': 'active_allocated', 'frames': user},
+                    {'address': L + 50 * MiB, 'size': 10 * MiB, 'requested_size': 0, 'state': 'inactive', 'frames': []}]},
+        {'device': 0, 'address': L + 80 * MiB, 'total_size': 100 * MiB, 'allocated_size': 40 * MiB, 'active_size': 40 * MiB,
+         'requested_size': 40 * MiB, 'stream': 0, 'segment_type': 'large', 'segment_pool_id': (0, 0),
+         'is_expandable': True, 'frames': [],
+         'blocks': [{'address': L + 80 * MiB, 'size': 40 * MiB, 'requested_size': 40 * MiB, 'state': 'active_allocated', 'frames': user},
+                    {'address': L + 120 * MiB, 'size': 60 * MiB, 'requested_size': 0, 'state': 'inactive', 'frames': []}]},
+        {'device': 0, 'address': S, 'total_size': 2 * MiB, 'allocated_size': 1024, 'active_size': 1024,
+         'requested_size': 1000, 'stream': 0, 'segment_type': 'small', 'segment_pool_id': (0, 0),
+         'is_expandable': True, 'frames': [],
+         'blocks': [{'address': S, 'size': 1024, 'requested_size': 1000, 'state': 'active_allocated', 'frames': user},
+                    {'address': S + 1024, 'size': 2 * MiB - 1024, 'requested_size': 0, 'state': 'inactive', 'frames': []}]},
+    ],
+    'device_traces': [unmap],
+    'allocator_settings': {'max_split_size': -1, 'expandable_segments': True, 'roundup_power2_divisions': {'1': 0}},
+}
+with open('expandable-unmap.pickle', 'wb') as f:
+    pickle.dump(unmap_snap, f, protocol=4)
