@@ -339,7 +339,9 @@ add_stack_h (Ctx *c, uint64_t h, uint32_t site, const MlFrame *fr, size_t n, uin
   if (ml_u64map_get (&c->by_content, h, &idx))
     {
       const MlStack *st = &c->t->stacks[idx];
-      if (st->site == site && st->n == n && memcmp (c->t->frames + st->first, fr, n * sizeof *fr) == 0)
+      /* a stack of no frames (a frames list without a dict) may come
+       * before the frame table has any: no pointer into it then */
+      if (st->site == site && st->n == n && (n == 0 || memcmp (c->t->frames + st->first, fr, n * sizeof *fr) == 0))
         {
           *out = idx;
           return 0;
@@ -407,7 +409,7 @@ stack_of (Ctx *c, MlPkValue *frames, uint32_t *out)
   if (ml_u64map_get (&c->by_content, h, &idx) && c->t->stacks[idx].site == site)
     {
       const MlStack *st = &c->t->stacks[idx];
-      const MlFrame *sf = c->t->frames + st->first;
+      const MlFrame *sf = st->n ? c->t->frames + st->first : NULL;
       size_t m = 0;
       bool same = true;
       for (size_t k = 0; k < frames->n && same; k++)
@@ -469,7 +471,8 @@ stack_at_free (Ctx *c, uint32_t st, uint32_t *out)
   const MlStack *s = &c->t->stacks[st];
   if (grow ((void **) &c->scratch, &c->cap_scratch, s->n, sizeof *c->scratch) < 0)
     return oom (c);
-  memcpy (c->scratch, c->t->frames + s->first, s->n * sizeof *c->scratch);
+  if (s->n)
+    memcpy (c->scratch, c->t->frames + s->first, s->n * sizeof *c->scratch);
   uint32_t site = 0, n = s->n;
   int rc;
   for (uint32_t k = 0; k < n && !site; k++)
