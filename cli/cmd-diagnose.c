@@ -64,6 +64,9 @@ print_recorded (const char *path, const MlBuffers *bufs, const MlDiagnosis *d)
   char frames[1024];
   if (*ml_diagnosis_user_frames (t, d->rec_stack, 3, frames, sizeof frames))
     printf ("  called from %s\n", frames);
+  const char *settings = ml_trace_allocator_settings (t);
+  if (settings)
+    printf ("  allocator settings: %s\n", settings);
   if (d->rec_have_plan)
     {
       char why[256];
@@ -109,8 +112,8 @@ print_text (const char *path, const MlBuffers *bufs, const MlDiagnosis *d, const
         {
           printf ("out of memory\n");
           print_oom_line (bufs, &d->oom);
-          printf ("\n  blame: live at the OOM by call site (%zu buffers, %s requested)\n", d->n_live_total,
-                  cli_size (d->requested_live));
+          printf ("\n  blame: live at the OOM by call site (%zu buffer%s, %s requested)\n", d->n_live_total,
+                  d->n_live_total == 1 ? "" : "s", cli_size (d->requested_live));
           for (size_t i = 0; i < d->n_sites && i < 10; i++)
             {
               const MlSiteBlame *s = &d->sites[i];
@@ -137,19 +140,22 @@ print_text (const char *path, const MlBuffers *bufs, const MlDiagnosis *d, const
         printf (" — a planner could fit it with %s to spare\n", cli_size (d->capacity - d->lower_bound));
       if (d->n_alts)
         {
-          printf ("\n  other strategies under %s:\n", cli_size (d->capacity));
+          printf ("\n  other strategies under %s (needs: the peak once the capacity is lifted at the OOM):\n",
+                  cli_size (d->capacity));
           for (size_t i = 0; i < d->n_alts; i++)
             {
               const MlDiagAlt *a = &d->alts[i];
-              if (a->status < 0)
+              if (a->status == ML_EINFEASIBLE)
+                printf ("    %-16s does not fit: proven, no layout fits the capacity\n", a->name);
+              else if (a->status < 0)
                 printf ("    %-16s error (%s)\n", a->name, ml_error_code_name (a->status));
               else if (!a->oom.hit)
                 printf ("    %-16s fits: peak %s, headroom %s\n", a->name, cli_size (a->peak), cli_size (d->capacity - a->peak));
               else if (a->oom.request)
-                printf ("    %-16s OOM at tick %" PRIu64 " (%s), peak %s\n", a->name, a->oom.tick,
+                printf ("    %-16s OOM at tick %" PRIu64 " (%s), needs %s\n", a->name, a->oom.tick,
                         ml_oom_verdict_name (a->oom.verdict), cli_size (a->peak));
               else
-                printf ("    %-16s over the capacity: peak %s\n", a->name, cli_size (a->peak));
+                printf ("    %-16s over the capacity: needs %s\n", a->name, cli_size (a->peak));
             }
         }
     }
@@ -292,6 +298,11 @@ cmd_diagnose (int argc, char **argv)
               ml_json_put_str (stdout, path);
               printf (",\"device\":%u,\"alignment\":%" PRIu64 ",\"capacity_from\":", t->device, run->align);
               ml_json_put_str (stdout, capacity_from);
+              if (ml_trace_allocator_settings (t))
+                {
+                  printf (",\"allocator_settings\":");
+                  ml_json_put_str (stdout, ml_trace_allocator_settings (t));
+                }
               printf (",\"diagnosis\":");
               if (ml_diagnosis_write_json (&d, run, stdout, &err) < 0)
                 rc = cli_error ("diagnose", &err);

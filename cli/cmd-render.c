@@ -35,7 +35,9 @@ static const char render_help[] =
   "  --range T0:T1      only ticks [T0, T1) (either side may be empty)\n"
   "  --size WxH         picture size in pixels (default 1600x900)\n"
   "  --color-by C       site (default), stream or kind\n"
-  "  --time-axis A      auto (default: real time when known), ticks, time\n"
+  "  --axis A           the x axis: time (real time, labels in ns/µs/ms/s) or\n"
+  "                     ticks (event index); default: time when every event\n"
+  "                     has one (--time-axis is the same)\n"
   "  --title TEXT       replace the title\n"
   "  --dark             dark background\n"
   "  --no-labels        no buffer names on the rectangles\n";
@@ -116,7 +118,7 @@ draw_with_state (cairo_t *cr, int width, int height, void *data)
   MlFigureLayout fl;
   ml_figure_layout (f->scene, f->style, fw, height, &fl);
   MlView v;
-  ml_scene_view_init_plot (f->scene, f->style->plot, &v, fl.layout.x, fl.layout.y, fl.layout.w, fl.layout.h);
+  ml_scene_view_init_style (f->scene, f->style, &v, fl.layout.x, fl.layout.y, fl.layout.w, fl.layout.h);
   ml_view_set_time (&v, f->range->t0, f->range->t1);
   ml_timeline_draw_marker (cr, &v, f->scene, f->style, (double) f->tick + 0.5, "state", fl.time_axis.y);
   cairo_restore (cr);
@@ -136,6 +138,7 @@ cmd_render (int argc, char **argv)
     { "range", required_argument, 0, OPT_RANGE },
     { "size", required_argument, 0, OPT_SIZE },
     { "color-by", required_argument, 0, OPT_COLOR },
+    { "axis", required_argument, 0, OPT_TIMEAXIS },
     { "time-axis", required_argument, 0, OPT_TIMEAXIS },
     { "title", required_argument, 0, OPT_TITLE },
     { "dark", no_argument, 0, OPT_DARK },
@@ -179,10 +182,8 @@ cmd_render (int argc, char **argv)
             return cli_fail ("render", EXIT_BAD, "--color-by %s: expected site, stream or kind", optarg);
           break;
         case OPT_TIMEAXIS:
-          if (strcmp (optarg, "auto") == 0) style.time_axis = ML_TIME_AXIS_AUTO;
-          else if (strcmp (optarg, "ticks") == 0) style.time_axis = ML_TIME_AXIS_TICKS;
-          else if (strcmp (optarg, "time") == 0) style.time_axis = ML_TIME_AXIS_TIME;
-          else return cli_fail ("render", EXIT_BAD, "--time-axis %s: expected auto, ticks or time", optarg);
+          if (ml_time_axis_parse (optarg, &style.time_axis) < 0)
+            return cli_fail ("render", EXIT_BAD, "--axis %s: expected time or ticks (auto: time when every event has one)", optarg);
           break;
         case OPT_TITLE: style.title = optarg; break;
         case OPT_DARK: style.dark = true; break;
@@ -239,6 +240,8 @@ cmd_render (int argc, char **argv)
           || ml_scene_new (bufs, plan, &so, &scene, &err) < 0)
         rc = cli_error ("render", &err);
     }
+  if (rc == EXIT_OK && style.time_axis == ML_TIME_AXIS_TIME && !ml_scene_real_time (scene, style.time_axis) && !o.quiet)
+    fprintf (stderr, "memlens render: %s: its events carry no times (or one time): the x axis is in ticks\n", path);
   if (rc == EXIT_OK && at >= (long long) scene->end_tick)
     rc = cli_fail ("render", EXIT_BAD, "--at %lld: past the end of the trace (ticks 0 to %" PRIu64 ")", at,
                    scene->end_tick - 1);

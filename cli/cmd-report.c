@@ -40,9 +40,12 @@ cmd_report (int argc, char **argv)
     { "strategies", required_argument, 0, 's' },
     { "output", required_argument, 0, 'o' },
     { "sweep", required_argument, 0, 'S' },
+    { "axis", required_argument, 0, 'A' },
+    { "time-axis", required_argument, 0, 'A' },
     { 0, 0, 0, 0 },
   };
   const char *sweep_spec = NULL;
+  const char *axis = NULL;
   MlCliOpts o;
   cli_opts_init (&o);
   int c;
@@ -54,7 +57,9 @@ cmd_report (int argc, char **argv)
           printf ("%s\nOptions:\n  -s, --strategies A,B,...  strategies to compare (default: %s; \"all\")\n"
                   "  -o, --output FILE         .html, .md, .json or .csv (written atomically)\n"
                   "  --sweep KNOB=V1,V2,...    add a table of every strategy once per value (as compare --sweep;\n"
-                  "                            .html, .md, .json)\n%s",
+                  "                            .html, .md, .json)\n"
+                  "  --axis A                  the x axis of the HTML report's pictures: time (real time)\n"
+                  "                            or ticks; default: time when every event has one\n%s",
                   usage_text, ml_strategies_default (), CLI_RANGE_HELP CLI_COMMON_HELP);
           return EXIT_OK;
         }
@@ -64,6 +69,12 @@ cmd_report (int argc, char **argv)
         o.output = optarg;
       else if (c == 'S')
         sweep_spec = optarg;
+      else if (c == 'A')
+        {
+          if (strcmp (optarg, "time") != 0 && strcmp (optarg, "ticks") != 0 && strcmp (optarg, "auto") != 0)
+            return cli_fail ("report", EXIT_BAD, "--axis %s: expected time or ticks (auto: time when every event has one)", optarg);
+          axis = optarg;
+        }
       else if (c == '?' || !cli_common_option ("report", &o, c, optarg))
         return cli_usage ("report", usage_text);
     }
@@ -74,6 +85,8 @@ cmd_report (int argc, char **argv)
   bool html = strcmp (ext, "html") == 0 || strcmp (ext, "htm") == 0;
   if (!html && strcmp (ext, "md") != 0 && strcmp (ext, "json") != 0 && strcmp (ext, "csv") != 0)
     return cli_fail ("report", EXIT_BAD, "%s: write the report as .html, .md, .json or .csv", o.output);
+  if (axis && !html)
+    return cli_fail ("report", EXIT_BAD, "--axis: only the HTML report has pictures (write .html)");
   if (sweep_spec && strcmp (ext, "csv") == 0)
     return cli_fail ("report", EXIT_BAD, "--sweep: the CSV report is one row per strategy, with no room for a sweep (use .html, .md or .json)");
 #ifndef HAVE_RENDER
@@ -114,7 +127,11 @@ cmd_report (int argc, char **argv)
     {
       cli_progress_done ();
 #ifdef HAVE_RENDER
-      int w = ml_report_write_file (r, o.output, NULL, &err);
+      MlStyle style;
+      ml_style_init (&style);
+      if (axis)
+        ml_time_axis_parse (axis, &style.time_axis);
+      int w = ml_report_write_file (r, o.output, &style, &err);
 #else
       int w = ml_report_write (r, o.output, &err);
 #endif

@@ -17,6 +17,7 @@ struct _MlOverview {
   float      *cols;
   int         n_cols;
   double      cols_max;
+  const MlTimeWarp *warp;    /* the timeline's real-time axis, or NULL */
 };
 
 G_DEFINE_FINAL_TYPE (MlOverview, ml_overview, GTK_TYPE_WIDGET)
@@ -30,18 +31,40 @@ end_tick (MlOverview *self)
   return self->doc ? (double) MAX (self->doc->bufs->end_tick, 1) : 1.0;
 }
 
+/* The whole trace across the widget, on the timeline's axis (ticks, or
+ * real time). */
+static MlView
+whole (MlOverview *self, int width)
+{
+  MlView v;
+  ml_view_init (&v, 0, end_tick (self), 0, 1, 0, 0, MAX (width, 1), 1);
+  v.warp = self->warp;
+  return v;
+}
+
 static double
 x_to_tick (MlOverview *self, double x)
 {
   int w = MAX (gtk_widget_get_width (GTK_WIDGET (self)), 1);
-  return CLAMP (x / w, 0.0, 1.0) * end_tick (self);
+  MlView v = whole (self, w);
+  return CLAMP (ml_view_x_to_time (&v, CLAMP (x, 0, w)), 0.0, end_tick (self));
 }
 
 static double
 tick_to_x (MlOverview *self, double t)
 {
-  int w = gtk_widget_get_width (GTK_WIDGET (self));
-  return t / end_tick (self) * w;
+  MlView v = whole (self, gtk_widget_get_width (GTK_WIDGET (self)));
+  return ml_view_time_to_x (&v, t);
+}
+
+void
+ml_overview_set_warp (MlOverview *self, const MlTimeWarp *warp)
+{
+  if (self->warp == warp)
+    return;
+  self->warp = warp;
+  self->n_cols = 0;   /* the columns again */
+  gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
 /* The largest live (and reserved) bytes per pixel column, so that narrow
@@ -64,8 +87,9 @@ build_columns (MlOverview *self, int width)
       /* the value holds from pts[i].tick to the next point */
       double a = (double) c->pts[i].tick;
       double b = i + 1 < c->n ? (double) c->pts[i + 1].tick : end;
-      int ca = CLAMP ((int) floor (a / end * width), 0, width - 1);
-      int cb = CLAMP ((int) floor (MAX (b - 1e-9, a) / end * width), 0, width - 1);
+      MlView v = whole (self, width);
+      int ca = CLAMP ((int) floor (ml_view_time_to_x (&v, a)), 0, width - 1);
+      int cb = CLAMP ((int) floor (ml_view_time_to_x (&v, MAX (b - 1e-9, a))), 0, width - 1);
       for (int k = ca; k <= cb; k++)
         {
           self->cols[2 * k] = MAX (self->cols[2 * k], (float) c->pts[i].live);
@@ -250,6 +274,7 @@ ml_overview_set_document (MlOverview *self, MlDocument *doc)
 {
   if (doc)
     ml_document_ref (doc);
+  self->warp = NULL;   /* it was the old document's; the window sets the new one's */
   g_clear_pointer (&self->doc, ml_document_unref);
   self->doc = doc;
   g_clear_pointer (&self->cols, g_free);

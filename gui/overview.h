@@ -25,6 +25,9 @@ void ml_overview_set_document (MlOverview *self, MlDocument *doc);
 void ml_overview_set_window (MlOverview *self, double t0, double t1);
 /* A marker (peak, OOM) at @tick; < 0 clears. */
 void ml_overview_set_marker (MlOverview *self, double tick);
+/* Draws along the timeline's real-time axis (@warp, borrowed from the
+ * shown scene), or in ticks (NULL). */
+void ml_overview_set_warp (MlOverview *self, const MlTimeWarp *warp);
 
 G_END_DECLS
 

@@ -13,6 +13,7 @@
 
 #include "gui/application.h"
 #include "gui/peaks-page.h"
+#include "gui/render/timeline.h"
 #include "sim/base/units.h"
 
 typedef struct {
@@ -112,12 +113,20 @@ tv (SelfTest *st, int i)
   return ml_window_get_timeline (st->win, i);
 }
 
+/* Tick @t in the unit x is linear in: ticks, or time on a real-time axis. */
+static double
+axis (SelfTest *st, double t)
+{
+  return ml_view_axis_value (ml_timeline_view_get_view (tv (st, 0)), t);
+}
+
+/* The visible span in that unit. */
 static double
 span (SelfTest *st, int i)
 {
   double t0, t1;
   ml_timeline_view_get_time_span (tv (st, i), &t0, &t1);
-  return t1 - t0;
+  return axis (st, t1) - axis (st, t0);
 }
 
 /* Saves what the window shows now (its own render nodes, through the
@@ -308,7 +317,8 @@ test_step (SelfTest *st)
         ml_timeline_view_get_time_span (tv (st, 0), &t0, &t1);
         activate (st, "pan-right", NULL);
         ml_timeline_view_get_time_span (tv (st, 0), &u0, &u1);
-        check (st, u0 > t0 && fabs ((u1 - u0) - (t1 - t0)) < 1e-6 * (t1 - t0), "win.pan-right moves the span later, same width");
+        double w0 = axis (st, t1) - axis (st, t0), w1 = axis (st, u1) - axis (st, u0);
+        check (st, u0 > t0 && fabs (w1 - w0) < 1e-6 * w0, "win.pan-right moves the span later, same width");
         break;
       }
     case 3:
@@ -557,8 +567,10 @@ test_step (SelfTest *st)
         }
       break;
     case 17:   /* real key presses through the X server */
-      check (st, fabs (span (st, 0) - (st->it1 - st->it0) / 2) < 1e-6 * (st->it1 - st->it0),
-             "input: the + key zooms in (span %g -> %g)", st->it1 - st->it0, span (st, 0));
+      {
+        double before = axis (st, st->it1) - axis (st, st->it0);
+        check (st, fabs (span (st, 0) - before / 2) < 1e-6 * before, "input: the + key zooms in (span %g -> %g)", before, span (st, 0));
+      }
       xdo (st, "key 0");
       break;
     case 18:
@@ -578,8 +590,9 @@ test_step (SelfTest *st)
       {
         const MlView *v = ml_timeline_view_get_view (tv (st, 0));
         double after = ml_view_x_to_time (v, st->ix);
-        double px = ml_view_ticks_per_px (v);
-        check (st, span (st, 0) < (st->it1 - st->it0) * 0.95, "input: ctrl+scroll zooms in (span %g -> %g)", st->it1 - st->it0, span (st, 0));
+        double px = fabs (ml_view_x_to_time (v, st->ix + 1) - ml_view_x_to_time (v, st->ix));   /* ticks per px there */
+        double before = axis (st, st->it1) - axis (st, st->it0);
+        check (st, span (st, 0) < before * 0.95, "input: ctrl+scroll zooms in (span %g -> %g)", before, span (st, 0));
         check (st, fabs (after - st->itick) <= 1.5 * px + 1e-9, "input: around the pointer (tick %.1f stays under it: %.1f)", st->itick, after);
         ml_timeline_view_get_time_span (tv (st, 0), &st->it0, &st->it1);
         /* to the left: the view has room on the right after the zoom */
@@ -593,9 +606,11 @@ test_step (SelfTest *st)
         double t0, t1;
         ml_timeline_view_get_time_span (tv (st, 0), &t0, &t1);
         const MlView *v = ml_timeline_view_get_view (tv (st, 0));
-        double want = 100 * ml_view_ticks_per_px (v);
-        check (st, fabs ((t0 - st->it0) - want) <= 0.05 * want && fabs ((t1 - t0) - (st->it1 - st->it0)) < 1e-6 * (t1 - t0),
-               "input: dragging 100 px to the left shows later ticks (moved %.1f, want %.1f)", t0 - st->it0, want);
+        /* in the axis' unit: 100 px of the span */
+        double w = axis (st, t1) - axis (st, t0), w0 = axis (st, st->it1) - axis (st, st->it0);
+        double want = 100 * w / v->pw, moved = axis (st, t0) - axis (st, st->it0);
+        check (st, fabs (moved - want) <= 0.05 * want && fabs (w - w0) < 1e-6 * w,
+               "input: dragging 100 px to the left shows later ticks (moved %.1f, want %.1f)", moved, want);
         activate (st, "zoom-fit", NULL);
         v = ml_timeline_view_get_view (tv (st, 0));
         st->it0 = ml_view_x_to_time (v, st->ix);
@@ -830,6 +845,50 @@ test_step (SelfTest *st)
       }
     case 30:
       activate (st, "plot", g_variant_new_string ("address"));
+      {
+        /* the x axis: real time when every event has one, labels at round
+         * times, evenly spaced */
+        const MlTrace *t = ml_document_trace (doc);
+        gboolean all_timed = t->n_events > 0;
+        for (gsize i = 0; i < t->n_events; i++)
+          all_timed &= t->events[i].time_ns >= 0;
+        const MlView *v = ml_timeline_view_get_view (tv (st, 0));
+        check (st, (v->warp != NULL) == (all_timed && ml_scene_real_time (doc->runs[0]->scene, ML_TIME_AXIS_TIME)),
+               "the automatic axis is %s (every event has a time: %s)", v->warp ? "real time" : "ticks", all_timed ? "yes" : "no");
+        st->it0 = v->warp != NULL;
+        xdo (st, "windowfocus --sync %s key t", st->xid);
+        break;
+      }
+    case 31:
+    case 32:
+      {
+        /* the T key switched it; labels: evenly spaced, in the axis' unit */
+        const MlView *v = ml_timeline_view_get_view (tv (st, 0));
+        gboolean timed = v->warp != NULL;
+        if (ml_scene_real_time (ml_timeline_view_get_scene (tv (st, 0)), ML_TIME_AXIS_TIME))
+          check (st, timed != (st->it0 != 0), "input: the T key switches the axis to %s", timed ? "real time" : "ticks");
+        else
+          {
+            const char *msg = ml_window_get_message (st->win);
+            check (st, !timed && (st->step == 32 || (msg && strstr (msg, "no times"))),
+                   "input: the T key on a trace without times keeps ticks and says why (%s)", msg ? msg : "no message");
+          }
+        MlTimeLabel lab[64];
+        size_t n = ml_timeline_time_labels (v, ml_timeline_view_get_scene (tv (st, 0)), ml_timeline_view_get_style (tv (st, 0)), lab, 64);
+        gboolean even = n >= 3, unit = n >= 1;
+        for (size_t i = 2; i < n; i++)
+          even &= fabs ((lab[i].x - lab[i - 1].x) - (lab[1].x - lab[0].x)) < 1.0;
+        for (size_t i = 0; i < n; i++)
+          unit &= timed ? (g_str_has_suffix (lab[i].text, "s") != 0) : g_ascii_isdigit (lab[i].text[strlen (lab[i].text) - 1]);
+        check (st, even && unit, "%zu labels, evenly spaced (%.1f px), %s (%s, %s, ...)", n, n > 1 ? lab[1].x - lab[0].x : 0,
+               timed ? "in ns/µs/ms/s" : "in ticks", n ? lab[0].text : "", n > 1 ? lab[1].text : "");
+        st->it0 = timed;
+        st->shot = timed ? "window-time.png" : "window-ticks.png";
+        if (st->step == 31)
+          xdo (st, "windowfocus --sync %s key t", st->xid);
+        break;
+      }
+    case 33:
       finish (st);
       return FALSE;
     case 100:   /* several devices: the window says which it shows */

@@ -220,9 +220,12 @@ static void
 append_transformed_cache (MlTimelineView *self, GtkSnapshot *snap, int width, int height)
 {
   const MlView *v = &self->view, *c = &self->cache_view;
-  double span = v->t1 - v->t0;
-  double a = (c->t1 - c->t0) / span;
-  double b = v->px + (c->t0 - v->t0) * v->pw / span - c->px * a;
+  /* in the axis' unit (ticks, or time on a real-time axis): x is linear in it */
+  double v0 = ml_view_axis_value (v, v->t0), v1 = ml_view_axis_value (v, v->t1);
+  double c0 = ml_view_axis_value (v, c->t0), c1 = ml_view_axis_value (v, c->t1);
+  double span = v1 - v0;
+  double a = (c1 - c0) / span;
+  double b = v->px + (c0 - v0) * v->pw / span - c->px * a;
   double top_fixed = self->style.show_legend && self->fl.legend.h > 0 ? self->fl.legend.y : height;
   MlRgb bg = ml_style_bg (&self->style);
   /* the margins and the legend, as drawn */
@@ -349,7 +352,7 @@ draw_overlays (MlTimelineView *self, cairo_t *cr, const MlView *v, const MlFigur
 static gboolean
 same_view (const MlView *a, const MlView *b)
 {
-  return a->t0 == b->t0 && a->t1 == b->t1 && a->a0 == b->a0 && a->a1 == b->a1
+  return a->t0 == b->t0 && a->t1 == b->t1 && a->a0 == b->a0 && a->a1 == b->a1 && a->warp == b->warp
          && a->px == b->px && a->py == b->py && a->pw == b->pw && a->ph == b->ph;
 }
 
@@ -777,8 +780,8 @@ ml_timeline_view_set_document (MlTimelineView *self, MlDocument *doc, int which)
       int w = MAX (gtk_widget_get_width (GTK_WIDGET (self)), 800);
       int h = MAX (gtk_widget_get_height (GTK_WIDGET (self)), 400);
       ml_figure_layout (self->scene, &self->style, w, h, &self->fl);
-      ml_scene_view_init_plot (self->scene, self->style.plot, &self->view, self->fl.layout.x, self->fl.layout.y, self->fl.layout.w,
-                          self->fl.layout.h);
+      ml_scene_view_init_style (self->scene, &self->style, &self->view, self->fl.layout.x, self->fl.layout.y, self->fl.layout.w,
+                                self->fl.layout.h);
       if (same_trace && had_view)
         ml_view_set_time (&self->view, old.t0, old.t1);
       self->view_ready = TRUE;
@@ -822,6 +825,8 @@ ml_timeline_view_get_style (MlTimelineView *self)
 void
 ml_timeline_view_style_changed (MlTimelineView *self)
 {
+  if (self->scene)
+    ml_scene_view_set_axis (self->scene, self->style.time_axis, &self->view);   /* the spans stay in ticks */
   update_layout (self, gtk_widget_get_width (GTK_WIDGET (self)), gtk_widget_get_height (GTK_WIDGET (self)));
   invalidate (self);
 }
@@ -882,8 +887,8 @@ ml_timeline_view_set_plot (MlTimelineView *self, MlPlot plot)
   if (self->scene)
     {
       double t0 = self->view.t0, t1 = self->view.t1;
-      ml_scene_view_init_plot (self->scene, plot, &self->view, self->view.px, self->view.py, self->view.pw,
-                               self->view.ph);
+      ml_scene_view_init_style (self->scene, &self->style, &self->view, self->view.px, self->view.py, self->view.pw,
+                                self->view.ph);
       ml_view_set_time (&self->view, t0, t1);
     }
   self->hover = -1;

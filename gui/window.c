@@ -857,6 +857,7 @@ apply_document (MlWindow *self, MlDocument *doc)
     }
   self->linking = FALSE;
   ml_overview_set_document (ML_OVERVIEW (self->overview), doc);
+  ml_overview_set_warp (ML_OVERVIEW (self->overview), ml_timeline_view_get_view (tl (self, 0))->warp);
   /* compare mode: one legend (under the lower view), one address scale */
   ml_timeline_view_get_style (tl (self, 0))->show_legend = !cmp;
   ml_timeline_view_style_changed (tl (self, 0));
@@ -1096,14 +1097,28 @@ static void
 time_axis_action (GSimpleAction *a, GVariant *p, gpointer u)
 {
   MlWindow *self = u;
-  const char *s = g_variant_get_string (p, NULL);
-  MlTimeAxis ax = g_str_equal (s, "ticks") ? ML_TIME_AXIS_TICKS : g_str_equal (s, "time") ? ML_TIME_AXIS_TIME : ML_TIME_AXIS_AUTO;
+  MlTimeAxis ax;
+  if (ml_time_axis_parse (g_variant_get_string (p, NULL), &ax) < 0)
+    return;
   g_simple_action_set_state (a, p);
   for (int i = 0; i < 2; i++)
     {
       ml_timeline_view_get_style (tl (self, i))->time_axis = ax;
       ml_timeline_view_style_changed (tl (self, i));
     }
+  ml_overview_set_warp (ML_OVERVIEW (self->overview), ml_timeline_view_get_view (tl (self, 0))->warp);
+  if (ax == ML_TIME_AXIS_TIME && self->doc && self->doc->runs[0]->scene
+      && !ml_scene_real_time (self->doc->runs[0]->scene, ax))
+    ml_window_show_message (self, "This trace's events carry no times (or all the same one): the axis stays in ticks.");
+}
+
+/* T: real time <-> ticks (what the axis shows now, the other way). */
+static void
+toggle_time_axis_action (GSimpleAction *a, GVariant *p, gpointer u)
+{
+  MlWindow *self = u;
+  gboolean timed = ml_timeline_view_get_view (tl (self, 0))->warp != NULL;
+  g_action_group_activate_action (G_ACTION_GROUP (self), "time-axis", g_variant_new_string (timed ? "ticks" : "time"));
 }
 
 static void
@@ -1144,6 +1159,7 @@ static const GActionEntry win_actions[] = {
   { "device", device_action, "i", "0", NULL },
   { "color-by", color_by_action, "s", "'site'", NULL },
   { "time-axis", time_axis_action, "s", "'auto'", NULL },
+  { "toggle-time-axis", toggle_time_axis_action, NULL, NULL, NULL },
   { "plot", plot_action, "s", "'address'", NULL },
   { "export", export_action, "(ss)", NULL, NULL },
   { "export-dialog", export_dialog_action, "s", NULL, NULL },
@@ -1200,6 +1216,7 @@ ml_window_init (MlWindow *self)
   add_key (GTK_SHORTCUT_CONTROLLER (sc), GDK_KEY_Left, 0, "win.pan-left");
   add_key (GTK_SHORTCUT_CONTROLLER (sc), GDK_KEY_Right, 0, "win.pan-right");
   add_key (GTK_SHORTCUT_CONTROLLER (sc), GDK_KEY_Escape, 0, "win.cancel");
+  add_key (GTK_SHORTCUT_CONTROLLER (sc), GDK_KEY_t, 0, "win.toggle-time-axis");
   gtk_widget_add_controller (GTK_WIDGET (self), sc);
 
   apply_document (self, NULL);

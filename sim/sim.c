@@ -304,6 +304,50 @@ run_online (const MlBuffers *bufs, const MlStrategy *s, const MlKnobs *knobs, Ml
   return rc;
 }
 
+/* The first allocation (sweep order) at which the live bytes pass
+ * @capacity: its buffer, tick and the bytes live before it. */
+static bool
+first_over_capacity (const MlBuffers *bufs, uint64_t capacity, uint32_t *buffer, uint64_t *tick, uint64_t *live_before)
+{
+  MlSweep sw;
+  MlSweepStep st;
+  uint64_t live = 0;
+  ml_sweep_init (&sw, bufs);
+  while (ml_sweep_next (&sw, &st))
+    {
+      uint64_t sz = bufs->buf[st.buffer].rsize;
+      if (!st.is_alloc)
+        {
+          live -= sz;
+          continue;
+        }
+      if (live + sz > capacity)
+        {
+          *buffer = st.buffer;
+          *tick = st.tick;
+          *live_before = live;
+          return true;
+        }
+      live += sz;
+    }
+  return false;
+}
+
+/* An offline plan's reserved bytes at @tick, at most @capacity. */
+static uint64_t
+plan_reserved_at (const MlBuffers *bufs, const MlPlan *plan, uint64_t tick, uint64_t capacity)
+{
+  uint64_t r = 0;
+  if (plan->n_segments == 1)
+    r = plan->segments[0].size;
+  else
+    for (size_t s = 0; s < plan->n_segments; s++)
+      if (plan->segments[s].start <= tick && plan->segments[s].end > tick)
+        r += plan->segments[s].size;
+  (void) bufs;
+  return r < capacity ? r : capacity;
+}
+
 int
 ml_sim_run (const MlBuffers *bufs, const MlStrategy *s, const MlKnobs *knobs_in, MlPlan **out, MlError *err)
 {
@@ -340,6 +384,20 @@ ml_sim_run (const MlBuffers *bufs, const MlStrategy *s, const MlKnobs *knobs_in,
         {
           plan->optimal = true;
           plan->proven_lb = bufs->lower_bound;
+        }
+      if (rc == 0 && knobs.capacity && !plan->oom.hit && bufs->lower_bound > knobs.capacity)
+        {
+          /* no layout fits: the verdict is capacity, at the first request
+           * that the live bytes cannot hold under it, whatever the plan */
+          uint32_t b;
+          uint64_t tick, live;
+          if (first_over_capacity (bufs, knobs.capacity, &b, &tick, &live))
+            {
+              uint64_t largest = 0, free_bytes = 0;
+              ml_metrics_free_at (bufs, plan, tick, &largest, &free_bytes, NULL);
+              record_oom (plan, bufs, b, tick, live, plan_reserved_at (bufs, plan, tick, knobs.capacity), largest,
+                          knobs.capacity);
+            }
         }
       if (rc == 0 && knobs.capacity && !plan->oom.hit && plan->n_segments > 1)
         {

@@ -182,3 +182,17 @@ ml_trace_add_group (MlTrace *t, const uint64_t *ids, size_t n)
   t->group_end[t->n_groups++] = t->n_group_ids;
   return 0;
 }
+
+const char *
+ml_trace_allocator_settings (const MlTrace *t)
+{
+  static const char prefix[] = "allocator settings: ";
+  for (size_t i = 0; t && i < t->n_events && t->events[i].tick == 0; i++)
+    if (t->events[i].kind == ML_EV_MARK)
+      {
+        const char *text = ml_trace_str (t, t->events[i].name);
+        if (text && strncmp (text, prefix, sizeof prefix - 1) == 0)
+          return text + sizeof prefix - 1;
+      }
+  return NULL;
+}

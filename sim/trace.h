@@ -215,6 +215,11 @@ ml_trace_str (const MlTrace *trace, uint32_t idx)
   return ml_strtab_get (trace->strings, idx);
 }
 
+/* The allocator settings a PyTorch snapshot recorded (its tick-0 mark
+ * "allocator settings: max_split_size_mb=...,expandable_segments=...,
+ * roundup_power2_divisions=..."): the text after the prefix, or NULL. */
+const char *ml_trace_allocator_settings (const MlTrace *trace);
+
 /* True when @file names a frame inside the framework (torch, its
  * generated code, triton, the Python / C / C++ runtime: "??", "<frozen
  * ...>", .c / .cpp / .h files), i.e. not a call site. */

@@ -826,6 +826,11 @@ parse_option (void *user, const char *key, const char *value, MlError *err)
   char *end;
   if (strcmp (key, "reorder") == 0 || strcmp (key, "exclude") == 0 || strcmp (key, "pin") == 0)
     return 0;   /* graph loader options share --options */
+  if (strcmp (key, "max_split_size_mb") == 0 && strcmp (value, "unlimited") == 0)
+    {
+      cfg->max_split = UINT64_MAX;   /* PyTorch's default (a snapshot's -1) */
+      return 0;
+    }
   unsigned long long v = strtoull (value, &end, 10);
   if (*end || !*value)
     return ml_error_set (err, ML_EUSAGE, "caching: option %s=%s is not a number", key, value);
@@ -859,26 +864,11 @@ _ml_cache_parse_config (const char *options, MlCacheConfig *cfg, MlError *err)
   return ml_options_foreach (options, parse_option, cfg, err);
 }
 
-/* The settings the snapshot recorded (a mark at tick 0), or NULL. */
-static const char *
-recorded_settings (const MlTrace *t)
-{
-  static const char prefix[] = "allocator settings: ";
-  for (size_t i = 0; i < t->n_events && t->events[i].tick == 0; i++)
-    if (t->events[i].kind == ML_EV_MARK)
-      {
-        const char *text = ml_trace_str (t, t->events[i].name);
-        if (strncmp (text, prefix, sizeof prefix - 1) == 0)
-          return text + sizeof prefix - 1;
-      }
-  return NULL;
-}
-
 const char *
 _ml_cache_options (const MlTrace *t, const char *options, char *buf, size_t n)
 {
   const char *rec;
-  if ((options && *options) || !t || !(rec = recorded_settings (t)))
+  if ((options && *options) || !t || !(rec = ml_trace_allocator_settings (t)))
     return options;
   /* the snapshot's own allocator settings ("... (per size range ...)" cut off) */
   snprintf (buf, n, "%s", rec);

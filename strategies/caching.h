@@ -33,7 +33,7 @@
  * Alignment: PyTorch's blocks are 512-byte aligned; an alignment knob
  * above 512 B rounds each request up to a multiple of it (so blocks stay
  * aligned while it divides the 2 MiB segment granularity).
- * Options (knobs->options): max_split_size_mb=N, expandable_segments=0|1,
+ * Options (knobs->options): max_split_size_mb=N|unlimited, expandable_segments=0|1,
  * roundup_power2_divisions=D; without options, a PyTorch snapshot's
  * recorded settings (its tick-0 "allocator settings: ..." mark).
  * Complexity: O(log f) per operation (f = free blocks; treaps), O(s) for a

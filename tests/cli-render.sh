@@ -96,6 +96,24 @@ if command -v pdftoppm >/dev/null; then
 fi
 run render "$SAMPLE" --strategy best-fit --range 100:200 --size 800x500 --color-by stream --dark -o "$T/z.png" --quiet
 ok $rc "render with --range, --size, --color-by, --dark"
+# the x axis: real time by default (every event of the sample has a time),
+# ticks on request; the two pictures differ (the sample's events are not
+# evenly spaced in time); --time-axis is the same option
+run render "$SAMPLE" --axis time -o "$T/ax-time.png" --quiet; ok $rc "render --axis time"
+run render "$SAMPLE" -o "$T/ax-auto.png" --quiet
+cmp -s "$T/ax-time.png" "$T/ax-auto.png"; ok $? "the default axis of a fully timed trace is real time"
+run render "$SAMPLE" --axis ticks -o "$T/ax-ticks.png" --quiet; ok $rc "render --axis ticks"
+! cmp -s "$T/ax-time.png" "$T/ax-ticks.png"; ok $? "real time and ticks draw different pictures"
+run render "$SAMPLE" --time-axis ticks -o "$T/ax-ticks2.png" --quiet
+cmp -s "$T/ax-ticks.png" "$T/ax-ticks2.png"; ok $? "--time-axis ticks is --axis ticks"
+run render "$SAMPLE" --axis sideways -o "$T/ax-bad.png"
+ok $([ $rc -eq 2 ] && [ ! -e "$T/ax-bad.png" ] && grep -q -- "--axis sideways" "$T/err"; echo $?) "--axis sideways is refused, nothing written"
+printf 'id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\n' >"$T/ax.csv"
+run render "$T/ax.csv" --axis time -o "$T/ax-csv.png"
+ok $([ $rc -eq 0 ] && grep -q "carry no times" "$T/err"; echo $?) "--axis time on a trace without times says it draws ticks"
+run report "$SAMPLE" --strategies first-fit --axis ticks -o "$T/ax.html" --quiet; ok $rc "report --axis ticks (HTML)"
+run report "$SAMPLE" --strategies first-fit --axis ticks -o "$T/ax.md"
+ok $([ $rc -eq 2 ] && [ ! -e "$T/ax.md" ]; echo $?) "report --axis on Markdown is refused (no pictures)"
 run render "$SAMPLE" -o "$T/x.bmp"
 ok $([ $rc -eq 2 ] && [ ! -e "$T/x.bmp" ]; echo $?) "render refuses .bmp, writes nothing"
 run render "$SAMPLE" --size 10x10 -o "$T/y.png"

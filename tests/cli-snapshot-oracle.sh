@@ -22,11 +22,12 @@ agree() {
     [ $? -eq 1 ]; ok $? "$b: diagnose --device $d exits 1 (the trace recorded an OOM)"
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["device"] = int(sys.argv[2]); print(json.dumps(d))' "$T/d.json" "$d" >>"$T/diag.json"
   done
-  python3 - "$T/oracle.json" "$T/stats.json" "$T/diag.json" <<'EOF'
-import json, sys
+  python3 - "$T/oracle.json" "$T/stats.json" "$T/diag.json" "$f" <<'EOF'
+import json, pickle, sys
 oracle = json.load(open(sys.argv[1]))
 stats = json.load(open(sys.argv[2]))
 diags = [json.loads(l) for l in open(sys.argv[3]) if l.strip()]
+snap = pickle.load(open(sys.argv[4], 'rb'))
 # memlens names free_completed "free" and annotations "mark"
 kind = {'free_completed': 'free', 'annotate': 'mark', 'user_defined': 'mark'}
 bad = []
@@ -55,11 +56,24 @@ for d in diags:
             bad.append('device %s recorded OOM %s: memlens %s, oracle %s' % (d['device'], key, r.get(key), o[key]))
     if d['diagnosis']['fits']:
         bad.append('device %s: the replay with the refused request "fits"' % d['device'])
+# the allocator settings as the file has them: max_split_size in bytes,
+# -1 (or no key) is PyTorch's default, unlimited
+settings = snap.get('allocator_settings') if isinstance(snap, dict) else None
+if settings is not None:
+    ms = settings.get('max_split_size', -1)
+    want = 'max_split_size_mb=%s,expandable_segments=%d' % ('unlimited' if ms < 0 else ms >> 20,
+                                                             bool(settings.get('expandable_segments')))
+    marks = [m['text'] for m in stats.get('marks', []) if m['tick'] == 0 and m['text'].startswith('allocator settings: ')]
+    if len(marks) != 1 or not marks[0].startswith('allocator settings: ' + want):
+        bad.append('settings mark %s, the file says %s' % (marks, want))
+    for d in diags:
+        if not d.get('allocator_settings', '').startswith(want):
+            bad.append('diagnose allocator_settings %s, the file says %s' % (d.get('allocator_settings'), want))
 for line in bad:
     print('# ' + line)
 sys.exit(1 if bad else 0)
 EOF
-  ok $? "$b: memlens and the oracle agree on every device (entries, actions, reserved start/end/max, OOMs)"
+  ok $? "$b: memlens and the oracle agree on every device (entries, actions, reserved start/end/max, OOMs, allocator settings)"
 }
 
 for f in "$D"/*.pickle "$D"/*.pkl; do agree "$f"; done
@@ -90,6 +104,9 @@ contains "$T/out" "reserved 60.00 MiB · allocated 50.00 MiB · cached free 10.0
 contains "$T/out" "called from /home/u/models.py:181 update_nodes <- /home/u/train.py:50 main"; ok $? "the OOM's call site: the user's frames, not torch's"
 contains "$T/out" "under 105.00 MiB (the device memory the OOM implies"; ok $? "capacity: reserved + device free = 105 MiB"
 grep -q "fits:" "$T/out"; [ $? -ne 0 ]; ok $? "no strategy is said to fit"
+grep -q "1 buffers" "$T/out"; [ $? -ne 0 ]; ok $? "one buffer is \"1 buffer\""
+grep -E "^    (first-fit|best-fit|greedy-size|hybrid|anneal|ilp) " "$T/out" | grep -vc "OOM at tick 12 (capacity), needs" | grep -qx 0
+ok $? "online and offline strategies alike: OOM at tick 12 (capacity) — the lower bound is above the capacity"
 run diagnose "$F" --json
 python3 -c '
 import json, sys
@@ -100,7 +117,16 @@ assert (r["index"], r["request"], r["device_free"], r["reserved"], r["live"], r[
     == (11, 70 * MiB, 45 * MiB, 60 * MiB, 50 * MiB, 10 * MiB, 5 * MiB), r
 assert r["verdict"] == "capacity" and r["implied_capacity"] == 105 * MiB
 assert not any(a.get("fits") for a in d["alternatives"]), "an alternative fits"
-' "$T/out"; ok $? "--json: fits false, the recorded numbers exact, no alternative fits"
+# 120 MiB must be live at tick 12 (c 50 + the refused 70): every plan fails
+# there, on capacity, offline planners too (nothing fits before it: at most
+# 65 MiB live); "peak" of a failed run is with the capacity lifted at the
+# OOM: first-fit places c at [45, 95) and the request at [95, 165) MiB
+alts = {a["strategy"]: a for a in d["alternatives"] if "oom" in a}
+for name in ("first-fit", "greedy-size", "hybrid", "anneal", "ilp"):
+    o = alts[name]["oom"]
+    assert (o["tick"], o["verdict"], o["request"]) == (12, "capacity", 70 * MiB), (name, o)
+assert alts["first-fit"]["peak"] == 165 * MiB and alts["greedy-size"]["peak"] == 120 * MiB
+' "$T/out"; ok $? "--json: fits false, the recorded numbers exact, no alternative fits, every OOM a capacity one at tick 12"
 run compare "$F" --strategies best-fit --json
 python3 -c '
 import json, sys

@@ -378,9 +378,112 @@ test_files (void)
   ml_trace_free (t);
 }
 
+/* "three" with times: a [0, 2000) ns, b [1000, 2000), c [2000, 10000);
+ * ticks 2, 3 and 4 share 2000 ns. */
+static const char three_timed[] =
+  "{\"format\":\"memlens-trace\",\"version\":1,\"alignment\":1}\n"
+  "{\"kind\":\"alloc\",\"id\":1,\"size\":100,\"name\":\"a\",\"time_ns\":5000}\n"
+  "{\"kind\":\"alloc\",\"id\":2,\"size\":50,\"name\":\"b\",\"time_ns\":6000}\n"
+  "{\"kind\":\"free\",\"id\":1,\"time_ns\":7000}\n"
+  "{\"kind\":\"alloc\",\"id\":3,\"size\":100,\"name\":\"c\",\"time_ns\":7000}\n"
+  "{\"kind\":\"free\",\"id\":2,\"time_ns\":7000}\n"
+  "{\"kind\":\"free\",\"id\":3,\"time_ns\":15000}\n";
+
+/* The real-time axis: x linear in time, labels at round times, evenly
+ * spaced; the pictures put each buffer where its time says. */
+static void
+test_real_time (void)
+{
+  MlTrace *t = load_text (three_timed);
+  MlBuffers *b = NULL;
+  ml_buffers_build (t, 1, &b, NULL);
+  static const uint64_t off[] = { 0, 100, 0 };
+  MlPlan *p = arena (b, off);
+  MlScene *s = NULL;
+  ml_scene_new (b, p, NULL, &s, NULL);
+  MlStyle st;
+  ml_style_init (&st);
+  ok (s->all_timed && ml_scene_real_time (s, ML_TIME_AXIS_AUTO), "every event has a time: the automatic axis is real time");
+  ok (!ml_scene_real_time (s, ML_TIME_AXIS_TICKS), "--axis ticks keeps ticks");
+  MlView v;
+  ml_scene_view_init_style (s, &st, &v, 0, 0, 600, 150);
+  ok (v.warp != NULL, "the view has the time warp");
+  /* by hand: 10000 ns over ticks 0..5, 2000 ns per tick on average, so the
+   * axis [0, 6) is 12000 ns (plus eps = 0.2 ns per tick): 20 ns per px */
+  double span = 12000 + 6 * 0.2;
+  ok (fabs (ml_view_time_to_x (&v, 1) - 1000.2 / span * 600) < 1e-6, "tick 1 (1000 ns) at x %.3f", ml_view_time_to_x (&v, 1));
+  ok (fabs (ml_view_time_to_x (&v, 3) - 2000.6 / span * 600) < 1e-6, "tick 3 (2000 ns) at x %.3f", ml_view_time_to_x (&v, 3));
+  ok (fabs (ml_view_time_to_x (&v, 3) - ml_view_time_to_x (&v, 2)) < 0.02, "ticks 2 and 3, both at 2000 ns, nearly coincide");
+  ok (fabs (ml_view_time_to_x (&v, 5) - 10001.0 / span * 600) < 1e-6, "tick 5 (10000 ns) at x %.3f", ml_view_time_to_x (&v, 5));
+  ok (fabs (ml_view_x_to_time (&v, ml_view_time_to_x (&v, 4.25)) - 4.25) < 1e-9, "x -> tick inverts tick -> x");
+  /* zoom by 2 at x 300 (6000 ns): [3000, 9000) ns, tick 3.5 stays under the pointer */
+  MlView z = v;
+  double under = ml_view_x_to_time (&z, 300);
+  ml_view_zoom (&z, 2, 1, 300, 75);
+  ok (fabs (ml_view_x_to_time (&z, 300) - under) < 1e-9, "zoom keeps the tick under the pointer (%.4f)", under);
+  ok (fabs ((ml_view_axis_value (&z, z.t1) - ml_view_axis_value (&z, z.t0)) - span / 2) < 1e-6,
+      "and halves the visible time (%.1f ns)", ml_view_axis_value (&z, z.t1) - ml_view_axis_value (&z, z.t0));
+  /* the labels: 600 px for about 5 labels of 12 µs -> every 2 µs, from 0 */
+  MlTimeLabel lab[32];
+  size_t n = ml_timeline_time_labels (&v, s, &st, lab, 32);
+  is_u64 (n, 7, "seven time labels (0 to 12 µs)");
+  static const char *const want[] = { "0 µs", "2 µs", "4 µs", "6 µs", "8 µs", "10 µs", "12 µs" };
+  int right = 0, even = 0;
+  for (size_t i = 0; i < n && i < 7; i++)
+    {
+      right += strcmp (lab[i].text, want[i]) == 0;
+      double gap = i ? lab[i].x - lab[i - 1].x : 0;
+      even += i == 0 ? fabs (lab[0].x) < 0.01 : fabs (gap - 2000 / span * 600) < 0.05;
+    }
+  ok (right == 7, "they read 0 µs, 2 µs, ... 12 µs (%s, %s, ..., %s)", lab[0].text, n > 1 ? lab[1].text : "", n ? lab[n - 1].text : "");
+  ok (even == 7, "evenly spaced, %.2f px apart (x %.2f %.2f %.2f ...)", 2000 / span * 600, lab[0].x, lab[1].x, lab[2].x);
+  /* the picture: at x 200 (4000 ns, tick 3.25) c is live at byte 50; on
+   * the tick axis x 200 is tick 2, where nothing is at byte 50 */
+  uint32_t cc = rgb_of (ml_style_class_color (&st, s->items[2].cls[ML_COLOR_BY_SITE]));
+  uint32_t cb = rgb_of (ml_style_class_color (&st, s->items[1].cls[ML_COLOR_BY_SITE]));
+  for (int k = 0; k < 2; k++)
+    {
+      st.time_axis = k ? ML_TIME_AXIS_TICKS : ML_TIME_AXIS_TIME;
+      ml_scene_view_init_style (s, &st, &v, 0, 0, 600, 150);
+      cairo_surface_t *surf = cairo_image_surface_create (CAIRO_FORMAT_RGB24, 600, 150);
+      cairo_t *cr = cairo_create (surf);
+      ml_timeline_draw_layout (cr, &v, s, &st);
+      cairo_destroy (cr);
+      uint32_t at200 = pixel (surf, 200, 100), at75 = pixel (surf, 75, 25);
+      if (!k)
+        {
+          ok (at200 == cc, "real time: x 200 (4 µs), byte 50 is c (#%06x, want #%06x)", at200, cc);
+          ok (at75 == cb, "real time: x 75 (1.5 µs), byte 125 is b (#%06x, want #%06x)", at75, cb);
+        }
+      else
+        {
+          ok (at200 != cc, "ticks: x 200 (tick 2), byte 50 is not c (#%06x)", at200);
+          ok (at75 != cb, "ticks: x 75 (tick 0.75), byte 125 is not b (#%06x)", at75);
+        }
+      cairo_surface_destroy (surf);
+    }
+  /* a trace without times: no warp whatever the axis says */
+  MlTrace *t2 = load_text (three);
+  MlBuffers *b2 = NULL;
+  ml_buffers_build (t2, 1, &b2, NULL);
+  MlPlan *p2 = arena (b2, off);
+  MlScene *s2 = NULL;
+  ml_scene_new (b2, p2, NULL, &s2, NULL);
+  ok (!ml_scene_real_time (s2, ML_TIME_AXIS_TIME) && !ml_scene_real_time (s2, ML_TIME_AXIS_AUTO), "no times: ticks, even for --axis time");
+  ml_scene_free (s2);
+  ml_plan_free (p2);
+  ml_buffers_free (b2);
+  ml_trace_free (t2);
+  ml_scene_free (s);
+  ml_plan_free (p);
+  ml_buffers_free (b);
+  ml_trace_free (t);
+}
+
 int
 main (void)
 {
+  test_real_time ();
   test_view ();
   test_short_label ();
   test_axis ();

@@ -47,7 +47,7 @@ test_tiny (const char *name)
   ok (t->n_events && t->events[0].kind == ML_EV_MARK && t->events[0].tick == 0, "%s: the allocator settings come first", name);
   if (t->n_events)
     is_str (ml_trace_str (t, t->events[0].name),
-            "allocator settings: max_split_size_mb=0,expandable_segments=0,roundup_power2_divisions=0",
+            "allocator settings: max_split_size_mb=unlimited,expandable_segments=0,roundup_power2_divisions=0",
             "the settings mark (the emulation's defaults)");
   bool kinds = t->n_events == 9;
   for (size_t i = 0; kinds && i < 8; i++)
@@ -114,7 +114,7 @@ test_snapshot_forms (void)
     {
       MlCachingConformance c;
       ok (ml_caching_conformance (t, NULL, &c, &err) == 0, "conformance with the recorded settings (%s)", err.msg);
-      is_str (c.options, "max_split_size_mb=0,expandable_segments=1,roundup_power2_divisions=0", "the snapshot's settings are used");
+      is_str (c.options, "max_split_size_mb=unlimited,expandable_segments=1,roundup_power2_divisions=0", "the snapshot's settings are used");
       is_u64 (c.matched, 3, "expandable: all three allocations at the real address");
       is_u64 (c.segment_events_matched, 2, "both 2 MiB page mappings reproduced in order");
       ok (c.end_match, "one 4 MiB expandable segment at the end, as recorded");

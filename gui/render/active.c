@@ -133,12 +133,13 @@ ml_active_draw (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *s
   cairo_surface_flush (img);
   unsigned char *data = cairo_image_surface_get_data (img);
   int stride = cairo_image_surface_get_stride (img);
-  double tpp = ml_view_ticks_per_px (v), bpp = ml_view_bytes_per_px (v);
+  double bpp = ml_view_bytes_per_px (v);
   Sweep w;
   sweep_init (&w, s, v->t0);
   for (int c = 0; c < W; c++)
     {
-      double lo = v->t0 + c * tpp, hi = lo + tpp;
+      /* the ticks of pixel column c (the axis may be real time) */
+      double lo = ml_view_x_to_time (v, v->px + c), hi = ml_view_x_to_time (v, v->px + c + 1);
       if (lo >= (double) s->end_tick)
         break;
       if (!sweep_to (&w, column_tick (&w, lo, hi)))
@@ -184,13 +185,13 @@ ml_active_hit (const MlScene *s, const MlView *v, double x, double y)
 {
   if (x < v->px || x > v->px + v->pw || y < v->py || y > v->py + v->ph)
     return -1;
-  double tpp = ml_view_ticks_per_px (v), bpp = ml_view_bytes_per_px (v);
+  double bpp = ml_view_bytes_per_px (v);
   double c = floor (x - v->px);
-  double lo = v->t0 + c * tpp;
+  double lo = ml_view_x_to_time (v, v->px + c), hi = ml_view_x_to_time (v, v->px + c + 1);
   Sweep w;
   sweep_init (&w, s, lo);
   long best = -1;
-  if (sweep_to (&w, column_tick (&w, lo, lo + tpp)))
+  if (sweep_to (&w, column_tick (&w, lo, hi)))
     {
       double a = ml_view_y_to_addr (v, y), cum = 0, best_d = 2 * bpp;   /* within two pixels */
       for (size_t i = 0; i < w.n; i++)
@@ -229,15 +230,14 @@ ml_active_draw_highlight (cairo_t *cr, const MlView *v, const MlScene *s, const 
       free (bot);
       return;
     }
-  double tpp = ml_view_ticks_per_px (v);
   Sweep w;
-  sweep_init (&w, s, v->t0 + c0 * tpp);
+  sweep_init (&w, s, ml_view_x_to_time (v, v->px + c0));
   int first = -1, last = -1;
   for (int c = c0; c < c1; c++)
     {
       top[c - c0] = bot[c - c0] = NAN;
-      double lo = v->t0 + c * tpp;
-      if (!sweep_to (&w, column_tick (&w, lo, lo + tpp)))
+      double lo = ml_view_x_to_time (v, v->px + c), hi = ml_view_x_to_time (v, v->px + c + 1);
+      if (!sweep_to (&w, column_tick (&w, lo, hi)))
         break;
       double cum = 0;
       for (size_t i = 0; i < w.n; i++)
@@ -319,12 +319,11 @@ ml_active_item_point (const MlScene *s, const MlView *v, size_t item, double *x,
   if (t1 <= t0)
     return false;
   double cx = floor (ml_view_time_to_x (v, (t0 + t1) / 2));
-  double tpp = ml_view_ticks_per_px (v);
-  double lo = v->t0 + (cx - v->px) * tpp;
+  double lo = ml_view_x_to_time (v, cx), hi = ml_view_x_to_time (v, cx + 1);
   Sweep w;
   sweep_init (&w, s, lo);
   bool found = false;
-  if (sweep_to (&w, column_tick (&w, lo, lo + tpp)))
+  if (sweep_to (&w, column_tick (&w, lo, hi)))
     {
       double cum = 0;
       for (size_t i = 0; i < w.n && !found; i++)

@@ -274,7 +274,16 @@ build_times (MlScene *s)
       s->n_times++;
     }
   if (s->n_times < 2 || s->time_ns[s->n_times - 1] == s->time_ns[0])
-    s->n_times = 0;
+    {
+      s->n_times = 0;
+      return 0;
+    }
+  s->all_timed = n == t->n_events;
+  /* a real-time axis: ticks at one time keep 1/10000 of the mean time per
+   * tick, so a burst of events stays zoomable */
+  double ticks = (double) (s->time_tick[s->n_times - 1] - s->time_tick[0]);
+  s->warp = (MlTimeWarp) { s->time_tick, s->time_ns, s->n_times,
+                           1e-4 * (double) (s->time_ns[s->n_times - 1] - s->time_ns[0]) / (ticks > 0 ? ticks : 1) };
   return 0;
 }
 
@@ -522,6 +531,29 @@ ml_scene_view_init_plot (const MlScene *s, MlPlot plot, MlView *v, double px, do
   ml_view_init (v, 0.0, (double) (s->end_tick ? s->end_tick : 1), 0.0, a1, px, py, pw, ph);
 }
 
+bool
+ml_scene_real_time (const MlScene *s, MlTimeAxis axis)
+{
+  if (s->n_times < 2)
+    return false;
+  return axis == ML_TIME_AXIS_TIME || (axis == ML_TIME_AXIS_AUTO && s->all_timed);
+}
+
+void
+ml_scene_view_set_axis (const MlScene *s, MlTimeAxis axis, MlView *v)
+{
+  v->warp = ml_scene_real_time (s, axis) ? &s->warp : NULL;
+  /* in real time a tick may last long: zoom on into it */
+  v->min_t_span = v->warp ? 1e-3 : 1.0;
+}
+
+void
+ml_scene_view_init_style (const MlScene *s, const MlStyle *st, MlView *v, double px, double py, double pw, double ph)
+{
+  ml_scene_view_init_plot (s, st->plot, v, px, py, pw, ph);
+  ml_scene_view_set_axis (s, st->time_axis, v);
+}
+
 size_t
 ml_scene_first_visible (const MlScene *s, double t0)
 {
@@ -558,8 +590,8 @@ ml_scene_hit (const MlScene *s, const MlView *v, double x, double y)
   if (x < v->px || x > v->px + v->pw || y < v->py || y > v->py + v->ph)
     return -1;
   double t = ml_view_x_to_time (v, x), a = ml_view_y_to_addr (v, y);
-  double tpp = ml_view_ticks_per_px (v), bpp = ml_view_bytes_per_px (v);
-  double tl = t - tpp / 2, th = t + tpp / 2, al = a - bpp / 2, ah = a + bpp / 2;
+  double bpp = ml_view_bytes_per_px (v);
+  double tl = ml_view_x_to_time (v, x - 0.5), th = ml_view_x_to_time (v, x + 0.5), al = a - bpp / 2, ah = a + bpp / 2;
   size_t i0 = ml_scene_first_visible (s, tl), i1 = ml_scene_end_visible (s, th);
   long best = -1;
   uint64_t best_size = 0;

@@ -88,6 +88,8 @@ typedef struct {
   uint64_t    *time_tick;
   int64_t     *time_ns;
   size_t       n_times;
+  bool         all_timed;      /* every event carries a time */
+  MlTimeWarp   warp;           /* the real-time axis over those points */
 
   char        *name;           /* owned: the trace's name for titles */
 } MlScene;
@@ -114,6 +116,16 @@ void ml_scene_view_init (const MlScene *scene, MlView *view, double px, double p
  * segments) or the stacked live bytes (active). */
 void ml_scene_view_init_plot (const MlScene *scene, MlPlot plot, MlView *view, double px, double py, double pw,
                               double ph);
+
+/* Whether @axis draws @scene on a real-time x axis: "time" whenever at
+ * least two events carry distinct times, "auto" when every event does. */
+bool ml_scene_real_time (const MlScene *scene, MlTimeAxis axis);
+/* ml_scene_view_init_plot() for @style's plot, with the real-time warp
+ * when ml_scene_real_time() says so. */
+void ml_scene_view_init_style (const MlScene *scene, const MlStyle *style, MlView *view, double px, double py,
+                               double pw, double ph);
+/* Sets or clears @view's warp for @axis (the spans stay in ticks). */
+void ml_scene_view_set_axis (const MlScene *scene, MlTimeAxis axis, MlView *view);
 
 /* The first item whose lifetime may reach past @t0 (binary search over
  * max_end), and one past the last item that starts before @t1. */

@@ -98,3 +98,23 @@ ml_plot_parse (const char *name, MlPlot *plot)
       }
   return -1;
 }
+
+static const char *const axis_names[] = { "auto", "ticks", "time" };
+
+const char *
+ml_time_axis_name (MlTimeAxis axis)
+{
+  return (unsigned) axis < 3 ? axis_names[axis] : "auto";
+}
+
+int
+ml_time_axis_parse (const char *name, MlTimeAxis *axis)
+{
+  for (int i = 0; i < 3; i++)
+    if (strcmp (name, axis_names[i]) == 0)
+      {
+        *axis = (MlTimeAxis) i;
+        return 0;
+      }
+  return -1;
+}

@@ -20,11 +20,14 @@ typedef enum {
 } MlColorBy;
 
 typedef enum {
-  ML_TIME_AXIS_AUTO = 0,  /* tick labels, each with its real time under it
-                             when the trace has times                  */
-  ML_TIME_AXIS_TICKS,     /* tick labels only                          */
-  ML_TIME_AXIS_TIME,      /* labels at round real times (x stays in ticks,
-                             so their spacing follows the events)      */
+  ML_TIME_AXIS_AUTO = 0,  /* real time when every event has one; else
+                             ticks, with the real time under each label
+                             where some events have one               */
+  ML_TIME_AXIS_TICKS,     /* x in ticks (event index), tick labels only */
+  ML_TIME_AXIS_TIME,      /* x in real time (ns, µs, ms, s at evenly
+                             spaced round values) when at least two
+                             events have distinct times; events without
+                             a time sit between their neighbours'     */
 } MlTimeAxis;
 
 /* What the main plot shows (the curves, axes and legend stay the same). */
@@ -61,6 +64,9 @@ MlRgb ml_style_fg   (const MlStyle *style);   /* text, axes   */
 MlRgb ml_style_bg   (const MlStyle *style);   /* background   */
 MlRgb ml_style_grid (const MlStyle *style);   /* grid lines   */
 MlRgb ml_style_race (const MlStyle *style);   /* races, OOM   */
+/* "auto", "ticks", "time"; parse returns -1 for anything else. */
+const char *ml_time_axis_name  (MlTimeAxis axis);
+int         ml_time_axis_parse (const char *name, MlTimeAxis *axis);
 const char *ml_color_by_name  (MlColorBy by);
 int         ml_color_by_parse (const char *name, MlColorBy *by);
 /* "address", "active", "segments"; parse returns -1 for anything else. */

@@ -109,18 +109,20 @@ typedef struct {
   size_t n;
 } TimeTicks;
 
-/* Labels at nice real times (x stays in ticks, so they follow the events). */
+/* Labels at round real times on a real-time axis (the view's warp): x is
+ * linear in time, so they are evenly spaced. */
 static bool
-use_time (const MlScene *s, const MlStyle *st)
+use_time (const MlView *v)
 {
-  return s->n_times >= 2 && st->time_axis == ML_TIME_AXIS_TIME;
+  return v->warp != NULL;
 }
 
-/* Labels at nice ticks, each with its real time under it. */
+/* A tick axis of a trace with times: each tick label gets its real time
+ * under it (automatic axis, some events untimed). */
 static bool
-both_axes (const MlScene *s, const MlStyle *st)
+both_axes (const MlView *v, const MlScene *s, const MlStyle *st)
 {
-  return s->n_times >= 2 && st->time_axis == ML_TIME_AXIS_AUTO;
+  return !v->warp && s->n_times >= 2 && st->time_axis == ML_TIME_AXIS_AUTO;
 }
 
 /* "12.3 ms": three significant digits. */
@@ -146,19 +148,18 @@ time_ticks (const MlView *v, const MlScene *s, const MlStyle *st, TimeTicks *tt)
     target = 2;
   double vals[64], step;
   tt->n = 0;
-  if (use_time (s, st))
+  if (use_time (v))
     {
-      double n0, n1, base;
-      ml_scene_tick_to_ns (s, v->t0, &n0);
-      ml_scene_tick_to_ns (s, v->t1, &n1);
-      ml_scene_tick_to_ns (s, (double) s->first_tick, &base);
-      if (n0 < base)
-        n0 = base;
-      size_t n = ml_axis_ticks (ML_AXIS_NS, n0 - base, n1 - base, target, vals, 64, &step);
+      /* round times since the first event, placed by the view's own
+       * tick <-> time mapping */
+      double base = ml_view_tick_ns (v, (double) s->first_tick);
+      double n0 = ml_view_tick_ns (v, v->t0) - base, n1 = ml_view_tick_ns (v, v->t1) - base;
+      if (n0 < 0)
+        n0 = 0;
+      size_t n = ml_axis_ticks (ML_AXIS_NS, n0, n1, target, vals, 64, &step);
       for (size_t i = 0; i < n; i++)
         {
-          double t;
-          ml_scene_ns_to_tick (s, vals[i] + base, &t);
+          double t = ml_view_ns_tick (v, vals[i] + base);
           tt->tick[tt->n] = t;
           tt->label2[tt->n][0] = 0;
           ml_axis_label (ML_AXIS_NS, vals[i], step, tt->label[tt->n], sizeof tt->label[0]);
@@ -168,7 +169,7 @@ time_ticks (const MlView *v, const MlScene *s, const MlStyle *st, TimeTicks *tt)
     }
   size_t n = ml_axis_ticks (ML_AXIS_COUNT, v->t0, v->t1, target, vals, 64, &step);
   double base = 0;
-  bool both = both_axes (s, st);
+  bool both = both_axes (v, s, st);
   if (both)
     ml_scene_tick_to_ns (s, (double) s->first_tick, &base);
   for (size_t i = 0; i < n; i++)
@@ -181,6 +182,23 @@ time_ticks (const MlView *v, const MlScene *s, const MlStyle *st, TimeTicks *tt)
         fmt_ns (ns - base, tt->label2[i], sizeof tt->label2[0]);
     }
   tt->n = n;
+}
+
+size_t
+ml_timeline_time_labels (const MlView *v, const MlScene *s, const MlStyle *st, MlTimeLabel *out, size_t cap)
+{
+  TimeTicks tt;
+  time_ticks (v, s, st, &tt);
+  size_t n = 0;
+  for (size_t i = 0; i < tt.n && n < cap; i++)
+    {
+      out[n].x = ml_view_time_to_x (v, tt.tick[i]);
+      out[n].tick = tt.tick[i];
+      snprintf (out[n].text, sizeof out[n].text, "%s", tt.label[i]);
+      snprintf (out[n].text2, sizeof out[n].text2, "%s", tt.label2[i]);
+      n++;
+    }
+  return n;
 }
 
 static void
@@ -456,7 +474,7 @@ ml_timeline_draw_layout (cairo_t *cr, const MlView *v, const MlScene *s, const M
   /* keep the grid under the segment bands faint: redraw bands lightly */
 
   size_t W = (size_t) ceil (v->pw), H = (size_t) ceil (v->ph);
-  double tpp = ml_view_ticks_per_px (v), bpp = ml_view_bytes_per_px (v);
+  double bpp = ml_view_bytes_per_px (v);
   size_t i0 = ml_scene_first_visible (s, v->t0), i1 = ml_scene_end_visible (s, v->t1);
   uint32_t *grid = NULL;
   BigRect *big = NULL;
@@ -471,7 +489,7 @@ ml_timeline_draw_layout (cairo_t *cr, const MlView *v, const MlScene *s, const M
       double lo = (double) it->addr, hi = lo + (double) it->size;
       if (hi <= v->a0 || lo >= v->a1)
         continue;
-      double x0 = ((double) it->start - v->t0) / tpp, x1 = ((double) it->end - v->t0) / tpp;
+      double x0 = ml_view_time_to_x (v, (double) it->start) - v->px, x1 = ml_view_time_to_x (v, (double) it->end) - v->px;
       double y0 = (v->a1 - hi) / bpp, y1 = (v->a1 - lo) / bpp;
       if (x1 - x0 >= 2.0 && y1 - y0 >= 2.0)
         {
@@ -876,9 +894,9 @@ ml_timeline_draw_time_axis (cairo_t *cr, const MlView *v, const MlScene *s, cons
         text_at (cr, st, tt.label2[i], cx, area->y + 5 + th, AL_CENTER, VA_TOP, 0.8, false, fg, 0.55, 0);
       last_right = cx + w / 2;
     }
-  const char *unit = use_time (s, st) ? "time since the first event"
-                   : both_axes (s, st) ? "tick (event index), and time since the first event" : "tick (event index)";
-  if (s->bufs->trace && s->bufs->trace->source && !use_time (s, st))
+  const char *unit = use_time (v) ? "time since the first event"
+                   : both_axes (v, s, st) ? "tick (event index), and time since the first event" : "tick (event index)";
+  if (s->bufs->trace && s->bufs->trace->source && !use_time (v))
     {
       const char *src = ml_trace_str (s->bufs->trace, s->bufs->trace->source);
       if (src && strcmp (src, "csv") == 0)
@@ -917,7 +935,6 @@ columns (const MlView *v, const MlScene *s, double x0, double w, Cols *c)
   if (!cv->n)
     return true;
   double t0 = ml_view_x_to_time (v, x0);
-  double tpp = ml_view_ticks_per_px (v);
   /* the last point at or before t0 */
   size_t lo = 0, hi = cv->n;
   while (lo < hi)
@@ -939,7 +956,7 @@ columns (const MlView *v, const MlScene *s, double x0, double w, Cols *c)
     }
   for (size_t col = 0; col < W; col++)
     {
-      double tend = t0 + (double) (col + 1) * tpp;
+      double tend = ml_view_x_to_time (v, x0 + (double) (col + 1));
       double ml = cl, mr = cr_, mf = cf;
       while (i < cv->n && (double) cv->pts[i].tick < tend)
         {
@@ -1373,7 +1390,8 @@ ml_figure_layout (const MlScene *s, const MlStyle *st, double width, double heig
       size_t rows = per_row ? (total + per_row - 1) / per_row : 1;
       legend_h = (double) rows * fp * 1.5 + fp * 0.5;
     }
-  double axis_h = fp * (both_axes (s, st) ? 4.1 : 2.9);   /* two label lines with times */
+  bool two_lines = !ml_scene_real_time (s, st->time_axis) && s->n_times >= 2 && st->time_axis == ML_TIME_AXIS_AUTO;
+  double axis_h = fp * (two_lines ? 4.1 : 2.9);   /* two label lines with times */
   double bottom = height - fp * 0.6 - legend_h;
   double gap = fp * 0.7;
   double avail = bottom - axis_h - y;
@@ -1410,7 +1428,7 @@ ml_timeline_draw_figure (cairo_t *cr, const MlScene *s, const MlStyle *st, doubl
   MlFigureLayout fl;
   ml_figure_layout (s, st, width, height, &fl);
   MlView v;
-  ml_scene_view_init_plot (s, st->plot, &v, fl.layout.x, fl.layout.y, fl.layout.w, fl.layout.h);
+  ml_scene_view_init_style (s, st, &v, fl.layout.x, fl.layout.y, fl.layout.w, fl.layout.h);
   if (range)
     {
       /* a range may reach past this scene's own data: two runs drawn on

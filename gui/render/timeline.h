@@ -108,6 +108,19 @@ void ml_timeline_draw_frag      (cairo_t *cr, const MlView *view, const MlScene 
                                  const MlRect *area);
 /* Time labels and tick marks in @area (under the panels; each panel
  * draws its own vertical grid lines). */
+/* The time axis' labels for @view: where each goes (x in device pixels,
+ * and its tick) and its text, with a second line (the real time of a
+ * tick label on a tick axis of a timed trace; else empty). On a real-time
+ * axis (the view's warp) they are round times, evenly spaced. The drawing
+ * leaves out labels that would overlap the one before. Returns how many
+ * (at most @cap). */
+typedef struct {
+  double x, tick;
+  char   text[32], text2[32];
+} MlTimeLabel;
+size_t ml_timeline_time_labels (const MlView *view, const MlScene *scene, const MlStyle *style, MlTimeLabel *out,
+                                size_t cap);
+
 void ml_timeline_draw_time_axis (cairo_t *cr, const MlView *view, const MlScene *scene, const MlStyle *style,
                                  const MlRect *area);
 void ml_timeline_draw_legend    (cairo_t *cr, const MlScene *scene, const MlStyle *style, const MlRect *area);

@@ -528,6 +528,12 @@ ml_report_write_markdown (const MlReport *r, FILE *fp, MlError *err)
                      ml_oom_verdict_name (d->rec_verdict), ml_diagnosis_recorded_reason (d, rwhy, sizeof rwhy));
           else
             fputs (".\n\n", fp);
+          if (ml_trace_allocator_settings (bufs->trace))
+            {
+              fputs ("Allocator settings: ", fp);
+              md_cell (fp, ml_trace_allocator_settings (bufs->trace));
+              fputs (".\n\n", fp);
+            }
           if (bufs->trace && d->rec_stack && d->rec_stack < bufs->trace->n_stacks)
             {
               char frames[1024];

@@ -1125,8 +1125,15 @@ emit_settings (Ctx *c, const MlPkValue *settings)
             mixed = true;
           div = rp->items[k]->i > div ? rp->items[k]->i : div;
         }
-  snprintf (text, sizeof text, "allocator settings: max_split_size_mb=%" PRId64 ",expandable_segments=%d,roundup_power2_divisions=%" PRId64 "%s",
-            max_split > 0 ? max_split >> 20 : 0, expandable != 0, div, mixed ? " (per size range in the file; the largest)" : "");
+  /* max_split_size as the file has it: bytes; -1 (SIZE_MAX as a signed
+   * integer) or absent is PyTorch's default, unlimited */
+  char split[32];
+  if (max_split > 0)
+    snprintf (split, sizeof split, "%" PRId64, max_split >> 20);
+  else
+    snprintf (split, sizeof split, "unlimited");
+  snprintf (text, sizeof text, "allocator settings: max_split_size_mb=%s,expandable_segments=%d,roundup_power2_divisions=%" PRId64 "%s",
+            split, expandable != 0, div, mixed ? " (per size range in the file; the largest)" : "");
   uint32_t name = 0;
   int rc;
   if ((rc = intern (c, text, &name)) < 0)
