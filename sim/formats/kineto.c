@@ -240,10 +240,12 @@ ml_trace_from_kineto (const cJSON *root, const char *name, const MlLoadOptions *
    * tick-0 buffers above */
   if (rc == 0 && k && mem[0].total_alloc >= 0)
     {
-      int64_t before = (int64_t) mem[0].total_alloc - mem[0].bytes;
+      /* in double, as the profiler wrote it: Total Allocated may be up to
+       * 1.8e19 and the sizes may add up past what an int64 holds */
+      double before = mem[0].total_alloc - (double) mem[0].bytes;
       for (size_t i = 0; i < tr->n_events; i++)
-        before -= (int64_t) tr->events[i].size;
-      if (before > 0)
+        before -= (double) tr->events[i].size;
+      if (before >= 1)
         {
           MlEvent ev = { .tick = 0, .id = next_id++, .size = (uint64_t) before, .time_ns = -1, .kind = ML_EV_ALLOC,
                          .flags = ML_EVF_HAS_ID, .device = tr->device,
