@@ -35,6 +35,7 @@ ml_trace_free (MlTrace *t)
   free (t->frames);
   free (t->inplace);
   free (t->devices);
+  free (t->reserved_steps);
   free (t->device_ooms);
   free (t->group_ids);
   free (t->group_end);

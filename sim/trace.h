@@ -175,6 +175,12 @@ typedef struct {
    * and why @device was read (interned, 0 = chosen by the caller) */
   MlDeviceInfo *devices;
   size_t    n_devices;
+  /* The reserved bytes the input recorded itself, as steps: from tick
+   * reserved_steps[k].tick on, reserved_steps[k].bytes (Kineto's "Total
+   * Reserved" with each memory event). The recorded plan's reserved curve
+   * follows them when the trace has no segment events (owned). */
+  struct { uint64_t tick, bytes; } *reserved_steps;
+  size_t    n_reserved_steps;
   MlDeviceOom *device_ooms;  /* by device, then index (owned) */
   size_t    n_device_ooms;
   uint32_t  device_reason;
