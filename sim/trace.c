@@ -63,6 +63,21 @@ grow (void **ptr, size_t *cap, size_t need, size_t elem)
   return 0;
 }
 
+int
+ml_trace_reserve (MlTrace *t, size_t n)
+{
+  if (n <= t->cap_events)
+    return 0;
+  if (n > SIZE_MAX / sizeof *t->events)
+    return ML_ENOMEM;
+  MlEvent *e = realloc (t->events, n * sizeof *e);
+  if (!e)
+    return ML_ENOMEM;
+  t->events = e;
+  t->cap_events = n;
+  return 0;
+}
+
 MlEvent *
 ml_trace_append (MlTrace *t, const MlEvent *ev)
 {

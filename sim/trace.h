@@ -203,6 +203,9 @@ void     ml_trace_free (MlTrace *trace);
 /* Appends a copy of @ev; returns a pointer to the stored event (valid until
  * the next append) or NULL when out of memory. */
 MlEvent *ml_trace_append (MlTrace *trace, const MlEvent *ev);
+/* Room for @n events in all without growing (a reader that knows its
+ * count: no copies, no doubling past it); 0 or ML_ENOMEM. */
+int      ml_trace_reserve (MlTrace *trace, size_t n);
 
 /* Appends a copy of @w; 0 or ML_ENOMEM. */
 int      ml_trace_add_inplace (MlTrace *trace, const MlInplaceWrite *w);
