@@ -1,6 +1,7 @@
 /* infeasible.c — an irreducible infeasible subset (see infeasible.h). */
 #include "sim/infeasible.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,5 +102,5 @@ ml_infeasible_write_json (const MlInfeasible *s, const MlBuffers *bufs, FILE *fp
       fprintf (fp, ",\"start\":%" PRIu64 ",\"end\":%" PRIu64 ",\"size\":%" PRIu64 "}", bf->start, bf->end, bf->rsize);
     }
   fputs ("]}", fp);
-  return ferror (fp) ? ml_error_set (err, ML_EIO, "write error") : 0;
+  return ferror (fp) ? ml_error_set (err, ML_EIO, "write error: %s", strerror (errno ? errno : EIO)) : 0;
 }

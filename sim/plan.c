@@ -1,5 +1,6 @@
 #include "sim/plan.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,7 +112,7 @@ ml_oom_write_json (const MlOom *o, const MlBuffers *bufs, FILE *fp, MlError *err
   if (!o->hit)
     {
       fputs ("null", fp);
-      return ferror (fp) ? ml_error_set (err, ML_EIO, "write error") : 0;
+      return ferror (fp) ? ml_error_set (err, ML_EIO, "write error: %s", strerror (errno ? errno : EIO)) : 0;
     }
   fprintf (fp, "{\"tick\":%" PRIu64 ",\"buffer\":", o->tick);
   if (o->request && o->buffer < bufs->n)
@@ -122,7 +123,7 @@ ml_oom_write_json (const MlOom *o, const MlBuffers *bufs, FILE *fp, MlError *err
            ",\"largest_free\":%" PRIu64 ",\"verdict\":\"%s\",\"retries\":%u,\"released\":%" PRIu64 "}",
            o->request, o->live, o->reserved, o->free_bytes, o->largest_free,
            ml_oom_verdict_name (o->verdict), o->retries, o->released);
-  return ferror (fp) ? ml_error_set (err, ML_EIO, "write error") : 0;
+  return ferror (fp) ? ml_error_set (err, ML_EIO, "write error: %s", strerror (errno ? errno : EIO)) : 0;
 }
 
 const char *
@@ -178,9 +179,26 @@ ml_plan_write_json (const MlPlan *p, const MlBuffers *bufs, const char *path, Ml
         fputs (",\"growable\":true", fp);
       if (g->flags & ML_SEG_EXPANDABLE)
         fputs (",\"expandable\":true", fp);
+      if (g->flags & ML_SEG_PAGED)
+        fputs (",\"paged\":true", fp);
       fputc ('}', fp);
     }
-  fputs ("],\n\"buffers\":[", fp);
+  fputs ("],\n", fp);
+  if (p->n_maps)
+    {
+      fputs ("\"maps\":[", fp);
+      for (size_t k = 0; k < p->n_maps; k++)
+        {
+          const MlMapping *m = &p->maps[k];
+          fprintf (fp, "%s\n{\"segment\":%u,\"offset\":", k ? "," : "", m->segment);
+          ml_json_put_u64 (fp, m->offset);
+          fputs (",\"size\":", fp);
+          ml_json_put_u64 (fp, m->size);
+          fprintf (fp, ",\"start\":%" PRIu64 ",\"end\":%" PRIu64 "}", m->start, m->end);
+        }
+      fputs ("],\n", fp);
+    }
+  fputs ("\"buffers\":[", fp);
   for (size_t i = 0; i < p->n; i++)
     {
       fprintf (fp, "%s\n{\"index\":%zu,\"id\":", i ? "," : "", i);
@@ -201,21 +219,20 @@ ml_plan_read_json (const char *path, const MlBuffers *bufs, MlPlan **out, MlErro
   int rc = ml_read_file (path, (size_t) 1 << 34, &text, &len, err);
   if (rc < 0)
     return rc;
-  if ((rc = ml_json_check_depth (text, len, ML_JSON_MAX_DEPTH, err)) < 0)
+  cJSON *root = NULL;
+  rc = ml_json_parse_doc (path, text, len, &root, err);
+  if (rc < 0)
     {
       free (text);
-      return ml_error_prefix (err, "%s", path);
+      return rc;
     }
-  cJSON *root = cJSON_ParseWithLength (text, len);
-  if (!root)
+  /* a plan is memlens's own format: a key given twice is a broken or
+   * hand-edited file, never something to resolve by taking the first */
+  if ((rc = ml_json_check_unique_keys (root, path, err)) < 0)
     {
-      const char *at = cJSON_GetErrorPtr ();
-      long line = 1;
-      if (at && at >= text && at <= text + len)
-        for (const char *c = text; c < at; c++)
-          line += *c == '\n';
       free (text);
-      return ml_error_set (err, ML_EINPUT, "%s:%ld: not valid JSON", path, line);
+      cJSON_Delete (root);
+      return rc;
     }
   free (text);
   MlPlan *p = NULL;
@@ -284,7 +301,47 @@ ml_plan_read_json (const char *path, const MlBuffers *bufs, MlPlan **out, MlErro
         g.flags |= ML_SEG_GROWABLE;
       if (cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (it, "expandable")))
         g.flags |= ML_SEG_EXPANDABLE;
+      if (cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (it, "paged")))
+        g.flags |= ML_SEG_PAGED;
       if (ml_plan_add_segment (p, &g) < 0)
+        {
+          rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+          goto out;
+        }
+      k++;
+    }
+  /* the pages of paged segments: [offset, offset + size) mapped during [start, end) */
+  const cJSON *maps = cJSON_GetObjectItemCaseSensitive (root, "maps");
+  if (maps && !cJSON_IsArray (maps))
+    {
+      rc = ml_error_set (err, ML_EINPUT, "%s: \"maps\" is not an array", path);
+      goto out;
+    }
+  k = 0;
+  cJSON_ArrayForEach (it, maps)
+    {
+      MlMapping m = { 0 };
+      uint64_t seg;
+      if ((rc = ml_json_u64 (it, "segment", true, &seg, err)) < 0 || (rc = ml_json_u64 (it, "offset", true, &m.offset, err)) < 0
+          || (rc = ml_json_u64 (it, "size", true, &m.size, err)) < 0 || (rc = ml_json_u64 (it, "start", true, &m.start, err)) < 0
+          || (rc = ml_json_u64 (it, "end", true, &m.end, err)) < 0)
+        {
+          ml_error_prefix (err, "%s: map %zu", path, k);
+          goto out;
+        }
+      if (seg >= p->n_segments || !(p->segments[seg].flags & ML_SEG_PAGED))
+        {
+          rc = ml_error_set (err, ML_EINPUT, "%s: map %zu: segment %" PRIu64 " is not a paged segment of the plan", path, k, seg);
+          goto out;
+        }
+      if (m.offset > p->segments[seg].size || m.size > p->segments[seg].size - m.offset || m.start > m.end)
+        {
+          rc = ml_error_set (err, ML_EINPUT, "%s: map %zu: [%" PRIu64 ", +%" PRIu64 ") ticks [%" PRIu64 ", %" PRIu64
+                             ") is outside segment %" PRIu64 " or ends before it starts", path, k, m.offset, m.size, m.start, m.end, seg);
+          goto out;
+        }
+      m.segment = (uint32_t) seg;
+      if (ml_plan_add_mapping (p, &m) < 0)
         {
           rc = ml_error_set (err, ML_ENOMEM, "out of memory");
           goto out;
