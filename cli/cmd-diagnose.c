@@ -70,8 +70,7 @@ print_recorded (const char *path, const MlBuffers *bufs, const MlDiagnosis *d)
   if (d->rec_have_plan)
     {
       char why[256];
-      printf ("  verdict: %s — %s (request %s)\n", verdict_upper (d->rec_verdict), ml_diagnosis_recorded_reason (d, why, sizeof why),
-              cli_size (d->rec_request));
+      printf ("  verdict: %s — %s\n", verdict_upper (d->rec_verdict), ml_diagnosis_recorded_reason (d, why, sizeof why));
       printf ("  reserved %s · allocated %s · cached free %s (largest block %s)\n", cli_size (d->rec_reserved),
               cli_size (d->rec_live), cli_size (d->rec_cached_free), cli_size (d->rec_largest_cached));
       printf ("  device memory implied: %s (reserved + device free)\n", cli_size (d->rec_reserved + d->rec_device_free));

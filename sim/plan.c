@@ -541,7 +541,16 @@ ml_plan_from_recorded (const MlBuffers *bufs, MlPlan **out, MlError *err)
           }
       if (lo != UINT64_MAX)
         {
-          MlSegment g = { .size = hi - lo, .start = 0, .end = bufs->end_tick, .addr = lo };
+          /* the trace's own reserved counter (Kineto's Total Reserved),
+           * when it has no segments: the arena is reserved by it, as pages
+           * stacked by level (bytes [v, w) of the counter are mapped while
+           * it is at or above w) */
+          bool counter = p->n_segments == 0 && t->n_reserved_steps;
+          MlSegment g = { .size = hi - lo, .start = 0, .end = bufs->end_tick, .addr = lo,
+                          .flags = counter ? ML_SEG_PAGED : 0 };
+          for (size_t k = 0; counter && k < t->n_reserved_steps; k++)
+            if (t->reserved_steps[k].bytes > g.size)
+              g.size = t->reserved_steps[k].bytes;
           long s = ml_plan_add_segment (p, &g);
           if (s < 0)
             rc = ML_ENOMEM;
@@ -552,6 +561,18 @@ ml_plan_from_recorded (const MlBuffers *bufs, MlPlan **out, MlError *err)
                   p->segment[i] = (uint32_t) s;
                   p->offset[i] = ((bufs->buf[i].flags & ML_BUF_HAS_ADDR) ? bufs->buf[i].addr : 0) - lo;
                 }
+          uint64_t level = 0;
+          for (size_t k = 0; counter && s >= 0 && k < t->n_reserved_steps && rc == 0; k++)
+            {
+              uint64_t v = t->reserved_steps[k].bytes, tick = t->reserved_steps[k].tick;
+              MlMapping m = { .segment = (uint32_t) s, .offset = level, .size = v - level, .start = tick,
+                              .end = bufs->end_tick };
+              if (v > level && ml_plan_add_mapping (p, &m) < 0)
+                rc = ML_ENOMEM;
+              else if (v < level && ml_plan_unmap (p, (uint32_t) s, v, level, tick) < 0)
+                rc = ML_ENOMEM;
+              level = v;
+            }
         }
     }
   free (placed);

@@ -35,6 +35,7 @@ ml_trace_free (MlTrace *t)
   free (t->frames);
   free (t->inplace);
   free (t->devices);
+  free (t->reserved_steps);
   free (t->device_ooms);
   free (t->group_ids);
   free (t->group_end);
@@ -59,6 +60,21 @@ grow (void **ptr, size_t *cap, size_t need, size_t elem)
     return -1;
   *ptr = p;
   *cap = cap2;
+  return 0;
+}
+
+int
+ml_trace_reserve (MlTrace *t, size_t n)
+{
+  if (n <= t->cap_events)
+    return 0;
+  if (n > SIZE_MAX / sizeof *t->events)
+    return ML_ENOMEM;
+  MlEvent *e = realloc (t->events, n * sizeof *e);
+  if (!e)
+    return ML_ENOMEM;
+  t->events = e;
+  t->cap_events = n;
   return 0;
 }
 

@@ -175,6 +175,12 @@ typedef struct {
    * and why @device was read (interned, 0 = chosen by the caller) */
   MlDeviceInfo *devices;
   size_t    n_devices;
+  /* The reserved bytes the input recorded itself, as steps: from tick
+   * reserved_steps[k].tick on, reserved_steps[k].bytes (Kineto's "Total
+   * Reserved" with each memory event). The recorded plan's reserved curve
+   * follows them when the trace has no segment events (owned). */
+  struct { uint64_t tick, bytes; } *reserved_steps;
+  size_t    n_reserved_steps;
   MlDeviceOom *device_ooms;  /* by device, then index (owned) */
   size_t    n_device_ooms;
   uint32_t  device_reason;
@@ -197,6 +203,9 @@ void     ml_trace_free (MlTrace *trace);
 /* Appends a copy of @ev; returns a pointer to the stored event (valid until
  * the next append) or NULL when out of memory. */
 MlEvent *ml_trace_append (MlTrace *trace, const MlEvent *ev);
+/* Room for @n events in all without growing (a reader that knows its
+ * count: no copies, no doubling past it); 0 or ML_ENOMEM. */
+int      ml_trace_reserve (MlTrace *trace, size_t n);
 
 /* Appends a copy of @w; 0 or ML_ENOMEM. */
 int      ml_trace_add_inplace (MlTrace *trace, const MlInplaceWrite *w);

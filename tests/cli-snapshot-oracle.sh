@@ -99,7 +99,7 @@ run diagnose "$F"
 [ $rc -eq 1 ]; ok $? "diagnose exits 1: the trace recorded an OOM"
 contains "$T/err" "reading device 1 of 3: it recorded an OOM"; ok $? "the OOM's device is read by default, and stderr says why"
 head -1 "$T/out" | grep -q "records an OOM on device 1"; ok $? "the recorded OOM comes first"
-contains "$T/out" "verdict: CAPACITY — cached free + device free = 55.00 MiB is less than the request (request 70.00 MiB)"; ok $? "verdict CAPACITY (10 + 45 < 70 MiB)"
+contains "$T/out" "verdict: CAPACITY — cached free + device free = 55.00 MiB is less than the 70.00 MiB request"; ok $? "verdict CAPACITY (10 + 45 < 70 MiB)"
 contains "$T/out" "reserved 60.00 MiB · allocated 50.00 MiB · cached free 10.00 MiB (largest block 5.00 MiB)"; ok $? "reserved 60, allocated 50, cached free 10 (largest 5) MiB"
 contains "$T/out" "called from /home/u/models.py:181 update_nodes <- /home/u/train.py:50 main"; ok $? "the OOM's call site: the user's frames, not torch's"
 contains "$T/out" "under 105.00 MiB (the device memory the OOM implies"; ok $? "capacity: reserved + device free = 105 MiB"
@@ -239,4 +239,35 @@ assert (v["reserved_start"], v["reserved_end"], v["reserved_max"]) == (20 * MiB,
 ' "$T/out"; ok $? "Kineto: memory before the window as a buffer, Total Allocated / Total Reserved read"
 run diagnose "$K" --strategies first-fit
 contains "$T/out" "under 16.00 GiB"; ok $? "Kineto: deviceProperties totalGlobalMem is the default capacity"
+# the numbers again, computed from the JSON: the recorded reserved curve is
+# Total Reserved (its maximum, and the first tick at it: memory events take
+# ticks 1, 2, ... in time order), and what was allocated before the first
+# event and never freed in the trace is one buffer "allocated before the
+# trace": the first Total Allocated, less the first event's bytes, less the
+# bytes the trace frees without having allocated them
+run stats "$K" --json
+cp "$T/out" "$T/kstats.json"
+run compare "$K" --strategies best-fit --json
+python3 - "$K" "$T/kstats.json" "$T/out" <<'EOF'
+import json, sys
+mem = [e for e in json.load(open(sys.argv[1]))['traceEvents'] if e.get('name') == '[memory]']
+mem = sorted(mem, key=lambda e: e['ts'])   # stable: file order within a time
+stats = json.load(open(sys.argv[2])); rec = [r for r in json.load(open(sys.argv[3]))['results'] if r['strategy'] == 'recorded'][0]
+steps = [(0, mem[0]['args']['Total Reserved'])] + [(k + 1, e['args']['Total Reserved']) for k, e in enumerate(mem)]
+top = max(v for _, v in steps)
+assert rec['peak'] == top and rec['peak_tick'] == min(t for t, v in steps if v == top), (rec['peak'], rec['peak_tick'], steps)
+seen, unseen = set(), 0
+for e in mem:
+    a, b = e['args']['Addr'], e['args']['Bytes']
+    if b > 0:
+        seen.add(a)
+    elif a in seen:
+        seen.discard(a)
+    else:
+        unseen += -b
+before = mem[0]['args']['Total Allocated'] - mem[0]['args']['Bytes'] - unseen
+named = [b for p in stats['peaks'] for b in p['blame'] if b.get('name') == 'allocated before the trace']
+assert before > 0 and named and all(b['bytes'] == before and b['start'] == 0 for b in named), (before, named)
+EOF
+ok $? "Kineto, from the JSON: the recorded peak and its tick are Total Reserved's; memory before the window is one buffer of the right size"
 finish

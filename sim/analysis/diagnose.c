@@ -523,11 +523,12 @@ ml_diagnosis_headline (const MlDiagnosis *d, char *buf, size_t len)
 const char *
 ml_diagnosis_recorded_reason (const MlDiagnosis *d, char *buf, size_t len)
 {
-  char a[32];
+  char a[32], r[32];
   ml_format_size (d->rec_cached_free + d->rec_device_free, a, sizeof a);
+  ml_format_size (d->rec_request, r, sizeof r);
   if (d->rec_verdict == ML_OOM_FRAGMENTATION)
-    snprintf (buf, len, "cached free + device free = %s would hold the request, but no block is large enough", a);
+    snprintf (buf, len, "cached free + device free = %s would hold the %s request, but no block is large enough", a, r);
   else
-    snprintf (buf, len, "cached free + device free = %s is less than the request", a);
+    snprintf (buf, len, "cached free + device free = %s is less than the %s request", a, r);
   return buf;
 }

@@ -1,5 +1,6 @@
 #include "sim/base/u64map.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
 #define EMPTY UINT32_MAX
@@ -45,6 +46,19 @@ resize (MlU64Map *m, size_t cap)
   free (m->slot);
   m->slot = slot; m->cap = cap;
   return 0;
+}
+
+int
+ml_u64map_reserve (MlU64Map *m, size_t n)
+{
+  size_t cap = m->cap ? m->cap : 64;
+  while ((n + 1) * 4 > cap * 3)
+    {
+      if (cap > SIZE_MAX / 4 / sizeof *m->slot)
+        return ML_ENOMEM;
+      cap *= 2;
+    }
+  return cap > m->cap ? resize (m, cap) : 0;
 }
 
 int

@@ -27,5 +27,8 @@ void ml_u64map_clear (MlU64Map *m);
 int  ml_u64map_put   (MlU64Map *m, uint64_t key, uint32_t val) ML_MUST_CHECK;
 bool ml_u64map_get   (const MlU64Map *m, uint64_t key, uint32_t *val);
 bool ml_u64map_del   (MlU64Map *m, uint64_t key);
+/* Room for @n keys without growing (one allocation where the count is
+ * known in advance); 0 or ML_ENOMEM. */
+int  ml_u64map_reserve (MlU64Map *m, size_t n) ML_MUST_CHECK;
 
 #endif

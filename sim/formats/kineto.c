@@ -254,11 +254,30 @@ ml_trace_from_kineto (const cJSON *root, const char *name, const MlLoadOptions *
   for (size_t i = 0; i < tr->n_events && rc == 0; i++)
     if ((tr->events[i].flags & ML_EVF_HAS_ADDR) && ml_u64map_put (&live, tr->events[i].addr, (uint32_t) tr->events[i].id) < 0)
       rc = ml_error_set (err, ML_ENOMEM, "%s: out of memory", name);
+  /* Total Reserved as steps: the first value from tick 0 (before the
+   * trace it is unknown), then each change at its event's tick */
+  if (rc == 0 && have_reserved && !(tr->reserved_steps = calloc (k + 1, sizeof *tr->reserved_steps)))
+    rc = ml_error_set (err, ML_ENOMEM, "%s: out of memory", name);
+  if (rc == 0 && have_reserved)
+    {
+      tr->reserved_steps[0].tick = 0;
+      tr->reserved_steps[0].bytes = info.reserved_start;
+      tr->n_reserved_steps = 1;
+    }
   uint64_t tick = 1;
   for (size_t i = 0; i < k && rc == 0; i++)
     {
       const Mem *m = &mem[i];
       uint32_t id;
+      if (have_reserved && m->bytes != 0 && m->total_reserved >= 0
+          && (uint64_t) m->total_reserved != tr->reserved_steps[tr->n_reserved_steps - 1].bytes)
+        {
+          /* the value after this event: from the tick its (last) trace
+           * event takes; an allocation over a live address frees it first */
+          bool refree = m->bytes > 0 && ml_u64map_get (&live, m->addr, &id);
+          tr->reserved_steps[tr->n_reserved_steps].tick = tick + refree;
+          tr->reserved_steps[tr->n_reserved_steps++].bytes = (uint64_t) m->total_reserved;
+        }
       int64_t ns = m->ts > 0 && m->ts < 9.0e12 ? (int64_t) llround (m->ts * 1000.0) : -1;
       MlEvent ev = { .addr = m->addr, .time_ns = ns, .stream = m->stream, .flags = ML_EVF_HAS_ID | ML_EVF_HAS_ADDR,
                      .device = tr->device };

@@ -24,6 +24,8 @@ typedef struct Chunk {
 typedef struct {
   Chunk *chunks;       /* the head is the one being filled */
   Chunk *spare;        /* emptied chunks, for the next round */
+  size_t chunk;        /* the usual chunk size: CHUNK_BYTES, less for a
+                        * small input (no 1 MiB mapping for a 1 KB file) */
 } Arena;
 
 struct MlPkDoc {
@@ -42,6 +44,22 @@ enum {
 };
 
 static MlPkValue none_value = { .kind = ML_PK_NONE };
+/* The values that need no allocation of their own: None, the bools and
+ * the ints 0 .. 255 (BININT1, most of a snapshot's small numbers), shared
+ * by every document. Nothing writes to them: the reader sets flags only
+ * on scratch values, the consumer tags only strings and containers. */
+#define I1(n)   { .kind = ML_PK_INT, .i = (n) }
+#define I4(n)   I1 (n), I1 ((n) + 1), I1 ((n) + 2), I1 ((n) + 3)
+#define I16(n)  I4 (n), I4 ((n) + 4), I4 ((n) + 8), I4 ((n) + 12)
+#define I64(n)  I16 (n), I16 ((n) + 16), I16 ((n) + 32), I16 ((n) + 48)
+static MlPkValue small_ints[256] = { I64 (0), I64 (64), I64 (128), I64 (192) };
+#undef I1
+#undef I4
+#undef I16
+#undef I64
+static MlPkValue shared_none = { .kind = ML_PK_NONE };
+static MlPkValue shared_bool[2] = { { .kind = ML_PK_BOOL, .i = 0 }, { .kind = ML_PK_BOOL, .i = 1 } };
+
 /* what the memo holds for a streamed item once it is gone */
 static MlPkValue streamed_value = { .kind = ML_PK_NONE };
 
@@ -79,7 +97,7 @@ arena_reset (Arena *a)
   for (Chunk *c = a->chunks, *next; c; c = next)
     {
       next = c->next;
-      if (c->cap == CHUNK_BYTES)
+      if (c->cap == a->chunk)
         {
           c->used = 0;
           c->next = a->spare;
@@ -117,9 +135,10 @@ arena (Arena *a, size_t n)
       c->used += n;
       return p;
     }
-  size_t cap = n > CHUNK_BYTES / 4 ? n : CHUNK_BYTES;
+  size_t usual = a->chunk ? a->chunk : CHUNK_BYTES;
+  size_t cap = n > usual / 4 ? n : usual;
   Chunk *fresh;
-  if (cap == CHUNK_BYTES && a->spare)
+  if (cap == usual && a->spare)
     {
       fresh = a->spare;
       a->spare = fresh->next;
@@ -594,6 +613,8 @@ push_str (Vm *vm, MlPkKind kind, size_t n)
 static int
 push_int (Vm *vm, int64_t i)
 {
+  if (i >= 0 && i < 256)
+    return push (vm, &small_ints[i]);
   MlPkValue *v = new_value (vm, ML_PK_INT);
   if (v)
     v->i = i;
@@ -730,7 +751,8 @@ add_items (Vm *vm, size_t from, bool dict)
           MlPkValue *it = vm->stack[k];
           if (it->kind == ML_PK__MARK)
             return fail (vm, "a MARK inside the items");
-          it->flags |= F_HANDED;
+          if (it->flags & F_SCRATCH)
+            it->flags |= F_HANDED;
           int rc = vm->stream->item (vm->stream->user, (size_t) c->i, c->len++, it);
           if (rc < 0)
             return rc;
@@ -741,24 +763,35 @@ add_items (Vm *vm, size_t from, bool dict)
   int rc = reserve (vm, c, vm->sp - from);
   if (rc < 0)
     return rc;
-  uint32_t depth = c->depth;
-  bool into_doc = !(c->flags & F_SCRATCH);
-  for (size_t k = from; k < vm->sp; k++)
+  /* locals: the stores into items cannot then alias the loop's state */
+  unsigned depth = c->depth, deepest = 0;
+  bool into_doc = !(c->flags & F_SCRATCH), marks = false, self = false;
+  MlPkValue **stack = vm->stack, **items = c->items;
+  size_t sp = vm->sp, n = c->n;
+  for (size_t k = from; k < sp; k++)
     {
-      MlPkValue *it = vm->stack[k];
-      if (it->kind == ML_PK__MARK)
-        return fail (vm, "a MARK inside the items");
-      if (it == c)
-        return fail (vm, "a container inside itself");
-      if (it->depth + 1u > ML_PK_MAX_DEPTH)
-        return fail (vm, "containers nested deeper than 256");
-      if (it->depth + 1u > depth)
-        depth = it->depth + 1u;
-      if (into_doc && (it->flags & F_SCRATCH) && !(it = promote (vm, it)))
-        return vm->err ? vm->err->code : ML_ENOMEM;
-      c->items[c->n++] = it;   /* room reserved above */
+      MlPkValue *it = stack[k];
+      marks |= it->kind == ML_PK__MARK;
+      self |= it == c;
+      deepest = it->depth > deepest ? it->depth : deepest;
+      if (into_doc && (it->flags & F_SCRATCH))
+        {
+          if (marks || self)
+            break;
+          if (!(it = promote (vm, it)))
+            return vm->err ? vm->err->code : ML_ENOMEM;
+        }
+      items[n++] = it;   /* room reserved above */
     }
-  c->depth = (uint16_t) depth;
+  if (marks)
+    return fail (vm, "a MARK inside the items");
+  if (self)
+    return fail (vm, "a container inside itself");
+  if (deepest + 1u > ML_PK_MAX_DEPTH)
+    return fail (vm, "containers nested deeper than 256");
+  c->n = (uint32_t) n;
+  if (sp > from && deepest + 1u > depth)
+    c->depth = (uint16_t) (deepest + 1u);
   vm->sp = from;
   return 0;
 }
@@ -860,13 +893,10 @@ run (Vm *vm)
           rc = push (vm, v);
           break;
         case ')': rc = push (vm, new_value (vm, ML_PK_TUPLE)); break;
-        case 'N': rc = push (vm, new_value (vm, ML_PK_NONE)); break;
+        case 'N': rc = push (vm, &shared_none); break;
         case 0x88: /* NEWTRUE */
         case 0x89: /* NEWFALSE */
-          v = new_value (vm, ML_PK_BOOL);
-          if (v)
-            v->i = vm->op == 0x88;
-          rc = push (vm, v);
+          rc = push (vm, &shared_bool[vm->op == 0x88]);
           break;
         case 'K': /* BININT1 */
           if ((rc = need (vm, 1)) < 0)
@@ -962,19 +992,41 @@ run (Vm *vm)
           break;
         case 'h': /* BINGET */
         case 'j': /* LONG_BINGET */
-          /* a run of them (the items of a frames list) in one go */
-          for (;;)
-            {
-              size_t w = vm->op == 'h' ? 1 : 4;
-              if ((rc = need (vm, w)) < 0)
-                return rc;
-              rc = memo_get (vm, w == 1 ? *vm->p : rd_le (vm->p, 4));
-              vm->p += w;
-              if (rc < 0 || vm->p >= vm->end || (*vm->p != 'h' && *vm->p != 'j'))
-                break;
-              vm->op_at = (size_t) (vm->p - vm->base);
-              vm->op = *vm->p++;
-            }
+          /* a run of them (the items of a frames list) in one go, the
+           * VM's state in locals; the slow cases (a sparse or streamed
+           * index, a full stack, a truncated file) through memo_get */
+          {
+            const unsigned char *p = vm->p, *end = vm->end, *opp = vm->p - 1;
+            MlPkValue **memo = vm->memo, **stack = vm->stack;
+            size_t n_memo = vm->n_memo, sp = vm->sp, cap = vm->cap;
+            unsigned op = vm->op;
+            for (;;)
+              {
+                size_t w = op == 'h' ? 1 : 4;
+                if ((size_t) (end - p) < w)
+                  {
+                    vm->p = p, vm->sp = sp, vm->op = op, vm->op_at = (size_t) (opp - vm->base);
+                    return need (vm, w);
+                  }
+                uint64_t idx = w == 1 ? *p : rd_le (p, 4);
+                MlPkValue *mv;
+                if (idx < n_memo && (mv = memo[idx]) != &streamed_value && sp < cap)
+                  stack[sp++] = mv;
+                else
+                  {
+                    vm->p = p, vm->sp = sp, vm->op = op, vm->op_at = (size_t) (opp - vm->base);
+                    if ((rc = memo_get (vm, idx)) < 0)
+                      return rc;
+                    stack = vm->stack, sp = vm->sp, cap = vm->cap;
+                  }
+                p += w;
+                if (p >= end || (*p != 'h' && *p != 'j'))
+                  break;
+                opp = p;
+                op = *p++;
+              }
+            vm->p = p, vm->sp = sp, vm->op = op, vm->op_at = (size_t) (opp - vm->base);
+          }
           break;
         case 0x85: /* TUPLE1 */
         case 0x86: /* TUPLE2 */
@@ -1058,6 +1110,11 @@ ml_pk_parse_stream (const unsigned char *data, size_t len, const MlPkStream *str
   if (stream && (!stream->key || !stream->item))
     vm.stream = NULL;
   ml_u64map_init (&vm.sparse);
+  /* a value takes up to ~30 times its opcode's bytes */
+  size_t chunk = 16 << 10;
+  while (chunk < CHUNK_BYTES && chunk < len * 8)
+    chunk *= 2;
+  doc->arena.chunk = vm.scratch.chunk = chunk;
   int rc = len ? run (&vm) : ml_error_set (err, ML_EINPUT, "empty pickle");
   free (vm.stack);
   free (vm.marks);
@@ -1073,6 +1130,12 @@ ml_pk_parse_stream (const unsigned char *data, size_t len, const MlPkStream *str
     }
   *out = doc;
   return 0;
+}
+
+bool
+ml_pk_in_document (const MlPkValue *v)
+{
+  return !(v->flags & F_SCRATCH);
 }
 
 int

@@ -115,6 +115,10 @@ ml_pk_len (const MlPkValue *v)
   return v && (v->kind == ML_PK_LIST || v->kind == ML_PK_TUPLE) ? v->n : 0;
 }
 const char *ml_pk_kind_name (MlPkKind kind);
+/* True when @v lives in the document, not in the scratch of a streamed
+ * item: its address then names this same value until ml_pk_free (a
+ * consumer may key a cache by it). */
+bool ml_pk_in_document (const MlPkValue *v);
 /* An unsigned integer field's value @v (from ml_pk_get): true when @v is
  * NULL (absent: *out unchanged) or an int from 0 to @max (*out set);
  * false for anything else (a negative or larger int, a float, a string,

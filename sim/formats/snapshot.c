@@ -1,5 +1,6 @@
 #include "sim/formats/snapshot.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,14 @@ typedef struct {
   MlU64Map    finfo_by_content;
   MlFrame    *scratch;    /* frames of the stack being interned */
   size_t      cap_scratch;
+  /* stacks by the frame dicts' identities: a frames list whose items are
+   * the same document objects as one read before is that stack, known
+   * without reading its frames (bounded: PTR_CACHE_MAX pointers) */
+  MlU64Map    by_ptrs;    /* hash of the item pointers -> pents index */
+  struct PtrEnt { uint32_t stack, n; size_t off; } *pents;
+  size_t      n_pents, cap_pents;
+  MlPkValue **ptrs;
+  size_t      n_ptrs, cap_ptrs;
   Seg        *segs;
   size_t      n_segs, cap_segs;
   Blk        *blks;
@@ -184,7 +193,7 @@ intern_val (Ctx *c, const MlPkValue *v, uint32_t *out)
 
 /* The keys the reader looks up in frames and trace entries. */
 enum { K_OTHER, K_FILENAME, K_NAME, K_LINE, K_ACTION, K_ADDR, K_SIZE, K_STREAM, K_TIME_US, K_FRAMES,
-       K_DEVICE_FREE, K_USER_METADATA, K__COUNT };
+       K_DEVICE_FREE, K_USER_METADATA, K_STATE, K_ADDRESS, K_REQUESTED_SIZE, K_HISTORY, K_REAL_SIZE, K__COUNT };
 
 /* A string's tag: TAG_KEY | (field id + 1) << 8 | (action kind + 2),
  * each part 0 until computed (action 1: not an action). */
@@ -192,7 +201,10 @@ static unsigned
 key_of (MlPkValue *k)
 {
   static const char *const names[K__COUNT] = { "", "filename", "name", "line", "action", "addr", "size", "stream",
-                                               "time_us", "frames", "device_free", "user_metadata" };
+                                               "time_us", "frames", "device_free", "user_metadata", "state",
+                                               "address", "requested_size", "history", "real_size" };
+  if (k->kind != ML_PK_STR)
+    return K_OTHER;   /* only strings are tagged (numbers may be shared) */
   bool cached = (k->tag & TAG_ROLE) == TAG_KEY;
   if (cached && (k->tag & 0xff00))
     return ((k->tag >> 8) & 0xff) - 1;
@@ -245,19 +257,36 @@ bad_uint (Ctx *c, const char *where, const char *key, const char *said, uint64_t
                        where, key, said, max);
 }
 
-/* Field @key of dict @d, an unsigned integer up to @max, of @where:
+/* Where a field is, for messages: "segment 3", "segment 3 block 7"
+ * (formatted only when there is something to tell). */
+typedef struct {
+  const char *what;   /* "segment", "external annotation" */
+  size_t      k, b;   /* b = SIZE_MAX: no block */
+} Where;
+
+/* Field @key of dict @d, an unsigned integer up to @max, of @w:
  * absent leaves *out (an error when @required); anything else that is
  * not such an integer is an error naming the value. */
 static int
-uint_field (Ctx *c, const MlPkValue *d, const char *key, uint64_t max, bool required, uint64_t *out, const char *where)
+uint_value (Ctx *c, const MlPkValue *v, const char *key, uint64_t max, bool required, uint64_t *out, Where w)
 {
-  const MlPkValue *v = ml_pk_get (d, key);
-  if (!v && required)
+  if (v ? ml_pk_uint (v, max, out) : !required)
+    return 0;
+  char where[96];
+  if (w.b == SIZE_MAX)
+    snprintf (where, sizeof where, "%s %zu", w.what, w.k);
+  else
+    snprintf (where, sizeof where, "%s %zu block %zu", w.what, w.k, w.b);
+  if (!v)
     return ml_error_set (c->err, ML_EINPUT, "%s: %s has no \"%s\" (an integer)", c->path, where, key);
   char said[96];
-  if (!ml_pk_uint (v, max, out))
-    return bad_uint (c, where, key, ml_pk_describe (v, said, sizeof said), max);
-  return 0;
+  return bad_uint (c, where, key, ml_pk_describe (v, said, sizeof said), max);
+}
+
+static int
+uint_field (Ctx *c, const MlPkValue *d, const char *key, uint64_t max, bool required, uint64_t *out, Where w)
+{
+  return uint_value (c, ml_pk_get (d, key), key, max, required, out, w);
 }
 
 /* The unsigned integer fields of a trace entry, as the Ent keeps the
@@ -348,6 +377,8 @@ add_stack (Ctx *c, uint32_t site, const MlFrame *fr, size_t n, uint32_t *out)
   return add_stack_h (c, hash_stack (site, fr, n), site, fr, n, out);
 }
 
+static int remember_ptrs (Ctx *c, uint64_t ph, const MlPkValue *frames, uint32_t idx);
+
 /* The stack of a frames list: memo-shared lists give one stack, read
  * once (the list's tag; the streaming reader may keep a tagged list
  * without its items). */
@@ -364,9 +395,28 @@ stack_of (Ctx *c, MlPkValue *frames, uint32_t *out)
     }
   if (frames->n == 0)
     return 0;
+  uint64_t ph = 0x51ed270b27a3f1d5ull;
+  for (size_t k = 0; k < frames->n; k++)
+    {
+      ph = (ph ^ (uint64_t) (uintptr_t) frames->items[k]) * 0x9e3779b97f4a7c15ull;
+      ph ^= ph >> 29;
+    }
+  uint32_t pi;
+  if (ml_u64map_get (&c->by_ptrs, ph, &pi) && c->pents[pi].n == frames->n
+      && memcmp (c->ptrs + c->pents[pi].off, frames->items, frames->n * sizeof *frames->items) == 0)
+    {
+      *out = c->pents[pi].stack;
+      if (!frames->tag && *out <= TAG_MAX)
+        frames->tag = TAG_STACK | *out;
+      return 0;
+    }
   /* hashed by frame (one per distinct content), not by its strings; a
    * list whose content is a known stack (every iteration of a training
-   * loop) is only compared */
+   * loop) is only compared; one pass over the items */
+  if (grow ((void **) &c->scratch, &c->cap_scratch, frames->n, sizeof *c->scratch) < 0)
+    return oom (c);
+  MlFrame *fr = c->scratch;
+  size_t n = 0;
   uint64_t h = 0x243f6a8885a308d3ull;
   uint32_t site = 0, idx;
   for (size_t k = 0; k < frames->n; k++)
@@ -374,11 +424,12 @@ stack_of (Ctx *c, MlPkValue *frames, uint32_t *out)
       MlPkValue *f = frames->items[k];
       if (f->kind != ML_PK_DICT)
         continue;
-      FrameInfo *fi = frame_of (c, f);
+      FrameInfo *fi = (f->tag & TAG_ROLE) == TAG_FRAME ? &c->finfo[f->tag & ~TAG_ROLE] : frame_of (c, f);
       if (!fi)
         return ML_ENOMEM;
       h = (h ^ (uint64_t) (fi - c->finfo)) * 0x9e3779b97f4a7c15ull;
       h ^= h >> 32;
+      fr[n++] = (MlFrame) { .file = fi->file, .func = fi->func, .line = fi->line };
       if (!site && !fi->framework)
         {
           if (!fi->site)
@@ -394,44 +445,16 @@ stack_of (Ctx *c, MlPkValue *frames, uint32_t *out)
         }
     }
   h ^= site;
-  if (ml_u64map_get (&c->by_content, h, &idx) && c->t->stacks[idx].site == site)
+  if (ml_u64map_get (&c->by_content, h, &idx))
     {
       const MlStack *st = &c->t->stacks[idx];
-      const MlFrame *sf = c->t->frames + st->first;
-      size_t m = 0;
-      bool same = true;
-      for (size_t k = 0; k < frames->n && same; k++)
-        {
-          MlPkValue *f = frames->items[k];
-          if (f->kind != ML_PK_DICT)
-            continue;
-          const FrameInfo *fi = frame_of (c, f);   /* by its tag, now */
-          if (!fi)
-            return ML_ENOMEM;
-          same = m < st->n && sf[m].file == fi->file && sf[m].func == fi->func && sf[m].line == fi->line;
-          m++;
-        }
-      if (same && m == st->n)
+      if (st->site == site && st->n == n && memcmp (c->t->frames + st->first, fr, n * sizeof *fr) == 0)
         {
           if (!frames->tag && idx <= TAG_MAX)
             frames->tag = TAG_STACK | idx;
           *out = idx;
-          return 0;
+          return remember_ptrs (c, ph, frames, idx);
         }
-    }
-  if (grow ((void **) &c->scratch, &c->cap_scratch, frames->n, sizeof *c->scratch) < 0)
-    return oom (c);
-  MlFrame *fr = c->scratch;
-  size_t n = 0;
-  for (size_t k = 0; k < frames->n; k++)
-    {
-      MlPkValue *f = frames->items[k];
-      if (f->kind != ML_PK_DICT)
-        continue;
-      const FrameInfo *fi = frame_of (c, f);
-      if (!fi)
-        return ML_ENOMEM;
-      fr[n++] = (MlFrame) { .file = fi->file, .func = fi->func, .line = fi->line };
     }
   int rc = add_stack_h (c, h, site, fr, n, &idx);
   if (rc < 0)
@@ -439,6 +462,29 @@ stack_of (Ctx *c, MlPkValue *frames, uint32_t *out)
   if (!frames->tag && idx <= TAG_MAX)
     frames->tag = TAG_STACK | idx;
   *out = idx;
+  return remember_ptrs (c, ph, frames, idx);
+}
+
+#define PTR_CACHE_MAX ((size_t) 1 << 22)
+
+/* Remembers that @frames's items (when all are document objects: their
+ * addresses stay theirs) make stack @idx; for a stack met again. */
+static int
+remember_ptrs (Ctx *c, uint64_t ph, const MlPkValue *frames, uint32_t idx)
+{
+  size_t n = frames->n;
+  if (c->n_ptrs + n > PTR_CACHE_MAX)
+    return 0;
+  for (size_t k = 0; k < n; k++)
+    if (!ml_pk_in_document (frames->items[k]))
+      return 0;
+  if (grow ((void **) &c->ptrs, &c->cap_ptrs, c->n_ptrs + n, sizeof *c->ptrs) < 0
+      || grow ((void **) &c->pents, &c->cap_pents, c->n_pents + 1, sizeof *c->pents) < 0
+      || ml_u64map_put (&c->by_ptrs, ph, (uint32_t) c->n_pents) < 0)
+    return oom (c);
+  memcpy (c->ptrs + c->n_ptrs, frames->items, n * sizeof *c->ptrs);
+  c->pents[c->n_pents++] = (struct PtrEnt) { idx, (uint32_t) n, c->n_ptrs };
+  c->n_ptrs += n;
   return 0;
 }
 
@@ -922,8 +968,7 @@ read_segments (Ctx *c, const MlPkValue *segments)
       if (dev_of (s) != c->dev)
         continue;
       uint64_t addr = 0, size = 0, stream = 0;
-      char where[64];
-      snprintf (where, sizeof where, "segment %zu", k);
+      Where where = { "segment", k, SIZE_MAX };
       int rc;
       if ((rc = uint_field (c, s, "address", UINT_MAX_FIELD, true, &addr, where)) < 0
           || (rc = uint_field (c, s, "total_size", UINT_MAX_FIELD, true, &size, where)) < 0
@@ -943,27 +988,39 @@ read_segments (Ctx *c, const MlPkValue *segments)
       uint64_t at = addr;
       for (size_t b = 0; blocks && b < blocks->n; b++)
         {
-          const MlPkValue *bl = blocks->items[b];
-          const char *state = ml_pk_get_str (bl, "state");
+          const MlPkValue *bl = blocks->items[b], *f[K__COUNT];
+          fields (bl, f);   /* one pass, keys by their tag */
+          const char *state = f[K_STATE] && f[K_STATE]->kind == ML_PK_STR ? f[K_STATE]->s : NULL;
           uint64_t baddr = UINT64_MAX, bsize = 0, req = UINT64_MAX;
-          snprintf (where, sizeof where, "segment %zu block %zu", k, b);
-          if ((rc = uint_field (c, bl, "size", UINT_MAX_FIELD, true, &bsize, where)) < 0
-              || (rc = uint_field (c, bl, "address", UINT_MAX_FIELD, false, &baddr, where)) < 0)
+          where.b = b;
+          if (bl->kind != ML_PK_DICT)
+            return ml_error_set (c->err, ML_EINPUT, "%s: segment %zu block %zu is a %s, not a dict", c->path, k, b,
+                                 ml_pk_kind_name (bl->kind));
+          if ((rc = uint_value (c, f[K_SIZE], "size", UINT_MAX_FIELD, true, &bsize, where)) < 0
+              || (rc = uint_value (c, f[K_ADDRESS], "address", UINT_MAX_FIELD, false, &baddr, where)) < 0)
             return rc;
           if (baddr == UINT64_MAX)
             baddr = at;
           at = baddr + bsize;
           if (!state || strncmp (state, "active", 6) != 0)
             continue;
-          const MlPkValue *hist = as_list (ml_pk_get (bl, "history"));
+          const MlPkValue *hist = as_list (f[K_HISTORY]);
           const MlPkValue *last = hist && hist->n && hist->items[hist->n - 1]->kind == ML_PK_DICT
                                   ? hist->items[hist->n - 1] : NULL;
-          const MlPkValue *frames = ml_pk_get (bl, "frames");
-          if (!frames && last)
-            frames = ml_pk_get (last, "frames");
-          if ((rc = uint_field (c, bl, "requested_size", UINT_MAX_FIELD, false, &req, where)) < 0)
+          const MlPkValue *frames = f[K_FRAMES];
+          if ((rc = uint_value (c, f[K_REQUESTED_SIZE], "requested_size", UINT_MAX_FIELD, false, &req, where)) < 0)
             return rc;
-          if (req == UINT64_MAX && !(last && ml_pk_get_u64 (last, "real_size", &req)))
+          if (last && (!frames || req == UINT64_MAX))
+            {
+              const MlPkValue *lf[K__COUNT];
+              fields (last, lf);
+              if (!frames)
+                frames = lf[K_FRAMES];
+              int64_t rs;
+              if (req == UINT64_MAX && int_of (lf[K_REAL_SIZE], &rs) && rs >= 0)
+                req = (uint64_t) rs;
+            }
+          if (req == UINT64_MAX)
             req = bsize;
           if ((rc = add_blk (c, baddr, req, (uint32_t) stream, 0, (MlPkValue *) frames)) < 0)
             return rc;
@@ -1141,6 +1198,8 @@ emit_start_state (Ctx *c)
     qsort (c->blks, n_live, sizeof *c->blks, cmp_blk);
   ml_u64map_clear (&c->live);
   ml_u64map_init (&c->live);
+  if (ml_u64map_reserve (&c->live, n_live) < 0)
+    return oom (c);
   c->next_id = 1;
   /* a window that starts after the trace's first entry carries these in */
   uint16_t clipped = c->tick ? ML_EVF_CLIPPED : 0;
@@ -1180,9 +1239,7 @@ read_annotations (Ctx *c, const MlPkValue *annotations)
       const char *name = ml_pk_get_str (a, "name"), *stage = ml_pk_get_str (a, "stage");
       if (!name || d != c->dev)
         continue;
-      char where[64];
-      snprintf (where, sizeof where, "external annotation %zu", k);
-      int rc = uint_field (c, a, "time_us", TIME_US_MAX, false, &time, where);
+      int rc = uint_field (c, a, "time_us", TIME_US_MAX, false, &time, (Where) { "external annotation", k, SIZE_MAX });
       if (rc < 0)
         return rc;
       if (time == UINT64_MAX)
@@ -1412,6 +1469,13 @@ load (Ctx *c, const MlPkValue *root, const MlLoadOptions *opts)
     }
   c->t->windowed = c->range.set;
   c->t->window_first = c->tick;
+  /* every event this load makes, in one allocation: the settings, the
+   * segments and blocks at the start, an entry each (an alloc over a live
+   * block makes two), the annotations, the frees after a window */
+  size_t n_allocs = dt ? dt->actions[ML_EV_ALLOC] : 0;
+  if (ml_trace_reserve (c->t, 1 + c->n_segs + c->n_blks + n_trace + (n_allocs < n_trace ? n_allocs : n_trace)
+                                  + c->n_anns + (dt ? dt->n_pb : 0)) < 0)
+    return oom (c);
   if ((rc = emit_settings (c, settings)) < 0 || (rc = emit_start_state (c)) < 0)
     return rc;
   for (size_t i = 0; i < n_trace; i++)
@@ -1448,6 +1512,7 @@ load_bytes (const unsigned char *data, size_t len, bool mapped, const char *name
     }
   Ctx c = { .path = name, .err = err, .range = opts->range };
   ml_u64map_init (&c.by_content);
+  ml_u64map_init (&c.by_ptrs);
   ml_u64map_init (&c.finfo_by_content);
   ml_u64map_init (&c.freed);
   ml_u64map_init (&c.live);
@@ -1470,6 +1535,9 @@ load_bytes (const unsigned char *data, size_t len, bool mapped, const char *name
         rc = load (&c, ml_pk_root (doc), opts);
     }
   ml_u64map_clear (&c.by_content);
+  ml_u64map_clear (&c.by_ptrs);
+  free (c.pents);
+  free (c.ptrs);
   ml_u64map_clear (&c.finfo_by_content);
   ml_u64map_clear (&c.freed);
   ml_u64map_clear (&c.live);
@@ -1498,6 +1566,8 @@ ml_trace_load_snapshot_mem (const unsigned char *data, size_t len, const char *n
   return load_bytes (data, len, false, name, opts, out, err);
 }
 
+#define SMALL_FILE ((off_t) 1 << 20)
+
 int
 ml_trace_load_snapshot (const char *path, const MlLoadOptions *opts, MlTrace **out, MlError *err)
 {
@@ -1505,6 +1575,22 @@ ml_trace_load_snapshot (const char *path, const MlLoadOptions *opts, MlTrace **o
    * memory; a pipe or the like is read whole */
   int fd = open (path, O_RDONLY | O_CLOEXEC);
   struct stat sb;
+  if (fd >= 0 && fstat (fd, &sb) == 0 && S_ISREG (sb.st_mode) && sb.st_size > 0 && sb.st_size < SMALL_FILE)
+    {
+      /* a small file is read: a mapping costs more system calls and
+       * page faults than its bytes */
+      size_t len = (size_t) sb.st_size, got = 0;
+      unsigned char *data = malloc (len);
+      ssize_t r = 1;
+      while (data && got < len && (r = read (fd, data + got, len - got)) > 0)
+        got += (size_t) r;
+      close (fd);
+      int rc = !data ? ml_error_set (err, ML_ENOMEM, "%s: out of memory", path)
+               : got < len ? ml_error_set (err, ML_EIO, "%s: cannot read: %s", path, r < 0 ? strerror (errno) : "shorter than its size")
+               : load_bytes (data, len, false, path, opts, out, err);
+      free (data);
+      return rc;
+    }
   if (fd >= 0 && fstat (fd, &sb) == 0 && S_ISREG (sb.st_mode) && sb.st_size > 0)
     {
       size_t len = (size_t) sb.st_size;
