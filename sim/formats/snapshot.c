@@ -960,6 +960,13 @@ pick_device (Ctx *c, const MlPkValue *segments, const MlPkValue *traces, const M
 static int
 read_segments (Ctx *c, const MlPkValue *segments)
 {
+  /* the live map takes every block of the device: one allocation */
+  size_t n_blocks = 0;
+  for (size_t k = 0; k < segments->n; k++)
+    if (segments->items[k]->kind == ML_PK_DICT && dev_of (segments->items[k]) == c->dev)
+      n_blocks += ml_pk_len (ml_pk_get (segments->items[k], "blocks"));
+  if (ml_u64map_reserve (&c->live, n_blocks) < 0)
+    return oom (c);
   for (size_t k = 0; k < segments->n; k++)
     {
       const MlPkValue *s = segments->items[k];
