@@ -775,6 +775,11 @@ add_entry (Ctx *c, size_t list, MlPkValue *e)
         d->has_bad = true, d->bad = ent, d->bad_index = index;
       return 0;
     }
+  /* every frames list is read, in the window or not: one the reader has
+   * tagged stays in the document as a stub, not with its items (torch's
+   * free_requested and free_completed share one) */
+  if (!ent.bad && (rc = stack_of (c, frames, &ent.stack)) < 0)
+    return rc;
   if (d->where == W_BEFORE)
     return 0;
   if (d->where == W_AFTER)
@@ -810,10 +815,9 @@ add_entry (Ctx *c, size_t list, MlPkValue *e)
         }
       p->size = ent.size;
       p->stream = ent.stream;
-      return stack_of (c, frames, &p->stack);
+      p->stack = ent.stack;
+      return 0;
     }
-  if (!ent.bad && (rc = stack_of (c, frames, &ent.stack)) < 0)
-    return rc;
   if (grow ((void **) &d->e, &d->cap, d->n + 1, sizeof *d->e) < 0)
     return oom (c);
   d->e[d->n++] = ent;
