@@ -82,7 +82,7 @@ row (const char *inst, const MlBuffers *b, const char *label, const MlStrategy *
 int
 main (int argc, char **argv)
 {
-  const char *dir = NULL, *list = "greedy-size,greedy-breadth,greedy-conflict,hybrid,anneal,ilp,exact";
+  const char *dir = NULL, *list = "greedy-size,greedy-breadth,greedy-conflict,hybrid,anneal,genetic,ilp,exact";
   double limit = 10, fit_limit = 60;
   bool fit = false;
   uint64_t synthetic = 0, live = 1000;

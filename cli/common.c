@@ -165,6 +165,8 @@ cli_load (const char *cmd, const char *path, MlCliOpts *o, MlTrace **trace, MlBu
   cli_progress_done ();
   if (rc < 0)
     return cli_error (cmd, &err);
+  for (size_t i = 0; i < (*trace)->n_notes && !o->quiet; i++)
+    fprintf (stderr, "memlens %s: warning: %s: %s\n", cmd, path, ml_trace_str (*trace, (*trace)->notes[i]));
   if ((*trace)->device_reason && !o->quiet)
     fprintf (stderr, "memlens %s: %s: %s\n", cmd, path, ml_trace_str (*trace, (*trace)->device_reason));
   bool graph_only = o->load.dims || (o->load.graph_options && strstr (o->load.graph_options, "max_block="));
@@ -206,14 +208,19 @@ cli_strategies (const char *cmd, const char *list)
   if (strcmp (list, "all") == 0)
     cap = n_all;
   const MlStrategy **out = calloc (cap + 1, sizeof *out);
-  if (!out)
-    return NULL;
+  char *copy = strcmp (list, "all") == 0 ? NULL : strdup (list);
+  if (!out || (!copy && strcmp (list, "all") != 0))
+    {
+      fprintf (stderr, "memlens %s: out of memory\n", cmd);
+      free (out);
+      return NULL;
+    }
   if (strcmp (list, "all") == 0)
     {
       memcpy (out, all, n_all * sizeof *out);
       return out;
     }
-  char *copy = strdup (list), *save = NULL;
+  char *save = NULL;
   size_t n = 0;
   for (char *tok = strtok_r (copy, ",", &save); tok; tok = strtok_r (NULL, ",", &save))
     {
@@ -400,6 +407,10 @@ cli_install_signals (void)
   sigaction (SIGINT, &sa, NULL);
   sigaction (SIGTERM, &sa, NULL);
   sigaction (SIGHUP, &sa, NULL);
+  /* past a file-size limit (ulimit -f) a write fails with EFBIG instead
+   * of killing the process: the output's error path then removes its
+   * temporary file and says "File too large" */
+  signal (SIGXFSZ, SIG_IGN);
 }
 
 bool

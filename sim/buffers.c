@@ -191,6 +191,9 @@ ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError
   /* the freed ids come to (nearly) every buffer: one allocation */
   if (ml_u64map_reserve (&dead, n_alloc) < 0)
     rc = ml_error_set (err, ML_ENOMEM, "out of memory for %zu buffers", n_alloc);
+  char where[2][40];
+#define WHERE(k)  ml_trace_event_where (trace, (k), where[0], sizeof where[0])
+#define WHERE2(k) ml_trace_event_where (trace, (k), where[1], sizeof where[1])
 
   for (size_t i = 0; i < trace->n_events && rc == 0; i++)
     {
@@ -198,14 +201,14 @@ ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError
       if (ev->tick == UINT64_MAX)
         {
           /* end_tick = last tick + 1 must not wrap to 0 */
-          rc = ml_error_set (err, ML_EINPUT, "event %zu: tick %" PRIu64 " leaves no room for the end of the trace (at most 2^64-2)",
-                             i, ev->tick);
+          rc = ml_error_set (err, ML_EINPUT, "%s: tick %" PRIu64 " leaves no room for the end of the trace (at most 2^64-2)",
+                             WHERE (i), ev->tick);
           break;
         }
       if (ev->tick < prev_tick)
         {
-          rc = ml_error_set (err, ML_EINPUT, "event %zu: tick %" PRIu64 " goes back before tick %" PRIu64,
-                             i, ev->tick, prev_tick);
+          rc = ml_error_set (err, ML_EINPUT, "%s: tick %" PRIu64 " goes back before tick %" PRIu64,
+                             WHERE (i), ev->tick, prev_tick);
           break;
         }
       prev_tick = ev->tick;
@@ -213,7 +216,7 @@ ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError
         {
           if (!(ev->flags & (ML_EVF_HAS_ID | ML_EVF_HAS_ADDR)))
             {
-              rc = ml_error_set (err, ML_EINPUT, "event %zu: alloc has neither id nor addr", i);
+              rc = ml_error_set (err, ML_EINPUT, "%s: alloc has neither id nor addr", WHERE (i));
               break;
             }
           uint32_t idx = (uint32_t) b->n, other;
@@ -224,19 +227,27 @@ ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError
           buf->rsize = ml_align_up (ev->size, (ev->flags & ML_EVF_ZERO_COPY) ? b->zero_copy_align : align);
           if (buf->rsize < buf->size)
             {
-              rc = ml_error_set (err, ML_EINPUT, "event %zu: size %" PRIu64 " overflows when aligned to %" PRIu64,
-                                 i, ev->size, align);
+              rc = ml_error_set (err, ML_EINPUT, "%s: size %" PRIu64 " overflows when aligned to %" PRIu64,
+                                 WHERE (i), ev->size, align);
               break;
             }
           /* Every offset a strategy computes is at most the sum of all
            * sizes; bounding it keeps plan arithmetic inside 64 bits. */
           if (buf->rsize > ML_BUFFERS_MAX_TOTAL - total)
             {
-              rc = ml_error_set (err, ML_EINPUT, "event %zu: size %" PRIu64 " brings the buffers' total past 2^60 bytes (1 EiB), "
-                                 "more than any plan can address", i, ev->size);
+              rc = ml_error_set (err, ML_EINPUT, "%s: size %" PRIu64 " brings the buffers' total past 2^60 bytes (1 EiB), "
+                                 "more than any plan can address", WHERE (i), ev->size);
               break;
             }
           total += buf->rsize;
+          if ((ev->flags & ML_EVF_HAS_ADDR) && ev->addr > UINT64_MAX - buf->rsize)
+            {
+              /* a recorded block must end inside the address space: one
+               * that wraps past 2^64 would sit below its own start */
+              rc = ml_error_set (err, ML_EINPUT, "%s: address 0x%" PRIx64 " + size %" PRIu64 " wraps past 2^64",
+                                 WHERE (i), ev->addr, buf->rsize);
+              break;
+            }
           buf->addr = ev->addr;
           buf->start = ev->tick;
           buf->end = b->end_tick;
@@ -256,8 +267,8 @@ ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError
             {
               if (ml_u64map_get (&by_id, ev->id, &other))
                 {
-                  rc = ml_error_set (err, ML_EINPUT, "event %zu: duplicate id %" PRIu64 " (still live since event %u)",
-                                     i, ev->id, b->alloc_event[other]);
+                  rc = ml_error_set (err, ML_EINPUT, "%s: duplicate id %" PRIu64 " (still live since %s)",
+                                     WHERE (i), ev->id, WHERE2 (b->alloc_event[other]));
                   break;
                 }
               if (ml_u64map_put (&by_id, ev->id, idx) < 0)
@@ -266,8 +277,8 @@ ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError
             }
           else if (ev->size > 0 && ml_u64map_get (&by_addr, ev->addr, &other))
             {
-              rc = ml_error_set (err, ML_EINPUT, "event %zu: address 0x%" PRIx64 " allocated again while live (since event %u)",
-                                 i, ev->addr, b->alloc_event[other]);
+              rc = ml_error_set (err, ML_EINPUT, "%s: address 0x%" PRIx64 " allocated again while live (since %s)",
+                                 WHERE (i), ev->addr, WHERE2 (b->alloc_event[other]));
               break;
             }
           if ((ev->flags & ML_EVF_HAS_ADDR) && ml_u64map_put (&by_addr, ev->addr, idx) < 0)
@@ -286,10 +297,10 @@ ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError
                 {
                   uint32_t was;
                   if (ml_u64map_get (&dead, ev->id, &was))
-                    rc = ml_error_set (err, ML_EINPUT, "event %zu: double free of id %" PRIu64 " (already freed at event %u)",
-                                       i, ev->id, was);
+                    rc = ml_error_set (err, ML_EINPUT, "%s: double free of id %" PRIu64 " (already freed at %s)",
+                                       WHERE (i), ev->id, WHERE2 (was));
                   else
-                    rc = ml_error_set (err, ML_EINPUT, "event %zu: free of unknown id %" PRIu64, i, ev->id);
+                    rc = ml_error_set (err, ML_EINPUT, "%s: free of unknown id %" PRIu64, WHERE (i), ev->id);
                   break;
                 }
             }
@@ -298,13 +309,13 @@ ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError
               found = ml_u64map_get (&by_addr, ev->addr, &idx);
               if (!found)
                 {
-                  rc = ml_error_set (err, ML_EINPUT, "event %zu: free of unknown address 0x%" PRIx64, i, ev->addr);
+                  rc = ml_error_set (err, ML_EINPUT, "%s: free of unknown address 0x%" PRIx64, WHERE (i), ev->addr);
                   break;
                 }
             }
           else
             {
-              rc = ml_error_set (err, ML_EINPUT, "event %zu: free has neither id nor addr", i);
+              rc = ml_error_set (err, ML_EINPUT, "%s: free has neither id nor addr", WHERE (i));
               break;
             }
           MlBuffer *buf = &b->buf[idx];

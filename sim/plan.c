@@ -1,5 +1,6 @@
 #include "sim/plan.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,7 +112,7 @@ ml_oom_write_json (const MlOom *o, const MlBuffers *bufs, FILE *fp, MlError *err
   if (!o->hit)
     {
       fputs ("null", fp);
-      return ferror (fp) ? ml_error_set (err, ML_EIO, "write error") : 0;
+      return ferror (fp) ? ml_error_set (err, ML_EIO, "write error: %s", strerror (errno ? errno : EIO)) : 0;
     }
   fprintf (fp, "{\"tick\":%" PRIu64 ",\"buffer\":", o->tick);
   if (o->request && o->buffer < bufs->n)
@@ -122,7 +123,7 @@ ml_oom_write_json (const MlOom *o, const MlBuffers *bufs, FILE *fp, MlError *err
            ",\"largest_free\":%" PRIu64 ",\"verdict\":\"%s\",\"retries\":%u,\"released\":%" PRIu64 "}",
            o->request, o->live, o->reserved, o->free_bytes, o->largest_free,
            ml_oom_verdict_name (o->verdict), o->retries, o->released);
-  return ferror (fp) ? ml_error_set (err, ML_EIO, "write error") : 0;
+  return ferror (fp) ? ml_error_set (err, ML_EIO, "write error: %s", strerror (errno ? errno : EIO)) : 0;
 }
 
 const char *
@@ -201,21 +202,20 @@ ml_plan_read_json (const char *path, const MlBuffers *bufs, MlPlan **out, MlErro
   int rc = ml_read_file (path, (size_t) 1 << 34, &text, &len, err);
   if (rc < 0)
     return rc;
-  if ((rc = ml_json_check_depth (text, len, ML_JSON_MAX_DEPTH, err)) < 0)
+  cJSON *root = NULL;
+  rc = ml_json_parse_doc (path, text, len, &root, err);
+  if (rc < 0)
     {
       free (text);
-      return ml_error_prefix (err, "%s", path);
+      return rc;
     }
-  cJSON *root = cJSON_ParseWithLength (text, len);
-  if (!root)
+  /* a plan is memlens's own format: a key given twice is a broken or
+   * hand-edited file, never something to resolve by taking the first */
+  if ((rc = ml_json_check_unique_keys (root, path, err)) < 0)
     {
-      const char *at = cJSON_GetErrorPtr ();
-      long line = 1;
-      if (at && at >= text && at <= text + len)
-        for (const char *c = text; c < at; c++)
-          line += *c == '\n';
       free (text);
-      return ml_error_set (err, ML_EINPUT, "%s:%ld: not valid JSON", path, line);
+      cJSON_Delete (root);
+      return rc;
     }
   free (text);
   MlPlan *p = NULL;

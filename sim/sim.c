@@ -1,5 +1,6 @@
 #include "sim/sim.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,6 +113,12 @@ ml_sim_unmap (MlSimContext *ctx, uint32_t segment, uint64_t offset, uint64_t siz
     }
   ctx->reserved -= size;
   return 0;
+}
+
+void
+ml_sim_out_of_memory (MlSimContext *ctx)
+{
+  ctx->oom = 1;
 }
 
 void
@@ -510,7 +517,7 @@ ml_result_write_json_members (const MlResult *r, const char *name, const MlBuffe
     {
       fputs (",\"error\":", fp);
       ml_json_put_str (fp, r->error);
-      return ferror (fp) ? ml_error_set (err, ML_EIO, "write error") : 0;
+      return ferror (fp) ? ml_error_set (err, ML_EIO, "write error: %s", strerror (errno ? errno : EIO)) : 0;
     }
   const MlMetrics *m = &r->metrics;
   const MlPlan *p = r->plan;

@@ -88,6 +88,10 @@ typedef struct MlSimContext MlSimContext;
  * index in the plan, or -1 when out of memory. When @growable is set the
  * segment's reserved size follows its high-water mark. */
 long ml_sim_reserve (MlSimContext *ctx, uint64_t size, uint32_t stream, uint32_t flags);
+/* Says that the strategy could not allocate its own state (from
+ * release(), which returns nothing): the driver ends the run with
+ * ML_ENOMEM "out of memory" after this step. */
+void ml_sim_out_of_memory (MlSimContext *ctx);
 /* Releases segment @segment at the current tick. */
 void ml_sim_release (MlSimContext *ctx, uint32_t segment);
 /* Grows a segment (expandable segments map more pages). */

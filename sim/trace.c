@@ -1,6 +1,8 @@
 #include "sim/trace.h"
 
 #include <assert.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +41,8 @@ ml_trace_free (MlTrace *t)
   free (t->device_ooms);
   free (t->group_ids);
   free (t->group_end);
+  free (t->event_line);
+  free (t->notes);
   ml_strtab_free (t->strings);
   free (t);
 }
@@ -88,6 +92,44 @@ ml_trace_append (MlTrace *t, const MlEvent *ev)
   if (ev->time_ns >= 0 && ev->kind != ML_EV_MARK)
     t->has_times = true;
   return dst;
+}
+
+int
+ml_trace_set_line (MlTrace *t, uint64_t line)
+{
+  if (t->n_events == 0)
+    return 0;
+  size_t i = t->n_events - 1;
+  if (i >= t->cap_lines)
+    {
+      size_t cap = t->cap_lines;
+      if (grow ((void **) &t->event_line, &cap, t->cap_events, sizeof *t->event_line) < 0)
+        return ML_ENOMEM;
+      memset (t->event_line + t->cap_lines, 0, (cap - t->cap_lines) * sizeof *t->event_line);
+      t->cap_lines = cap;
+    }
+  t->event_line[i] = line <= UINT32_MAX ? (uint32_t) line : 0;
+  return 0;
+}
+
+int
+ml_trace_add_note (MlTrace *t, const char *text)
+{
+  uint32_t s = ml_strtab_intern0 (t->strings, text);
+  if (s == UINT32_MAX || grow ((void **) &t->notes, &t->cap_notes, t->n_notes + 1, sizeof *t->notes) < 0)
+    return ML_ENOMEM;
+  t->notes[t->n_notes++] = s;
+  return 0;
+}
+
+const char *
+ml_trace_event_where (const MlTrace *t, size_t i, char *buf, size_t len)
+{
+  if (t->event_line && i < t->cap_lines && t->event_line[i])
+    snprintf (buf, len, "line %" PRIu32, t->event_line[i]);
+  else
+    snprintf (buf, len, "event %zu", i);
+  return buf;
 }
 
 uint32_t

@@ -195,6 +195,15 @@ typedef struct {
   size_t    n_group_ids, cap_group_ids;
   size_t   *group_end;       /* n_groups: one past each group's last id */
   size_t    n_groups, cap_groups;
+  /* where each event came from, for messages: events[i] is on line
+   * event_line[i] of the file (0 = not known); NULL when the reader
+   * records no lines (then messages say "event i", 0-based) */
+  uint32_t *event_line;
+  size_t    cap_lines;
+  /* warnings about the input that did not stop the read (interned
+   * texts: "segment 2 [...] overlaps segment 5 [...]"); the CLI prints them */
+  uint32_t *notes;
+  size_t    n_notes, cap_notes;
 } MlTrace;
 
 MlTrace *ml_trace_new  (void);
@@ -206,6 +215,16 @@ MlEvent *ml_trace_append (MlTrace *trace, const MlEvent *ev);
 /* Room for @n events in all without growing (a reader that knows its
  * count: no copies, no doubling past it); 0 or ML_ENOMEM. */
 int      ml_trace_reserve (MlTrace *trace, size_t n);
+
+/* Records that the last appended event is on line @line of the file
+ * (line readers: JSONL, CSV); 0 or ML_ENOMEM. Lines past 2^32-1 are
+ * recorded as unknown. */
+int      ml_trace_set_line (MlTrace *trace, uint64_t line);
+/* Adds a warning about the input (copied); 0 or ML_ENOMEM. */
+int      ml_trace_add_note (MlTrace *trace, const char *text);
+/* Where event @i came from, for a message: "line 12" when the reader
+ * recorded it, else "event 5"; written into @buf, which is returned. */
+const char *ml_trace_event_where (const MlTrace *trace, size_t i, char *buf, size_t len);
 
 /* Appends a copy of @w; 0 or ML_ENOMEM. */
 int      ml_trace_add_inplace (MlTrace *trace, const MlInplaceWrite *w);

@@ -84,6 +84,7 @@ typedef struct {
   uint64_t top;       /* start of the free tail                             */
   uint64_t cursor;    /* next-fit: end of the last placement                */
   uint64_t capacity;
+  MlSimContext *ctx;  /* to say out of memory from release()              */
 } Fit;
 
 #define HOLE_NONE UINT32_MAX
@@ -173,6 +174,7 @@ fit_create (MlSimContext *ctx, const MlKnobs *knobs, void **state, Policy policy
       ml_u64map_init (&f->holes.by_end);
     }
   f->capacity = knobs->capacity;
+  f->ctx = ctx;
   long s = ml_sim_reserve (ctx, 0, 0, ML_SEG_GROWABLE);
   if (s < 0)
     {
@@ -451,8 +453,12 @@ fit_release (void *state, const MlRequest *req, const MlPlacement *at, uint64_t 
   else if (join_succ)
     ml_btree_set (t, succ, start, 0, size);
   else if (ml_btree_insert (t, start, 0, size) < 0)
-    return;   /* out of memory only loses a hole */
-  size_index_add (f, start, size);
+    {
+      ml_sim_out_of_memory (f->ctx);   /* the run ends: "out of memory" */
+      return;
+    }
+  if (size_index_add (f, start, size) < 0)
+    ml_sim_out_of_memory (f->ctx);
 }
 
 static uint64_t

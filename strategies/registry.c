@@ -11,6 +11,7 @@
 #include "strategies/greedy.h"
 #include "strategies/exact.h"
 #include "strategies/anneal.h"
+#include "strategies/genetic.h"
 #include "strategies/ilp.h"
 #include "strategies/linear.h"
 #include "strategies/pool.h"
@@ -34,6 +35,7 @@ static const MlStrategy *const all[] = {
   &ml_strategy_ge_block,
   &ml_strategy_exact,
   &ml_strategy_anneal,
+  &ml_strategy_genetic,
 #ifdef ML_HAVE_GLPK
   &ml_strategy_ilp,
 #endif

@@ -32,9 +32,9 @@ life() {
   contains "$T/err" "$3"; ok $? "$1: says \"$3\""
   [ ! -e "$T/plan-$1.json" ]; ok $? "$1: no plan left behind"
 }
-life unknown.jsonl "$H\n{\"kind\":\"alloc\",\"id\":1,\"size\":4}\n{\"kind\":\"free\",\"id\":9}\n" "unknown.jsonl: event 1: free of unknown id 9"
-life double.jsonl "$H\n{\"kind\":\"alloc\",\"id\":1,\"size\":4}\n{\"kind\":\"free\",\"id\":1}\n{\"kind\":\"free\",\"id\":1}\n" "double free of id 1"
-life dupid.jsonl "$H\n{\"kind\":\"alloc\",\"id\":1,\"size\":4}\n{\"kind\":\"alloc\",\"id\":1,\"size\":4}\n" "duplicate id 1"
+life unknown.jsonl "$H\n{\"kind\":\"alloc\",\"id\":1,\"size\":4}\n{\"kind\":\"free\",\"id\":9}\n" "unknown.jsonl: line 3: free of unknown id 9"
+life double.jsonl "$H\n{\"kind\":\"alloc\",\"id\":1,\"size\":4}\n{\"kind\":\"free\",\"id\":1}\n{\"kind\":\"free\",\"id\":1}\n" "double.jsonl: line 4: double free of id 1 (already freed at line 3)"
+life dupid.jsonl "$H\n{\"kind\":\"alloc\",\"id\":1,\"size\":4}\n{\"kind\":\"alloc\",\"id\":1,\"size\":4}\n" "dupid.jsonl: line 3: duplicate id 1 (still live since line 2)"
 
 run stats "$T/does-not-exist.csv"
 ok $([ $rc -eq 2 ]; echo $?) "missing file: exit 2"

@@ -95,4 +95,137 @@ if [ -w /dev/full ]; then
 else
   ok 0 "# SKIP no /dev/full"
 fi
+# ---- 12. offsets and addresses that wrap past 2^64
+for v in 18446744073709551608 18446744073709551615; do
+  printf 'id,lower,upper,size,offset\nb0,0,2,16,0\nb1,0,3,16,%s\nb2,1,4,16,32\n' $v >"$T/wrap-$v.csv"
+  run check "$T/wrap-$v.csv"; ok $([ $rc -eq 2 ]; echo $?) "CSV offset $v: check exits 2 (it said \"valid\")"
+  contains "$T/err" "wrap-$v.csv:3: buffer b1: offset $v + size 16 ends past 2^60 bytes"; ok $? "offset $v: names file, line and value"
+done
+printf '{"format":"memlens-trace","version":1}\n{"kind":"alloc","id":1,"addr":"0xfffffffffffffff8","size":16}\n' >"$T/wrap.jsonl"
+run stats "$T/wrap.jsonl"; ok $([ $rc -eq 2 ]; echo $?) "a JSONL address 2^64-8 of 16 bytes exits 2"
+contains "$T/err" "wrap.jsonl: line 2: address 0xfffffffffffffff8 + size 256 wraps past 2^64"; ok $? "and names line and value"
+
+# ---- 13. messages
+# lifetime errors name the line (cli-bad-input checks JSONL); a CSV's repeated numeric id names both lines
+printf 'id,lower,upper,size\n1,0,3,4\n2,0,3,4\n01,1,2,4\n' >"$T/dup.csv"
+run stats "$T/dup.csv"; ok $([ $rc -eq 2 ]; echo $?) "CSV ids 1 and 01: exit 2"
+contains "$T/err" "dup.csv:4: duplicate id 1 (first on line 2)"; ok $? "names both lines"
+# a UTF-8 byte-order mark before the header
+printf '\xef\xbb\xbfid,lower,upper,size\nb1,0,3,4096\nb2,1,5,8192\nb3,4,6,512\n' >"$T/bom.csv"
+run stats "$T/bom.csv" --json; ok $rc "a CSV with a UTF-8 BOM loads"
+python3 - "$T/bom.csv" "$T/out" <<'PY'
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1], encoding='utf-8-sig')))
+live = max(sum(int(r['size']) for r in rows if int(r['lower']) <= t < int(r['upper'])) for t in range(10))
+got = json.load(open(sys.argv[2]))
+sys.exit(0 if got['buffers'] == len(rows) and got['lower_bound'] == live else 1)
+PY
+ok $? "its buffers and lower bound are the file's (Python's csv, utf-8-sig)"
+# a write error names the file and the reason; SIGXFSZ does not kill the writer
+S=$SRC/samples/train-step.jsonl
+for out in r.md r.json; do
+  (ulimit -f 1; exec "$MEMLENS" report "$S" --strategies first-fit,best-fit -o "$T/$out") >"$T/out" 2>"$T/err"; rc=$?
+  ok $([ $rc -eq 2 ]; echo $?) "report -o $out past ulimit -f exits 2 (SIGXFSZ killed it: 153)"
+  contains "$T/err" "memlens report: $T/$out: write error: File too large"; ok $? "report -o $out names the file and the reason"
+  [ -z "$(ls "$T" | grep -F "$out")" ]; ok $? "no $out and no temporary of it is left"
+done
+(ulimit -f 1; exec "$MEMLENS" convert "$S" "$T/c.jsonl") >"$T/out" 2>"$T/err"; rc=$?
+ok $([ $rc -eq 2 ]; echo $?) "convert past ulimit -f exits 2"
+contains "$T/err" "c.jsonl: write failed: File too large"; ok $? "and says why"
+[ -z "$(ls "$T" | grep -F c.jsonl)" ]; ok $? "no c.jsonl and no temporary of it is left"
+# a directory given as the trace
+mkdir -p "$T/a-dir"
+for cmd in compare stats check; do
+  run $cmd "$T/a-dir"; ok $([ $rc -eq 2 ]; echo $?) "$cmd DIR exits 2"
+  contains "$T/err" "a-dir: is a directory, not a trace"; ok $? "$cmd DIR says it is a directory (it said \"empty file\")"
+done
+# plan JSON: text after the document, a key given twice
+run plan "$S" -s first-fit -o "$T/good-plan.json"; ok $rc "a plan to tamper with"
+{ cat "$T/good-plan.json"; echo '{"format":"memlens-plan"}'; } >"$T/trail-plan.json"
+run check "$S" "$T/trail-plan.json"; ok $([ $rc -eq 2 ]; echo $?) "a plan with a second document after it exits 2"
+contains "$T/err" "trail-plan.json:$(($(wc -l <"$T/good-plan.json") + 1)): text after the JSON document"; ok $? "and names the line"
+sed '0,/"strategy":"first-fit"/s//"strategy":"first-fit","strategy":"x"/' "$T/good-plan.json" >"$T/dup-plan.json"
+run check "$S" "$T/dup-plan.json"; ok $([ $rc -eq 2 ]; echo $?) "a plan with \"strategy\" twice exits 2"
+contains "$T/err" "dup-plan.json: key \"strategy\" appears twice in the top-level object"; ok $? "and names the key"
+python3 - "$T/good-plan.json" "$T/dup2-plan.json" <<'PY'
+import sys
+t = open(sys.argv[1]).read()
+i = t.index('"offset":', t.index('"buffers"'))   # the first buffer's offset, given again
+j = t.index('}', i)
+open(sys.argv[2], 'w').write(t[:j] + ',"offset":0' + t[j:])
+PY
+run check "$S" "$T/dup2-plan.json"; ok $([ $rc -eq 2 ]; echo $?) "a buffer with \"offset\" twice exits 2"
+contains "$T/err" "dup2-plan.json: key \"offset\" appears twice in buffers[0]"; ok $? "and says where"
+# overlapping segments and blocks in a snapshot: read, with a warning naming both
+pk ov.pickle "{'segments':[{'device':0,'address':0x100000,'total_size':2<<20,'stream':0,'blocks':[
+    {'address':0x100000,'size':4096,'state':'active_allocated'},{'address':0x100800,'size':4096,'state':'active_allocated'}]},
+  {'device':0,'address':0x200000,'total_size':2<<20,'stream':0,'blocks':[]}],'device_traces':[[]]}"
+run stats "$T/ov.pickle"; ok $rc "a snapshot with overlaps still loads"
+contains "$T/err" "warning: $T/ov.pickle: segment 1 [0x200000, +2097152) overlaps segment 0, which ends at 0x300000"; ok $? "warns, naming both segments"
+contains "$T/err" "segment 0: block 1 at 0x100800 starts before block 0 ends at 0x101000"; ok $? "warns, naming both blocks"
+run stats "$T/good.pickle"; ! contains "$T/err" "warning"; ok $? "no warning on a snapshot without overlaps"
+
+# ---- 4. out of memory is said as such, at any address-space limit
+# oom_sweep NAME CMD...: runs memlens CMD under `ulimit -v` from the least
+# that runs a tiny file up in $oom_step KiB steps until it succeeds; each run that
+# fails must exit 2 saying "out of memory" (never "not valid JSON", a
+# crash or a silent short read), and the run that succeeds must print what
+# the unlimited run prints.
+oom_base=
+for v in $(seq 16384 8192 262144); do
+  if (ulimit -v $v; "$MEMLENS" stats "$SRC/samples/tiny.16.csv" --quiet) >/dev/null 2>&1; then oom_base=$v; break; fi
+done
+oom_sweep() {
+  local name=$1; shift
+  "$MEMLENS" "$@" --quiet >"$T/oom-want" 2>/dev/null || { ok 1 "$name: runs without a limit"; return; }
+  local v=$oom_base said=0 bad=0 done=0
+  while [ $v -lt $((oom_base + 4194304)) ]; do
+    (ulimit -v $v; exec "$MEMLENS" "$@" --quiet) >"$T/oom-out" 2>"$T/oom-err"; local r=$?
+    if [ $r -eq 0 ]; then done=1; break; fi
+    if [ $r -eq 2 ] && contains "$T/oom-err" "out of memory"; then said=$((said + 1))
+    else bad=$((bad + 1)); echo "# $name at ulimit -v $v: exit $r: $(head -c 200 "$T/oom-err")"; fi
+    v=$((v + oom_step))
+  done
+  ok $bad "$name: every limited run that fails exits 2 with \"out of memory\""
+  ok $([ $said -gt 0 ]; echo $?) "$name: some limit is below what it needs ($said runs said so)"
+  ok $([ $done -eq 1 ] && cmp -s "$T/oom-out" "$T/oom-want"; echo $?) "$name: with enough memory the output is the unlimited one"
+}
+if [ -z "$oom_base" ]; then
+  skip "out of memory under ulimit -v" "memlens does not run under a 256 MiB address-space limit (a sanitizer build)"
+else
+  python3 - "$T" <<'PY'
+import pickle, sys
+d = sys.argv[1]
+n = 40000
+# a Kineto trace: n allocations and their frees, each with an address
+with open(d + '/kin.json', 'w') as f:
+    f.write('{"schemaVersion":1,"traceEvents":[\n')
+    for i in range(2 * n):
+        a, sign = 0x7f0000000000 + (i // 2) * 8192, 1 if i % 2 == 0 else -1
+        f.write('%s{"ph":"i","cat":"cpu_instant_event","s":"t","name":"[memory]","pid":1,"tid":100,"ts":%d,'
+                '"args":{"Total Reserved":20971520,"Total Allocated":1048576,"Bytes":%d,"Addr":%d,"Device Id":0,"Device Type":1}}\n'
+                % ("," if i else "", i + 1, sign * 4096, a))
+    f.write(']}\n')
+# a MiniMalloc CSV of n buffers, planned below into a large plan
+with open(d + '/big.csv', 'w') as f:
+    f.write('id,lower,upper,size\n')
+    for i in range(n):
+        f.write('b%d,%d,%d,%d\n' % (i, i, i + 1 + i % 97, 64 + i % 1000))
+# a PyTorch snapshot of n allocations and frees
+ev = []
+for i in range(n):
+    ev.append({'action': 'alloc', 'addr': 4096 * i, 'size': 512, 'stream': 0, 'time_us': 2 * i})
+    ev.append({'action': 'free_completed', 'addr': 4096 * i, 'size': 512, 'stream': 0, 'time_us': 2 * i + 1})
+pickle.dump({'segments': [], 'device_traces': [ev]}, open(d + '/big.pickle', 'wb'), protocol=4)
+PY
+  run plan "$T/big.csv" -s first-fit -o "$T/big-plan.json"; ok $rc "a plan of the large CSV is written"
+  run convert "$T/kin.json" "$T/kin.jsonl"; ok $rc "the Kineto trace converts to JSONL"
+  oom_step=4096
+  oom_sweep "Kineto trace" stats "$T/kin.json"
+  oom_sweep "plan JSON" check "$T/big.csv" "$T/big-plan.json"
+  oom_sweep "snapshot pickle" stats "$T/big.pickle"
+  oom_step=512   # the line readers stream: they need a few MiB
+  oom_sweep "JSONL trace" stats "$T/kin.jsonl"
+  oom_sweep "CSV" stats "$T/big.csv"
+fi
 finish

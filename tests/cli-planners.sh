@@ -11,13 +11,16 @@ b,1,3,1
 c,2,4,2
 CSV
 
-for s in greedy-size greedy-breadth greedy-conflict hybrid exact anneal; do
+for s in greedy-size greedy-breadth greedy-conflict hybrid exact anneal genetic; do
   run plan "$T/three.csv" --strategy $s -o "$T/$s.json"; ok $rc "plan --strategy $s"
   contains "$T/err" "peak 3 "; ok $? "$s reaches the optimum 3"
 done
 run compare "$T/three.csv" --strategies all --time-limit 2s --json; ok $rc "compare --strategies all"
 contains "$T/out" '"exact"'; ok $? "all includes exact"
 contains "$T/out" '"anneal"'; ok $? "all includes anneal"
+contains "$T/out" '"genetic"'; ok $? "all includes genetic"
+run plan "$T/three.csv" --strategy genetic --options threads=4 -o "$T/x.json"; [ $rc -eq 2 ]; ok $? "genetic: threads=4 exits 2"
+contains "$T/err" 'threads "4"'; ok $? "and names the value"
 
 run plan "$T/three.csv" --strategy exact --capacity 2 -o "$T/x.json"; [ $rc -eq 2 ]; ok $? "exact under a capacity below the bound exits 2"
 contains "$T/err" "no plan fits in capacity 2"; ok $? "and says no plan fits"

@@ -222,6 +222,30 @@ d = json.load(open(sys.argv[1]))
 assert d["requested_bytes"] == (2 << 20) - 100 + (1 << 20) + (1 << 20) + 8, d["requested_bytes"]
 assert d["buffers"] == 4, d["buffers"]
 ' "$T/out"; ok $? "old layout: the block before the trace gets its size from history, its address from the blocks before it"
+# ---- the PyTorch 1.13 layout: a list of segments, blocks with history and
+# no address; and a 2.x trace on two streams with an annotate entry ----
+run stats "$D/legacy-1.13.pkl" --json
+python3 - "$T/out" "$D/legacy-1.13.pkl" <<'EOF'
+import json, pickle, sys
+d = json.load(open(sys.argv[1])); segs = pickle.load(open(sys.argv[2], 'rb'))
+live = [b for s in segs for b in s['blocks'] if b['state'] == 'active_allocated']
+# every live block is a buffer; its requested bytes are its history's
+assert d['buffers'] == len(live) == 3, d['buffers']
+assert d['requested_bytes'] == sum(h['real_size'] for b in live for h in b['history']), d['requested_bytes']
+assert d['devices'][0]['reserved_end'] == sum(s['total_size'] for s in segs)
+EOF
+ok $? "the 1.13 layout loads: blocks without address, sizes from the segment, requested bytes from history"
+run compare "$D/streams-annotate.pickle" --strategies best-fit --json
+python3 -c '
+import json, sys
+c = json.load(open(sys.argv[1]))["caching_conformance"]
+# stream 0x7fffe0001230 does not take stream 0 free 16 MiB: all 3 at their address
+assert (c["allocs"], c["address_matched"], c["segment_events_matched"]) == (3, 3, 2), c
+' "$T/out"; ok $? "two streams: per-stream reuse, 3 / 3 addresses"
+run stats "$D/streams-annotate.pickle"
+contains "$T/out" "streams      2 allocating"; ok $? "two streams read"
+contains "$T/out" "phase 2"; ok $? "an annotate entry is a mark with its text"
+
 # ---- a Kineto trace: two CPU threads, Total Allocated / Total Reserved ----
 K="$D/kineto-two-threads.json"
 run check "$K"

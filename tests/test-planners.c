@@ -261,7 +261,8 @@ test_random (void)
           const char *name = planners[s]->name;
           MlPlan *p;
           MlError err = { 0 };
-          const char *options = strcmp (name, "anneal") == 0 ? "moves=200" : NULL;
+          const char *options = strcmp (name, "anneal") == 0 ? "moves=200"
+                                : strcmp (name, "genetic") == 0 ? "generations=20" : NULL;
           if (run (in.b, name, 0, options, &p, &err) < 0)
             {
               printf ("# round %zu %s: %s\n", r, name, err.msg);
@@ -542,6 +543,112 @@ test_anneal_deterministic (void)
   inst_free (&in);
 }
 
+/* A random instance of @n buffers (lifetimes within @span ticks). */
+static void
+random_csv (char *csv, size_t cap, size_t n, uint64_t span, uint64_t max_len, uint64_t max_size)
+{
+  snprintf (csv, cap, "id,lower,upper,size\n");
+  for (size_t i = 0; i < n; i++)
+    {
+      uint64_t lo = rnd (span), len = 1 + rnd (max_len), size = 1 + rnd (max_size);
+      size_t l = strlen (csv);
+      snprintf (csv + l, cap - l, "%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", i, lo, lo + len, size);
+    }
+}
+
+static void
+test_genetic (void)
+{
+  static char csv[65536];
+  /* never worse than hybrid (its five orders seed the population), valid,
+   * never below the brute-force optimum */
+  size_t rounds = 150, worse = 0, invalid = 0, better = 0, below = 0;
+  rng_state = 777;
+  for (size_t r = 0; r < rounds; r++)
+    {
+      size_t n = 2 + rnd (r % 3 == 0 ? 8 : 60);
+      random_csv (csv, sizeof csv, n, 30, 10, r % 2 ? 8 : 1000);
+      Inst in;
+      if (!inst_load (&in, csv))
+        {
+          invalid++;
+          continue;
+        }
+      MlPlan *g = NULL, *h = NULL;
+      MlError err = { 0 };
+      if (run (in.b, "genetic", 0, "generations=15", &g, &err) < 0 || run (in.b, "hybrid", 0, NULL, &h, &err) < 0)
+        {
+          printf ("# round %zu: %s\n", r, err.msg);
+          invalid++;
+        }
+      else
+        {
+          uint64_t pg = ml_plan_arena_size (g, in.b), ph = ml_plan_arena_size (h, in.b);
+          if (pg > ph)
+            {
+              printf ("# round %zu: genetic %" PRIu64 " above hybrid %" PRIu64 "\n", r, pg, ph);
+              worse++;
+            }
+          better += pg < ph;
+          invalid += issues_of (in.b, g) != 0;
+          if (n <= 9 && pg < brute_force (in.b))
+            below++;
+        }
+      ml_plan_free (g);
+      ml_plan_free (h);
+      inst_free (&in);
+    }
+  is_u64 (worse, 0, "genetic: never above hybrid (%zu random instances)", rounds);
+  is_u64 (invalid, 0, "genetic: every plan validates");
+  is_u64 (below, 0, "genetic: never below the brute-force optimum");
+  ok (better >= rounds / 10, "genetic: below hybrid on %zu of %zu instances (hybrid is often optimal here)", better, rounds);
+
+  /* deterministic per seed: the same plan bytes twice, and with one
+   * thread or two (the islands meet only between generations) */
+  random_csv (csv, sizeof csv, 400, 200, 40, 4096);
+  Inst in;
+  if (!ok (inst_load (&in, csv), "genetic: a 400-buffer instance loads"))
+    return;
+  MlPlan *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+  MlKnobs k;
+  ml_knobs_init (&k);
+  const MlStrategy *ga = ml_strategy_find ("genetic");
+  k.options = "generations=8";
+  int rc = ml_sim_run (in.b, ga, &k, &a, NULL);
+  rc |= ml_sim_run (in.b, ga, &k, &b, NULL);
+  k.options = "generations=8,threads=1";
+  rc |= ml_sim_run (in.b, ga, &k, &c, NULL);
+  k.options = "generations=8";
+  k.seed = 99;
+  rc |= ml_sim_run (in.b, ga, &k, &d, NULL);
+  if (ok (rc == 0 && a && b && c && d, "genetic: four runs"))
+    {
+      size_t bytes = in.b->n * sizeof *a->offset;
+      ok (memcmp (a->offset, b->offset, bytes) == 0, "genetic: same seed, same plan bytes");
+      ok (memcmp (a->offset, c->offset, bytes) == 0, "genetic: one thread or two, same plan bytes");
+      ok (a->note && strstr (a->note, "8 generations"), "genetic: the note counts the generations (%s)", a->note ? a->note : "");
+      is_u64 (issues_of (in.b, a) + issues_of (in.b, d), 0, "genetic: both seeds' plans validate");
+      printf ("# seed 1: peak %" PRIu64 ", seed 99: peak %" PRIu64 ", lower bound %" PRIu64 "\n",
+              ml_plan_arena_size (a, in.b), ml_plan_arena_size (d, in.b), in.b->lower_bound);
+    }
+  ml_plan_free (a);
+  ml_plan_free (b);
+  ml_plan_free (c);
+  ml_plan_free (d);
+  MlError err = { 0 };
+  const char *bad[] = { "generations=0", "population=3", "population=7", "threads=3", "colour=red" };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    {
+      MlPlan *x = NULL;
+      err.msg[0] = 0;
+      rc = run (in.b, "genetic", 0, bad[i], &x, &err);
+      const char *value = strcmp (bad[i], "colour=red") == 0 ? "colour" : strchr (bad[i], '=') + 1;
+      ok (rc == ML_EUSAGE && strstr (err.msg, value), "genetic: %s is a usage error naming it (%s)", bad[i], err.msg);
+      ml_plan_free (x);
+    }
+  inst_free (&in);
+}
+
 static void
 test_ilp_model (void)
 {
@@ -715,6 +822,7 @@ main (void)
   test_random_wider ();
   test_infeasible_subset ();
   test_anneal_deterministic ();
+  test_genetic ();
   test_ilp_model ();
   test_registry ();
   test_empty ();

@@ -1,6 +1,7 @@
 /* diff-html.c — the diff report page (see diff-html.h). */
 #include "gui/render/diff-html.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -126,7 +127,7 @@ ml_diff_write_html (FILE *fp, const MlDiff *d, const MlDiffSide *a, const MlDiff
                r->status == ML_DIFF_NEW ? "new in B" : r->status == ML_DIFF_GONE ? "gone in B" : "");
     }
   fprintf (fp, "</table>\n<footer>memlens %s</footer>\n</main></body></html>\n", MEMLENS_VERSION);
-  return ferror (fp) ? ml_error_set (err, ML_EIO, "write error") : 0;
+  return ferror (fp) ? ml_error_set (err, ML_EIO, "write error: %s", strerror (errno ? errno : EIO)) : 0;
 }
 
 int
@@ -139,7 +140,7 @@ ml_diff_write_html_file (const char *path, const MlDiff *d, const MlDiffSide *a,
   if (rc < 0)
     {
       ml_out_abort (out);
-      return rc;
+      return ml_error_prefix (err, "%s", strcmp (path, "-") ? path : "stdout");
     }
   return ml_out_commit (out, err);
 }

@@ -1,5 +1,6 @@
 #include "gui/render/report-html.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -463,7 +464,7 @@ ml_report_write_html (const MlReport *r, FILE *fp, const MlStyle *style_in, MlEr
                "this file is self-contained (no scripts, no network)</footer>\n</main></body></html>\n",
            MEMLENS_VERSION, ML_REPORT_VERSION, r->seconds);
   if (fflush (fp) != 0 || ferror (fp))
-    return ml_error_set (err, ML_EIO, "write error");
+    return ml_error_set (err, ML_EIO, "write error: %s", strerror (errno ? errno : EIO));
   return 0;
 }
 
@@ -481,7 +482,7 @@ ml_report_write_file (const MlReport *r, const char *path, const MlStyle *style,
   if (rc < 0)
     {
       ml_out_abort (out);
-      return rc;
+      return ml_error_prefix (err, "%s", strcmp (path, "-") ? path : "stdout");
     }
   return ml_out_commit (out, err);
 }

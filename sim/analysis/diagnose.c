@@ -1,5 +1,6 @@
 #include "sim/analysis/diagnose.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -479,7 +480,7 @@ ml_diagnosis_write_json (const MlDiagnosis *d, const MlBuffers *bufs, FILE *fp, 
       fputs ("]}", fp);
     }
   fputc ('}', fp);
-  return rc < 0 || ferror (fp) ? ml_error_set (err, ML_EIO, "write error") : 0;
+  return rc < 0 || ferror (fp) ? ml_error_set (err, ML_EIO, "write error: %s", strerror (errno ? errno : EIO)) : 0;
 }
 
 const char *

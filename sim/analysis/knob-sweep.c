@@ -1,5 +1,6 @@
 #include "sim/analysis/knob-sweep.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,5 +232,5 @@ ml_knob_sweep_write_json (FILE *fp, const MlBuffers *bufs, const MlKnobSweep *s,
       fputc ('}', fp);
     }
   fputs ("]}", fp);
-  return ferror (fp) ? ml_error_set (err, ML_EIO, "write error") : 0;
+  return ferror (fp) ? ml_error_set (err, ML_EIO, "write error: %s", strerror (errno ? errno : EIO)) : 0;
 }

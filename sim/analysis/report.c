@@ -2,6 +2,7 @@
 
 #include "sim/analysis/races.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,7 +227,7 @@ static int
 finish (FILE *fp, MlError *err)
 {
   if (fflush (fp) != 0 || ferror (fp))
-    return ml_error_set (err, ML_EIO, "write error");
+    return ml_error_set (err, ML_EIO, "write error: %s", strerror (errno ? errno : EIO));
   return 0;
 }
 
@@ -621,7 +622,7 @@ ml_report_write (const MlReport *r, const char *path, MlError *err)
   if (rc < 0)
     {
       ml_out_abort (out);
-      return rc;
+      return ml_error_prefix (err, "%s", strcmp (path, "-") ? path : "stdout");
     }
   return ml_out_commit (out, err);
 }

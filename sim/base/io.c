@@ -237,9 +237,14 @@ ml_lines_fraction (const MlLineReader *r)
 int
 ml_lines_next (MlLineReader *r, MlError *err)
 {
+  errno = 0;
   ssize_t n = getline (&r->line, &r->cap, r->fp);
   if (n < 0)
     {
+      /* glibc's getline returns -1 without setting the error flag when it
+       * cannot grow the line: that is no end of file */
+      if (errno == ENOMEM)
+        return ml_error_set (err, ML_ENOMEM, "line %ld: out of memory", r->lineno + 1);
       if (ferror (r->fp))
         return ml_error_set (err, ML_EIO, "line %ld: read error: %s", r->lineno + 1, strerror (errno));
       return 0;

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -199,7 +200,10 @@ ml_json_read_file (const char *path, size_t max_bytes, cJSON **out, MlError *err
           cap = cap * 2 > max_bytes ? max_bytes : cap * 2;
           char *b2 = realloc (buf, cap + 1);
           if (!b2)
-            break;
+            {
+              rc = ml_error_set (err, ML_ENOMEM, "%s: out of memory after reading %zu bytes", path, n);
+              break;
+            }
           buf = b2;
         }
       size_t want = cap - n > (1u << 30) ? (1u << 30) : cap - n;
@@ -228,23 +232,159 @@ ml_json_read_file (const char *path, size_t max_bytes, cJSON **out, MlError *err
       return rc;
     }
   buf[n] = 0;
-  if ((rc = ml_json_check_depth (buf, n, ML_JSON_MAX_DEPTH, err)) < 0)
+  rc = ml_json_parse_doc (path, buf, n, out, err);
+  free (buf);
+  return rc;
+}
+
+/* cJSON's allocations, counted: a NULL from cJSON_Parse is a syntax error
+ * unless an allocation failed during the parse (out of memory). */
+static _Thread_local unsigned long json_alloc_failures;
+
+static void *
+json_malloc (size_t n)
+{
+  void *p = malloc (n);
+  if (!p)
+    json_alloc_failures++;
+  return p;
+}
+
+static void
+json_install_hooks (void)
+{
+  static cJSON_Hooks hooks = { json_malloc, free };
+  cJSON_InitHooks (&hooks);
+}
+
+cJSON *
+ml_json_parse (const char *text, size_t len, const char **end, bool *oom)
+{
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once (&once, json_install_hooks);
+  unsigned long before = json_alloc_failures;
+  cJSON *o = cJSON_ParseWithLengthOpts (text, len, end, false);
+  *oom = json_alloc_failures != before;
+  if (*oom && o)
     {
-      free (buf);
-      return ml_error_prefix (err, "%s", path);
+      cJSON_Delete (o);
+      o = NULL;
     }
-  cJSON *root = cJSON_ParseWithLength (buf, n);
+  return o;
+}
+
+static long
+line_of (const char *text, const char *at)
+{
+  long line = 1;
+  for (const char *c = text; c < at; c++)
+    line += *c == '\n';
+  return line;
+}
+
+int
+ml_json_parse_doc (const char *path, const char *text, size_t len, cJSON **out, MlError *err)
+{
+  int rc = ml_json_check_depth (text, len, ML_JSON_MAX_DEPTH, err);
+  if (rc < 0)
+    return ml_error_prefix (err, "%s", path);
+  const char *end = NULL;
+  bool oom;
+  cJSON *root = ml_json_parse (text, len, &end, &oom);
+  if (oom)
+    return ml_error_set (err, ML_ENOMEM, "%s: out of memory while parsing %zu bytes of JSON", path, len);
   if (!root)
     {
       const char *at = cJSON_GetErrorPtr ();
-      long line = 1;
-      if (at && at >= buf && at <= buf + n)
-        for (const char *c = buf; c < at; c++)
-          line += *c == '\n';
-      free (buf);
-      return ml_error_set (err, ML_EINPUT, "%s:%ld: not valid JSON%s", path, line, n == 0 ? " (empty file)" : "");
+      long line = at && at >= text && at <= text + len ? line_of (text, at) : 1;
+      return ml_error_set (err, ML_EINPUT, "%s:%ld: not valid JSON%s", path, line, len == 0 ? " (empty file)" : "");
     }
-  free (buf);
+  const char *p = end && end >= text && end <= text + len ? end : text + len;
+  while (p < text + len && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+    p++;
+  if (p < text + len)
+    {
+      cJSON_Delete (root);
+      return ml_error_set (err, ML_EINPUT, "%s:%ld: text after the JSON document: \"%.20s\"", path, line_of (text, p), p);
+    }
   *out = root;
   return 0;
+}
+
+static int
+cmp_name (const void *a, const void *b)
+{
+  return strcmp (*(const char *const *) a, *(const char *const *) b);
+}
+
+/* The first key of object @v that appears twice, or NULL; sorted names
+ * for a large object, so a hostile object of a million keys is not a
+ * quadratic scan. *oom on an allocation failure. */
+static const char *
+repeated_key (const cJSON *v, bool *oom)
+{
+  size_t n = 0;
+  for (const cJSON *c = v->child; c; c = c->next)
+    n += c->string != NULL;
+  if (n <= 16)
+    {
+      for (const cJSON *c = v->child; c; c = c->next)
+        for (const cJSON *d = v->child; d != c; d = d->next)
+          if (c->string && d->string && strcmp (d->string, c->string) == 0)
+            return c->string;
+      return NULL;
+    }
+  const char **names = malloc (n * sizeof *names);
+  if (!names)
+    {
+      *oom = true;
+      return NULL;
+    }
+  n = 0;
+  for (const cJSON *c = v->child; c; c = c->next)
+    if (c->string)
+      names[n++] = c->string;
+  qsort (names, n, sizeof *names, cmp_name);
+  const char *twice = NULL;
+  for (size_t i = 1; i < n && !twice; i++)
+    if (strcmp (names[i - 1], names[i]) == 0)
+      twice = names[i];
+  free (names);
+  return twice;
+}
+
+static int
+unique_keys (const cJSON *v, const char *path, char *where, size_t at, size_t cap, MlError *err)
+{
+  if (cJSON_IsObject (v))
+    {
+      bool oom = false;
+      const char *twice = repeated_key (v, &oom);
+      if (oom)
+        return ml_error_set (err, ML_ENOMEM, "%s: out of memory", path);
+      if (twice)
+        return ml_error_set (err, ML_EINPUT, "%s: key \"%.60s\" appears twice in %s", path, twice,
+                             at ? where : "the top-level object");
+    }
+  size_t i = 0;
+  for (const cJSON *c = v->child; c; c = c->next, i++)
+    {
+      if (!cJSON_IsObject (c) && !cJSON_IsArray (c))
+        continue;
+      int k = cJSON_IsObject (v) ? snprintf (where + at, cap - at, "%s%.60s", at ? "." : "", c->string ? c->string : "")
+                                 : snprintf (where + at, cap - at, "[%zu]", i);
+      size_t next = k > 0 && at + (size_t) k < cap ? at + (size_t) k : at;
+      int rc = unique_keys (c, path, where, next, cap, err);
+      where[at] = 0;
+      if (rc < 0)
+        return rc;
+    }
+  return 0;
+}
+
+int
+ml_json_check_unique_keys (const cJSON *root, const char *path, MlError *err)
+{
+  char where[256] = "";
+  return unique_keys (root, path, where, 0, sizeof where, err);
 }

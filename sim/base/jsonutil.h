@@ -31,6 +31,20 @@ int  ml_json_check_depth (const char *text, size_t len, int max_depth, MlError *
  * as JSON; errors name the file and the line. On success *out is the
  * caller's (cJSON_Delete). */
 int  ml_json_read_file (const char *path, size_t max_bytes, cJSON **out, MlError *err);
+/* Parses @len bytes of @text as one JSON document ("PATH" names it in
+ * errors): nesting checked first (ml_json_check_depth), text after the
+ * value refused ("PATH:LINE: text after the JSON document"), and an
+ * allocation failure inside cJSON said as ML_ENOMEM "out of memory", not
+ * as a syntax error. On success *out is the caller's (cJSON_Delete). */
+int  ml_json_parse_doc (const char *path, const char *text, size_t len, cJSON **out, MlError *err);
+/* cJSON_ParseWithLengthOpts (not requiring the end of the text) with
+ * cJSON's allocations counted: NULL with *oom true means an allocation
+ * failed, NULL with *oom false a syntax error. Thread-safe. */
+cJSON *ml_json_parse (const char *text, size_t len, const char **end, bool *oom);
+/* ML_EINPUT when an object anywhere in @root has a key twice ("PATH: key
+ * \"x\" appears twice in buffers[3]"): cJSON keeps both, and a reader
+ * taking the first would silently ignore the second. */
+int  ml_json_check_unique_keys (const cJSON *root, const char *path, MlError *err);
 /* Writes a u64 as a JSON number, or as a string above 2^53. */
 void ml_json_put_u64 (FILE *fp, uint64_t v);
 /* Writes @s as a JSON string literal with escapes. */

@@ -15,6 +15,7 @@
 #include <strings.h>
 
 #include "sim/base/io.h"
+#include "sim/buffers.h"
 #include "sim/base/sort.h"
 #include "sim/base/u64map.h"
 #include "sim/base/units.h"
@@ -24,6 +25,7 @@ enum { COL_ID, COL_LOWER, COL_UPPER, COL_SIZE, COL_OFFSET, COL_ALIGN, COL__N };
 typedef struct {
   uint64_t id, lower, upper, size, offset;
   uint32_t name;
+  uint32_t line;     /* in the file, for messages */
   bool     has_offset;
 } Row;
 
@@ -137,6 +139,10 @@ ml_trace_load_csv (const char *path, const MlLoadOptions *opts, MlTrace **out, M
       if (!header)
         {
           header = true;
+          /* a UTF-8 byte-order mark (spreadsheets write one) is no part of
+           * the first column's name */
+          if (nf > 0 && (unsigned char) f[0][0] == 0xef && (unsigned char) f[0][1] == 0xbb && (unsigned char) f[0][2] == 0xbf)
+            f[0] += 3;
           ncols = nf;
           for (int i = 0; i < nf; i++)
             {
@@ -194,6 +200,7 @@ ml_trace_load_csv (const char *path, const MlLoadOptions *opts, MlTrace **out, M
         }
       Row *row = &rows[n];
       memset (row, 0, sizeof *row);
+      row->line = r.lineno <= UINT32_MAX ? (uint32_t) r.lineno : 0;
       const char *idtext = f[col[COL_ID]];
       if (!*idtext)
         {
@@ -229,6 +236,14 @@ ml_trace_load_csv (const char *path, const MlLoadOptions *opts, MlTrace **out, M
         {
           if ((rc = field_u64 (f[col[COL_OFFSET]], "offset", &row->offset, err)) < 0)
             break;
+          /* the offset is where the solution placed the buffer: it must end
+           * where a plan can address (a plan file's bound), never wrap */
+          if (row->offset > ML_BUFFERS_MAX_TOTAL || row->size > ML_BUFFERS_MAX_TOTAL - row->offset)
+            {
+              rc = ml_error_set (err, ML_EINPUT, "buffer %.40s: offset %" PRIu64 " + size %" PRIu64 " ends past 2^60 bytes (1 EiB), "
+                                 "more than any plan can address", idtext, row->offset, row->size);
+              break;
+            }
           row->has_offset = true;
         }
       if (col[COL_ALIGN] >= 0 && *f[col[COL_ALIGN]])
@@ -272,9 +287,11 @@ ml_trace_load_csv (const char *path, const MlLoadOptions *opts, MlTrace **out, M
       ml_u64map_init (&num);
       for (size_t i = 0; i < n && rc == 0; i++)
         {
-          if (ml_u64map_get (&num, rows[i].id, NULL))
-            rc = ml_error_set (err, ML_EINPUT, "%s: duplicate id %" PRIu64, path, rows[i].id);
-          else if (ml_u64map_put (&num, rows[i].id, 0) < 0)
+          uint32_t first;
+          if (ml_u64map_get (&num, rows[i].id, &first))
+            rc = ml_error_set (err, ML_EINPUT, "%s:%" PRIu32 ": duplicate id %" PRIu64 " (first on line %" PRIu32 ")", path,
+                               rows[i].line, rows[i].id, first);
+          else if (ml_u64map_put (&num, rows[i].id, rows[i].line) < 0)
             rc = ml_error_set (err, ML_ENOMEM, "out of memory");
         }
       ml_u64map_clear (&num);
@@ -332,6 +349,11 @@ ml_trace_load_csv (const char *path, const MlLoadOptions *opts, MlTrace **out, M
               any_offset = true;
             }
           ml_trace_append (t, &ev);   /* capacity reserved above */
+          if (ml_trace_set_line (t, row->line) < 0)
+            {
+              rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+              break;
+            }
         }
       t->has_addrs = any_offset;
       t->default_align = align;

@@ -301,7 +301,13 @@ ml_trace_load_jsonl (const char *path, const MlLoadOptions *opts, MlTrace **out,
           break;
         }
       const char *end = NULL;
-      cJSON *o = cJSON_ParseWithLengthOpts (s, len, &end, false);
+      bool oom;
+      cJSON *o = ml_json_parse (s, len, &end, &oom);
+      if (oom)
+        {
+          rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+          break;
+        }
       size_t used = o && end ? (size_t) (end - s) : len;
       while (used < len && (s[used] == ' ' || s[used] == '\t'))
         used++;
@@ -332,7 +338,12 @@ ml_trace_load_jsonl (const char *path, const MlLoadOptions *opts, MlTrace **out,
           else if (kind && strcmp (kind, "inplace") == 0)
             rc = parse_inplace (t, o, err);
           else
-            rc = parse_event (t, o, &stacks, &prev_tick, err);
+            {
+              size_t before = t->n_events;
+              rc = parse_event (t, o, &stacks, &prev_tick, err);
+              if (rc == 0 && t->n_events > before && ml_trace_set_line (t, (uint64_t) r.lineno) < 0)
+                rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+            }
         }
       cJSON_Delete (o);
       if (rc < 0)

@@ -1040,6 +1040,95 @@ read_segments (Ctx *c, const MlPkValue *segments)
   return 0;
 }
 
+/* Segments of one device, and blocks of one segment, must not overlap:
+ * memory the allocator holds twice is a broken snapshot (or one glued
+ * from two processes). The read goes on, with a warning that names the
+ * first overlapping pair and how many there are. */
+typedef struct {
+  uint64_t addr, size;
+  size_t   k;
+} Span;
+
+static int
+cmp_span (const void *a, const void *b)
+{
+  const Span *x = a, *y = b;
+  return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int
+check_overlaps (Ctx *c, const MlPkValue *segments)
+{
+  Span *sp = malloc ((segments->n ? segments->n : 1) * sizeof *sp);
+  if (!sp)
+    return oom (c);
+  size_t n = 0, seg_pairs = 0, blk_pairs = 0;
+  char first_blk[200] = "";
+  for (size_t k = 0; k < segments->n; k++)
+    {
+      const MlPkValue *s = segments->items[k];
+      uint64_t addr, size;
+      if (dev_of (s) != c->dev || !ml_pk_get_u64 (s, "address", &addr) || !ml_pk_get_u64 (s, "total_size", &size))
+        continue;
+      sp[n++] = (Span) { addr, size, k };
+      /* blocks in the order the segment lists them (address order) */
+      const MlPkValue *blocks = as_list (ml_pk_get (s, "blocks"));
+      uint64_t at = addr, prev_end = addr, baddr, bsize;
+      for (size_t b = 0; blocks && b < blocks->n; b++)
+        {
+          const MlPkValue *bl = blocks->items[b];
+          if (!ml_pk_get_u64 (bl, "size", &bsize))
+            continue;
+          if (!ml_pk_get_u64 (bl, "address", &baddr))
+            baddr = at;
+          at = baddr + bsize;
+          if (b > 0 && baddr < prev_end)
+            {
+              if (!blk_pairs++)
+                snprintf (first_blk, sizeof first_blk, "segment %zu: block %zu at 0x%" PRIx64 " starts before block %zu ends at 0x%" PRIx64,
+                          k, b, baddr, b - 1, prev_end);
+            }
+          if (at > prev_end)
+            prev_end = at;
+        }
+    }
+  qsort (sp, n, sizeof *sp, cmp_span);
+  char first_seg[200] = "";
+  uint64_t end = 0;
+  size_t end_k = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      if (i > 0 && sp[i].addr < end)
+        {
+          if (!seg_pairs++)
+            snprintf (first_seg, sizeof first_seg, "segment %zu [0x%" PRIx64 ", +%" PRIu64 ") overlaps segment %zu, which ends at 0x%" PRIx64,
+                      sp[i].k, sp[i].addr, sp[i].size, end_k, end);
+        }
+      uint64_t e = sp[i].addr + sp[i].size < sp[i].addr ? UINT64_MAX : sp[i].addr + sp[i].size;
+      if (i == 0 || e > end)
+        {
+          end = e;
+          end_k = sp[i].k;
+        }
+    }
+  free (sp);
+  char note[320];
+  if (seg_pairs)
+    {
+      snprintf (note, sizeof note, "%s (%zu overlapping segment%s in all; the segments hold some bytes twice)", first_seg, seg_pairs,
+                seg_pairs == 1 ? "" : "s");
+      if (ml_trace_add_note (c->t, note) < 0)
+        return oom (c);
+    }
+  if (blk_pairs)
+    {
+      snprintf (note, sizeof note, "%s (%zu overlapping block%s in all)", first_blk, blk_pairs, blk_pairs == 1 ? "" : "s");
+      if (ml_trace_add_note (c->t, note) < 0)
+        return oom (c);
+    }
+  return 0;
+}
+
 /* Expandable segments are kept as their mapped ranges, as the snapshot
  * lists them (one segment per contiguous mapped range). Undoing a
  * segment_map takes its pages out of the range that holds them (which may
@@ -1439,7 +1528,7 @@ load (Ctx *c, const MlPkValue *root, const MlLoadOptions *opts)
                            !c->range.times ? "" : dt && dt->origin_us >= 0 ? ", times 0 .. the last" : ", no times recorded");
     }
 
-  if ((rc = read_segments (c, segments)) < 0)
+  if ((rc = read_segments (c, segments)) < 0 || (rc = check_overlaps (c, segments)) < 0)
     return rc;
   /* back from the dump-time state: past the window's end (its segment
    * entries, each address's first entries), then through the window */

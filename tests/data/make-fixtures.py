@@ -231,3 +231,55 @@ unmap_snap = {
 }
 with open('expandable-unmap.pickle', 'wb') as f:
     pickle.dump(unmap_snap, f, protocol=4)
+
+# ---- the PyTorch 1.13 layout: memory_snapshot() / _snapshot() return the
+# legacy list of segments; blocks carry size, state and (with
+# _record_memory_history(True)) a history of {addr, real_size, frames}, no
+# address; no trace ----
+Q = 0x400000000
+legacy13 = [
+    {'device': 0, 'address': Q, 'total_size': 20 * MiB, 'allocated_size': 6 * MiB, 'active_size': 6 * MiB,
+     'stream': 0, 'segment_type': 'large',
+     'blocks': [{'size': 4 * MiB, 'state': 'active_allocated', 'history': [{'addr': Q, 'real_size': 4 * MiB - 10, 'frames': frames}]},
+                {'size': 2 * MiB, 'state': 'active_allocated', 'history': [{'addr': Q + 4 * MiB, 'real_size': 2 * MiB, 'frames': frames}]},
+                {'size': 14 * MiB, 'state': 'inactive'}]},
+    {'device': 0, 'address': Q + 32 * MiB, 'total_size': 2 * MiB, 'allocated_size': 1024, 'active_size': 1024,
+     'stream': 0, 'segment_type': 'small',
+     'blocks': [{'size': 1024, 'state': 'active_allocated', 'history': [{'addr': Q + 32 * MiB, 'real_size': 1000, 'frames': []}]},
+                {'size': 2 * MiB - 1024, 'state': 'inactive'}]},
+]
+with open('legacy-1.13.pkl', 'wb') as f:
+    pickle.dump(legacy13, f, protocol=2)
+
+# ---- two streams and annotations (2.x): a request on stream S2 does not
+# reuse stream 0's free block; an `annotate` entry in the trace ----
+A0, B0, S2 = 0x500000000, 0x500000000 + 64 * MiB, 0x7fffe0001230
+t[0] = 5000
+def on(action, addr, size, stream=0, **kw):
+    e = at(action, addr, size, **kw)
+    e['stream'] = stream
+    return e
+streams = [
+    on('segment_alloc', A0, 20 * MiB), on('alloc', A0, 4 * MiB),
+    on('segment_alloc', B0, 20 * MiB, S2), on('alloc', B0, 4 * MiB, S2),       # not stream 0's free 16 MiB
+    on('annotate', 0, 0, S2, user_metadata='phase 2'),
+    on('free_requested', A0, 4 * MiB), on('free_completed', A0, 4 * MiB),
+    on('alloc', B0 + 4 * MiB, 2 * MiB, S2),                                   # stream S2's own free block
+]
+streams_snap = {
+    'segments': [
+        {'device': 0, 'address': A0, 'total_size': 20 * MiB, 'allocated_size': 0, 'active_size': 0, 'requested_size': 0,
+         'stream': 0, 'segment_type': 'large', 'segment_pool_id': (0, 0), 'is_expandable': False, 'frames': [],
+         'blocks': [{'address': A0, 'size': 20 * MiB, 'requested_size': 0, 'state': 'inactive', 'frames': []}]},
+        {'device': 0, 'address': B0, 'total_size': 20 * MiB, 'allocated_size': 6 * MiB, 'active_size': 6 * MiB,
+         'requested_size': 6 * MiB, 'stream': S2, 'segment_type': 'large', 'segment_pool_id': (0, 0), 'is_expandable': False,
+         'frames': [],
+         'blocks': [{'address': B0, 'size': 4 * MiB, 'requested_size': 4 * MiB, 'state': 'active_allocated', 'frames': user},
+                    {'address': B0 + 4 * MiB, 'size': 2 * MiB, 'requested_size': 2 * MiB, 'state': 'active_allocated', 'frames': user},
+                    {'address': B0 + 6 * MiB, 'size': 14 * MiB, 'requested_size': 0, 'state': 'inactive', 'frames': []}]},
+    ],
+    'device_traces': [streams],
+    'allocator_settings': {'max_split_size': -1, 'expandable_segments': False},
+}
+with open('streams-annotate.pickle', 'wb') as f:
+    pickle.dump(streams_snap, f, protocol=4)
