@@ -179,9 +179,26 @@ ml_plan_write_json (const MlPlan *p, const MlBuffers *bufs, const char *path, Ml
         fputs (",\"growable\":true", fp);
       if (g->flags & ML_SEG_EXPANDABLE)
         fputs (",\"expandable\":true", fp);
+      if (g->flags & ML_SEG_PAGED)
+        fputs (",\"paged\":true", fp);
       fputc ('}', fp);
     }
-  fputs ("],\n\"buffers\":[", fp);
+  fputs ("],\n", fp);
+  if (p->n_maps)
+    {
+      fputs ("\"maps\":[", fp);
+      for (size_t k = 0; k < p->n_maps; k++)
+        {
+          const MlMapping *m = &p->maps[k];
+          fprintf (fp, "%s\n{\"segment\":%u,\"offset\":", k ? "," : "", m->segment);
+          ml_json_put_u64 (fp, m->offset);
+          fputs (",\"size\":", fp);
+          ml_json_put_u64 (fp, m->size);
+          fprintf (fp, ",\"start\":%" PRIu64 ",\"end\":%" PRIu64 "}", m->start, m->end);
+        }
+      fputs ("],\n", fp);
+    }
+  fputs ("\"buffers\":[", fp);
   for (size_t i = 0; i < p->n; i++)
     {
       fprintf (fp, "%s\n{\"index\":%zu,\"id\":", i ? "," : "", i);
@@ -284,7 +301,47 @@ ml_plan_read_json (const char *path, const MlBuffers *bufs, MlPlan **out, MlErro
         g.flags |= ML_SEG_GROWABLE;
       if (cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (it, "expandable")))
         g.flags |= ML_SEG_EXPANDABLE;
+      if (cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (it, "paged")))
+        g.flags |= ML_SEG_PAGED;
       if (ml_plan_add_segment (p, &g) < 0)
+        {
+          rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+          goto out;
+        }
+      k++;
+    }
+  /* the pages of paged segments: [offset, offset + size) mapped during [start, end) */
+  const cJSON *maps = cJSON_GetObjectItemCaseSensitive (root, "maps");
+  if (maps && !cJSON_IsArray (maps))
+    {
+      rc = ml_error_set (err, ML_EINPUT, "%s: \"maps\" is not an array", path);
+      goto out;
+    }
+  k = 0;
+  cJSON_ArrayForEach (it, maps)
+    {
+      MlMapping m = { 0 };
+      uint64_t seg;
+      if ((rc = ml_json_u64 (it, "segment", true, &seg, err)) < 0 || (rc = ml_json_u64 (it, "offset", true, &m.offset, err)) < 0
+          || (rc = ml_json_u64 (it, "size", true, &m.size, err)) < 0 || (rc = ml_json_u64 (it, "start", true, &m.start, err)) < 0
+          || (rc = ml_json_u64 (it, "end", true, &m.end, err)) < 0)
+        {
+          ml_error_prefix (err, "%s: map %zu", path, k);
+          goto out;
+        }
+      if (seg >= p->n_segments || !(p->segments[seg].flags & ML_SEG_PAGED))
+        {
+          rc = ml_error_set (err, ML_EINPUT, "%s: map %zu: segment %" PRIu64 " is not a paged segment of the plan", path, k, seg);
+          goto out;
+        }
+      if (m.offset > p->segments[seg].size || m.size > p->segments[seg].size - m.offset || m.start > m.end)
+        {
+          rc = ml_error_set (err, ML_EINPUT, "%s: map %zu: [%" PRIu64 ", +%" PRIu64 ") ticks [%" PRIu64 ", %" PRIu64
+                             ") is outside segment %" PRIu64 " or ends before it starts", path, k, m.offset, m.size, m.start, m.end, seg);
+          goto out;
+        }
+      m.segment = (uint32_t) seg;
+      if (ml_plan_add_mapping (p, &m) < 0)
         {
           rc = ml_error_set (err, ML_ENOMEM, "out of memory");
           goto out;

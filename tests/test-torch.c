@@ -1,6 +1,9 @@
 /* PyTorch interop: snapshot mapping on hand-made pickles (tests/data,
  * written by tests/data/make-fixtures.py), and the caching emulation's
  * rules worked by hand. argv[1] = the source root. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "sim/analysis/check.h"
@@ -8,6 +11,7 @@
 #include "sim/formats/graph.h"
 #include "sim/formats/kineto.h"
 #include "sim/formats/load.h"
+#include "sim/metrics.h"
 #include "sim/sim.h"
 #include "sim/formats/snapshot.h"
 #include "strategies/caching.h"
@@ -665,6 +669,87 @@ test_json_mutations (void)
   ok (loaded > 50 && failed > 50, "both outcomes happen");
 }
 
+/* reserved bytes at @tick on @c (the last point at or before it) */
+static uint64_t
+reserved_at (const MlCurve *c, uint64_t tick)
+{
+  uint64_t r = 0;
+  for (size_t k = 0; k < c->n && c->pts[k].tick <= tick; k++)
+    r = c->pts[k].reserved;
+  return r;
+}
+
+/* Expandable segments that unmap (tests/data/expandable-unmap.pickle): the
+ * caching strategy under the 170 MiB the device allowed reproduces the
+ * recorded reserved curve tick by tick (the unmap of 40 MiB in its retry,
+ * the page mapped into the hole), and its plan file keeps the pages. */
+static void
+test_expandable_unmap (void)
+{
+  MlError err = { 0 };
+  MlTrace *t = load ("expandable-unmap.pickle", -1, &err);
+  ok (t != NULL, "expandable-unmap.pickle loads (%s)", err.msg);
+  if (!t)
+    return;
+  MlBuffers *bufs = NULL;
+  MlPlan *emu = NULL, *rec = NULL, *back = NULL;
+  MlKnobs k;
+  ml_knobs_init (&k);
+  k.capacity = 170 * MiB;
+  MlCurve ce = { 0 }, cr = { 0 }, cb = { 0 };
+  MlMetrics me, mr, mb;
+  char path[] = "/tmp/memlens-test-plan-XXXXXX";
+  int fd = mkstemp (path);
+  if (fd >= 0)
+    close (fd);
+  if (ml_buffers_build (t, 0, &bufs, &err) == 0 && ml_sim_run (bufs, &ml_strategy_caching, &k, &emu, &err) == 0
+      && ml_plan_from_recorded (bufs, &rec, &err) == 0 && ml_metrics_compute (bufs, emu, &me, &ce, &err) == 0
+      && ml_metrics_compute (bufs, rec, &mr, &cr, &err) == 0)
+    {
+      ok (!emu->oom.hit, "under 170 MiB nothing fails");
+      is_u64 (emu->retries, 1, "one retry");
+      is_u64 (emu->retry_released, 40 * MiB, "it unmaps the 40 MiB of whole free pages");
+      is_u64 (me.peak, 162 * MiB, "peak 162 MiB");
+      is_u64 (mr.peak, 162 * MiB, "the recorded peak is 162 MiB too");
+      /* at every allocation and free (the recorded segment events take
+       * ticks of their own just before; the emulation maps and unmaps
+       * within the allocation's tick) */
+      bool same = true;
+      for (size_t i = 0; i < 2 * bufs->n; i++)
+        {
+          uint64_t tk = i < bufs->n ? bufs->buf[i].start : bufs->buf[i - bufs->n].end;
+          if (tk > bufs->end_tick || reserved_at (&ce, tk) == reserved_at (&cr, tk))
+            continue;
+          printf ("# tick %" PRIu64 ": emulated %" PRIu64 ", recorded %" PRIu64 "\n", tk, reserved_at (&ce, tk), reserved_at (&cr, tk));
+          same = false;
+        }
+      ok (same, "the emulated reserved curve is the recorded one at every allocation and free");
+      ok (emu->n_maps >= 7, "the pages are mappings of the plan (%zu)", emu->n_maps);
+      if (ml_plan_write_json (emu, bufs, path, &err) == 0 && ml_plan_read_json (path, bufs, &back, &err) == 0
+          && ml_metrics_compute (bufs, back, &mb, &cb, &err) == 0)
+        {
+          is_u64 (back->n_maps, emu->n_maps, "the plan file keeps the mappings");
+          bool again = mb.peak == me.peak;
+          for (uint64_t at = 0; at <= bufs->end_tick; at++)
+            again = again && reserved_at (&cb, at) == reserved_at (&ce, at);
+          ok (again, "read back, the plan has the same reserved curve");
+        }
+      else
+        ok (0, "plan file round trip: %s", err.msg);
+    }
+  else
+    ok (0, "caching under 170 MiB: %s", err.msg);
+  unlink (path);
+  ml_curve_free (&ce);
+  ml_curve_free (&cr);
+  ml_curve_free (&cb);
+  ml_plan_free (emu);
+  ml_plan_free (rec);
+  ml_plan_free (back);
+  ml_buffers_free (bufs);
+  ml_trace_free (t);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -674,6 +759,7 @@ main (int argc, char **argv)
   test_tiny ("tiny-snapshot-p2.pickle");
   test_snapshot_forms ();
   test_caching ();
+  test_expandable_unmap ();
   test_conformance_rules ();
   test_kineto ();
   test_graph ();
