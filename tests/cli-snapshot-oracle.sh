@@ -144,6 +144,24 @@ else
   skip "the HTML report leads with the recorded OOM" "built without cairo"
 fi
 
+"$MEMLENS" report "$F" -o "$T/r.json" 2>/dev/null
+python3 - "$T/r.json" "$F" <<'EOF'
+import json, pickle, sys
+d = json.load(open(sys.argv[1]))['diagnosis']; tr = pickle.load(open(sys.argv[2], 'rb'))['device_traces'][1]
+k = next(i for i, e in enumerate(tr) if e['action'] == 'oom')
+live = {}
+for e in tr[:k]:
+    if e['action'] == 'alloc':
+        live[e['addr']] = e['size']
+    elif e['action'] == 'free_completed':
+        live.pop(e['addr'])
+# the report's alignment table: what is live at the recorded OOM plus its request
+for w in d['alignment']:
+    up = lambda n: (n + w['align'] - 1) // w['align'] * w['align']
+    assert w['live_at_oom'] == sum(up(n) for n in live.values()) + up(tr[k]['size']), w
+EOF
+ok $? "the report's alignment table: live at the recorded OOM plus the request (was 0 B)"
+
 # ---- expandable segments that unmap (tests/data/make-fixtures.py, worked by
 # hand there): release_cached_blocks unmaps the whole free pages [40, 80) MiB
 # so that a 60 MiB request maps [120, 180) under the 170 MiB the device

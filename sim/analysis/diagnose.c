@@ -167,7 +167,9 @@ what_if (const MlBuffers *bufs, const MlOom *oom, MlDiagnosis *d)
       w->lower_bound = lower_bound_with (bufs, aligns[k]);
       if (oom && oom->hit)
         {
-          uint64_t live = ml_align_up (bufs->buf[oom->buffer].size, aligns[k]);
+          /* the request: a buffer of the replay, or the recorded OOM's
+           * (ml_recorded_oom_mark: no buffer, its size as the file has it) */
+          uint64_t live = ml_align_up (oom->buffer < bufs->n ? bufs->buf[oom->buffer].size : oom->request, aligns[k]);
           for (size_t i = 0; i < bufs->n && bufs->buf[i].start <= oom->tick; i++)
             if (live_at (bufs, i, oom->tick, oom->buffer))
               live += ml_align_up (bufs->buf[i].size, aligns[k]);
@@ -329,7 +331,9 @@ ml_diagnose (const MlBuffers *bufs, const MlPlan *plan, uint64_t capacity,
   bool request = d.oom.hit && d.oom.request && d.oom.buffer < bufs->n;
   if (request && (rc = blame (bufs, &d.oom, &d)) < 0)
     return ml_error_set (err, rc, "out of memory");
-  what_if (bufs, request ? &d.oom : NULL, &d);
+  /* the recorded plan marked with the recorded OOM (a report) */
+  bool recorded_request = d.oom.hit && d.oom.request && d.oom.buffer == bufs->n;
+  what_if (bufs, request || recorded_request ? &d.oom : NULL, &d);
   if ((rc = recorded_oom (bufs, recorded, &d, err)) < 0)
     {
       ml_diagnosis_clear (&d);
