@@ -7,7 +7,9 @@
 # target starts from its seed corpus (tests/fuzz/corpus/NAME, copied, so the
 # seeds stay small) plus what earlier runs found (build-fuzz/fuzz/NAME/corpus).
 # Crashing inputs land in build-fuzz/fuzz/NAME/findings/; copy them to
-# tests/fuzz/regress/NAME/ once fixed so CI replays them. Limits: 4 KiB
+# tests/fuzz/regress/NAME/ once fixed so CI replays them. The byte-level
+# targets get tests/fuzz/memlens.dict (every key the readers look up,
+# tests/fuzz/make-dict.py). Limits: 4 KiB
 # inputs, 10 s per input (a hang), 256 MiB per malloc and 1 GiB RSS (a
 # reader that believes a length field). Prints one line per target:
 #   TARGET SECONDS EXECUTIONS EXEC/S CORPUS FINDINGS
@@ -37,8 +39,12 @@ for t in "$@"; do
   dir="$BUILD/fuzz/$t"
   mkdir -p "$dir/corpus" "$dir/findings"
   before=$(ls "$dir/findings" | wc -l)
+  # the byte-level targets get the dictionary of every key the readers
+  # look up; the generators (*-gen) write their keys themselves
+  dict=()
+  case $t in *-gen) ;; *) dict=(-dict=tests/fuzz/memlens.dict) ;; esac
   start=$(date +%s)
-  nice -n 15 "$exe" "$dir/corpus" "tests/fuzz/corpus/$t" \
+  nice -n 15 "$exe" "$dir/corpus" "tests/fuzz/corpus/$t" "${dict[@]}" \
     -max_total_time="$secs" -max_len=4096 -timeout=10 -rss_limit_mb=1024 -malloc_limit_mb=256 \
     -print_final_stats=1 -artifact_prefix="$dir/findings/" >"$dir/log.txt" 2>&1
   rc=$?

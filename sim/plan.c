@@ -295,6 +295,11 @@ ml_plan_read_json (const char *path, const MlBuffers *bufs, MlPlan **out, MlErro
           ml_error_prefix (err, "%s: segment %zu", path, k);
           goto out;
         }
+      if (rc == 0 && x > UINT32_MAX)
+        {
+          rc = ml_error_set (err, ML_EINPUT, "%s: segment %zu: stream %" PRIu64 " is past 2^32 - 1", path, k, x);
+          goto out;
+        }
       if (rc == 0)
         g.stream = (uint32_t) x;
       if (cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (it, "growable")))

@@ -129,10 +129,13 @@ ml_trace_from_kineto (const cJSON *root, const char *name, const MlLoadOptions *
                              name, idx - 1);
           break;
         }
-      if (!isfinite (bytes) || fabs (bytes) > 9.0e18 || !isfinite (addr) || addr < 0 || addr > 1.8e19)
+      /* whole numbers only: a Bytes of 0.5 is no allocation to round down to 0 */
+      bool bad_bytes = !isfinite (bytes) || fabs (bytes) > 9.0e18 || bytes != floor (bytes);
+      if (bad_bytes || !isfinite (addr) || addr < 0 || addr > 1.8e19 || addr != floor (addr))
         {
-          rc = ml_error_set (err, ML_EINPUT, "%s: traceEvents[%zu]: Bytes %.0f or Addr %.0f out of range", name, idx - 1,
-                             bytes, addr);
+          rc = ml_error_set (err, ML_EINPUT, "%s: traceEvents[%zu]: %s %.17g is not an integer %s", name, idx - 1,
+                             bad_bytes ? "Bytes" : "Addr", bad_bytes ? bytes : addr,
+                             bad_bytes ? "from -9e18 to 9e18" : "from 0 to 1.8e19");
           break;
         }
       const cJSON *t = cJSON_GetObjectItemCaseSensitive (e, "ts");
@@ -150,7 +153,8 @@ ml_trace_from_kineto (const cJSON *root, const char *name, const MlLoadOptions *
         ta = -1;
       if (!num_arg (args, "Total Reserved", &tr) || !isfinite (tr) || tr < 0 || tr > 1.8e19)
         tr = -1;
-      mem[k++] = (Mem) { ts, k, (int64_t) bytes, (uint64_t) addr, (uint32_t) stream, ta, tr };
+      mem[k] = (Mem) { ts, k, (int64_t) bytes, (uint64_t) addr, (uint32_t) stream, ta, tr };
+      k++;
     }
   if (rc < 0)
     {
@@ -236,10 +240,12 @@ ml_trace_from_kineto (const cJSON *root, const char *name, const MlLoadOptions *
    * tick-0 buffers above */
   if (rc == 0 && k && mem[0].total_alloc >= 0)
     {
-      int64_t before = (int64_t) mem[0].total_alloc - mem[0].bytes;
+      /* in double, as the profiler wrote it: Total Allocated may be up to
+       * 1.8e19 and the sizes may add up past what an int64 holds */
+      double before = mem[0].total_alloc - (double) mem[0].bytes;
       for (size_t i = 0; i < tr->n_events; i++)
-        before -= (int64_t) tr->events[i].size;
-      if (before > 0)
+        before -= (double) tr->events[i].size;
+      if (before >= 1)
         {
           MlEvent ev = { .tick = 0, .id = next_id++, .size = (uint64_t) before, .time_ns = -1, .kind = ML_EV_ALLOC,
                          .flags = ML_EVF_HAS_ID, .device = tr->device,

@@ -211,7 +211,7 @@ key_of (MlPkValue *k)
   unsigned id = K_OTHER;
   if (k->kind == ML_PK_STR)
     for (unsigned i = 1; i < K__COUNT; i++)
-      if (strcmp (k->s, names[i]) == 0)
+      if (k->len == strlen (names[i]) && memcmp (k->s, names[i], k->len) == 0)   /* "size\0x" is not "size" */
         {
           id = i;
           break;
@@ -255,6 +255,16 @@ bad_uint (Ctx *c, const char *where, const char *key, const char *said, uint64_t
 {
   return ml_error_set (c->err, ML_EINPUT, "%s: %s: \"%s\" is %s; expected an integer from 0 to %" PRIu64, c->path,
                        where, key, said, max);
+}
+
+/* Reserved bytes that no int64 holds: the sizes of a device's segments
+ * and segment events (each up to 2^63 - 1) added up past 2^63. */
+static int
+reserved_overflow (Ctx *c, size_t dev, size_t entry, uint64_t size)
+{
+  return ml_error_set (c->err, ML_EINPUT,
+                       "%s: device %zu trace entry %zu: segment size %" PRIu64 " takes the reserved bytes past 2^63",
+                       c->path, dev, entry, size);
 }
 
 /* Where a field is, for messages: "segment 3", "segment 3 block 7"
@@ -358,7 +368,9 @@ add_stack_h (Ctx *c, uint64_t h, uint32_t site, const MlFrame *fr, size_t n, uin
   if (ml_u64map_get (&c->by_content, h, &idx))
     {
       const MlStack *st = &c->t->stacks[idx];
-      if (st->site == site && st->n == n && memcmp (c->t->frames + st->first, fr, n * sizeof *fr) == 0)
+      /* a stack of no frames (a frames list without a dict) may come
+       * before the frame table has any: no pointer into it then */
+      if (st->site == site && st->n == n && (n == 0 || memcmp (c->t->frames + st->first, fr, n * sizeof *fr) == 0))
         {
           *out = idx;
           return 0;
@@ -448,7 +460,9 @@ stack_of (Ctx *c, MlPkValue *frames, uint32_t *out)
   if (ml_u64map_get (&c->by_content, h, &idx))
     {
       const MlStack *st = &c->t->stacks[idx];
-      if (st->site == site && st->n == n && memcmp (c->t->frames + st->first, fr, n * sizeof *fr) == 0)
+      /* n == 0: a stack of no frames may come before the frame table
+       * has any: no pointer into it then */
+      if (st->site == site && st->n == n && (n == 0 || memcmp (c->t->frames + st->first, fr, n * sizeof *fr) == 0))
         {
           if (!frames->tag && idx <= TAG_MAX)
             frames->tag = TAG_STACK | idx;
@@ -505,7 +519,8 @@ stack_at_free (Ctx *c, uint32_t st, uint32_t *out)
   const MlStack *s = &c->t->stacks[st];
   if (grow ((void **) &c->scratch, &c->cap_scratch, s->n, sizeof *c->scratch) < 0)
     return oom (c);
-  memcpy (c->scratch, c->t->frames + s->first, s->n * sizeof *c->scratch);
+  if (s->n)
+    memcpy (c->scratch, c->t->frames + s->first, s->n * sizeof *c->scratch);
   uint32_t site = 0, n = s->n;
   int rc;
   for (uint32_t k = 0; k < n && !site; k++)
@@ -637,8 +652,8 @@ action_kind (const char *a, MlEventKind *k)
 static int
 action_of (const MlPkValue *cv, MlEventKind *k)
 {
-  if (!cv || cv->kind != ML_PK_STR)
-    return -1;
+  if (!cv || cv->kind != ML_PK_STR || strlen (cv->s) != cv->len)
+    return -1;   /* "alloc\0x" is no action */
   MlPkValue *v = (MlPkValue *) cv;
   bool cached = (v->tag & TAG_ROLE) == TAG_KEY;
   if (cached && (v->tag & 0xff))
@@ -735,11 +750,14 @@ add_entry (Ctx *c, size_t list, MlPkValue *e)
     {
       /* the device table's counts, from every entry */
       d->actions[ent.kind]++;
+      bool over = false;
       if (ent.kind == ML_EV_SEGMENT_ALLOC || ent.kind == ML_EV_SEGMENT_MAP)
-        d->net += (int64_t) ent.size;
+        over = __builtin_add_overflow (d->net, (int64_t) ent.size, &d->net);
       else if (ent.kind == ML_EV_SEGMENT_FREE || ent.kind == ML_EV_SEGMENT_UNMAP)
-        d->net -= (int64_t) ent.size;
-      else if (ent.kind == ML_EV_OOM)
+        over = __builtin_sub_overflow (d->net, (int64_t) ent.size, &d->net);
+      if (over)
+        return reserved_overflow (c, list, index, ent.size);
+      if (ent.kind == ML_EV_OOM)
         {
           if (grow ((void **) &d->ooms, &d->cap_ooms, d->n_ooms + 1, sizeof *d->ooms) < 0)
             return oom (c);
@@ -874,7 +892,9 @@ summarize_devices (Ctx *c, const MlPkValue *segments, const MlPkValue *traces)
       uint64_t size = 0;
       ml_pk_get_u64 (segments->items[k], "total_size", &size);
       di->segments++;
-      di->segment_bytes += size;
+      if (__builtin_add_overflow (di->segment_bytes, size, &di->segment_bytes) || di->segment_bytes > (uint64_t) INT64_MAX)
+        return ml_error_set (c->err, ML_EINPUT, "%s: segment %zu: device %u's segments add up past 2^63 bytes (total_size %" PRIu64 ")",
+                             c->path, k, di->device, size);
     }
   size_t n_ooms = 0;
   for (size_t d = 0; d < c->n_dt; d++)
@@ -894,15 +914,20 @@ summarize_devices (Ctx *c, const MlPkValue *segments, const MlPkValue *traces)
       di->entries = dt->n_all;
       memcpy (di->actions, dt->actions, sizeof di->actions);
       /* net segment bytes over the trace, then forward from the start */
-      int64_t cur = (int64_t) di->reserved_end - dt->net, max;
+      int64_t cur, max;
+      if (__builtin_sub_overflow ((int64_t) di->reserved_end, dt->net, &cur))
+        return reserved_overflow (c, d, dt->n_all - 1, di->reserved_end);
       if (cur < 0)
         cur = 0;   /* the trace lost entries: it freed more than it shows */
       di->reserved_start = (uint64_t) cur;
-      max = cur + dt->max_net;
+      if (__builtin_add_overflow (cur, dt->max_net, &max))
+        return reserved_overflow (c, d, dt->n_all - 1, (uint64_t) dt->max_net);
       for (size_t k = 0; k < dt->n_ooms; k++)
         {
           const OomAt *o = &dt->ooms[k];
-          int64_t r = cur + o->prefix;
+          int64_t r;
+          if (__builtin_add_overflow (cur, o->prefix, &r))
+            return reserved_overflow (c, d, o->index, (uint64_t) o->prefix);
           t->device_ooms[t->n_device_ooms++] = (MlDeviceOom) {
             .device = (uint32_t) d, .index = o->index, .request = o->request,
             .device_free = o->device_free, .reserved = r > 0 ? (uint64_t) r : 0 };

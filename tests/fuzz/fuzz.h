@@ -86,9 +86,12 @@ fuzz_plan (const MlBuffers *bufs, const MlPlan *plan, int must_be_valid)
     ml_curve_free (&curve);
 }
 
-/* Everything a command does behind a reader. @align 0 = the trace's. */
+/* Everything a command does behind a reader. @align 0 = the trace's;
+ * the strategies run on traces of up to @max_bufs buffers (the
+ * structure-aware targets keep it low: they are after the reader, and
+ * the planners on a thousand buffers take most of a second). */
 static inline void
-fuzz_analyse (const MlTrace *t, uint64_t align)
+fuzz_analyse_n (const MlTrace *t, uint64_t align, size_t max_bufs)
 {
   MlError err = { 0 };
   MlBuffers *bufs;
@@ -103,7 +106,7 @@ fuzz_analyse (const MlTrace *t, uint64_t align)
       fuzz_plan (bufs, plan, 0);
       ml_plan_free (plan);
     }
-  if (bufs->n <= 2048)
+  if (bufs->n <= max_bufs)
     for (const MlStrategy *const *s = ml_strategies_all (); *s; s++)
       {
         if ((*s)->flags & ML_STRATEGY_RECORDED)
@@ -119,6 +122,12 @@ fuzz_analyse (const MlTrace *t, uint64_t align)
           }
       }
   ml_buffers_free (bufs);
+}
+
+static inline void
+fuzz_analyse (const MlTrace *t, uint64_t align)
+{
+  fuzz_analyse_n (t, align, 2048);
 }
 
 #endif
