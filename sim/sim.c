@@ -465,7 +465,13 @@ ml_sim_evaluate (const MlBuffers *bufs, const MlStrategy *s, const MlKnobs *knob
   memset (res, 0, sizeof *res);
   res->strategy = s;
   MlError e = { 0 };
-  int rc = ml_sim_run (bufs, s, knobs, &res->plan, &e);
+  MlKnobs k;
+  if (knobs)
+    k = *knobs;
+  else
+    ml_knobs_init (&k);
+  k.infeasible = &res->infeasible;
+  int rc = ml_sim_run (bufs, s, &k, &res->plan, &e);
   if (rc == ML_ENOMEM)
     return ml_error_set (err, rc, "%s", e.msg);
   if (rc < 0)
@@ -505,6 +511,7 @@ void
 ml_result_clear (MlResult *res)
 {
   ml_plan_free (res->plan);
+  ml_infeasible_clear (&res->infeasible);
   memset (res, 0, sizeof *res);
 }
 
@@ -517,6 +524,12 @@ ml_result_write_json_members (const MlResult *r, const char *name, const MlBuffe
     {
       fputs (",\"error\":", fp);
       ml_json_put_str (fp, r->error);
+      if (r->infeasible.n)
+        {
+          fputs (",\"infeasible_subset\":", fp);
+          if (ml_infeasible_write_json (&r->infeasible, bufs, fp, err) < 0)
+            return ML_EIO;
+        }
       return ferror (fp) ? ml_error_set (err, ML_EIO, "write error: %s", strerror (errno ? errno : EIO)) : 0;
     }
   const MlMetrics *m = &r->metrics;
