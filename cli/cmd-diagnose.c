@@ -144,7 +144,22 @@ print_text (const char *path, const MlBuffers *bufs, const MlDiagnosis *d, const
           for (size_t i = 0; i < d->n_alts; i++)
             {
               const MlDiagAlt *a = &d->alts[i];
-              if (a->status == ML_EINFEASIBLE)
+              if (a->status == ML_EINFEASIBLE && a->infeasible.n)
+                {
+                  char why[512];
+                  printf ("    %-16s does not fit: proven, no layout fits the capacity: %s\n", a->name,
+                          ml_infeasible_describe (&a->infeasible, bufs, false, why, sizeof why));
+                  for (size_t k = 0; k < a->infeasible.n && k < 10; k++)
+                    {
+                      const MlBuffer *b = &bufs->buf[a->infeasible.buffers[k]];
+                      char label[256];
+                      printf ("      %11s  buffer %-8" PRIu64 " %-32s ticks [%" PRIu64 ", %" PRIu64 ")\n", cli_size (b->rsize), b->id,
+                              ml_report_buffer_label (bufs, a->infeasible.buffers[k], label, sizeof label), b->start, b->end);
+                    }
+                  if (a->infeasible.n > 10)
+                    printf ("      ... %zu more buffers\n", a->infeasible.n - 10);
+                }
+              else if (a->status == ML_EINFEASIBLE)
                 printf ("    %-16s does not fit: proven, no layout fits the capacity\n", a->name);
               else if (a->status < 0)
                 printf ("    %-16s error (%s)\n", a->name, ml_error_code_name (a->status));

@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -49,6 +50,40 @@ static const char options_text[] =
   "      --quiet           no summary on stderr\n"
   "  -h, --help            this help\n"
   "Environment: MEMLENS_INJECT=path of libmemlens-inject.so overrides the search.\n";
+
+/* While the program runs, a signal sent to memlens trace (kill, a job
+ * scheduler's SIGTERM) goes on to the program, which then writes its
+ * trace and exits; memlens waits for it. The terminal's ^C and ^\ already
+ * reach the program (one process group): those are not sent twice. */
+static volatile sig_atomic_t child_pid;
+static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+#define N_FORWARDED (sizeof forwarded / sizeof forwarded[0])
+
+static void
+forward_signal (int sig, siginfo_t *si, void *uc)
+{
+  (void) uc;
+  if (si && si->si_code == SI_KERNEL)
+    return;   /* from the terminal, to the whole process group */
+  if (child_pid > 0)
+    kill ((pid_t) child_pid, sig);
+}
+
+/* Dies of @sig as the program did, so a parent sees the same death
+ * (WIFSIGNALED), not an exit status of 128 + N; no core of memlens. */
+static void
+die_of (int sig)
+{
+  struct rlimit no_core = { 0, 0 };
+  setrlimit (RLIMIT_CORE, &no_core);
+  fflush (NULL);
+  signal (sig, SIG_DFL);
+  sigset_t set;
+  sigemptyset (&set);
+  sigaddset (&set, sig);
+  sigprocmask (SIG_UNBLOCK, &set, NULL);
+  raise (sig);
+}
 
 static bool
 is_file (const char *p)
@@ -246,40 +281,58 @@ cmd_trace (int argc, char **argv)
       setenv ("PYTORCH_CUDA_ALLOC_CONF", buf, 1);
     }
 
-  /* the terminal's ^C goes to the program; we wait for it to finish writing */
-  struct sigaction ign, old_int, old_quit;
-  memset (&ign, 0, sizeof ign);
-  ign.sa_handler = SIG_IGN;
-  sigemptyset (&ign.sa_mask);
-  sigaction (SIGINT, &ign, &old_int);
-  sigaction (SIGQUIT, &ign, &old_quit);
+  /* signals to memlens go on to the program (forward_signal); blocked
+   * around fork so that none lands before child_pid is known */
+  struct sigaction fwd, old_sa[N_FORWARDED];
+  memset (&fwd, 0, sizeof fwd);
+  fwd.sa_sigaction = forward_signal;
+  fwd.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset (&fwd.sa_mask);
+  sigset_t block, old_mask;
+  sigemptyset (&block);
+  for (size_t i = 0; i < N_FORWARDED; i++)
+    sigaddset (&block, forwarded[i]);
+  sigprocmask (SIG_BLOCK, &block, &old_mask);
+  for (size_t i = 0; i < N_FORWARDED; i++)
+    sigaction (forwarded[i], &fwd, &old_sa[i]);
   fflush (NULL);
   /* a close-on-exec pipe tells a failed exec from the program's own exit */
   int pfd[2];
-  if (pipe2 (pfd, O_CLOEXEC) < 0)
+  pid_t pid = -1;
+  if (pipe2 (pfd, O_CLOEXEC) == 0 && (pid = fork ()) < 0)
     {
-      unlink (manifest);
-      return cli_fail ("trace", EXIT_BAD, "cannot create a pipe: %s", strerror (errno));
+      close (pfd[0]);
+      close (pfd[1]);
     }
-  pid_t pid = fork ();
   if (pid < 0)
     {
+      int e = errno;
+      for (size_t i = 0; i < N_FORWARDED; i++)
+        sigaction (forwarded[i], &old_sa[i], NULL);
+      sigprocmask (SIG_SETMASK, &old_mask, NULL);
       unlink (manifest);
-      return cli_fail ("trace", EXIT_BAD, "cannot start %s: %s", argv[optind], strerror (errno));
+      return cli_fail ("trace", EXIT_BAD, "cannot start %s: %s", argv[optind], strerror (e));
     }
   if (pid == 0)
     {
       close (pfd[0]);
-      sigaction (SIGINT, &old_int, NULL);
-      sigaction (SIGQUIT, &old_quit, NULL);
-      signal (SIGTERM, SIG_DFL);
-      signal (SIGHUP, SIG_DFL);
+      /* the program gets the dispositions memlens was started with */
+      for (size_t i = 0; i < N_FORWARDED; i++)
+        sigaction (forwarded[i], &old_sa[i], NULL);
+      if (old_sa[1].sa_handler != SIG_IGN)
+        signal (SIGTERM, SIG_DFL);
+      if (old_sa[2].sa_handler != SIG_IGN)
+        signal (SIGHUP, SIG_DFL);
+      signal (SIGXFSZ, SIG_DFL);
+      sigprocmask (SIG_SETMASK, &old_mask, NULL);
       execvp (argv[optind], argv + optind);
       int e = errno;
       ssize_t w = write (pfd[1], &e, sizeof e);
       (void) w;
       _exit (e == ENOENT ? 127 : 126);
     }
+  child_pid = pid;
+  sigprocmask (SIG_SETMASK, &old_mask, NULL);
   close (pfd[1]);
   int exec_errno = 0;
   ssize_t got;
@@ -289,16 +342,15 @@ cmd_trace (int argc, char **argv)
   int status = 0;
   while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
     ;
+  child_pid = 0;
+  for (size_t i = 0; i < N_FORWARDED; i++)
+    sigaction (forwarded[i], &old_sa[i], NULL);
   if (got == (ssize_t) sizeof exec_errno)
     {
-      sigaction (SIGINT, &old_int, NULL);
-      sigaction (SIGQUIT, &old_quit, NULL);
       unlink (manifest);
       fprintf (stderr, "memlens trace: cannot run %s: %s\n", argv[optind], strerror (exec_errno));
       return exec_errno == ENOENT ? 127 : 126;
     }
-  sigaction (SIGINT, &old_int, NULL);
-  sigaction (SIGQUIT, &old_quit, NULL);
   int code = WIFEXITED (status) ? WEXITSTATUS (status) : WIFSIGNALED (status) ? 128 + WTERMSIG (status) : 1;
 
   /* what the tracer wrote */
@@ -382,7 +434,12 @@ cmd_trace (int argc, char **argv)
     }
   if (files == 0 && !quiet)
     explain_nothing (first_fail[0] ? first_fail : NULL);
-  if (WIFSIGNALED (status) && !quiet)
-    fprintf (stderr, "memlens trace: %s was killed by signal %d\n", argv[optind], WTERMSIG (status));
+  if (WIFSIGNALED (status))
+    {
+      if (!quiet)
+        fprintf (stderr, "memlens trace: %s was killed by signal %d (%s)\n", argv[optind], WTERMSIG (status),
+                 strsignal (WTERMSIG (status)));
+      die_of (WTERMSIG (status));
+    }
   return code;
 }

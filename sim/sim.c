@@ -291,6 +291,12 @@ run_online (const MlBuffers *bufs, const MlStrategy *s, const MlKnobs *knobs, Ml
           rc = ml_error_set (err, ML_ENOMEM, "out of memory");
           break;
         }
+      if ((steps & 0xffff) == 0xffff && knobs->time_limit > 0 && ml_now () - t0 >= knobs->time_limit)
+        {
+          rc = ml_error_set (err, ML_ETIMEOUT, "stopped at the time limit (%.3g s) after %zu of %zu allocations and frees; no plan",
+                             knobs->time_limit, steps, 2 * bufs->n);
+          break;
+        }
       if ((++steps & 0xfffff) == 0 && knobs->progress)
         {
           if (knobs->progress->cancelled && *knobs->progress->cancelled)
@@ -465,7 +471,13 @@ ml_sim_evaluate (const MlBuffers *bufs, const MlStrategy *s, const MlKnobs *knob
   memset (res, 0, sizeof *res);
   res->strategy = s;
   MlError e = { 0 };
-  int rc = ml_sim_run (bufs, s, knobs, &res->plan, &e);
+  MlKnobs k;
+  if (knobs)
+    k = *knobs;
+  else
+    ml_knobs_init (&k);
+  k.infeasible = &res->infeasible;
+  int rc = ml_sim_run (bufs, s, &k, &res->plan, &e);
   if (rc == ML_ENOMEM)
     return ml_error_set (err, rc, "%s", e.msg);
   if (rc < 0)
@@ -505,6 +517,7 @@ void
 ml_result_clear (MlResult *res)
 {
   ml_plan_free (res->plan);
+  ml_infeasible_clear (&res->infeasible);
   memset (res, 0, sizeof *res);
 }
 
@@ -515,8 +528,16 @@ ml_result_write_json_members (const MlResult *r, const char *name, const MlBuffe
   ml_json_put_str (fp, name);
   if (r->status < 0 || !r->plan)
     {
+      if (r->status == ML_ETIMEOUT)
+        fputs (",\"stopped\":\"time limit\"", fp);
       fputs (",\"error\":", fp);
       ml_json_put_str (fp, r->error);
+      if (r->infeasible.n)
+        {
+          fputs (",\"infeasible_subset\":", fp);
+          if (ml_infeasible_write_json (&r->infeasible, bufs, fp, err) < 0)
+            return ML_EIO;
+        }
       return ferror (fp) ? ml_error_set (err, ML_EIO, "write error: %s", strerror (errno ? errno : EIO)) : 0;
     }
   const MlMetrics *m = &r->metrics;

@@ -29,6 +29,7 @@ typedef struct {
   MlMetrics         metrics;
   int               status;   /* 0, or the error the strategy returned */
   char              error[256];
+  MlInfeasible      infeasible; /* status ML_EINFEASIBLE: the subset named, if any */
 } MlResult;
 
 /* Runs and measures; on a strategy error fills @res->status and the

@@ -17,6 +17,7 @@
 
 #include "sim/base/options.h"
 #include "sim/base/progress.h"
+#include "sim/infeasible.h"
 #include "sim/plan.h"
 
 typedef enum { ML_STRATEGY_ONLINE, ML_STRATEGY_OFFLINE } MlStrategyKind;
@@ -63,6 +64,10 @@ typedef struct {
   uint64_t    seed;          /* for randomised improvers                  */
   const char *options;       /* strategy-specific "k=v,k=v" (borrowed)    */
   const MlProgress *progress;/* may be NULL                               */
+  /* may be NULL: where a fit search that proves the capacity infeasible
+   * (ML_EINFEASIBLE) names its irreducible infeasible subset (exact);
+   * caller-owned, cleared with ml_infeasible_clear() */
+  MlInfeasible *infeasible;
 } MlKnobs;
 
 void ml_knobs_init (MlKnobs *knobs);

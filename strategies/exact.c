@@ -819,36 +819,18 @@ infeasible_subset (Exact *x, const Part *P, uint64_t cap, double deadline, uint3
   return k;
 }
 
-/* "these N buffers, live together in [a, b), need X bytes ...: id i
- * [start, end) size, ..." into @msg. */
-static void
-describe_subset (const MlBuffers *bufs, const uint32_t *set, uint32_t n, bool minimal, char *msg, size_t len)
+/* Names the subset @set (@n buffers) proven infeasible under @cap: in
+ * knobs->infeasible when the caller passed one, and in words into @why. */
+static int
+name_subset (const MlBuffers *bufs, const MlKnobs *knobs, const uint32_t *set, uint32_t n, uint64_t cap,
+             bool minimal, char *why, size_t len)
 {
-  uint64_t t1 = UINT64_MAX, t2 = 0, a = 0, b = UINT64_MAX, total = 0;
-  for (uint32_t k = 0; k < n; k++)
-    {
-      const MlBuffer *bf = &bufs->buf[set[k]];
-      if (bf->start < t1) t1 = bf->start;
-      if (bf->end > t2) t2 = bf->end;
-      if (bf->start > a) a = bf->start;
-      if (bf->end < b) b = bf->end;
-      total += bf->rsize;
-    }
-  size_t at = (size_t) snprintf (msg, len, "%s %" PRIu32 " buffers, %s [%" PRIu64 ", %" PRIu64 "), need %" PRIu64
-                                 " bytes together and cannot fit%s:", minimal ? "these" : "a subset of", n,
-                                 a < b ? "live together in" : "live in ticks", a < b ? a : t1, a < b ? b : t2, total,
-                                 minimal ? " (without any one of them they do)" : " (time ran out before it was minimal)");
-  for (uint32_t k = 0; k < n && at < len; k++)
-    {
-      const MlBuffer *bf = &bufs->buf[set[k]];
-      if (at + 48 >= len && k + 1 < n)
-        {
-          snprintf (msg + at, len - at, " ...");
-          break;
-        }
-      at += (size_t) snprintf (msg + at, len - at, "%s id %" PRIu64 " [%" PRIu64 ", %" PRIu64 ") %" PRIu64, k ? "," : "",
-                               bf->id, bf->start, bf->end, bf->rsize);
-    }
+  MlInfeasible tmp = { 0 }, *s = knobs->infeasible ? knobs->infeasible : &tmp;
+  if (ml_infeasible_set (s, bufs, set, n, cap, minimal) < 0)
+    return ML_ENOMEM;
+  ml_infeasible_describe (s, bufs, true, why, len);
+  ml_infeasible_clear (&tmp);
+  return 0;
 }
 
 static int
@@ -886,8 +868,12 @@ exact_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *
               sum += live[k].size;
               set[n_set++] = live[k].g;
             }
-          if (ml_sort_indexes_by_key (set, n_set, &bufs->buf[0].start, sizeof (MlBuffer)) == 0)
-            describe_subset (bufs, set, n_set, true, why, sizeof why);
+          if (name_subset (bufs, knobs, set, n_set, knobs->capacity, true, why, sizeof why) < 0)
+            {
+              free (live);
+              free (set);
+              return ml_error_set (err, ML_ENOMEM, "out of memory");
+            }
         }
       free (live);
       free (set);
@@ -898,7 +884,7 @@ exact_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *
 
   /* the best greedy plan is the starting point */
   uint64_t greedy_peak;
-  if ((rc = _ml_greedy_best (bufs, plan->offset, NULL, &greedy_peak, err)) < 0)
+  if ((rc = _ml_greedy_best (bufs, plan->offset, NULL, &greedy_peak, knobs, _ml_user_deadline (knobs), NULL, err)) < 0)
     return rc;
   Exact x;
   if ((rc = exact_init (&x, bufs, err)) < 0)
@@ -932,8 +918,12 @@ exact_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *
           bool minimal = false;
           uint32_t n_set = set ? infeasible_subset (&x, P, cap, deadline, set, &minimal) : 0;
           char why[400] = "";
-          if (n_set)
-            describe_subset (bufs, set, n_set, minimal, why, sizeof why);
+          if (n_set && name_subset (bufs, knobs, set, n_set, cap, minimal, why, sizeof why) < 0)
+            {
+              free (set);
+              rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+              goto out;
+            }
           free (set);
           rc = ml_error_set (err, ML_EINFEASIBLE,
                              "exact: no plan fits in capacity %" PRIu64 " (lower bound %" PRIu64

@@ -95,6 +95,59 @@ if [ -w /dev/full ]; then
 else
   ok 0 "# SKIP no /dev/full"
 fi
+# ---- 7. what the output path is: followed, refused or kept as it was
+S=$SRC/samples/train-step.jsonl
+mkdir -p "$T/o7/elsewhere"
+cp "$S" "$T/o7/elsewhere/target.jsonl"; chmod 600 "$T/o7/elsewhere/target.jsonl"
+ln -s elsewhere/target.jsonl "$T/o7/link.jsonl"
+run convert "$SRC/samples/tiny.16.csv" "$T/o7/link.jsonl"; ok $rc "convert -o a symlink exits 0"
+[ -L "$T/o7/link.jsonl" ]; ok $? "the symlink is still a symlink (it became a regular file)"
+contains "$T/o7/elsewhere/target.jsonl" '"source":"csv"'; ok $? "its target holds the new output"
+[ "$(stat -c %a "$T/o7/elsewhere/target.jsonl")" = 600 ]; ok $? "the target keeps its mode 600"
+[ -z "$(ls -A "$T/o7" | grep memlens-tmp)$(ls -A "$T/o7/elsewhere" | grep memlens-tmp)" ]; ok $? "no temporary is left in either folder"
+cp "$S" "$T/o7/private.jsonl"; chmod 640 "$T/o7/private.jsonl"
+run convert "$SRC/samples/tiny.16.csv" "$T/o7/private.jsonl"; ok $rc "replacing a file exits 0"
+[ "$(stat -c %a "$T/o7/private.jsonl")" = 640 ]; ok $? "the replaced file keeps its mode 640 (it became 644)"
+mkfifo "$T/o7/fifo.jsonl"
+timeout 10 "$MEMLENS" convert "$S" "$T/o7/fifo.jsonl" >"$T/out" 2>"$T/err"; rc=$?
+ok $([ $rc -eq 2 ]; echo $?) "-o a FIFO exits 2"
+contains "$T/err" "fifo.jsonl: is a FIFO; memlens writes regular files only"; ok $? "and says it is a FIFO"
+[ -p "$T/o7/fifo.jsonl" ]; ok $? "the FIFO is still a FIFO"
+ln -s /dev/null "$T/o7/null.jsonl"
+run convert "$S" "$T/o7/null.jsonl"; ok $([ $rc -eq 2 ]; echo $?) "-o a symlink to /dev/null exits 2"
+contains "$T/err" "null.jsonl: the symbolic link's target /dev/null is a character device"; ok $? "and names the device"
+[ -L "$T/o7/null.jsonl" ] && [ -c /dev/null ]; ok $? "the link and the device are untouched"
+mkdir "$T/o7/dir.jsonl"
+run convert "$S" "$T/o7/dir.jsonl"; ok $([ $rc -eq 2 ]; echo $?) "-o a directory exits 2"
+contains "$T/err" "dir.jsonl: is a directory; memlens writes regular files only"; ok $? "and says it is a directory"
+cp "$S" "$T/o7/a.jsonl"; ln "$T/o7/a.jsonl" "$T/o7/b.jsonl"; sum=$(cksum <"$S")
+run convert "$SRC/samples/tiny.16.csv" "$T/o7/b.jsonl"; ok $([ $rc -eq 2 ]; echo $?) "-o a file with two hard links exits 2"
+contains "$T/err" "b.jsonl: it has 2 hard links; replacing it would cut it from the other names"; ok $? "and says why"
+[ "$(cksum <"$T/o7/a.jsonl")" = "$sum" ] && [ "$(cksum <"$T/o7/b.jsonl")" = "$sum" ] && [ "$(stat -c %h "$T/o7/a.jsonl")" = 2 ]
+ok $? "both names keep the old contents and stay linked"
+ln -s missing.jsonl "$T/o7/dangling.jsonl"
+run convert "$SRC/samples/tiny.16.csv" "$T/o7/dangling.jsonl"; ok $rc "-o a dangling symlink creates its target (as > does)"
+[ -L "$T/o7/dangling.jsonl" ] && contains "$T/o7/missing.jsonl" '"source":"csv"'; ok $? "the link stays, the target is the output"
+
+# ---- 11. --time-limit stops every strategy (200 000 events; greedy-size took
+# 20 s under --time-limit 1s); `timeout` only guards against a hang
+awk 'BEGIN { print "{\"format\":\"memlens-trace\",\"version\":1}"; srand(7)
+  for (i = 0; i < 100000; i++) { printf "{\"kind\":\"alloc\",\"id\":%d,\"size\":%d}\n", i, 256 + int(rand() * 100000)
+    if (i >= 64) printf "{\"kind\":\"free\",\"id\":%d}\n", i - 64 } }' >"$T/tl.jsonl"
+for s in greedy-size greedy-conflict hybrid; do
+  timeout 120 "$MEMLENS" compare "$T/tl.jsonl" -s $s --time-limit 0.3s >"$T/out" 2>"$T/err"; rc=$?
+  ok $([ $rc -ne 124 ]; echo $?) "compare -s $s --time-limit 0.3s ends"
+  grep -qE "^$s +stopped at the time limit \(0.3 s\) after placing [0-9]+ of 100000 buffers" "$T/out"; ok $? "its row says it stopped at the time limit"
+  ! contains "$T/err" "does not apply"; ok $? "no note that --time-limit does not apply to $s"
+done
+timeout 120 "$MEMLENS" compare "$T/tl.jsonl" -s first-fit,caching --time-limit 0.001s --json >"$T/out" 2>"$T/err"
+python3 - "$T/out" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))['results']
+sys.exit(0 if len(rows) == 2 and all(r.get('stopped') == 'time limit' and 'after' in r['error'] for r in rows) else 1)
+PY
+ok $? "online strategies stop at the limit too, and --json says \"stopped\": \"time limit\""
+
 # ---- 12. offsets and addresses that wrap past 2^64
 for v in 18446744073709551608 18446744073709551615; do
   printf 'id,lower,upper,size,offset\nb0,0,2,16,0\nb1,0,3,16,%s\nb2,1,4,16,32\n' $v >"$T/wrap-$v.csv"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # An interrupted conversion (SIGINT, SIGTERM) leaves no partial output: no
-# OUT, no OUT.tmp-*, an existing OUT untouched; it says so on stderr and
+# OUT, no .OUT.memlens-tmp-*, an existing OUT untouched; it says so on stderr and
 # dies of the signal (status 128 + signal number), as a shell expects.
 . "$(dirname "$0")/lib.sh"
 
@@ -12,7 +12,7 @@ big() {
       printf "{\"kind\":\"alloc\",\"id\":%d,\"size\":%d,\"name\":\"t%d\"}\n", i, 256 + i % 4096, i % 1000
       if (i >= 8) printf "{\"kind\":\"free\",\"id\":%d}\n", i - 8 } }' >"$2"
 }
-tmps() { compgen -G "$1.tmp-*"; }
+tmps() { compgen -G "$(dirname "$1")/.$(basename "$1").memlens-tmp-*"; }   # OUT's temporaries
 
 # 1. While reading: the input is a FIFO we hold open, so memlens is
 #    certainly still reading when the signal comes.
@@ -64,4 +64,29 @@ done
 run convert "$T/big.jsonl" "$T/o.jsonl"
 ok $rc "uninterrupted: exit 0"
 [ "$(wc -l <"$T/o.jsonl")" -eq $((2 * nalloc - 8 + 1)) ] && [ -z "$(tmps "$T/o.jsonl")" ]; ok $? "uninterrupted: complete output ($((2 * nalloc - 8 + 1)) lines), no temporary file"
+# 4. SIGKILL cannot be caught: the writer's temporary stays behind, named
+#    .OUT.memlens-tmp-PID-XXXXXX; the next write to OUT removes it (its PID
+#    is dead), but not a temporary of a live process or another file.
+caught=no
+for try in 1 2 3; do
+  rm -f "$T/k.jsonl"
+  "$MEMLENS" convert "$T/big.jsonl" "$T/k.jsonl" 2>"$T/err" &
+  pid=$!
+  while kill -0 $pid 2>/dev/null && [ -z "$(tmps "$T/k.jsonl")" ]; do sleep 0.005; done
+  kill -s KILL $pid 2>/dev/null
+  wait $pid; rc=$?
+  if [ $rc -eq 137 ]; then caught=yes; break; fi
+  nalloc=$((nalloc * 2)); big $nalloc "$T/big.jsonl"
+done
+ok $([ $caught = yes ]; echo $?) "SIGKILL while writing: killed mid-write (try $try)"
+stale=$(tmps "$T/k.jsonl")
+case "$stale" in *"/.k.jsonl.memlens-tmp-$pid-"??????) true;; *) false;; esac
+ok $? "the temporary left is named .OUT.memlens-tmp-PID-XXXXXX with the dead writer's PID ($(basename "$stale"))"
+sleep 1000 & live=$!
+echo live >"$T/.k.jsonl.memlens-tmp-$live-abcdef"
+echo mine >"$T/.k.jsonl.memlens-tmp-notes"
+run convert "$SRC/samples/tiny.16.csv" "$T/k.jsonl"; ok $rc "the next write to the same output exits 0"
+[ ! -e "$stale" ]; ok $? "and removed the dead writer's temporary"
+[ -e "$T/.k.jsonl.memlens-tmp-$live-abcdef" ] && [ -e "$T/.k.jsonl.memlens-tmp-notes" ]; ok $? "a live process's temporary and another file stay"
+kill $live; wait $live 2>/dev/null
 finish

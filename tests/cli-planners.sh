@@ -25,6 +25,26 @@ contains "$T/err" 'threads "4"'; ok $? "and names the value"
 run plan "$T/three.csv" --strategy exact --capacity 2 -o "$T/x.json"; [ $rc -eq 2 ]; ok $? "exact under a capacity below the bound exits 2"
 contains "$T/err" "no plan fits in capacity 2"; ok $? "and says no plan fits"
 [ ! -e "$T/x.json" ]; ok $? "and writes no plan"
+contains "$T/err" "these 2 buffers, live together in [1, 2), need 3 B together and cannot fit in 2 B"; ok $? "and names the buffers that cannot fit"
+# the subset in compare --json, checked against the CSV: a and b are live
+# at tick 1 and need 3 bytes; either alone fits in 2
+run compare "$T/three.csv" --strategies exact,hybrid --capacity 2 --json >/dev/null
+python3 - "$T/out" "$T/three.csv" <<'PY'; ok $? "compare --json: exact's infeasible_subset is a and b, 3 bytes, minimal"
+import csv, json, sys
+rows = [(int(r["lower"]), int(r["upper"]), int(r["size"])) for r in csv.DictReader(open(sys.argv[2]))]
+exact = [s for s in json.load(open(sys.argv[1]))["results"] if s["strategy"] == "exact"][0]
+sub = exact["infeasible_subset"]
+got = [(b["start"], b["end"], b["size"]) for b in sub["buffers"]]
+sizes = sum(g[2] for g in got)
+ok = all(g in rows for g in got) and len(set(got)) == len(got) == 2 \
+     and sub["capacity"] == 2 and sizes == sub["bytes"] == 3 and sub["minimal"] and sub["together"] \
+     and all(g[0] <= 1 < g[1] for g in got) and all(sizes - g[2] <= 2 for g in got)
+sys.exit(0 if ok else 1)
+PY
+run report "$T/three.csv" --strategies exact,hybrid --capacity 2 -o "$T/r.md"; [ -s "$T/r.md" ]; ok $? "report under an infeasible capacity (exit $rc: plans over it)"
+contains "$T/r.md" "### Why exact finds no plan under 2 B"; ok $? "the report explains why exact finds no plan"
+run diagnose "$T/three.csv" --strategy hybrid --strategies exact --capacity 2
+contains "$T/out" "does not fit: proven, no layout fits the capacity: these 2 buffers"; ok $? "diagnose names the buffers that cannot fit"
 run plan "$T/three.csv" --strategy exact --capacity 3 -o "$T/x.json"; ok $rc "exact fits capacity 3"
 run plan "$T/three.csv" --strategy exact --options mode=sideways -o "$T/x.json"; [ $rc -eq 2 ]; ok $? "a bad exact mode exits 2"
 

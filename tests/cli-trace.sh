@@ -49,7 +49,7 @@ if [ "$MEMLENS_HAVE_CUPTI" = 1 ]; then
   ok $([ $rc -eq 4 ]; echo $?) "with records: the exit code is still the program's (4)"
   f=$(ls "$T"/r-*.jsonl 2>/dev/null | head -1)
   [ -n "$f" ]; ok $? "a trace file named with the process id was written"
-  ! ls "$T"/r-*.jsonl.tmp-* >/dev/null 2>&1; ok $? "no temporary file is left beside it"
+  ! ls "$T"/.r-*.jsonl.memlens-tmp-* >/dev/null 2>&1; ok $? "no temporary file is left beside it"
   contains "$T/err" "9 events (3 allocations, 1 kernels, 2 syncs) from 9 CUPTI records, 2 dropped"; ok $? "the summary counts events, records and drops"
   contains "$f" '"source":"cupti"'; ok $? "the header says cupti"
   contains "$f" '"dropped_records":2'; ok $? "the header carries the dropped records"
@@ -131,4 +131,58 @@ if [ $have_driver = 0 ]; then
     contains "$T/err" "without the CUDA replay backend"; ok $? "and says the build lacks it"
   fi
 fi
+# Signals to the tracer (issue 13, item 10), with a shell as the program: it
+# loads no CUDA, so any file serves as the injection library and this runs
+# in every build. A signal sent to memlens trace goes on to the program,
+# memlens waits for it, removes its manifest ($TMPDIR/memlens-trace-*), and
+# when the program died of the signal, dies of the same signal.
+: >"$T/fake-inject.so"
+mkdir -p "$T/tmpdir"
+TMPDIR="$T/tmpdir" MEMLENS_INJECT="$T/fake-inject.so" python3 - "$MEMLENS" "$T" >"$T/sig.res" <<'PY'
+import os, signal, subprocess, sys, time
+memlens, T = sys.argv[1], sys.argv[2]
+def ok(cond, what):   # one line per check: 0 or 1, then what it checks
+    print('%d %s' % (0 if cond else 1, what), flush=True)
+cases = [
+    (signal.SIGTERM, 'exec sleep 100', -signal.SIGTERM, 'the program dies of the forwarded SIGTERM'),
+    (signal.SIGINT, 'exec sleep 100', -signal.SIGINT, 'the program dies of the forwarded SIGINT (sent with kill, not from a terminal)'),
+    (signal.SIGHUP, 'exec sleep 100', -signal.SIGHUP, 'the program dies of the forwarded SIGHUP'),
+    (signal.SIGTERM, "trap 'echo caught >\"$0.got\"; exit 7' TERM; while :; do sleep 0.05; done", 7,
+     'a program that catches SIGTERM exits 7 in its own time'),
+]
+for sig, body, want, what in cases:
+    pidf = os.path.join(T, 'child.pid')
+    for f in (pidf, pidf + '.got'):
+        if os.path.exists(f):
+            os.unlink(f)
+    p = subprocess.Popen([memlens, 'trace', '--quiet', '-o', os.path.join(T, 'sig-%p.jsonl'), '--', 'sh', '-c',
+                          'echo $$ >"$0"; ' + body, pidf])
+    deadline = time.time() + 20
+    while time.time() < deadline and not (os.path.exists(pidf) and open(pidf).read().strip()):
+        time.sleep(0.02)
+    child = int(open(pidf).read())
+    ok(any(f.startswith('memlens-trace-') for f in os.listdir(os.path.join(T, 'tmpdir'))), '%s: the manifest exists while the program runs' % sig.name)
+    time.sleep(0.2)
+    p.send_signal(sig)
+    try:
+        rc = p.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        p.kill(); rc = p.wait()
+    try:
+        os.kill(child, 0)
+        alive = True
+        os.kill(child, signal.SIGKILL)
+    except ProcessLookupError:
+        alive = False
+    ok(not alive, '%s: the program is not left running (it was, with parent 1)' % sig.name)
+    ok(rc == want, '%s: %s (memlens status %s, want %s)' % (sig.name, what, rc, want))
+    if want == 7:
+        ok(os.path.exists(pidf + '.got'), '%s: the program got the signal' % sig.name)
+    ok(os.listdir(os.path.join(T, 'tmpdir')) == [], '%s: no memlens-trace-* manifest is left in $TMPDIR' % sig.name)
+# a program that dies of a signal by itself: memlens dies of it too (not exit 128+N)
+p = subprocess.run([memlens, 'trace', '--quiet', '-o', os.path.join(T, 'sig-%p.jsonl'), '--', 'sh', '-c', 'kill -USR1 $$'])
+ok(p.returncode == -signal.SIGUSR1, 'a program killed by SIGUSR1: memlens dies of SIGUSR1 (status %s)' % p.returncode)
+PY
+while read -r st what; do ok $st "$what"; done <"$T/sig.res"
+[ -s "$T/sig.res" ]; ok $? "the signal checks ran"
 finish

@@ -460,6 +460,47 @@ brute_subset (const MlBuffers *b, const size_t *idx, size_t n, size_t skip)
   return B.best;
 }
 
+/* exact's fit mode at @cap, asked for its infeasible subset: true when
+ * it proves @cap infeasible and the subset it returns really is one (the
+ * brute force fits none of its layouts under @cap) and irreducible (the
+ * brute force fits it under @cap once any one buffer is left out), and
+ * the message names the same buffers. */
+static bool
+subset_checks (const MlBuffers *b, uint64_t cap, const char *options, size_t *n_out)
+{
+  MlInfeasible s = { 0 };
+  MlKnobs k;
+  ml_knobs_init (&k);
+  k.capacity = cap;
+  k.options = options;
+  k.time_limit = 5;
+  k.infeasible = &s;
+  MlPlan *p = NULL;
+  MlError err = { 0 };
+  int rc = ml_sim_run (b, ml_strategy_find ("exact"), &k, &p, &err);
+  ml_plan_free (p);
+  size_t idx[16], named = rc == ML_EINFEASIBLE ? named_buffers (b, err.msg, idx, 16) : 0;
+  bool good = rc == ML_EINFEASIBLE && s.n > 0 && s.n <= 16 && s.minimal && s.capacity == cap && named == s.n;
+  uint64_t bytes = 0;
+  for (size_t i = 0; good && i < s.n; i++)
+    {
+      good = idx[i] == s.buffers[i] && (i == 0 || s.buffers[i - 1] < s.buffers[i]);
+      bytes += b->buf[s.buffers[i]].rsize;
+    }
+  good = good && bytes == s.bytes;
+  size_t set[16];
+  for (size_t i = 0; good && i < s.n; i++)
+    set[i] = s.buffers[i];
+  good = good && brute_subset (b, set, s.n, s.n) > cap;
+  for (size_t skip = 0; skip < s.n && good; skip++)
+    good = brute_subset (b, set, s.n, skip) <= cap;
+  if (!good)
+    printf ("# capacity %" PRIu64 ": rc %d, subset of %zu (%zu named): %s\n", cap, rc, s.n, named, err.msg);
+  *n_out = s.n;
+  ml_infeasible_clear (&s);
+  return good;
+}
+
 /* Under the lower bound, exact names the buffers that alone cannot fit:
  * the brute force finds no plan of them within the capacity, and one
  * within it once any one of them is left out. */
@@ -498,6 +539,8 @@ test_infeasible_subset (void)
       bool good = k > 0 && brute_subset (in.b, idx, k, k) > cap;
       for (size_t skip = 0; skip < k && good; skip++)
         good = brute_subset (in.b, idx, k, skip) <= cap;
+      size_t n_set;
+      good = good && subset_checks (in.b, cap, "mode=fit", &n_set);
       if (!good)
         {
           printf ("# infeasible round %zu: capacity %" PRIu64 ", rc %d, %zu named: %s\n", r, cap, rc, k, err.msg);

@@ -272,6 +272,31 @@ ml_report_write_html (const MlReport *r, FILE *fp, const MlStyle *style_in, MlEr
   fputs ("</tbody></table>\n<p class=\"why\">Peak: the most bytes the plan reserves at once. Overhead: peak over the "
          "lower bound. Fragmentation: 1 − largest free block / free bytes within the reserved space. The bar's black "
          "line is the lower bound.</p>\n", fp);
+  /* a capacity proven infeasible: the buffers that alone cannot fit */
+  for (size_t i = 0; i < r->n_rows; i++)
+    {
+      const MlInfeasible *inf = &r->rows[i].res.infeasible;
+      if (!inf->n)
+        continue;
+      char why[512], blabel[256];
+      fputs ("<h3>Why ", fp);
+      esc (fp, r->rows[i].name);
+      fprintf (fp, " finds no plan under %s</h3>\n<p class=\"why\">", sz (inf->capacity, s1));
+      esc (fp, ml_infeasible_describe (inf, bufs, false, why, sizeof why));
+      fputs (".</p>\n<table class=\"infeasible\"><thead><tr><th class=\"r\">buffer</th><th>name</th><th>lifetime</th>"
+             "<th class=\"r\">size</th></tr></thead><tbody>\n", fp);
+      for (size_t k = 0; k < inf->n && k < 20; k++)
+        {
+          const MlBuffer *b = &bufs->buf[inf->buffers[k]];
+          fprintf (fp, "<tr><td class=\"r\">%" PRIu64 "</td><td>", b->id);
+          esc (fp, ml_report_buffer_label (bufs, inf->buffers[k], blabel, sizeof blabel));
+          fprintf (fp, "</td><td>[%" PRIu64 ", %" PRIu64 ")</td><td class=\"r\">%s</td></tr>\n", b->start, b->end,
+                   sz (b->rsize, s1));
+        }
+      fputs ("</tbody></table>\n", fp);
+      if (inf->n > 20)
+        fprintf (fp, "<p class=\"why\">... %zu more buffers (all in the JSON report).</p>\n", inf->n - 20);
+    }
 
   /* a knob over values */
   if (r->sweep)

@@ -368,6 +368,7 @@ ml_diagnose (const MlBuffers *bufs, const MlPlan *plan, uint64_t capacity,
           MlDiagAlt *a = &d.alts[d.n_alts++];
           a->name = alternatives[i]->name;
           a->status = r.status;
+          ml_infeasible_move (&a->infeasible, &r.infeasible);
           if (r.status == 0)
             {
               a->peak = r.metrics.peak;
@@ -389,6 +390,8 @@ ml_diagnosis_clear (MlDiagnosis *d)
   free (d->sites);
   free (d->live);
   free (d->rec_sites);
+  for (size_t i = 0; i < d->n_alts; i++)
+    ml_infeasible_clear (&d->alts[i].infeasible);
   free (d->alts);
   memset (d, 0, sizeof *d);
 }
@@ -433,7 +436,16 @@ ml_diagnosis_write_json (const MlDiagnosis *d, const MlBuffers *bufs, FILE *fp, 
       fprintf (fp, "%s{\"strategy\":", i ? "," : "");
       ml_json_put_str (fp, a->name);
       if (a->status < 0)
-        fprintf (fp, ",\"error\":\"%s\"}", ml_error_code_name (a->status));
+        {
+          fprintf (fp, ",\"error\":\"%s\"", ml_error_code_name (a->status));
+          if (a->infeasible.n)
+            {
+              fputs (",\"infeasible_subset\":", fp);
+              if (ml_infeasible_write_json (&a->infeasible, bufs, fp, err) < 0)
+                rc = ML_EIO;
+            }
+          fputc ('}', fp);
+        }
       else
         {
           fprintf (fp, ",\"fits\":%s,\"peak\":%" PRIu64 ",\"headroom\":", a->oom.hit ? "false" : "true", a->peak);

@@ -75,6 +75,7 @@ typedef struct {
   uint64_t    peak;
   MlOom       oom;       /* oom.hit false: it fits */
   double      seconds;
+  MlInfeasible infeasible; /* status ML_EINFEASIBLE: the buffers that alone cannot fit (exact) */
 } MlDiagAlt;
 
 typedef struct {

@@ -473,6 +473,26 @@ ml_report_write_markdown (const MlReport *r, FILE *fp, MlError *err)
                m->overhead * 100.0, m->frag_max * 100.0, m->frag_mean * 100.0, m->frag_at_peak * 100.0,
                res->plan->n_segments, time, r->knobs.capacity ? oom_text (&res->plan->oom, text, sizeof text) : "-", ni);
     }
+  /* a capacity proven infeasible: the buffers that alone cannot fit */
+  for (size_t i = 0; i < r->n_rows; i++)
+    {
+      const MlInfeasible *inf = &r->rows[i].res.infeasible;
+      if (!inf->n)
+        continue;
+      char why[512], label[256];
+      fprintf (fp, "\n### Why %s finds no plan under %s\n\n", r->rows[i].name, sz (inf->capacity, s1));
+      md_cell (fp, ml_infeasible_describe (inf, bufs, false, why, sizeof why));
+      fputs (".\n\n| buffer | name | lifetime | size |\n|---:|---|---|---:|\n", fp);
+      for (size_t k = 0; k < inf->n && k < 20; k++)
+        {
+          const MlBuffer *b = &bufs->buf[inf->buffers[k]];
+          fprintf (fp, "| %" PRIu64 " | ", b->id);
+          md_cell (fp, ml_report_buffer_label (bufs, inf->buffers[k], label, sizeof label));
+          fprintf (fp, " | [%" PRIu64 ", %" PRIu64 ") | %s |\n", b->start, b->end, sz (b->rsize, s2));
+        }
+      if (inf->n > 20)
+        fprintf (fp, "\n... %zu more buffers (all in the JSON report).\n", inf->n - 20);
+    }
 
   if (r->sweep)
     {

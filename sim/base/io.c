@@ -10,6 +10,8 @@
 #include <ctype.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <dirent.h>
+#include <stdint.h>
 
 struct MlOut {
   FILE *fp;
@@ -57,18 +59,117 @@ ml_out_protect (const char *path)
     }
 }
 
+/* The file a write to @path replaces: @path itself, or where its chain
+ * of symbolic links ends (which may not exist yet: the write creates
+ * it, as a shell's > does). Caller frees; NULL with errno on failure. */
+static char *
+resolve_links (const char *path)
+{
+  char *cur = strdup (path);
+  for (int hops = 0; cur; hops++)
+    {
+      struct stat sb;
+      if (lstat (cur, &sb) != 0 || !S_ISLNK (sb.st_mode))
+        return cur;
+      if (hops == 40)
+        {
+          free (cur);
+          errno = ELOOP;
+          return NULL;
+        }
+      char link[PATH_MAX];
+      ssize_t n = readlink (cur, link, sizeof link - 1);
+      if (n < 0)
+        {
+          free (cur);
+          return NULL;
+        }
+      link[n] = 0;
+      const char *slash = strrchr (cur, '/');
+      char *next;
+      if (link[0] == '/' || !slash)
+        next = strdup (link);
+      else
+        {
+          size_t dir = (size_t) (slash - cur) + 1;
+          next = malloc (dir + (size_t) n + 1);
+          if (next)
+            {
+              memcpy (next, cur, dir);
+              memcpy (next + dir, link, (size_t) n + 1);
+            }
+        }
+      free (cur);
+      cur = next;
+    }
+  errno = ENOMEM;
+  return NULL;
+}
+
+static const char *
+file_kind (mode_t m)
+{
+  return S_ISDIR (m) ? "a directory" : S_ISFIFO (m) ? "a FIFO" : S_ISCHR (m) ? "a character device"
+         : S_ISBLK (m) ? "a block device" : S_ISSOCK (m) ? "a socket" : "not a regular file";
+}
+
+/* The temporary of an output: ".BASE.memlens-tmp-PID-XXXXXX" beside it
+ * (BASE cut to 200 bytes so the name fits NAME_MAX). */
+#define TMP_TAG ".memlens-tmp-"
+
+static int
+tmp_prefix (const char *dest, char *dir, size_t dir_len, char *prefix, size_t prefix_len)
+{
+  const char *slash = strrchr (dest, '/');
+  const char *base = slash ? slash + 1 : dest;
+  if (slash)
+    {
+      size_t n = (size_t) (slash - dest);
+      if (n + 2 > dir_len)
+        return -1;
+      memcpy (dir, dest, n ? n : 1);   /* "/x": the root */
+      dir[n ? n : 1] = 0;
+    }
+  else
+    snprintf (dir, dir_len, ".");
+  int k = snprintf (prefix, prefix_len, ".%.200s" TMP_TAG, base);
+  return k > 0 && (size_t) k < prefix_len ? 0 : -1;
+}
+
+/* Removes temporaries of this output left by writers that died (SIGKILL,
+ * a crash, a power cut): ".BASE.memlens-tmp-PID-XXXXXX" whose PID no
+ * longer runs. Names of any other form, and those of a live process,
+ * are left alone. */
+static void
+clean_stale (const char *dir, const char *prefix)
+{
+  DIR *d = opendir (dir);
+  if (!d)
+    return;
+  size_t plen = strlen (prefix);
+  struct dirent *e;
+  while ((e = readdir (d)))
+    {
+      if (strncmp (e->d_name, prefix, plen) != 0)
+        continue;
+      const char *p = e->d_name + plen;
+      char *end;
+      errno = 0;
+      long pid = strtol (p, &end, 10);
+      if (end == p || *end != '-' || strlen (end + 1) != 6 || errno || pid <= 0 || pid == (long) getpid ())
+        continue;
+      if (kill ((pid_t) pid, 0) == 0 || errno != ESRCH)
+        continue;
+      struct stat sb;
+      if (fstatat (dirfd (d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG (sb.st_mode))
+        unlinkat (dirfd (d), e->d_name, 0);
+    }
+  closedir (d);
+}
+
 MlOut *
 ml_out_open (const char *path, MlError *err)
 {
-  struct stat sb;
-  if (strcmp (path, "-") != 0 && stat (path, &sb) == 0)
-    for (int i = 0; i < n_inputs; i++)
-      if (inputs[i].dev == sb.st_dev && inputs[i].ino == sb.st_ino)
-        {
-          ml_error_set (err, ML_EINPUT, "%s: this is an input of the command; refusing to replace it (write the output elsewhere)",
-                        path);
-          return NULL;
-        }
   MlOut *out = calloc (1, sizeof *out);
   if (!out)
     {
@@ -82,14 +183,62 @@ ml_out_open (const char *path, MlError *err)
       out->is_stdout = true;
       return out;
     }
-  out->path = strdup (path);
-  if (!out->path || snprintf (out->tmp, sizeof out->tmp, "%s.tmp-XXXXXX", path) >= (int) sizeof out->tmp)
+  /* a symbolic link is written through: its target is replaced, the
+   * link stays */
+  out->path = resolve_links (path);
+  if (!out->path)
     {
-      free (out->path);
+      ml_error_set (err, errno == ENOMEM ? ML_ENOMEM : ML_EIO, "%s: cannot follow the symbolic link: %s", path, strerror (errno));
       free (out);
-      ml_error_set (err, ML_EIO, "%s: path too long", path);
       return NULL;
     }
+  const char *dest = out->path;
+  struct stat sb;
+  bool exists = stat (dest, &sb) == 0;
+  const char *refuse = NULL;
+  char why[PATH_MAX + 160];
+  if (exists)
+    {
+      for (int i = 0; i < n_inputs && !refuse; i++)
+        if (inputs[i].dev == sb.st_dev && inputs[i].ino == sb.st_ino)
+          refuse = "this is an input of the command; refusing to replace it (write the output elsewhere)";
+      if (!refuse && !S_ISREG (sb.st_mode))
+        {
+          if (strcmp (dest, path) != 0)
+            snprintf (why, sizeof why, "the symbolic link's target %s is %s; memlens writes regular files only "
+                      "(or - for standard output)", dest, file_kind (sb.st_mode));
+          else
+            snprintf (why, sizeof why, "is %s; memlens writes regular files only (or - for standard output)",
+                      file_kind (sb.st_mode));
+          refuse = why;
+        }
+      if (!refuse && sb.st_nlink > 1)
+        {
+          /* renaming a new file into place would leave the other names
+           * with the old contents; writing in place would lose the
+           * all-or-nothing write: neither is what the user meant */
+          snprintf (why, sizeof why, "it has %ju hard links; replacing it would cut it from the other names "
+                    "(remove it first, or write elsewhere)", (uintmax_t) sb.st_nlink);
+          refuse = why;
+        }
+    }
+  else if (errno != ENOENT)
+    {
+      snprintf (why, sizeof why, "cannot write here: %s", strerror (errno));
+      refuse = why;
+    }
+  char dir[PATH_MAX], prefix[256];
+  if (!refuse && (tmp_prefix (dest, dir, sizeof dir, prefix, sizeof prefix) < 0
+                  || snprintf (out->tmp, sizeof out->tmp, "%s/%s%ld-XXXXXX", dir, prefix, (long) getpid ()) >= (int) sizeof out->tmp))
+    refuse = "path too long";
+  if (refuse)
+    {
+      ml_error_set (err, refuse == why && !exists ? ML_EIO : ML_EINPUT, "%s: %s", path, refuse);
+      free (out->path);
+      free (out);
+      return NULL;
+    }
+  clean_stale (dir, prefix);
   sigset_t old;
   block_signals (&old);
   int fd = mkstemp (out->tmp);
@@ -101,11 +250,20 @@ ml_out_open (const char *path, MlError *err)
       free (out);
       return NULL;
     }
-  {
-    mode_t mask = umask (0);
-    umask (mask);
-    fchmod (fd, 0666 & ~mask);
-  }
+  /* the replaced file's mode (and owner, where we may), else what a new
+   * file gets under the umask */
+  if (exists)
+    {
+      /* another's file we may write but not give away becomes ours */
+      (void) !fchown (fd, sb.st_uid, sb.st_gid);
+      fchmod (fd, sb.st_mode & 0777);
+    }
+  else
+    {
+      mode_t mask = umask (0);
+      umask (mask);
+      fchmod (fd, 0666 & ~mask);
+    }
   out->fp = fdopen (fd, "w");
   if (!out->fp)
     {
