@@ -1,4 +1,4 @@
-/* cmd-view.c — `memlens view [FILE]`: runs the GTK4 viewer.
+/* cmd-view.c — `memlens view [FILE [FILE2]]`: runs the GTK4 viewer.
  *
  * The viewer is a separate program, memlens-view (gui/), so that this
  * command never links GTK: it looks for memlens-view beside this binary
@@ -22,10 +22,12 @@
 #endif
 
 static const char usage_text[] =
-  "Usage: memlens view [OPTIONS] [FILE]\n\n"
+  "Usage: memlens view [OPTIONS] [FILE [FILE2]]\n\n"
   "Opens FILE (any format memlens reads: PyTorch snapshot, memlens trace, profiler trace,\n"
   "MiniMalloc CSV, graph) in the GTK4 viewer: buffers by address and time, live /\n"
-  "reserved / fragmentation curves, strategies side by side, peaks, races and OOMs.\n\n"
+  "reserved / fragmentation curves, strategies side by side, peaks, races and OOMs.\n"
+  "With FILE2, the two runs one below the other on one time and byte scale, with\n"
+  "linked zoom (also Open → Compare with… in the window).\n\n"
   "Options:\n"
   "  -s, --strategy NAME  strategy to show first (default: recorded when the trace\n"
   "                       has addresses, else best-fit)\n"
@@ -87,7 +89,7 @@ cmd_view (int argc, char **argv)
           return EXIT_OK;
         }
       if (c == '?' || c == ':')
-        return cli_usage ("view", "Usage: memlens view [OPTIONS] [FILE]");
+        return cli_usage ("view", "Usage: memlens view [OPTIONS] [FILE [FILE2]]");
       if (c == 'R')
         {
           MlRange r;
@@ -98,6 +100,8 @@ cmd_view (int argc, char **argv)
         }
     }
   int first_file = optind;
+  if (argc - first_file > 2)
+    return cli_fail ("view", EXIT_BAD, "%d files: the viewer opens one, or two to compare (memlens view A B)", argc - first_file);
   char **args = calloc ((size_t) argc + 1, sizeof *args);
   if (!args)
     return cli_fail ("view", EXIT_BAD, "out of memory");

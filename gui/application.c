@@ -201,6 +201,21 @@ static void
 ml_application_open (GApplication *app, GFile **files, int n_files, const char *hint)
 {
   MlApplication *self = ML_APPLICATION (app);
+  if (n_files == 2)
+    {
+      /* memlens view A B: one window, B below A on the same axes */
+      MlWindow *win = new_window (self);
+      g_autofree char *a = g_file_get_path (files[0]);
+      g_autofree char *b = g_file_get_path (files[1]);
+      self->cli_files++;
+      g_signal_connect_swapped (win, "job-finished", G_CALLBACK (on_cli_file_done), self);
+      ml_window_set_initial_device (win, self->device);
+      if (b)
+        ml_window_compare_with (win, b);
+      if (a)
+        ml_window_open_path (win, a);
+      return;
+    }
   for (int i = 0; i < n_files; i++)
     {
       MlWindow *win = new_window (self);

@@ -284,6 +284,11 @@ test_step (SelfTest *st)
           st->step = 200;
           return TRUE;
         }
+      if (ml_window_get_document2 (st->win))
+        {
+          st->step = 300;   /* two files: the compare script */
+          return TRUE;
+        }
       if (ml_document_trace (doc)->n_devices > 1)
         {
           st->step = 100;   /* a file with several devices: the device script */
@@ -975,6 +980,79 @@ test_step (SelfTest *st)
     case 104:
       finish (st);
       return FALSE;
+    case 300:   /* two files, one below the other, on one time and byte scale */
+      {
+        MlDocument *d2 = ml_window_get_document2 (st->win);
+        check (st, ml_timeline_view_get_document (tv (st, 1)) == d2 && gtk_widget_get_mapped (GTK_WIDGET (tv (st, 1))),
+               "the second file is drawn in the lower timeline");
+        check (st, d2->runs[0] && g_str_equal (d2->runs[0]->strategy, doc->runs[0]->strategy),
+               "with the same strategy (%s)", doc->runs[0]->strategy);
+        const MlView *a = ml_timeline_view_get_view (tv (st, 0)), *b = ml_timeline_view_get_view (tv (st, 1));
+        double ea = (double) MAX (doc->runs[0]->scene->addr_extent, 1), eb = (double) MAX (d2->runs[0]->scene->addr_extent, 1);
+        check (st, a->a_max == b->a_max && a->a_max == MAX (ea, eb), "one byte scale: both axes reach %.0f B (the larger of %.0f and %.0f)",
+               a->a_max, ea, eb);
+        double ua0, ua1, ub0, ub1;
+        ml_timeline_view_get_axis_span (tv (st, 0), &ua0, &ua1);
+        ml_timeline_view_get_axis_span (tv (st, 1), &ub0, &ub1);
+        double end_a = ml_view_axis_value (a, (double) doc->runs[0]->scene->end_tick);
+        double end_b = ml_view_axis_value (b, (double) d2->runs[0]->scene->end_tick);
+        check (st, fabs (ua0 - ub0) < 1e-6 * (ua1 - ua0) + 1e-9 && fabs (ua1 - ub1) < 1e-6 * (ua1 - ua0) + 1e-9
+                   && fabs (ua1 - MAX (end_a, end_b)) < 1e-6 * ua1 + 1e-9,
+               "one time scale: both show [%g, %g) %s, the longer run's end", ua0, ua1, a->warp ? "ns" : "ticks");
+        if (!input_begin (st))
+          {
+            st->step = 304;
+            return TRUE;
+          }
+        break;   /* input_begin pressed + */
+      }
+    case 301:
+      {
+        double ua0, ua1, ub0, ub1;
+        ml_timeline_view_get_axis_span (tv (st, 0), &ua0, &ua1);
+        ml_timeline_view_get_axis_span (tv (st, 1), &ub0, &ub1);
+        double before = axis (st, st->it1) - axis (st, st->it0);
+        check (st, fabs ((ua1 - ua0) - before / 2) < 1e-6 * before && fabs (ua0 - ub0) < 1e-6 * before && fabs (ua1 - ub1) < 1e-6 * before,
+               "input: the + key zooms both files alike ([%g, %g) and [%g, %g))", ua0, ua1, ub0, ub1);
+        xdo (st, "key 0");
+        break;
+      }
+    case 302:
+      {
+        /* a click on the second file's largest buffer */
+        MlDocument *d2 = ml_window_get_document2 (st->win);
+        long want = largest_buffer (d2);
+        double x = 0, y = 0;
+        st->picked = ml_timeline_view_buffer_point (tv (st, 1), (guint32) want, &x, &y) ? want : -1;
+        graphene_point_t pt;
+        if (st->picked >= 0 && gtk_widget_compute_point (GTK_WIDGET (tv (st, 1)), GTK_WIDGET (st->win), &GRAPHENE_POINT_INIT (x, y), &pt))
+          {
+            double sx = 0, sy = 0;
+            gtk_native_get_surface_transform (GTK_NATIVE (st->win), &sx, &sy);
+            xdo (st, "mousemove --window %s %.0f %.0f click 1", st->xid, pt.x + sx, pt.y + sy);
+          }
+        break;
+      }
+    case 303:
+      check (st, st->picked >= 0 && ml_timeline_view_get_selected (tv (st, 1)) == st->picked,
+             "input: a click selects the second file's buffer %ld", st->picked);
+      check (st, ml_timeline_view_get_selected (tv (st, 0)) == -1,
+             "and not the first file's buffer of that index (their buffers differ)");
+      st->shot = "window-two-files.png";
+      break;
+    case 304:
+      {
+        g_autofree char *png = out_path (st, "two-files.png");
+        activate (st, "export", g_variant_new ("(ss)", "png", png));
+        int w, h;
+        guint colours = png_colours (png, &w, &h);
+        check (st, h > 400 && colours > 8, "the export holds both timelines (%d x %d, %u colours)", w, h, colours);
+        activate (st, "stop-comparing", NULL);
+        check (st, !ml_window_get_document2 (st->win) && !gtk_widget_get_visible (gtk_widget_get_parent (GTK_WIDGET (tv (st, 1)))),
+               "Stop comparing drops the second file");
+        finish (st);
+        return FALSE;
+      }
     case 200:   /* after the error's screenshot */
       finish (st);
       return FALSE;

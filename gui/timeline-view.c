@@ -787,7 +787,10 @@ ml_timeline_view_set_document (MlTimelineView *self, MlDocument *doc, int which)
       self->view_ready = TRUE;
     }
   else
-    self->view_ready = FALSE;
+    {
+      self->view_ready = FALSE;
+      self->view.warp = NULL;   /* it pointed into the scene that went */
+    }
   view_changed (self);
 }
 
@@ -906,6 +909,41 @@ ml_timeline_view_set_addr_extent (MlTimelineView *self, double extent)
   self->view.a_max = MAX (extent, own);
   ml_view_set_addr (&self->view, 0, self->view.a_max);
   invalidate (self);
+}
+
+double
+ml_timeline_view_get_axis_extent (MlTimelineView *self)
+{
+  if (!self->scene)
+    return 0;
+  return ml_view_axis_value (&self->view, (double) MAX (self->scene->end_tick, 1));
+}
+
+void
+ml_timeline_view_set_axis_extent (MlTimelineView *self, double u_max)
+{
+  if (!self->scene)
+    return;
+  double own = (double) MAX (self->scene->end_tick, 1);
+  self->view.t_max = MAX (own, ml_view_axis_tick (&self->view, u_max));
+  ml_view_clamp (&self->view);
+  invalidate (self);
+  view_changed (self);
+}
+
+void
+ml_timeline_view_get_axis_span (MlTimelineView *self, double *u0, double *u1)
+{
+  *u0 = ml_view_axis_value (&self->view, self->view.t0);
+  *u1 = ml_view_axis_value (&self->view, self->view.t1);
+}
+
+void
+ml_timeline_view_set_axis_span (MlTimelineView *self, double u0, double u1)
+{
+  if (!self->scene)
+    return;
+  ml_timeline_view_set_time_span (self, ml_view_axis_tick (&self->view, u0), ml_view_axis_tick (&self->view, u1));
 }
 
 void

@@ -69,6 +69,16 @@ double ml_timeline_view_get_extent (MlTimelineView *self);
  * and shows all of it. 0 = the scene's own extent. */
 void ml_timeline_view_set_addr_extent (MlTimelineView *self, double extent);
 
+/* Two traces on one time scale. The axis' unit is ticks, or ns since the
+ * first event on a real-time axis (ml_view_axis_value), so it is shared
+ * by two traces where ticks are not: get/set the visible span in it, the
+ * end of this trace in it, and let the axis reach @u_max (past this
+ * trace's own end). */
+void   ml_timeline_view_get_axis_span   (MlTimelineView *self, double *u0, double *u1);
+void   ml_timeline_view_set_axis_span   (MlTimelineView *self, double u0, double u1);
+double ml_timeline_view_get_axis_extent (MlTimelineView *self);
+void   ml_timeline_view_set_axis_extent (MlTimelineView *self, double u_max);
+
 /* The buffer under widget point (@x, @y), or -1 (the renderer's hit test). */
 long ml_timeline_view_pick (MlTimelineView *self, double x, double y);
 /* Widget coordinates of the middle of @buffer's rectangle; FALSE when it

@@ -27,6 +27,9 @@ struct _MlWindow {
   GtkApplicationWindow parent;
 
   MlDocument   *doc;
+  MlDocument   *doc2;                  /* a second file on the same axes (view A B), or NULL */
+  char         *compare_path;          /* that file, to load once the first has */
+  gboolean      rerun_second;          /* a re-run of doc goes on to doc2 */
   MlViewKnobs   knobs;
   char         *pending_strategy[2];   /* for the next load */
   gboolean      applying;              /* guards drop-down / action loops */
@@ -69,6 +72,7 @@ enum { JOB_FINISHED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 static void apply_document (MlWindow *self, MlDocument *doc);
+static gboolean start_pending_compare (gpointer user);
 static void show_page (MlWindow *self, gpointer page);
 
 /* ---- messages and jobs -------------------------------------------------- */
@@ -121,9 +125,12 @@ loaded (gpointer owner, GAsyncResult *res, MlJob *job, gboolean current)
   if (doc)
     {
       ml_window_show_message (self, NULL);
+      g_clear_pointer (&self->doc2, ml_document_unref);   /* a new first file compares with nothing yet */
       apply_document (self, doc);
       ml_application_note_recent (app, doc->box->path);
       ml_application_note_opened (app, TRUE);
+      if (self->compare_path)
+        g_idle_add (start_pending_compare, g_object_ref (self));   /* after this job has ended */
     }
   else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     {
@@ -140,6 +147,123 @@ loaded (gpointer owner, GAsyncResult *res, MlJob *job, gboolean current)
   if (!self->doc)
     gtk_label_set_markup (GTK_LABEL (self->empty_title), "<span size='x-large' weight='bold'>Open a memory trace</span>");
   return doc != NULL;
+}
+
+/* ---- a second file on the same axes ---- */
+
+static gboolean
+compare_loaded (gpointer owner, GAsyncResult *res, MlJob *job, gboolean current)
+{
+  MlWindow *self = owner;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (MlDocument) doc = ml_document_load_finish (res, &error);
+  if (!current)
+    return doc != NULL;
+  if (doc && self->doc)
+    {
+      g_clear_pointer (&self->doc2, ml_document_unref);
+      self->doc2 = ml_document_ref (doc);
+      apply_document (self, self->doc);
+      ml_application_note_recent (ML_APPLICATION (gtk_window_get_application (GTK_WINDOW (self))), doc->box->path);
+    }
+  else if (error && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      const char *path = ml_job_get_data (job);
+      g_autofree char *msg = g_strdup_printf ("Could not open %s to compare: %s", path, error->message);
+      ml_window_show_message (self, msg);
+      g_printerr ("memlens view: %s\n", msg);
+    }
+  return doc != NULL;
+}
+
+void
+ml_window_compare_with (MlWindow *self, const char *path)
+{
+  if (!self->doc)
+    {
+      /* after the first file has loaded */
+      g_free (self->compare_path);
+      self->compare_path = g_strdup (path);
+      return;
+    }
+  g_autofree char *base = g_path_get_basename (path);
+  g_autofree char *what = g_strdup_printf ("Opening %s to compare", base);
+  MlJob *job = ml_job_bar_begin (self->job_bar, what, compare_loaded, self);
+  ml_job_set_data (job, g_strdup (path), g_free);
+  MlViewKnobs k = self->knobs;
+  k.align = 0;
+  k.capacity = 0;
+  k.device = -1;
+  /* the strategy the first file shows: recorded against recorded, or both
+   * replayed through the same strategy */
+  ml_document_load_async (path, &k, self->doc->runs[0]->strategy, NULL, ml_job_cancellable (job),
+                          ml_job_bar_progress, self->job_bar, ml_job_ready, job);
+}
+
+void
+ml_window_stop_comparing (MlWindow *self)
+{
+  if (!self->doc2)
+    return;
+  g_clear_pointer (&self->doc2, ml_document_unref);
+  MlDocument *doc = self->doc ? ml_document_ref (self->doc) : NULL;
+  g_clear_pointer (&self->doc, ml_document_unref);   /* a new trace for the widgets: titles, scales */
+  apply_document (self, doc);
+  if (doc)
+    ml_document_unref (doc);
+}
+
+MlDocument *
+ml_window_get_document2 (MlWindow *self)
+{
+  return self->doc2;
+}
+
+static gboolean
+start_pending_compare (gpointer user)
+{
+  MlWindow *self = user;
+  g_autofree char *path = g_steal_pointer (&self->compare_path);
+  if (path && self->doc)
+    ml_window_compare_with (self, path);
+  g_object_unref (self);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+on_compare_file_chosen (GtkNativeDialog *dlg, int response, MlWindow *self)
+{
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr (GFile) f = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dlg));
+      g_autofree char *path = f ? g_file_get_path (f) : NULL;
+      if (path)
+        ml_window_compare_with (self, path);
+    }
+  g_object_unref (dlg);
+}
+
+static GtkFileFilter *trace_filter (void);
+
+static void
+compare_file_action (GSimpleAction *a, GVariant *p, gpointer u)
+{
+  MlWindow *self = u;
+  if (!self->doc)
+    return;
+  GtkFileChooserNative *dlg = gtk_file_chooser_native_new ("Compare with", GTK_WINDOW (self),
+                                                           GTK_FILE_CHOOSER_ACTION_OPEN, "_Compare", "_Cancel");
+  GtkFileFilter *f = trace_filter ();
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dlg), f);
+  g_object_unref (f);
+  g_signal_connect (dlg, "response", G_CALLBACK (on_compare_file_chosen), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dlg));
+}
+
+static void
+stop_comparing_action (GSimpleAction *a, GVariant *p, gpointer u)
+{
+  ml_window_stop_comparing (u);
 }
 
 /* Loads @path reading @device (-1: the reader's choice). */
@@ -194,8 +318,13 @@ ml_window_show_device (MlWindow *self, guint device)
     return FALSE;
   if (device == t->device)
     return TRUE;
-  /* the same strategies on the other device's trace */
+  /* the same strategies on the other device's trace, and the same second file */
   ml_window_set_initial_strategies (self, doc->runs[0]->strategy, doc->runs[1] ? doc->runs[1]->strategy : NULL);
+  if (self->doc2)
+    {
+      g_free (self->compare_path);
+      self->compare_path = g_strdup (self->doc2->box->path);
+    }
   open_path (self, doc->box->path, (int) device);
   return TRUE;
 }
@@ -319,6 +448,46 @@ dropdown_name (GtkWidget *dd)
   return o ? gtk_string_object_get_string (o) : NULL;
 }
 
+/* The second file's re-run, with the first's new strategy. */
+static gboolean
+rerun2_done (gpointer owner, GAsyncResult *res, MlJob *job, gboolean current)
+{
+  MlWindow *self = owner;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (MlDocument) doc = ml_document_rerun_finish (res, &error);
+  if (!current)
+    return doc != NULL;
+  if (doc && self->doc2)
+    {
+      g_clear_pointer (&self->doc2, ml_document_unref);
+      self->doc2 = ml_document_ref (doc);
+      apply_document (self, self->doc);
+    }
+  else if (error && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      g_autofree char *msg = g_strdup_printf ("Could not re-run the second file: %s", error->message);
+      ml_window_show_message (self, msg);
+    }
+  return doc != NULL;
+}
+
+static gboolean
+start_rerun_second (gpointer user)
+{
+  MlWindow *self = user;
+  if (self->rerun_second && self->doc && self->doc2)
+    {
+      const char *s1 = self->doc->runs[0]->strategy;
+      g_autofree char *what = g_strdup_printf ("Running %s on the second file", s1);
+      MlJob *job = ml_job_bar_begin (self->job_bar, what, rerun2_done, self);
+      ml_document_rerun_async (self->doc2, &self->doc2->knobs, s1, NULL, ml_job_cancellable (job), ml_job_bar_progress,
+                               self->job_bar, ml_job_ready, job);
+    }
+  self->rerun_second = FALSE;
+  g_object_unref (self);
+  return G_SOURCE_REMOVE;
+}
+
 static gboolean
 rerun_done (gpointer owner, GAsyncResult *res, MlJob *job, gboolean current)
 {
@@ -331,8 +500,11 @@ rerun_done (gpointer owner, GAsyncResult *res, MlJob *job, gboolean current)
     {
       ml_window_show_message (self, NULL);
       apply_document (self, doc);
+      if (self->rerun_second)
+        g_idle_add (start_rerun_second, g_object_ref (self));   /* after this job has ended */
       return TRUE;
     }
+  self->rerun_second = FALSE;
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     ml_window_show_message (self, "Cancelled: the view still shows the previous run.");
   else
@@ -354,6 +526,7 @@ start_rerun (MlWindow *self)
   const char *s2 = cmp ? dropdown_name (self->strategy2_dd) : NULL;
   g_autofree char *what = s2 ? g_strdup_printf ("Running %s and %s", s1, s2) : g_strdup_printf ("Running %s", s1);
   MlJob *job = ml_job_bar_begin (self->job_bar, what, rerun_done, self);
+  self->rerun_second = self->doc2 != NULL;
   ml_document_rerun_async (self->doc, &self->knobs, s1, s2, ml_job_cancellable (job), ml_job_bar_progress,
                            self->job_bar, ml_job_ready, job);
 }
@@ -674,6 +847,14 @@ static void
 on_buffer_selected (MlTimelineView *tv, long buffer, MlWindow *self)
 {
   /* mirror the selection in the other view */
+  if (self->doc2)
+    {
+      /* two files: their buffers are not the same; the side panel is the
+       * first file's */
+      if (GTK_WIDGET (tv) == self->timeline[0])
+        show_buffer_details (self, buffer);
+      return;
+    }
   for (int i = 0; i < 2; i++)
     if (self->timeline[i] != GTK_WIDGET (tv) && gtk_widget_get_visible (self->timeline_box[i])
         && ml_timeline_view_get_selected (tl (self, i)) != buffer)
@@ -689,15 +870,21 @@ on_view_changed (MlTimelineView *tv, MlWindow *self)
   double t0, t1;
   if (!ml_timeline_view_get_scene (tv))
     return;
-  ml_timeline_view_get_time_span (tv, &t0, &t1);
+  if (!self->linking)
+    {
+      /* the other view shows the same span, in the axis' unit: the same
+       * ticks for two strategies of one trace, the same times (or tick
+       * numbers) for two files */
+      self->linking = TRUE;
+      double u0, u1;
+      ml_timeline_view_get_axis_span (tv, &u0, &u1);
+      for (int i = 0; i < 2; i++)
+        if (self->timeline[i] != GTK_WIDGET (tv))
+          ml_timeline_view_set_axis_span (tl (self, i), u0, u1);
+      self->linking = FALSE;
+    }
+  ml_timeline_view_get_time_span (tl (self, 0), &t0, &t1);   /* the overview is the first file's */
   ml_overview_set_window (ML_OVERVIEW (self->overview), t0, t1);
-  if (self->linking)
-    return;
-  self->linking = TRUE;
-  for (int i = 0; i < 2; i++)
-    if (self->timeline[i] != GTK_WIDGET (tv))
-      ml_timeline_view_set_time_span (tl (self, i), t0, t1);
-  self->linking = FALSE;
 }
 
 static void
@@ -711,7 +898,8 @@ on_overview_window (MlOverview *ov, double t0, double t1, MlWindow *self)
 static void
 update_summary (MlWindow *self, int i)
 {
-  const MlRun *run = self->doc ? self->doc->runs[i] : NULL;
+  MlDocument *d = i == 1 && self->doc2 ? self->doc2 : self->doc;
+  const MlRun *run = d ? d->runs[self->doc2 ? 0 : i] : NULL;
   if (!run)
     {
       gtk_label_set_text (GTK_LABEL (self->summary[i]), "");
@@ -726,6 +914,13 @@ update_summary (MlWindow *self, int i)
   const MlMetrics *m = &run->metrics;
   char a[32], b[32], c[32];
   GString *s = g_string_new (NULL);
+  if (self->doc2)
+    {
+      /* two files: say which file each timeline is */
+      g_autofree char *base = g_path_get_basename (d->box->path);
+      g_autofree char *esc = g_markup_escape_text (base, -1);
+      g_string_append_printf (s, "<b>%s</b> · ", esc);
+    }
   g_autofree char *name = g_markup_escape_text (run->strategy, -1);
   g_string_append_printf (s, "<b>%s</b>   peak <b>%s</b>   lower bound %s   overhead %.1f%%   "
                           "fragmentation max %.2f, at peak %.2f   waste %s",
@@ -777,7 +972,7 @@ apply_document (MlWindow *self, MlDocument *doc)
       self->doc = doc;
     }
   gtk_widget_set_sensitive (self->strategy_dd, doc != NULL);
-  gtk_widget_set_sensitive (self->compare_btn, doc != NULL);
+  gtk_widget_set_sensitive (self->compare_btn, doc != NULL && !self->doc2);
   if (!doc)
     {
       gtk_stack_set_visible_child_name (GTK_STACK (self->content_stack), "empty");
@@ -848,19 +1043,48 @@ apply_document (MlWindow *self, MlDocument *doc)
   /* the second view fits when it first shows: that must not move the
    * first (linked zoom), which keeps its span; the second takes it below */
   self->linking = TRUE;
+  gboolean two = self->doc2 != NULL;
   for (int i = 0; i < 2; i++)
     {
-      gboolean shown = doc->runs[i] != NULL;
+      /* two files: the second timeline is the second file's first run */
+      MlDocument *d = i == 1 && two ? self->doc2 : doc;
+      int which = two ? 0 : i;
+      gboolean shown = d->runs[which] != NULL;
       gtk_widget_set_visible (self->timeline_box[i], shown);
-      ml_timeline_view_set_document (tl (self, i), shown ? doc : NULL, i);
+      ml_timeline_view_set_document (tl (self, i), shown ? d : NULL, which);
       update_summary (self, i);
     }
   self->linking = FALSE;
   ml_overview_set_document (ML_OVERVIEW (self->overview), doc);
   ml_overview_set_warp (ML_OVERVIEW (self->overview), ml_timeline_view_get_view (tl (self, 0))->warp);
-  /* compare mode: one legend (under the lower view), one address scale */
-  ml_timeline_view_get_style (tl (self, 0))->show_legend = !cmp;
+  /* compare mode: one legend (under the lower view), one address scale;
+   * two files have a legend each (their call sites differ) */
+  ml_timeline_view_get_style (tl (self, 0))->show_legend = !cmp || two;
   ml_timeline_view_style_changed (tl (self, 0));
+  gtk_widget_set_sensitive (self->compare_btn, !two);
+  if (two && doc->runs[0]->scene && self->doc2->runs[0]->scene)
+    {
+      /* one byte scale and one time scale, whatever their sizes: the
+       * question is which run is taller and longer */
+      double e0 = ml_timeline_view_get_extent (tl (self, 0)), e1 = ml_timeline_view_get_extent (tl (self, 1));
+      ml_timeline_view_set_addr_extent (tl (self, 0), MAX (e0, e1));
+      ml_timeline_view_set_addr_extent (tl (self, 1), MAX (e0, e1));
+      double u0 = ml_timeline_view_get_axis_extent (tl (self, 0)), u1 = ml_timeline_view_get_axis_extent (tl (self, 1));
+      double t0, t1;
+      ml_timeline_view_get_time_span (tl (self, 0), &t0, &t1);
+      gboolean was_fit = t0 <= 0 && t1 >= (double) MAX (doc->bufs->end_tick, 1);
+      self->linking = TRUE;
+      ml_timeline_view_set_axis_extent (tl (self, 0), MAX (u0, u1));
+      ml_timeline_view_set_axis_extent (tl (self, 1), MAX (u0, u1));
+      if (was_fit)
+        ml_timeline_view_zoom_fit (tl (self, 0));
+      self->linking = FALSE;
+      g_autofree char *a = g_path_get_basename (doc->box->path);
+      g_autofree char *b = g_path_get_basename (self->doc2->box->path);
+      g_autofree char *title = g_strdup_printf ("%s vs %s", a, b);
+      gtk_label_set_text (GTK_LABEL (self->title), title);
+      gtk_window_set_title (GTK_WINDOW (self), title);
+    }
   if (cmp && doc->runs[0]->scene && doc->runs[1]->scene)
     {
       /* one scale while the two are within 4x of each other; beyond that
@@ -870,11 +1094,11 @@ apply_document (MlWindow *self, MlDocument *doc)
       ml_timeline_view_set_addr_extent (tl (self, 0), ext);
       ml_timeline_view_set_addr_extent (tl (self, 1), ext);
     }
-  if (cmp)
+  if (cmp || two)
     {
-      double t0, t1;
-      ml_timeline_view_get_time_span (tl (self, 0), &t0, &t1);
-      ml_timeline_view_set_time_span (tl (self, 1), t0, t1);
+      double u0, u1;
+      ml_timeline_view_get_axis_span (tl (self, 0), &u0, &u1);
+      ml_timeline_view_set_axis_span (tl (self, 1), u0, u1);
     }
   on_view_changed (tl (self, 0), self);
   /* the pages */
@@ -944,7 +1168,7 @@ ml_window_export (MlWindow *self, const char *format, const char *path, GError *
       return FALSE;
     }
   MlTimelineView *views[2] = { tl (self, 0), tl (self, 1) };
-  return ml_export_views (views, self->doc->runs[1] ? 2 : 1, format, path, error);
+  return ml_export_views (views, self->doc->runs[1] || self->doc2 ? 2 : 1, format, path, error);
 }
 
 static void
@@ -1157,6 +1381,8 @@ static const GActionEntry win_actions[] = {
   { "strategy2", strategy_action, "s", "'first-fit'", NULL },
   { "compare", compare_action, "b", "false", NULL },
   { "device", device_action, "i", "0", NULL },
+  { "compare-file", compare_file_action, NULL, NULL, NULL },
+  { "stop-comparing", stop_comparing_action, NULL, NULL, NULL },
   { "color-by", color_by_action, "s", "'site'", NULL },
   { "time-axis", time_axis_action, "s", "'auto'", NULL },
   { "toggle-time-axis", toggle_time_axis_action, NULL, NULL, NULL },
@@ -1229,6 +1455,7 @@ ml_window_dispose (GObject *obj)
   MlWindow *self = ML_WINDOW (obj);
   ml_job_bar_cancel (self->job_bar);
   g_clear_pointer (&self->doc, ml_document_unref);
+  g_clear_pointer (&self->doc2, ml_document_unref);
   gtk_widget_dispose_template (GTK_WIDGET (self), ML_TYPE_WINDOW);
   G_OBJECT_CLASS (ml_window_parent_class)->dispose (obj);
 }
@@ -1240,6 +1467,7 @@ ml_window_finalize (GObject *obj)
   g_free (self->pending_strategy[0]);
   g_free (self->pending_strategy[1]);
   g_free (self->loading_path);
+  g_free (self->compare_path);
   G_OBJECT_CLASS (ml_window_parent_class)->finalize (obj);
 }
 
@@ -1341,5 +1569,6 @@ ml_window_get_timeline (MlWindow *self, int i)
 gboolean
 ml_window_is_busy (MlWindow *self)
 {
-  return ml_job_bar_is_busy (self->job_bar);
+  /* a second file or its re-run waiting to start counts */
+  return ml_job_bar_is_busy (self->job_bar) || (self->compare_path && self->doc) || self->rerun_second;
 }

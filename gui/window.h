@@ -16,6 +16,7 @@
  *   win.select-buffer(i) select a buffer by index (-1 none),
  *   win.strategy(s), win.strategy2(s), win.compare(b) (stateful),
  *   win.device(i) reload the file reading device i (stateful),
+ *   win.compare-file (File → Compare with…), win.stop-comparing,
  *   win.color-by(s), win.time-axis(s) ("auto", "ticks", "time"),
  *   win.toggle-time-axis (the T key), win.plot(s) ("address", "active",
  *   "segments") (stateful),
@@ -58,6 +59,14 @@ char *ml_window_dup_device_text (MlWindow *self);
 /* Strategies to use for the next load (NULL = default / no compare). */
 void ml_window_set_initial_strategies (MlWindow *self, const char *strategy, const char *compare);
 
+/* Loads @path as a second file, drawn below the first on one time and
+ * byte scale (linked zoom; the same strategy; a changed strategy re-runs
+ * both). Called before the first file has loaded, it waits for it. */
+void ml_window_compare_with (MlWindow *self, const char *path);
+/* Drops the second file. */
+void ml_window_stop_comparing (MlWindow *self);
+/* The second file's document (borrowed), or NULL. */
+MlDocument *ml_window_get_document2 (MlWindow *self);
 /* The document shown (borrowed; NULL before a file is loaded). */
 MlDocument *ml_window_get_document (MlWindow *self);
 /* Timeline @i (0, or 1 in compare mode). */

@@ -141,6 +141,43 @@ read -r d nb ne <"$T/out/device2.txt"
 want=$("$MEMLENS" stats --device 1 --json "$DEV3" 2>/dev/null | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["device"], j["buffers"], j["events"])')
 [ "$d $nb $ne" = "$want" ]; ok $? "device 1 in the window has the buffers and events stats --device 1 reads ($d $nb $ne)"
 
+# two files on one time and byte scale: the sample and a copy whose
+# largest gradient is twice as large
+python3 - "$SRC/samples/train-step.jsonl" "$T/train-step-b.jsonl" <<'PY'
+import json, sys
+out, done = [], False
+for line in open(sys.argv[1]):
+    j = json.loads(line)
+    if not done and j.get('kind') == 'alloc' and j.get('name') == 'grad.logits':
+        j['size'] *= 2
+        done = True
+    out.append(json.dumps(j))
+open(sys.argv[2], 'w').write('\n'.join(out) + '\n')
+PY
+xrun "$VIEW" --self-test="$T/out" "$SRC/samples/train-step.jsonl" "$T/train-step-b.jsonl" >"$T/tap9" 2>"$T/log9"; rc=$?
+[ $rc -eq 0 ] && ! grep -q "^not ok" "$T/tap9" && grep -q "^ok .* the second file is drawn in the lower timeline" "$T/tap9"
+ok $? "view A B: the two-file script passes (exit $rc)"
+sed 's/^/#   /' "$T/tap9"
+# the shared byte scale is the larger recorded footprint, from the files
+want=$(python3 - "$SRC/samples/train-step.jsonl" "$T/train-step-b.jsonl" <<'PY'
+import json, sys
+best = 0
+for p in sys.argv[1:]:
+    lo, hi = None, 0
+    for line in open(p):
+        j = json.loads(line)
+        if j.get('kind') == 'alloc' and 'addr' in j:
+            a = int(j['addr'], 16) if isinstance(j['addr'], str) else j['addr']
+            lo = a if lo is None else min(lo, a)
+            hi = max(hi, a + j['size'])
+    best = max(best, hi - lo)
+print(best)
+PY
+)
+grep -q "one byte scale: both axes reach $want B" "$T/tap9"; ok $? "the shared byte scale is the larger address span of the two files ($want B)"
+"$MEMLENS" view a b c >/dev/null 2>"$T/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "3 files" "$T/err"; ok $? "view with three files is refused (exit $rc)"
+
 # a name with underscores keeps them in the Recent menu
 cp "$SRC/samples/viewer-demo.jsonl" "$T/viewer_demo_copy.jsonl"
 xrun "$VIEW" --self-test="$T/out" "$T/viewer_demo_copy.jsonl" >"$T/tap4" 2>"$T/log4"; rc=$?
