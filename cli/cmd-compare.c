@@ -296,7 +296,8 @@ cmd_compare (int argc, char **argv)
           const MlResult *r = &res[i];
           if (r->status < 0)
             {
-              printf ("%-16s error: %s\n", r->strategy->name, r->error);
+              /* a strategy stopped at --time-limit is no error of the input */
+              printf ("%-16s %s%s\n", r->strategy->name, r->status == ML_ETIMEOUT ? "" : "error: ", r->error);
               continue;
             }
           const MlMetrics *m = &r->metrics;

@@ -291,6 +291,12 @@ run_online (const MlBuffers *bufs, const MlStrategy *s, const MlKnobs *knobs, Ml
           rc = ml_error_set (err, ML_ENOMEM, "out of memory");
           break;
         }
+      if ((steps & 0xffff) == 0xffff && knobs->time_limit > 0 && ml_now () - t0 >= knobs->time_limit)
+        {
+          rc = ml_error_set (err, ML_ETIMEOUT, "stopped at the time limit (%.3g s) after %zu of %zu allocations and frees; no plan",
+                             knobs->time_limit, steps, 2 * bufs->n);
+          break;
+        }
       if ((++steps & 0xfffff) == 0 && knobs->progress)
         {
           if (knobs->progress->cancelled && *knobs->progress->cancelled)
@@ -522,6 +528,8 @@ ml_result_write_json_members (const MlResult *r, const char *name, const MlBuffe
   ml_json_put_str (fp, name);
   if (r->status < 0 || !r->plan)
     {
+      if (r->status == ML_ETIMEOUT)
+        fputs (",\"stopped\":\"time limit\"", fp);
       fputs (",\"error\":", fp);
       ml_json_put_str (fp, r->error);
       if (r->infeasible.n)

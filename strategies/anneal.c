@@ -53,7 +53,7 @@ anneal_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError 
   double limit = _ml_time_limit (knobs, 5.0), t0 = ml_now ();
   uint64_t peak;
   MlOrder seed_order;
-  if ((rc = _ml_greedy_best (bufs, plan->offset, &seed_order, &peak, err)) < 0)
+  if ((rc = _ml_greedy_best (bufs, plan->offset, &seed_order, &peak, knobs, _ml_user_deadline (knobs), NULL, err)) < 0)
     return rc;
   uint64_t greedy_peak = peak, lb = bufs->lower_bound;
   if (n == 0 || peak <= lb)

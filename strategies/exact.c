@@ -884,7 +884,7 @@ exact_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *
 
   /* the best greedy plan is the starting point */
   uint64_t greedy_peak;
-  if ((rc = _ml_greedy_best (bufs, plan->offset, NULL, &greedy_peak, err)) < 0)
+  if ((rc = _ml_greedy_best (bufs, plan->offset, NULL, &greedy_peak, knobs, _ml_user_deadline (knobs), NULL, err)) < 0)
     return rc;
   Exact x;
   if ((rc = exact_init (&x, bufs, err)) < 0)

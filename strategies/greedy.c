@@ -200,19 +200,26 @@ out:
 
 static int
 run_order (const MlBuffers *bufs, MlPlacer *p, MlOrder kind, uint32_t *order,
-           uint64_t *offsets, uint64_t *peak, MlError *err)
+           uint64_t *offsets, uint64_t *peak, const MlKnobs *knobs, double deadline, MlError *err)
 {
   int rc = _ml_greedy_order (bufs, kind, order, err);
   if (rc < 0)
     return rc;
-  rc = _ml_place_in_order (bufs, p, order, offsets, peak);
+  size_t placed = 0;
+  rc = _ml_place_in_order (bufs, p, order, offsets, peak, knobs, deadline, &placed);
+  if (rc == ML_ETIMEOUT)
+    return ml_error_set (err, rc, "stopped at the time limit (%.3g s) after placing %zu of %zu buffers in %s order; no plan",
+                         knobs->time_limit, placed, bufs->n, _ml_order_name (kind));
+  if (rc == ML_ECANCELLED)
+    return ml_error_set (err, rc, "cancelled");
   if (rc < 0)
     return ml_error_set (err, rc, "out of memory placing %zu buffers", bufs->n);
   return 0;
 }
 
 int
-_ml_greedy_best (const MlBuffers *bufs, uint64_t *offsets, MlOrder *best, uint64_t *peak, MlError *err)
+_ml_greedy_best (const MlBuffers *bufs, uint64_t *offsets, MlOrder *best, uint64_t *peak, const MlKnobs *knobs,
+                 double deadline, int *tried, MlError *err)
 {
   size_t n = bufs->n;
   MlPlacer *p = NULL;
@@ -227,11 +234,25 @@ _ml_greedy_best (const MlBuffers *bufs, uint64_t *offsets, MlOrder *best, uint64
   if ((rc = _ml_placer_new (bufs, &p, err)) < 0)
     goto out;
   uint64_t best_peak = UINT64_MAX;
+  if (tried)
+    *tried = 0;
   for (int k = 0; k < ML_ORDER__COUNT; k++)
     {
       uint64_t pk;
-      if ((rc = run_order (bufs, p, (MlOrder) k, order, tmp, &pk, err)) < 0)
-        goto out;
+      MlError e2 = { 0 };
+      if ((rc = run_order (bufs, p, (MlOrder) k, order, tmp, &pk, knobs, deadline, &e2)) < 0)
+        {
+          if (rc == ML_ETIMEOUT && best_peak != UINT64_MAX)
+            {
+              rc = 0;   /* the best of the orders that finished */
+              break;
+            }
+          if (err)
+            *err = e2;
+          goto out;
+        }
+      if (tried)
+        *tried = k + 1;
       if (pk < best_peak)
         {
           best_peak = pk;
@@ -249,7 +270,7 @@ out:
 }
 
 static int
-plan_order (const MlBuffers *bufs, MlOrder kind, MlPlan *plan, MlError *err)
+plan_order (const MlBuffers *bufs, MlOrder kind, const MlKnobs *knobs, MlPlan *plan, MlError *err)
 {
   MlPlacer *p = NULL;
   uint32_t *order = malloc ((bufs->n ? bufs->n : 1) * sizeof *order);
@@ -258,7 +279,7 @@ plan_order (const MlBuffers *bufs, MlOrder kind, MlPlan *plan, MlError *err)
     return ml_error_set (err, ML_ENOMEM, "out of memory planning %zu buffers", bufs->n);
   uint64_t peak;
   if ((rc = _ml_placer_new (bufs, &p, err)) == 0)
-    rc = run_order (bufs, p, kind, order, plan->offset, &peak, err);
+    rc = run_order (bufs, p, kind, order, plan->offset, &peak, knobs, _ml_user_deadline (knobs), err);
   _ml_placer_free (p);
   free (order);
   return rc;
@@ -267,19 +288,19 @@ plan_order (const MlBuffers *bufs, MlOrder kind, MlPlan *plan, MlError *err)
 static int
 size_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *err)
 {
-  return plan_order (bufs, ML_ORDER_SIZE, plan, err);
+  return plan_order (bufs, ML_ORDER_SIZE, knobs, plan, err);
 }
 
 static int
 breadth_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *err)
 {
-  return plan_order (bufs, ML_ORDER_BREADTH, plan, err);
+  return plan_order (bufs, ML_ORDER_BREADTH, knobs, plan, err);
 }
 
 static int
 conflict_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *err)
 {
-  return plan_order (bufs, ML_ORDER_CONFLICT, plan, err);
+  return plan_order (bufs, ML_ORDER_CONFLICT, knobs, plan, err);
 }
 
 static int
@@ -287,11 +308,16 @@ hybrid_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError 
 {
   MlOrder best = ML_ORDER_SIZE;
   uint64_t peak;
-  int rc = _ml_greedy_best (bufs, plan->offset, &best, &peak, err);
+  int tried = 0;
+  int rc = _ml_greedy_best (bufs, plan->offset, &best, &peak, knobs, _ml_user_deadline (knobs), &tried, err);
   if (rc < 0)
     return rc;
-  char note[64];
-  snprintf (note, sizeof note, "best order: %s", _ml_order_name (best));
+  char note[128];
+  if (tried < ML_ORDER__COUNT)
+    snprintf (note, sizeof note, "best order: %s; stopped at the time limit (%.3g s) after %d of %d orders",
+              _ml_order_name (best), knobs->time_limit, tried, ML_ORDER__COUNT);
+  else
+    snprintf (note, sizeof note, "best order: %s", _ml_order_name (best));
   if (ml_plan_set_note (plan, note) < 0)
     return ml_error_set (err, ML_ENOMEM, "out of memory");
   return 0;
@@ -302,6 +328,7 @@ const MlStrategy ml_strategy_greedy_size = {
   .summary = "offline: largest first, each at the lowest fitting offset (TFLite); ~O(n log n)",
   .kind = ML_STRATEGY_OFFLINE,
   .flags = ML_STRATEGY_DEFAULT,
+  .knobs = ML_KNOB_TIME_LIMIT,
   .plan = size_plan,
 };
 
@@ -310,6 +337,7 @@ const MlStrategy ml_strategy_greedy_breadth = {
   .summary = "offline: widest time steps first, their buffers largest first (TFLite by breadth)",
   .kind = ML_STRATEGY_OFFLINE,
   .flags = ML_STRATEGY_DEFAULT,
+  .knobs = ML_KNOB_TIME_LIMIT,
   .plan = breadth_plan,
 };
 
@@ -318,6 +346,7 @@ const MlStrategy ml_strategy_greedy_conflict = {
   .summary = "offline: buffers overlapping the most others first, lowest fitting offset",
   .kind = ML_STRATEGY_OFFLINE,
   .flags = ML_STRATEGY_DEFAULT,
+  .knobs = ML_KNOB_TIME_LIMIT,
   .plan = conflict_plan,
 };
 
@@ -326,5 +355,6 @@ const MlStrategy ml_strategy_hybrid = {
   .summary = "offline: five greedy orders, keeps the smallest peak (Ascend GE style)",
   .kind = ML_STRATEGY_OFFLINE,
   .flags = ML_STRATEGY_DEFAULT,
+  .knobs = ML_KNOB_TIME_LIMIT,
   .plan = hybrid_plan,
 };

@@ -122,7 +122,7 @@ ilp_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *er
   size_t n = bufs->n;
   double limit = _ml_time_limit (knobs, 10.0), t0 = ml_now ();
   uint64_t greedy_peak;
-  if ((rc = _ml_greedy_best (bufs, plan->offset, NULL, &greedy_peak, err)) < 0)
+  if ((rc = _ml_greedy_best (bufs, plan->offset, NULL, &greedy_peak, knobs, _ml_user_deadline (knobs), NULL, err)) < 0)
     return rc;
   uint64_t lb = bufs->lower_bound;
   plan->proven_lb = lb;
@@ -331,7 +331,7 @@ ilp_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *er
       uint64_t peak;
       if (ml_sort_indexes_by_key (order, n, order_key, sizeof *order_key) < 0
           || (rc = _ml_placer_new (bufs, &placer, err)) < 0
-          || (rc = _ml_place_in_order (bufs, placer, order, off, &peak)) < 0)
+          || (rc = _ml_place_in_order (bufs, placer, order, off, &peak, NULL, 0, NULL)) < 0)
         {
           free (off);
           if (rc == 0)

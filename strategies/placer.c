@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "sim/base/sort.h"
+#include "sim/sim.h"
 
 typedef struct {
   uint64_t off, top, max;  /* key, value, max value in subtree */
@@ -524,14 +525,34 @@ _ml_placer_place (MlPlacer *p, uint32_t b, uint64_t min_off)
   return at;
 }
 
+double
+_ml_user_deadline (const MlKnobs *knobs)
+{
+  return knobs && knobs->time_limit > 0 ? ml_now () + knobs->time_limit : 0;
+}
+
 int
 _ml_place_in_order (const MlBuffers *bufs, MlPlacer *p, const uint32_t *order,
-                    uint64_t *offsets, uint64_t *peak)
+                    uint64_t *offsets, uint64_t *peak, const MlKnobs *knobs, double deadline,
+                    size_t *placed)
 {
   uint64_t top = 0;
   _ml_placer_reset (p);
+  if (placed)
+    *placed = 0;
   for (size_t i = 0; i < bufs->n; i++)
     {
+      if ((i & 255) == 255)
+        {
+          if (placed)
+            *placed = i;
+          if (deadline > 0 && ml_now () >= deadline)
+            return ML_ETIMEOUT;
+          if (_ml_cancelled (knobs))
+            return ML_ECANCELLED;
+          if ((i & 16383) == 16383)
+            _ml_report (knobs, (double) i / (double) bufs->n, "placing");
+        }
       uint32_t b = order[i];
       uint64_t off = _ml_placer_place (p, b, 0);
       offsets[b] = off;
@@ -539,6 +560,8 @@ _ml_place_in_order (const MlBuffers *bufs, MlPlacer *p, const uint32_t *order,
         top = off + bufs->buf[b].rsize;
     }
   *peak = top;
+  if (placed)
+    *placed = bufs->n;
   return p->failed ? ML_ENOMEM : 0;
 }
 

@@ -41,9 +41,13 @@ uint64_t _ml_placer_peak (const MlPlacer *p);
 uint32_t _ml_placer_random_neighbour (MlPlacer *p, uint32_t b, uint64_t *rng);
 
 /* Places all buffers in @order (a permutation of 0..n-1), lowest fit each;
- * writes @offsets (n) and returns the peak through @peak. */
+ * writes @offsets (n) and returns the peak through @peak. Stops with
+ * ML_ETIMEOUT once ml_now () passes @deadline (0: none) and ML_ECANCELLED
+ * when @knobs' progress asks to; reports progress through @knobs (may be
+ * NULL). *placed (may be NULL): how many were placed. */
 int _ml_place_in_order (const MlBuffers *bufs, MlPlacer *p, const uint32_t *order,
-                        uint64_t *offsets, uint64_t *peak);
+                        uint64_t *offsets, uint64_t *peak, const MlKnobs *knobs, double deadline,
+                        size_t *placed);
 
 /* Orders of the greedy family; each fills @order (n). */
 typedef enum {
@@ -59,9 +63,11 @@ int _ml_greedy_order (const MlBuffers *bufs, MlOrder kind, uint32_t *order, MlEr
 const char *_ml_order_name (MlOrder kind);
 
 /* Runs every greedy order and keeps the smallest peak: fills @offsets and
- * returns the winning order through @best (may be NULL) and its peak. */
+ * returns the winning order through @best (may be NULL) and its peak.
+ * At @deadline (0: none) it keeps the best order finished so far
+ * (*tried, may be NULL: how many); ML_ETIMEOUT when none finished. */
 int _ml_greedy_best (const MlBuffers *bufs, uint64_t *offsets, MlOrder *best,
-                     uint64_t *peak, MlError *err);
+                     uint64_t *peak, const MlKnobs *knobs, double deadline, int *tried, MlError *err);
 
 /* Peak of @offsets. */
 uint64_t _ml_offsets_peak (const MlBuffers *bufs, const uint64_t *offsets);
@@ -72,6 +78,11 @@ _ml_time_limit (const MlKnobs *knobs, double dflt)
 {
   return knobs && knobs->time_limit > 0 ? knobs->time_limit : dflt;
 }
+
+/* The deadline --time-limit sets (ml_now () seconds), 0 when none was
+ * given: the greedy planners, and the greedy seeds of the searching ones,
+ * stop only at a limit the user asked for. */
+double _ml_user_deadline (const MlKnobs *knobs);
 
 /* True when the caller asked to stop. */
 static inline bool

@@ -129,6 +129,25 @@ ln -s missing.jsonl "$T/o7/dangling.jsonl"
 run convert "$SRC/samples/tiny.16.csv" "$T/o7/dangling.jsonl"; ok $rc "-o a dangling symlink creates its target (as > does)"
 [ -L "$T/o7/dangling.jsonl" ] && contains "$T/o7/missing.jsonl" '"source":"csv"'; ok $? "the link stays, the target is the output"
 
+# ---- 11. --time-limit stops every strategy (200 000 events; greedy-size took
+# 20 s under --time-limit 1s); `timeout` only guards against a hang
+awk 'BEGIN { print "{\"format\":\"memlens-trace\",\"version\":1}"; srand(7)
+  for (i = 0; i < 100000; i++) { printf "{\"kind\":\"alloc\",\"id\":%d,\"size\":%d}\n", i, 256 + int(rand() * 100000)
+    if (i >= 64) printf "{\"kind\":\"free\",\"id\":%d}\n", i - 64 } }' >"$T/tl.jsonl"
+for s in greedy-size greedy-conflict hybrid; do
+  timeout 120 "$MEMLENS" compare "$T/tl.jsonl" -s $s --time-limit 0.3s >"$T/out" 2>"$T/err"; rc=$?
+  ok $([ $rc -ne 124 ]; echo $?) "compare -s $s --time-limit 0.3s ends"
+  grep -qE "^$s +stopped at the time limit \(0.3 s\) after placing [0-9]+ of 100000 buffers" "$T/out"; ok $? "its row says it stopped at the time limit"
+  ! contains "$T/err" "does not apply"; ok $? "no note that --time-limit does not apply to $s"
+done
+timeout 120 "$MEMLENS" compare "$T/tl.jsonl" -s first-fit,caching --time-limit 0.001s --json >"$T/out" 2>"$T/err"
+python3 - "$T/out" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))['results']
+sys.exit(0 if len(rows) == 2 and all(r.get('stopped') == 'time limit' and 'after' in r['error'] for r in rows) else 1)
+PY
+ok $? "online strategies stop at the limit too, and --json says \"stopped\": \"time limit\""
+
 # ---- 12. offsets and addresses that wrap past 2^64
 for v in 18446744073709551608 18446744073709551615; do
   printf 'id,lower,upper,size,offset\nb0,0,2,16,0\nb1,0,3,16,%s\nb2,1,4,16,32\n' $v >"$T/wrap-$v.csv"
