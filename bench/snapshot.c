@@ -580,6 +580,20 @@ mib (char *buf, size_t n, double bytes)
     snprintf (buf, n, "%.1f MB", bytes / 1e6);
 }
 
+/* A CPU time as the table shows it: microseconds, milliseconds or
+ * seconds, three significant digits or so. */
+static const char *
+secs (char *buf, size_t len, double s)
+{
+  if (s < 1e-3)
+    snprintf (buf, len, "%.0f us", s * 1e6);
+  else if (s < 1)
+    snprintf (buf, len, "%.2f ms", s * 1e3);
+  else
+    snprintf (buf, len, "%.2f s", s);
+  return buf;
+}
+
 static void
 measure (const char *path, int repeat, uint64_t python_max)
 {
@@ -607,7 +621,8 @@ measure (const char *path, int repeat, uint64_t python_max)
   mib (pyrss, sizeof pyrss, (double) py_rss * 1024);
   if (py >= 0)
     {
-      snprintf (pys, sizeof pys, "%.4f s (%s)", py, pyrss);
+      char t[32];
+      snprintf (pys, sizeof pys, "%s (%s)", secs (t, sizeof t, py), pyrss);
       snprintf (ratio, sizeof ratio, "%.2fx", imp.seconds / py);
     }
   else
@@ -619,9 +634,14 @@ measure (const char *path, int repeat, uint64_t python_max)
   double budget = 64.0 * (double) parse.entries;
   if (2 * size > budget)
     budget = 2 * size;
-  printf ("| %s | %s | %" PRIu64 " | %s | %.4f s | %.4f s | **%s** | %.2fM | %.4f s | %s (%.2fx file, %.0f B/entry) | %s |\n",
-          name, sz, parse.entries, pys, parse.seconds, imp.seconds, ratio,
-          (double) parse.entries / imp.seconds / 1e6, conf.seconds, rss, (double) imp.maxrss_kb * 1024 / size,
+  char tp[32], ti[32], tc[32], rate[32];
+  if (parse.entries)
+    snprintf (rate, sizeof rate, "%.2fM", (double) parse.entries / imp.seconds / 1e6);
+  else
+    snprintf (rate, sizeof rate, "-");
+  printf ("| %s | %s | %" PRIu64 " | %s | %s | %s | **%s** | %s | %s | %s (%.2fx file, %.0f B/entry) | %s |\n",
+          name, sz, parse.entries, pys, secs (tp, sizeof tp, parse.seconds), secs (ti, sizeof ti, imp.seconds), ratio,
+          rate, secs (tc, sizeof tc, conf.seconds), rss, (double) imp.maxrss_kb * 1024 / size,
           parse.entries ? (double) imp.maxrss_kb * 1024 / (double) parse.entries : 0.0,
           (double) imp.maxrss_kb * 1024 <= budget ? "yes" : "**no**");
   fflush (stdout);
@@ -685,6 +705,10 @@ main (int argc, char **argv)
       if (repeat > 1)
         repeat = 1;
     }
+  double load[3] = { 0 };
+  if (getloadavg (load, 3) > 0)
+    fprintf (stderr, "load average at the start: %.1f %.1f %.1f (times are CPU seconds, best of %d)\n", load[0], load[1],
+             load[2], repeat);
   printf ("| file | size | trace entries | pickle.loads (its peak RSS) | parse | import (load + lifetimes) | import / pickle.loads | entries/s (import) | + conformance | import peak RSS | within max(2x file, 64 B/entry) |\n");
   printf ("|---|---|---:|---|---:|---:|---:|---:|---:|---|---|\n");
   for (int i = 0; i < n_files; i++)

@@ -188,6 +188,9 @@ ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError
   ml_u64map_init (&dead);
   int rc = 0;
   uint64_t prev_tick = 0, total = 0;
+  /* the freed ids come to (nearly) every buffer: one allocation */
+  if (ml_u64map_reserve (&dead, n_alloc) < 0)
+    rc = ml_error_set (err, ML_ENOMEM, "out of memory for %zu buffers", n_alloc);
   char where[2][40];
 #define WHERE(k)  ml_trace_event_where (trace, (k), where[0], sizeof where[0])
 #define WHERE2(k) ml_trace_event_where (trace, (k), where[1], sizeof where[1])

@@ -372,6 +372,13 @@ test_tflite_medium (void)
   ml_plan_free (p);
   ok (run (in.b, "exact", 79, NULL, &p, &err) == ML_EINFEASIBLE, "medium: 79 is infeasible");
   ml_plan_free (p);
+  /* genetic starts from greedy's 90 and must find a better order */
+  if (ok (run (in.b, "genetic", 0, "generations=50", &p, &err) == 0, "medium: genetic runs"))
+    {
+      is_u64 (ml_plan_arena_size (p, in.b), 80, "medium: genetic finds the optimum 80 from greedy's 90");
+      is_u64 (issues_of (in.b, p), 0, "medium: genetic's plan validates");
+    }
+  ml_plan_free (p);
   inst_free (&in);
 }
 

@@ -793,6 +793,11 @@ add_entry (Ctx *c, size_t list, MlPkValue *e)
         d->has_bad = true, d->bad = ent, d->bad_index = index;
       return 0;
     }
+  /* every frames list is read, in the window or not: one the reader has
+   * tagged stays in the document as a stub, not with its items (torch's
+   * free_requested and free_completed share one) */
+  if (!ent.bad && (rc = stack_of (c, frames, &ent.stack)) < 0)
+    return rc;
   if (d->where == W_BEFORE)
     return 0;
   if (d->where == W_AFTER)
@@ -828,10 +833,9 @@ add_entry (Ctx *c, size_t list, MlPkValue *e)
         }
       p->size = ent.size;
       p->stream = ent.stream;
-      return stack_of (c, frames, &p->stack);
+      p->stack = ent.stack;
+      return 0;
     }
-  if (!ent.bad && (rc = stack_of (c, frames, &ent.stack)) < 0)
-    return rc;
   if (grow ((void **) &d->e, &d->cap, d->n + 1, sizeof *d->e) < 0)
     return oom (c);
   d->e[d->n++] = ent;
@@ -985,6 +989,13 @@ pick_device (Ctx *c, const MlPkValue *segments, const MlPkValue *traces, const M
 static int
 read_segments (Ctx *c, const MlPkValue *segments)
 {
+  /* the live map takes every block of the device: one allocation */
+  size_t n_blocks = 0;
+  for (size_t k = 0; k < segments->n; k++)
+    if (segments->items[k]->kind == ML_PK_DICT && dev_of (segments->items[k]) == c->dev)
+      n_blocks += ml_pk_len (ml_pk_get (segments->items[k], "blocks"));
+  if (ml_u64map_reserve (&c->live, n_blocks) < 0)
+    return oom (c);
   for (size_t k = 0; k < segments->n; k++)
     {
       const MlPkValue *s = segments->items[k];
