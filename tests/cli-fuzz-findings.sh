@@ -56,4 +56,12 @@ ok $(( rc != 2 )) "plan stream 2^32 + 1: exit 2 (got $rc)"
 contains "$T/err" "$f: segment 0: stream 4294967297 is past 2^32 - 1"
 ok $? "plan stream 2^32 + 1: the message names the file, the segment and the value"
 
+# 5. device traces written as tuples: their entries did not outlive the
+# parse (a use after free under ASan); now an error
+f=$R/snapshot/gen-tuple-device-list-use-after-free.pickle
+run stats "$f"
+ok $(( rc != 2 )) "device trace as a tuple: exit 2 (got $rc)"
+contains "$T/err" "$f: device_traces[0] is a tuple, not a list"
+ok $? "device trace as a tuple: the message names the file and the list"
+
 finish
