@@ -112,7 +112,8 @@ cmd_check (int argc, char **argv)
               printf ("\n");
             }
           else
-            printf ("%s: the %s plan is valid (%zu buffers, %zu segments)\n", path, plan->strategy, bufs->n, plan->n_segments);
+            printf ("%s: the %s plan is valid (%zu buffer%s, %zu segment%s)\n", path, plan->strategy, bufs->n, bufs->n == 1 ? "" : "s",
+                    plan->n_segments, plan->n_segments == 1 ? "" : "s");
         }
       rc = total ? EXIT_PROBLEMS : EXIT_OK;
     }
