@@ -99,8 +99,16 @@ int  cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
   "  --dim NAME=N       graphs: bind a symbolic dimension (repeatable)\n" \
   "  --max-block SIZE   graphs: arena blocks of at most SIZE (offline planners)\n" \
   "  --quiet            no progress on stderr\n" \
-  "  --json             machine-readable output\n" \
   "  -h, --help         this help\n"
+
+/* Only for the commands that read o->json; the others refuse it
+ * (cli_no_json). */
+#define CLI_JSON_HELP \
+  "  --json             machine-readable output on stdout\n"
+
+/* For a command that writes a file and prints nothing to parse: refuses
+ * --json (EXIT_BAD, a message) instead of ignoring it; 0 when not given. */
+int  cli_no_json (const char *cmd, const MlCliOpts *o);
 
 /* Loads @path and builds its lifetimes with o->knobs.align (0 = the
  * format's default); o->knobs.capacity defaults to the capacity the input

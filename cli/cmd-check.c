@@ -34,7 +34,7 @@ cmd_check (int argc, char **argv)
     {
       if (c == 'h')
         {
-          printf ("%s\nOptions:\n  -s, --strategy S   check this strategy's plan\n%s", usage_text, CLI_RANGE_HELP CLI_COMMON_HELP);
+          printf ("%s\nOptions:\n  -s, --strategy S   check this strategy's plan\n%s", usage_text, CLI_RANGE_HELP CLI_JSON_HELP CLI_COMMON_HELP);
           return EXIT_OK;
         }
       if (c == 's')

@@ -121,7 +121,7 @@ cmd_compare (int argc, char **argv)
         {
           printf ("%s\nOptions:\n  -s, --strategies A,B,...  strategies to run (default: %s; \"all\")\n"
                   "  --sweep KNOB=V1,V2,...    one run per value of the knob, e.g. chunk=1M,2M,4M\n" CLI_JOBS_HELP "%s",
-                  usage_text, ml_strategies_default (), CLI_RANGE_HELP CLI_COMMON_HELP);
+                  usage_text, ml_strategies_default (), CLI_RANGE_HELP CLI_JSON_HELP CLI_COMMON_HELP);
           return EXIT_OK;
         }
       if (c == 's')

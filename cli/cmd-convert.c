@@ -36,6 +36,8 @@ cmd_convert (int argc, char **argv)
     }
   if (optind + 2 != argc)
     return cli_usage ("convert", usage_text);
+  if (cli_no_json ("convert", &o))
+    return EXIT_BAD;
   const char *in = argv[optind], *out = argv[optind + 1];
   char ext[16];
   ml_path_ext (out, ext, sizeof ext, NULL);

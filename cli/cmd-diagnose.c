@@ -222,7 +222,7 @@ cmd_diagnose (int argc, char **argv)
         {
           printf ("%s\nOptions:\n  -s, --strategy S   the allocator to diagnose (default caching, else best-fit)\n"
                   "  --strategies A,B   the alternatives to try (default: all)\n" CLI_JOBS_HELP "%s", usage_text,
-                  CLI_RANGE_HELP CLI_COMMON_HELP);
+                  CLI_RANGE_HELP CLI_JSON_HELP CLI_COMMON_HELP);
           return EXIT_OK;
         }
       if (c == 's')

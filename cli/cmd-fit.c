@@ -345,7 +345,7 @@ cmd_fit (int argc, char **argv)
                   "  -s, --strategies A,B,...  strategies (default: %s; \"all\")\n"
                   "  --max N            the largest value to try (default 1048576)\n"
                   "  -o, --output FILE  the report: .html (table and plot), .svg (the plot), .json\n%s",
-                  usage_text, ml_strategies_default (), CLI_COMMON_HELP);
+                  usage_text, ml_strategies_default (), CLI_JSON_HELP CLI_COMMON_HELP);
           return EXIT_OK;
         }
       if (c == 's')

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "sim/base/jsonutil.h"
 
 #include "sim/formats/csv.h"
 
@@ -35,7 +36,7 @@ cmd_plan (int argc, char **argv)
           printf ("%s\nOptions:\n  -s, --strategy S   the strategy (see 'memlens strategies')\n"
                   "  -o, --output FILE  where to write the plan (.json or .csv)\n"
                   "  --write-model FILE with --strategy ilp: also write the MIP model as\n"
-                  "                     FILE.lp (CPLEX LP) or FILE.mps (free MPS)\n%s", usage_text, CLI_RANGE_HELP CLI_COMMON_HELP);
+                  "                     FILE.lp (CPLEX LP) or FILE.mps (free MPS)\n%s", usage_text, CLI_RANGE_HELP CLI_JSON_HELP CLI_COMMON_HELP);
           return EXIT_OK;
         }
       if (c == 's')
@@ -98,7 +99,19 @@ cmd_plan (int argc, char **argv)
         rc = cli_error ("plan", &err);
       else
         {
-          if (!o.quiet)
+          if (o.json)
+            {
+              /* the summary line's numbers, for a script; the plan itself is the file */
+              fputs ("{\"strategy\":", stdout);
+              ml_json_put_str (stdout, plan->strategy);
+              printf (",\"peak\":%" PRIu64 ",\"lower_bound\":%" PRIu64 ",\"overhead\":%.6f,\"optimal\":%s,\"oom\":%s,"
+                      "\"segments\":%zu,\"seconds\":%.6f,\"output\":",
+                      m.peak, m.lower_bound, m.overhead, plan->optimal ? "true" : "false", plan->oom.hit ? "true" : "false",
+                      plan->n_segments, plan->seconds);
+              ml_json_put_str (stdout, o.output);
+              fputs ("}\n", stdout);
+            }
+          else if (!o.quiet)
             fprintf (stderr, "%s: peak %" PRIu64 " (%s), lower bound %" PRIu64 ", overhead %+.2f%%%s%s; wrote %s\n",
                      plan->strategy, m.peak, cli_size (m.peak), m.lower_bound, m.overhead * 100,
                      plan->optimal ? ", optimal" : "", plan->oom.hit ? ", OOM under the capacity" : "", o.output);

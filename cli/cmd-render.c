@@ -212,6 +212,8 @@ cmd_render (int argc, char **argv)
     }
   if (optind + 1 != argc || !o.output)
     return cli_usage ("render", usage_text);
+  if (cli_no_json ("render", &o))
+    return EXIT_BAD;
   if (o.strategy && o.plan_path)
     return cli_fail ("render", EXIT_BAD, "give --strategy or --plan, not both");
 #ifndef HAVE_RENDER

@@ -76,7 +76,7 @@ cmd_replay (int argc, char **argv)
       switch (c)
         {
         case 'h':
-          printf ("%s\n%s%s", usage_text, options_text, CLI_RANGE_HELP CLI_COMMON_HELP);
+          printf ("%s\n%s%s", usage_text, options_text, CLI_RANGE_HELP CLI_JSON_HELP CLI_COMMON_HELP);
           return EXIT_OK;
         case 'p':
           o.plan_path = optarg;

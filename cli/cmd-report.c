@@ -80,6 +80,8 @@ cmd_report (int argc, char **argv)
     }
   if (optind + 1 != argc || !o.output)
     return cli_usage ("report", usage_text);
+  if (cli_no_json ("report", &o))
+    return EXIT_BAD;
   char ext[16];
   ml_path_ext (o.output, ext, sizeof ext, NULL);
   bool html = strcmp (ext, "html") == 0 || strcmp (ext, "htm") == 0;

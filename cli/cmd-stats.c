@@ -48,7 +48,7 @@ cmd_stats (int argc, char **argv)
         {
           printf ("%s\nOptions:\n  --peaks N          peak points to show (default 5)\n"
                   "  --blame N          buffers per peak (default 5, 0 = all)\n" CLI_JOBS_HELP "%s", usage_text,
-                  CLI_RANGE_HELP CLI_COMMON_HELP);
+                  CLI_RANGE_HELP CLI_JSON_HELP CLI_COMMON_HELP);
           return EXIT_OK;
         }
       if (c == 'p' || c == 'b')

@@ -39,6 +39,14 @@ cli_error (const char *cmd, const MlError *err)
 }
 
 int
+cli_no_json (const char *cmd, const MlCliOpts *o)
+{
+  if (!o->json)
+    return 0;
+  return cli_fail (cmd, EXIT_BAD, "--json does not apply to %s: it writes a file and prints only a summary on stderr", cmd);
+}
+
+int
 cli_usage (const char *cmd, const char *usage)
 {
   fprintf (stderr, "%s\nRun 'memlens %s --help' for the options.\n", usage, cmd);

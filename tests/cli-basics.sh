@@ -37,6 +37,31 @@ contains "$T/plan.json" '"format":"memlens-plan"'; ok $? "it is a memlens plan"
 run check "$T/ex.12.csv" "$T/plan.json"; ok $rc "check accepts the plan"
 contains "$T/out" "is valid"; ok $? "check says valid"
 
+# plan --json: the summary's numbers against the plan file, computed in Python
+run plan "$T/ex.12.csv" --strategy best-fit -o "$T/plan2.json" --json; ok $rc "plan --json"
+python3 - "$T/out" "$T/plan2.json" "$T/ex.12.csv" <<'PY'; ok $? "plan --json: peak, lower bound, segments and output agree with the plan file and the CSV"
+import csv, json, sys
+s = json.loads(open(sys.argv[1]).read())
+p = json.load(open(sys.argv[2]))
+rows = list(csv.DictReader(open(sys.argv[3])))
+assert len(p["buffers"]) == len(rows)
+size = [int(r["size"]) for r in rows]   # plan buffers are indexed in CSV row order
+peak = max(b["offset"] + size[b["index"]] for b in p["buffers"])
+# the lower bound from the CSV alone: the most bytes live at one moment
+ticks = sorted({int(r["lower"]) for r in rows})
+lb = max(sum(int(r["size"]) for r in rows if int(r["lower"]) <= t < int(r["upper"])) for t in ticks)
+assert s["peak"] == peak, (s["peak"], peak)
+assert s["lower_bound"] == lb == p["lower_bound"], (s["lower_bound"], lb)
+assert s["segments"] == len(p["segments"]) and s["oom"] is False and s["output"] == sys.argv[2]
+assert abs(s["overhead"] - (peak - lb) / lb) < 1e-6
+PY
+for c in "render -o $T/j.png" "report -o $T/j.md"; do
+  run $c "$T/ex.12.csv" --json
+  ok $([ $rc -eq 2 ] && grep -q -- "--json does not apply" "$T/err" && [ ! -e "$T/j.png" ] && [ ! -e "$T/j.md" ]; echo $?) "${c%% *} --json is refused, not ignored"
+done
+run convert "$T/ex.12.csv" "$T/j.jsonl" --json
+ok $([ $rc -eq 2 ] && [ ! -e "$T/j.jsonl" ]; echo $?) "convert --json is refused"
+
 run plan "$T/ex.12.csv" --strategy first-fit -o "$T/sol.csv"; ok $rc "plan writes a CSV solution"
 head -1 "$T/sol.csv" | grep -q "id,lower,upper,size,offset"; ok $? "with an offset column"
 run check "$T/sol.csv"; ok $rc "check validates the recorded offsets of the solution"
