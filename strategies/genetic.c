@@ -429,9 +429,10 @@ island_seed (Island *is)
   const MlBuffers *bufs = is->sh->bufs;
   for (size_t k = 0; k < is->n_seeds; k++)
     {
-      /* greedy-size's order (island 0's first) is always decoded in full:
-       * there must be a plan */
-      bool must = is->id == 0 && k == 0;
+      /* greedy-size's order (island 0's first) is decoded in full under
+       * the default limit: there must be a plan; a limit the user gave
+       * stops it too, as it stops greedy-size itself */
+      bool must = is->id == 0 && k == 0 && !(is->sh->knobs->time_limit > 0);
       if (!must && time_up (is))
         break;
       Ind *x = is->pop[is->n_pop];
@@ -642,6 +643,14 @@ genetic_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError
         goto out;
       }
   migrate (isl, n);
+  if (!isl[0].n_pop)
+    {
+      /* no seed finished within the time limit (migrate moved island 1's
+       * into island 0 if it had one) */
+      rc = ml_error_set (err, ML_ETIMEOUT, "stopped at the time limit (%.3g s) after placing %zu of %zu buffers in size order; no plan",
+                         knobs->time_limit, isl[0].held_len, n);
+      goto out;
+    }
   uint64_t seed_peak = isl[0].pop[0]->peak, lb = bufs->lower_bound, gen = 0;
   uint64_t best_gen = 0, best_peak = seed_peak;
   for (;;)

@@ -134,7 +134,7 @@ run convert "$SRC/samples/tiny.16.csv" "$T/o7/dangling.jsonl"; ok $rc "-o a dang
 awk 'BEGIN { print "{\"format\":\"memlens-trace\",\"version\":1}"; srand(7)
   for (i = 0; i < 100000; i++) { printf "{\"kind\":\"alloc\",\"id\":%d,\"size\":%d}\n", i, 256 + int(rand() * 100000)
     if (i >= 64) printf "{\"kind\":\"free\",\"id\":%d}\n", i - 64 } }' >"$T/tl.jsonl"
-for s in greedy-size greedy-conflict hybrid; do
+for s in greedy-size greedy-conflict hybrid genetic anneal exact; do
   timeout 120 "$MEMLENS" compare "$T/tl.jsonl" -s $s --time-limit 0.3s >"$T/out" 2>"$T/err"; rc=$?
   ok $([ $rc -ne 124 ]; echo $?) "compare -s $s --time-limit 0.3s ends"
   grep -qE "^$s +stopped at the time limit \(0.3 s\) after placing [0-9]+ of 100000 buffers" "$T/out"; ok $? "its row says it stopped at the time limit"
