@@ -240,8 +240,8 @@ cmd_stats (int argc, char **argv)
       for (size_t p = 0; p < peaks.n; p++)
         {
           const MlPeak *pk = &peaks.peaks[p];
-          printf ("\npeak %zu: tick %" PRIu64 ", %s live in %zu buffers%s\n", p + 1, pk->tick, cli_size (pk->live),
-                  pk->n_live, pk->live == bufs->lower_bound ? " (the lower bound)" : "");
+          printf ("\npeak %zu: tick %" PRIu64 ", %s live in %zu buffer%s%s\n", p + 1, pk->tick, cli_size (pk->live),
+                  pk->n_live, pk->n_live == 1 ? "" : "s", pk->live == bufs->lower_bound ? " (the lower bound)" : "");
           for (size_t k = 0; k < pk->n_blame; k++)
             {
               const MlBuffer *b = &bufs->buf[pk->blame[k]];

@@ -520,8 +520,8 @@ ml_report_write_markdown (const MlReport *r, FILE *fp, MlError *err)
   for (size_t i = 0; i < r->peaks.n; i++)
     {
       const MlPeak *p = &r->peaks.peaks[i];
-      fprintf (fp, "### Tick %" PRIu64 ": %s live in %zu buffers%s\n\n| buffer | bytes | stream | lifetime |\n|---|---:|---:|---|\n",
-               p->tick, sz (p->live, s1), p->n_live, p->live == bufs->lower_bound ? " (the lower bound)" : "");
+      fprintf (fp, "### Tick %" PRIu64 ": %s live in %zu buffer%s%s\n\n| buffer | bytes | stream | lifetime |\n|---|---:|---:|---|\n",
+               p->tick, sz (p->live, s1), p->n_live, p->n_live == 1 ? "" : "s", p->live == bufs->lower_bound ? " (the lower bound)" : "");
       for (size_t j = 0; j < p->n_blame; j++)
         {
           const MlBuffer *b = &bufs->buf[p->blame[j]];
