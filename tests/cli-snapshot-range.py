@@ -152,7 +152,7 @@ if samples:
     p = subprocess.run([memlens, "stats", samples[0], "--range", "1:10"], capture_output=True, text=True)
     ok(p.returncode == 2 and "--range" in p.stderr and "snapshot" in p.stderr,
        "--range on a JSONL trace: refused, exit 2 (%s)" % p.stderr.strip())
-for cmd in (["compare", "-s", "caching"], ["diagnose", "--capacity", "1G"], ["report", "-o", os.path.join(tmp, "r.html")],
+for cmd in (["compare", "-s", "caching"], ["diagnose", "--capacity", "1G"], ["report", "-o", os.path.join(tmp, "r.md")],
             ["plan", "-s", "best-fit", "-o", os.path.join(tmp, "p.csv")], ["check"]):
     p = subprocess.run([memlens] + cmd + [path, "--range", "1000:2000"], capture_output=True, text=True)
     ok(p.returncode in (0, 1) and "Traceback" not in p.stderr, "%s --range 1000:2000 runs (exit %d)" % (cmd[0], p.returncode))
