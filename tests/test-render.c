@@ -10,6 +10,8 @@
 #include "gui/render/timeline.h"
 #include "gui/render/view.h"
 #include "sim/formats/load.h"
+#include "sim/sim.h"
+#include "strategies/registry.h"
 
 #define near(a, b) (fabs ((a) - (b)) < 1e-9)
 
@@ -480,9 +482,111 @@ test_real_time (void)
   ml_trace_free (t);
 }
 
+static bool
+meet (const MlRect *a, const MlRect *b)
+{
+  return a->x < b->x + b->w && b->x < a->x + a->w && a->y < b->y + b->h && b->y < a->y + a->h;
+}
+
+/* The trial's collision: the reserved peak reached at tick 1, at the left
+ * edge, under best-fit (a growing arena), in a small exported figure. Its
+ * label would sit right of the marker, above the line, i.e. under the
+ * curve panel's legend; it must land clear of the legend and of the other
+ * labels, and show in the picture. */
+static void
+test_curve_labels (void)
+{
+  char text[8192];
+  size_t o = (size_t) snprintf (text, sizeof text,
+                                "{\"format\":\"memlens-trace\",\"version\":1,\"alignment\":1}\n"
+                                "{\"kind\":\"alloc\",\"id\":1,\"size\":1048576}\n"
+                                "{\"kind\":\"alloc\",\"id\":2,\"size\":8388608}\n"
+                                "{\"kind\":\"free\",\"id\":2}\n");
+  for (int i = 3; i < 120 && o + 200 < sizeof text; i++)
+    o += (size_t) snprintf (text + o, sizeof text - o,
+                            "{\"kind\":\"alloc\",\"id\":%d,\"size\":%d}\n{\"kind\":\"free\",\"id\":%d}\n", i,
+                            2097152 + i * 4096, i);
+  MlTrace *t = load_text (text);
+  MlBuffers *b = NULL;
+  ml_buffers_build (t, 1, &b, NULL);
+  MlPlan *p = NULL;
+  MlKnobs k = { 0 };
+  ml_knobs_init (&k);
+  must (ml_sim_run (b, ml_strategy_find ("best-fit"), &k, &p, NULL) == 0);
+  MlScene *s = NULL;
+  ml_scene_new (b, p, NULL, &s, NULL);
+  is_u64 (s->metrics.peak_tick, 1, "best-fit reserves its peak at tick 1");
+  MlStyle st;
+  ml_style_init (&st);
+  MlFigureLayout fl;
+  ml_figure_layout (s, &st, 900, 500, &fl);
+  MlView v;
+  ml_scene_view_init_style (s, &st, &v, fl.layout.x, fl.layout.y, fl.layout.w, fl.layout.h);
+  cairo_surface_t *surf = cairo_image_surface_create (CAIRO_FORMAT_RGB24, 900, 500);
+  cairo_t *cr = cairo_create (surf);
+  MlCurveLabel lab[16];
+  size_t n = ml_timeline_curve_labels (cr, &v, s, &st, &fl.curves, lab, 16);
+  const MlCurveLabel *legend = NULL, *res = NULL;
+  for (size_t i = 0; i < n; i++)
+    {
+      if (lab[i].kind == ML_CURVE_LEGEND)
+        legend = &lab[i];
+      if (lab[i].kind == ML_CURVE_RESERVED)
+        res = &lab[i];
+    }
+  ok (legend && res, "the legend and the reserved peak's label are placed (%zu labels)", n);
+  if (!legend || !res)
+    {
+      cairo_destroy (cr);
+      cairo_surface_destroy (surf);
+      return;
+    }
+  /* the case: the marker under the legend's span, the line at its height,
+   * so the label's first place (right of the marker, above the line)
+   * meets the legend */
+  double x = ml_view_time_to_x (&v, 1);
+  double ybase = fl.curves.y + fl.curves.h, y = ybase - (double) s->metrics.peak * fl.curves.h / ((double) s->curve_max * 1.25);
+  MlRect naive = { x + 8 - 2, y - 4 - res->box.h, res->box.w, res->box.h };
+  ok (meet (&naive, &legend->box), "right of the marker, above the line, the label would meet the legend "
+      "(label %.0f,%.0f %.0fx%.0f, legend %.0f,%.0f %.0fx%.0f)", naive.x, naive.y, naive.w, naive.h, legend->box.x,
+      legend->box.y, legend->box.w, legend->box.h);
+  is_str (res->text, "peak 9.00 MiB", "the label says the reserved peak");
+  ok (!meet (&res->box, &legend->box), "it is placed clear of the legend (%.0f,%.0f %.0fx%.0f)", res->box.x,
+      res->box.y, res->box.w, res->box.h);
+  size_t clash = 0, outside = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      const MlRect *r = &lab[i].box;
+      outside += r->x < fl.curves.x || r->y < fl.curves.y || r->x + r->w > fl.curves.x + fl.curves.w
+                 || r->y + r->h > fl.curves.y + fl.curves.h;
+      for (size_t j = i + 1; j < n; j++)
+        clash += meet (r, &lab[j].box);
+    }
+  ok (clash == 0, "no two of the %zu labels meet (%zu pairs do)", n, clash);
+  ok (outside == 0, "all inside the panel (%zu not)", outside);
+  /* and the picture shows it: its bold orange-brown text in its box */
+  ml_timeline_draw_figure (cr, s, &st, 900, 500, NULL);
+  size_t ink = 0;
+  for (int py = (int) res->box.y; py < (int) (res->box.y + res->box.h); py++)
+    for (int px = (int) res->box.x; px < (int) (res->box.x + res->box.w); px++)
+      {
+        uint32_t c = pixel (surf, px, py);
+        int r = (int) (c >> 16), g = (int) ((c >> 8) & 255), bl = (int) (c & 255);
+        ink += r > g + 50 && g > bl + 20 && r < 230;
+      }
+  ok (ink >= 40, "the label's orange text is drawn in its box (%zu px)", ink);
+  cairo_destroy (cr);
+  cairo_surface_destroy (surf);
+  ml_scene_free (s);
+  ml_plan_free (p);
+  ml_buffers_free (b);
+  ml_trace_free (t);
+}
+
 int
 main (void)
 {
+  test_curve_labels ();
   test_real_time ();
   test_view ();
   test_short_label ();
