@@ -413,7 +413,13 @@ oom_label (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st, ch
   double x = ml_view_time_to_x (v, (double) s->plan->oom.tick);
   double tw, th;
   text_size (cr, st, text, 0.95, true, &tw, &th);
-  double tx = x + 4 + tw > v->px + v->pw ? x - 4 - tw : x + 4;
+  /* right of the line, or right of the refused request's box when that
+   * reaches the top; left of the line near the right edge */
+  MlRect rq;
+  double right = x;
+  if (ml_timeline_oom_request_box (v, s, st, &rq) && rq.y < v->py + th + 6)
+    right = rq.x + rq.w;
+  double tx = right + 4 + tw > v->px + v->pw ? x - 4 - tw : right + 4;
   *box = (MlRect) { tx - 2, v->py + 3, tw + 4, th + 2 };
 }
 
@@ -425,6 +431,111 @@ ml_timeline_oom_label_box (cairo_t *cr, const MlView *v, const MlScene *s, const
   char text[128];
   oom_label (cr, v, s, st, text, sizeof text, box);
   return true;
+}
+
+static bool
+rects_meet (const MlRect *a, const MlRect *b)
+{
+  return a->x < b->x + b->w && b->x < a->x + a->w && a->y < b->y + b->h && b->y < a->y + a->h;
+}
+
+bool
+ml_timeline_oom_request_box (const MlView *v, const MlScene *s, const MlStyle *st, MlRect *box)
+{
+  if (!s->oom_drawn)
+    return false;
+  double t = (double) s->plan->oom.tick;
+  double x0 = ml_view_time_to_x (v, t), x1 = ml_view_time_to_x (v, t + 1);
+  if (x1 - x0 < 12)
+    x1 = x0 + 12;   /* a tick may be narrower than a pixel: keep it in sight */
+  double lo = (double) (st->plot == ML_PLOT_ACTIVE ? s->oom_stack : s->oom_addr), hi = lo + (double) s->oom_bytes;
+  double y0 = ml_view_addr_to_y (v, hi), y1 = ml_view_addr_to_y (v, lo);
+  if (y1 - y0 < 3)
+    {
+      double c = (y0 + y1) / 2;
+      y0 = c - 1.5;
+      y1 = c + 1.5;
+    }
+  *box = (MlRect) { x0, y0, x1 - x0, y1 - y0 };
+  return true;
+}
+
+/* The OOM: a red line at its tick, the label at the top, the refused
+ * request hatched where it would have gone with its size beside it (in
+ * the address plots, the strategy's placement once the capacity was
+ * lifted is outlined over the request's lifetime). Clipped to the plot by
+ * the caller. */
+static void
+draw_oom (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st)
+{
+  if (!s->plan->oom.hit)
+    return;
+  MlRgb red = ml_style_race (st);
+  double x = ml_view_time_to_x (v, (double) s->plan->oom.tick);
+  if (x < v->px - 1 || x > v->px + v->pw + 1)
+    return;
+  cairo_save (cr);
+  cairo_set_line_width (cr, 2.0);
+  set_rgb (cr, red, 0.9);
+  cairo_move_to (cr, round (x), v->py);
+  cairo_line_to (cr, round (x), v->py + v->ph);
+  cairo_stroke (cr);
+  if (st->plot != ML_PLOT_ACTIVE && s->plan->oom.buffer < s->bufs->n)
+    {
+      static const double dash[] = { 3.0, 2.0 };
+      cairo_set_dash (cr, dash, 2, 0);
+      buffer_rect (cr, v, s, s->plan->oom.buffer, 4);
+      cairo_stroke (cr);
+      cairo_set_dash (cr, NULL, 0, 0);
+    }
+  char text[128];
+  MlRect top;
+  oom_label (cr, v, s, st, text, sizeof text, &top);
+  MlRect b;
+  if (ml_timeline_oom_request_box (v, s, st, &b))
+    {
+      /* hatched: a light red fill, red diagonals, a red frame */
+      cairo_save (cr);
+      cairo_rectangle (cr, b.x, b.y, b.w, b.h);
+      cairo_clip (cr);
+      set_rgb (cr, ml_style_bg (st), 1.0);
+      cairo_paint (cr);
+      set_rgb (cr, red, 0.25);
+      cairo_paint (cr);
+      set_rgb (cr, red, 0.85);
+      cairo_set_line_width (cr, 1.5);
+      for (double d = -b.h; d < b.w; d += 7)
+        {
+          cairo_move_to (cr, b.x + d, b.y + b.h);
+          cairo_line_to (cr, b.x + d + b.h, b.y);
+        }
+      cairo_stroke (cr);
+      cairo_restore (cr);
+      set_rgb (cr, red, 1.0);
+      cairo_set_line_width (cr, 1.5);
+      cairo_rectangle (cr, b.x + 0.75, b.y + 0.75, fmax (b.w - 1.5, 1), fmax (b.h - 1.5, 1));
+      cairo_stroke (cr);
+      /* its size beside it: right of the box (left near the right edge),
+       * at its middle within the plot, under the OOM's label if they meet */
+      char sz[32], lab[64];
+      snprintf (lab, sizeof lab, "refused %s", ml_format_size (s->oom_bytes, sz, sizeof sz));
+      double tw, th;
+      text_size (cr, st, lab, 0.9, true, &tw, &th);
+      double lx = b.x + b.w + 4 + tw <= v->px + v->pw - 2 ? b.x + b.w + 4 : b.x - 4 - tw;
+      double ly = clampd (b.y + b.h / 2 - th / 2, v->py + 2, v->py + v->ph - th - 2);
+      MlRect r = { lx - 2, ly, tw + 4, th };
+      if (rects_meet (&r, &top))
+        r.y = ly = top.y + top.h + 2;
+      set_rgb (cr, ml_style_bg (st), 0.85);
+      cairo_rectangle (cr, r.x, r.y, r.w, r.h);
+      cairo_fill (cr);
+      text_at (cr, st, lab, lx, ly, AL_LEFT, VA_TOP, 0.9, true, red, 1.0, 0);
+    }
+  set_rgb (cr, ml_style_bg (st), 0.85);
+  cairo_rectangle (cr, top.x, top.y, top.w, top.h);
+  cairo_fill (cr);
+  text_at (cr, st, text, top.x + 2, top.y + 1, AL_LEFT, VA_TOP, 0.95, true, red, 1.0, 0);
+  cairo_restore (cr);
 }
 
 static void draw_segment_outlines (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st);
@@ -446,6 +557,8 @@ draw_active_layout (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyl
       if (x >= v->px && x <= v->px + v->pw)
         dashed_vline (cr, x, v->py, v->py + v->ph, ml_style_fg (st), 0.55, 1.0);
     }
+  if (st->show_oom)
+    draw_oom (cr, v, s, st);
   cairo_restore (cr);
   draw_frame (cr, v, st);
 }
@@ -647,34 +760,8 @@ ml_timeline_draw_layout (cairo_t *cr, const MlView *v, const MlScene *s, const M
     }
   if (st->show_issues)
     draw_issues (cr, v, s, st);
-  if (st->show_oom && s->plan->oom.hit)
-    {
-      MlRgb red = ml_style_race (st);
-      double x = ml_view_time_to_x (v, (double) s->plan->oom.tick);
-      if (x >= v->px - 1 && x <= v->px + v->pw + 1)
-        {
-          cairo_set_line_width (cr, 2.0);
-          set_rgb (cr, red, 0.9);
-          cairo_move_to (cr, round (x), v->py);
-          cairo_line_to (cr, round (x), v->py + v->ph);
-          cairo_stroke (cr);
-          if (s->plan->oom.buffer < s->bufs->n)
-            {
-              static const double dash[] = { 3.0, 2.0 };
-              cairo_set_dash (cr, dash, 2, 0);
-              buffer_rect (cr, v, s, s->plan->oom.buffer, 4);
-              cairo_stroke (cr);
-              cairo_set_dash (cr, NULL, 0, 0);
-            }
-          char text[128];
-          MlRect r;
-          oom_label (cr, v, s, st, text, sizeof text, &r);
-          set_rgb (cr, ml_style_bg (st), 0.85);
-          cairo_rectangle (cr, r.x, r.y, r.w, r.h);
-          cairo_fill (cr);
-          text_at (cr, st, text, r.x + 2, v->py + 4, AL_LEFT, VA_TOP, 0.95, true, red, 1.0, 0);
-        }
-    }
+  if (st->show_oom)
+    draw_oom (cr, v, s, st);
   if (st->plot == ML_PLOT_SEGMENTS)
     draw_segment_outlines (cr, v, s, st);
   cairo_restore (cr);
@@ -1095,12 +1182,6 @@ curves_scale (const MlScene *s, const MlRect *a, double *ymax_out, double *ybase
   *ymax_out = ymax;
   *yscale = a->h / ymax;
   *ybase = a->y + a->h;
-}
-
-static bool
-rects_meet (const MlRect *a, const MlRect *b)
-{
-  return a->x < b->x + b->w && b->x < a->x + a->w && a->y < b->y + b->h && b->y < a->y + a->h;
 }
 
 /* Whether @r lies inside @area and clear of the @n labels placed. */

@@ -97,6 +97,13 @@ void ml_timeline_draw_marker    (cairo_t *cr, const MlView *view, const MlScene 
  * label placement); false when the plan has no OOM. */
 bool ml_timeline_oom_label_box  (cairo_t *cr, const MlView *view, const MlScene *scene, const MlStyle *style,
                                  MlRect *box);
+/* The box the request refused at the plan's OOM is drawn in, hatched
+ * red, in @style's plot (device pixels, unclipped): from the OOM tick,
+ * one tick wide and at least 12 px, at scene->oom_addr (the address
+ * plots) or oom_stack (the stacked plot), oom_bytes high (scene.h).
+ * false when there is none (no OOM, or an OOM without a request: a
+ * static plan over the capacity). */
+bool ml_timeline_oom_request_box (const MlView *view, const MlScene *scene, const MlStyle *style, MlRect *box);
 /* Address labels left of the plot rectangle, with grid lines. */
 void ml_timeline_draw_addr_axis (cairo_t *cr, const MlView *view, const MlScene *scene, const MlStyle *style);
 /* Live / reserved curves in @area over the view's ticks (x from @view);
