@@ -283,5 +283,35 @@ PY
   oom_step=512   # the line readers stream: they need a few MiB
   oom_sweep "JSONL trace" stats "$T/kin.jsonl"
   oom_sweep "CSV" stats "$T/big.csv"
+
+  # the lowest limits, where memlens's main barely runs: opening the input
+  # allocates (fopen's FILE, gzopen's state), and that failure is out of
+  # memory too, not "cannot open: Cannot allocate memory". A build without
+  # GLib (the core) reaches main with no heap yet; with GLib the
+  # constructors have made one, and the window may be empty there.
+  reaches_main() {  # reaches_main LIMIT: memlens itself ran (exit 0, or 2 with its own message)
+    (ulimit -v $1; exec "$MEMLENS" stats "$SRC/samples/tiny.16.csv" --quiet) >/dev/null 2>"$T/rm-err"; local r=$?
+    [ $r -eq 0 ] || { [ $r -eq 2 ] && head -c 8 "$T/rm-err" | grep -q '^memlens '; }
+  }
+  lo=1024 hi=$oom_base
+  while [ $((hi - lo)) -gt 8 ]; do
+    mid=$(((lo + hi) / 2))
+    if reaches_main $mid; then hi=$mid; else lo=$mid; fi
+  done
+  cp "$T/kin.jsonl" "$T/noext"   # no extension: the sniffer opens it
+  head -c 4000 "$T/kin.json" | sed '$d' >"$T/small-kin.json"; echo ']}' >>"$T/small-kin.json"
+  said=0 bad=0
+  for f in "$SRC/samples/tiny.16.csv" "$SRC/samples/train-step.jsonl" "$T/small-kin.json" "$T/good.pickle" "$T/noext"; do
+    "$MEMLENS" stats "$f" --quiet >/dev/null 2>&1 || { bad=$((bad + 1)); echo "# $f does not load without a limit"; }
+    for v in $(seq $hi 8 $((hi + 512))); do
+      (ulimit -v $v; exec "$MEMLENS" stats "$f" --quiet) >/dev/null 2>"$T/oom-err"; r=$?
+      [ $r -eq 0 ] && break
+      head -c 8 "$T/oom-err" | grep -q '^memlens ' || continue   # died before main (the loader, GLib)
+      if [ $r -eq 2 ] && contains "$T/oom-err" "out of memory"; then said=$((said + 1))
+      else bad=$((bad + 1)); echo "# $f at ulimit -v $v: exit $r: $(head -c 200 "$T/oom-err")"; fi
+    done
+  done
+  ok $bad "opening an input at the least memory memlens starts with ($hi KiB): every failure says \"out of memory\""
+  ok $([ $said -gt 0 ]; echo $?) "some of those runs ran out ($said)"
 fi
 finish
