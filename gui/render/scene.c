@@ -301,6 +301,46 @@ seg_by_addr (const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
+static const MlMapping *sort_maps;
+
+static int
+map_by_start (const void *a, const void *b)
+{
+  const MlMapping *x = &sort_maps[*(const uint32_t *) a], *y = &sort_maps[*(const uint32_t *) b];
+  if (x->start != y->start)
+    return x->start < y->start ? -1 : 1;
+  return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* The mappings of each paged segment: map_order[seg_map_first[g] ..
+ * seg_map_first[g + 1]) index plan->maps, by start (a counting sort by
+ * segment, then a sort within each). */
+static int
+build_maps (MlScene *s)
+{
+  const MlPlan *p = s->plan;
+  size_t ns = p->n_segments;
+  s->seg_map_first = calloc (ns + 2, sizeof *s->seg_map_first);
+  s->map_order = malloc ((p->n_maps ? p->n_maps : 1) * sizeof *s->map_order);
+  if (!s->seg_map_first || !s->map_order)
+    return -1;
+  for (size_t k = 0; k < p->n_maps; k++)
+    if (p->maps[k].segment < ns)
+      s->seg_map_first[p->maps[k].segment + 2]++;
+  for (size_t g = 0; g < ns; g++)
+    s->seg_map_first[g + 2] += s->seg_map_first[g + 1];
+  for (size_t k = 0; k < p->n_maps; k++)
+    if (p->maps[k].segment < ns)
+      s->map_order[s->seg_map_first[p->maps[k].segment + 1]++] = (uint32_t) k;
+  sort_maps = p->maps;
+  for (size_t g = 0; g < ns; g++)
+    if (s->seg_map_first[g + 1] - s->seg_map_first[g] > 1)
+      qsort (s->map_order + s->seg_map_first[g], s->seg_map_first[g + 1] - s->seg_map_first[g], sizeof *s->map_order,
+             map_by_start);
+  sort_maps = NULL;
+  return 0;
+}
+
 static int
 build_layout (MlScene *s)
 {
@@ -345,7 +385,7 @@ build_layout (MlScene *s)
     }
   s->addr_extent = x;
   free (order);
-  return 0;
+  return build_maps (s);
 }
 
 /* rank[i]: item i's place in the stack of the active view: longest
@@ -531,6 +571,8 @@ ml_scene_free (MlScene *s)
   free (s->blk_hi);
   free (s->seg_base);
   free (s->seg_extent);
+  free (s->seg_map_first);
+  free (s->map_order);
   ml_curve_free (&s->curve);
   ml_peaks_free (&s->peaks);
   for (int by = 0; by < ML_COLOR_BY__COUNT; by++)
