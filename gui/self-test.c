@@ -367,7 +367,20 @@ test_step (SelfTest *st)
       activate (st, "zoom-fit", NULL);
       ml_timeline_view_get_time_span (tv (st, 0), &st->full0, &st->full1);
       check (st, st->full1 - st->full0 >= 1, "zoom-fit shows ticks [%g, %g)", st->full0, st->full1);
+      st->step = 400;   /* the other views as the file opened, for the pictures */
+      return TRUE;
+    case 400:
+      activate (st, "plot", g_variant_new_string ("active"));
+      st->shot = "window-open-active.png";
       break;
+    case 401:
+      activate (st, "plot", g_variant_new_string ("segments"));
+      st->shot = "window-open-segments.png";
+      break;
+    case 402:
+      activate (st, "plot", g_variant_new_string ("address"));
+      st->step = 2;
+      return TRUE;
     case 2:
       {
         double before = span (st, 0);
