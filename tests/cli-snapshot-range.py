@@ -1,57 +1,22 @@
 #!/usr/bin/env python3
 """--range T0:T1 on a snapshot against Python's own pickle.
 
-A snapshot is written here with pickle.dumps as torch lays it out (the
-generator of cli-snapshot-stream.py: buffers allocated and freed along
-the trace, some live at dump time); for each window the numbers memlens
+A snapshot is written here with pickle.dumps as torch lays it out
+(snaplib.make: buffers allocated and freed along the trace, some live at
+dump time); for each window the numbers memlens
 prints (events by kind, buffers cut at the window's edges, the peak live
 bytes in the window, its ticks) are computed again from the Python
 objects by replaying the trace. Then the ranges memlens must refuse.
 argv: memlens binary, source root. TAP output.
 """
-import json, os, pickle, random, subprocess, sys, tempfile
+import json, os, pickle, subprocess, sys, tempfile
+
+sys.dont_write_bytecode = True   # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from snaplib import ok, done, make  # noqa: E402
 
 memlens = sys.argv[1]
 tmp = tempfile.mkdtemp(prefix="memlens-range-")
-n = 0
-failed = 0
-
-
-def ok(cond, what):
-    global n, failed
-    n += 1
-    print(("ok %d - %s" % (n, what)) if cond else ("not ok %d - %s" % (n, what)))
-    if not cond:
-        failed += 1
-
-
-def make(seed, count):
-    rnd = random.Random(seed)
-    pool = [{"filename": ("/home/u/train.py" if k % 5 == 0 else "/usr/lib/python3/torch/nn/m%d.py" % k),
-             "line": 10 + k, "name": "fn%d" % k} for k in range(300)]
-    paths = [[pool[rnd.randrange(300)] for _ in range(rnd.randrange(20, 61))] for _ in range(40)]
-    base = 0x7f0000000000
-    seg = {"device": 0, "address": base, "total_size": 1 << 30, "stream": 0,
-           "segment_type": "large", "is_expandable": False, "blocks": []}
-    trace, live, t, addr = [], {}, 1700000000000000, base
-    while len(trace) < count:
-        t += rnd.randrange(1, 4)
-        if live and (rnd.random() < 0.5 or len(live) > 50):
-            a = rnd.choice(sorted(live))
-            size, _ = live.pop(a)
-            fr = list(rnd.choice(paths))
-            for action in ("free_requested", "free_completed"):
-                trace.append({"action": action, "addr": a, "size": size, "stream": 0, "time_us": t, "frames": fr})
-        else:
-            size = rnd.randrange(1, 64) * 512
-            fr = list(rnd.choice(paths))
-            live[addr] = (size, fr)
-            trace.append({"action": "alloc", "addr": addr, "size": size, "stream": 0, "time_us": t, "frames": fr})
-            addr += 1 << 16
-    for a, (size, fr) in sorted(live.items()):
-        seg["blocks"].append({"address": a, "size": size, "requested_size": size, "state": "active_allocated",
-                              "frames": fr})
-    return {"segments": [seg], "device_traces": [trace]}
 
 
 def window(trace, lo, hi):
@@ -93,7 +58,7 @@ def stats(path, *args):
     return p.returncode, (json.loads(p.stdout) if p.returncode == 0 else p.stderr)
 
 
-snap = make(7, 6000)
+snap = make(7, [6000], step=(1, 4))
 trace = snap["device_traces"][0]
 path = os.path.join(tmp, "w.pickle")
 with open(path, "wb") as f:
@@ -161,5 +126,4 @@ ok(p.returncode == 2 and "2:1" in p.stderr, "diagnose refuses a bad range too")
 
 import shutil
 shutil.rmtree(tmp, ignore_errors=True)
-print("1..%d" % n)
-sys.exit(1 if failed else 0)
+sys.exit(done())

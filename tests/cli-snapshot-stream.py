@@ -8,54 +8,14 @@ the dump-time block of a live allocation, several APPENDS batches, several
 devices, protocols 2 and 4); the numbers memlens prints are computed again
 from the Python objects. argv: memlens binary, source root. TAP output.
 """
-import json, os, pickle, random, subprocess, sys, tempfile
+import json, os, pickle, subprocess, sys, tempfile
+
+sys.dont_write_bytecode = True   # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from snaplib import ok, done, make  # noqa: E402
 
 memlens = sys.argv[1]
 tmp = tempfile.mkdtemp(prefix="memlens-stream-")
-n = 0
-failed = 0
-
-
-def ok(cond, what):
-    global n, failed
-    n += 1
-    print(("ok %d - %s" % (n, what)) if cond else ("not ok %d - %s" % (n, what)))
-    if not cond:
-        failed += 1
-
-
-def make(seed, entries_per_dev):
-    rnd = random.Random(seed)
-    pool = [{"filename": ("/home/u/train.py" if k % 5 == 0 else "/usr/lib/python3/torch/nn/m%d.py" % k),
-             "line": 10 + k, "name": "fn%d" % k} for k in range(300)]
-    paths = [[pool[rnd.randrange(300)] for _ in range(rnd.randrange(20, 61))] for _ in range(40)]
-    segments, traces = [], []
-    for dev, count in enumerate(entries_per_dev):
-        base = 0x7f0000000000 + dev * (1 << 36)
-        seg = {"device": dev, "address": base, "total_size": 1 << 30, "stream": 0,
-               "segment_type": "large", "is_expandable": False, "blocks": []}
-        segments.append(seg)
-        trace, live, t = [], {}, 1700000000000000
-        addr = base
-        while len(trace) < count:
-            t += 1
-            if live and (rnd.random() < 0.5 or len(live) > 50):
-                a = rnd.choice(sorted(live))
-                size, _ = live.pop(a)
-                fr = list(rnd.choice(paths))   # a new list per traceback ...
-                for action in ("free_requested", "free_completed"):   # ... shared by both
-                    trace.append({"action": action, "addr": a, "size": size, "stream": 0, "time_us": t, "frames": fr})
-            else:
-                size = rnd.randrange(1, 64) * 512
-                fr = list(rnd.choice(paths))
-                live[addr] = (size, fr)
-                trace.append({"action": "alloc", "addr": addr, "size": size, "stream": 0, "time_us": t, "frames": fr})
-                addr += 1 << 16
-        for a, (size, fr) in sorted(live.items()):   # dump time: the live blocks share the alloc's frames
-            seg["blocks"].append({"address": a, "size": size, "requested_size": size, "state": "active_allocated",
-                                  "frames": fr})
-        traces.append(trace)
-    return {"segments": segments, "device_traces": traces}
 
 
 def stats(path, dev):
@@ -157,5 +117,4 @@ ok(p.returncode == 2 and "--jobs" in p.stderr, "--jobs 0 is refused")
 
 import shutil
 shutil.rmtree(tmp, ignore_errors=True)
-print("1..%d" % n)
-sys.exit(1 if failed else 0)
+sys.exit(done())

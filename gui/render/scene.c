@@ -387,6 +387,43 @@ build_ranks (MlScene *s)
   return 0;
 }
 
+/* Where the request the plan's OOM refused is drawn (scene.h, oom_*). */
+static void
+build_oom (MlScene *s)
+{
+  const MlOom *o = &s->plan->oom;
+  if (!o->hit || !o->request)
+    return;
+  long own = -1;   /* the request's item, when the strategy placed it once the capacity was lifted */
+  for (size_t i = 0; i < s->n_items && own < 0; i++)
+    if (s->items[i].buffer == o->buffer && s->items[i].start == o->tick)
+      own = (long) i;
+  uint64_t below = 0;   /* the stack under it at the OOM tick */
+  for (size_t i = 0; i < s->n_items && s->items[i].start <= o->tick; i++)
+    {
+      const MlSceneItem *it = &s->items[i];
+      if (it->end > o->tick && (long) i != own && (own < 0 || s->rank[i] < s->rank[own]))
+        below += it->size;
+    }
+  s->oom_drawn = true;
+  s->oom_bytes = own >= 0 ? s->items[own].size : o->request;
+  s->oom_addr = own >= 0 ? s->items[own].addr : s->addr_extent;
+  s->oom_stack = below;
+}
+
+uint64_t
+ml_scene_extent (const MlScene *s, MlPlot plot)
+{
+  uint64_t e = plot == ML_PLOT_ACTIVE ? s->live_max : s->addr_extent;
+  if (s->oom_drawn)
+    {
+      uint64_t top = (plot == ML_PLOT_ACTIVE ? s->oom_stack : s->oom_addr) + s->oom_bytes;
+      if (top > e)
+        e = top;
+    }
+  return e;
+}
+
 int
 ml_scene_new (const MlBuffers *bufs, const MlPlan *plan, const MlSceneOptions *opts,
               MlScene **out, MlError *err)
@@ -472,6 +509,7 @@ ml_scene_new (const MlBuffers *bufs, const MlPlan *plan, const MlSceneOptions *o
       s->live_max = s->curve.pts[i].live;
   if (build_ranks (s) < 0)
     goto oom;
+  build_oom (s);
   rc = ml_peaks_find (bufs, o.max_peaks, o.max_blame, &s->peaks, err);
   if (rc < 0)
     {
@@ -526,7 +564,7 @@ ml_scene_view_init (const MlScene *s, MlView *v, double px, double py, double pw
 void
 ml_scene_view_init_plot (const MlScene *s, MlPlot plot, MlView *v, double px, double py, double pw, double ph)
 {
-  uint64_t extent = plot == ML_PLOT_ACTIVE ? s->live_max : s->addr_extent;
+  uint64_t extent = ml_scene_extent (s, plot);
   double a1 = extent ? (double) extent : 1.0;
   ml_view_init (v, 0.0, (double) (s->end_tick ? s->end_tick : 1), 0.0, a1, px, py, pw, ph);
 }

@@ -1,0 +1,69 @@
+"""What the snapshot tests share: TAP output and a synthetic snapshot
+written the way torch.cuda.memory._dump_snapshot lays it out.
+
+Used by cli-snapshot-stream.py and cli-snapshot-range.py (they import it
+from their own folder)."""
+import random
+
+_n = 0
+_failed = 0
+
+
+def ok(cond, what):
+    """One TAP line: "ok N - what" or "not ok N - what"; returns cond."""
+    global _n, _failed
+    _n += 1
+    print(("ok %d - %s" % (_n, what)) if cond else ("not ok %d - %s" % (_n, what)))
+    if not cond:
+        _failed += 1
+    return cond
+
+
+def done():
+    """Prints the plan and returns the exit status: 1 if any check failed."""
+    print("1..%d" % _n)
+    return 1 if _failed else 0
+
+
+def make(seed, entries_per_dev, step=(1, 1)):
+    """A snapshot dict with one trace per device, len(entries_per_dev)
+    devices, entries_per_dev[d] entries on device d.
+
+    Frame dicts come from a pool of 300 shared by 40 call paths of 20-60
+    frames; every traceback is a new list (as torch writes them), shared by
+    the free_requested / free_completed pair of one free and by the
+    dump-time block of a buffer still live at the end. Buffers are
+    512 B..32 KiB, at most ~50 live at once, 64 KiB apart in one 1 GiB
+    segment per device. Time advances by randrange(*step) microseconds per
+    step (by step[0] without drawing when the two are equal)."""
+    rnd = random.Random(seed)
+    pool = [{"filename": ("/home/u/train.py" if k % 5 == 0 else "/usr/lib/python3/torch/nn/m%d.py" % k),
+             "line": 10 + k, "name": "fn%d" % k} for k in range(300)]
+    paths = [[pool[rnd.randrange(300)] for _ in range(rnd.randrange(20, 61))] for _ in range(40)]
+    segments, traces = [], []
+    for dev, count in enumerate(entries_per_dev):
+        base = 0x7f0000000000 + dev * (1 << 36)
+        seg = {"device": dev, "address": base, "total_size": 1 << 30, "stream": 0,
+               "segment_type": "large", "is_expandable": False, "blocks": []}
+        segments.append(seg)
+        trace, live, t = [], {}, 1700000000000000
+        addr = base
+        while len(trace) < count:
+            t += step[0] if step[0] == step[1] else rnd.randrange(*step)
+            if live and (rnd.random() < 0.5 or len(live) > 50):
+                a = rnd.choice(sorted(live))
+                size, _ = live.pop(a)
+                fr = list(rnd.choice(paths))   # a new list per traceback ...
+                for action in ("free_requested", "free_completed"):   # ... shared by both
+                    trace.append({"action": action, "addr": a, "size": size, "stream": 0, "time_us": t, "frames": fr})
+            else:
+                size = rnd.randrange(1, 64) * 512
+                fr = list(rnd.choice(paths))
+                live[addr] = (size, fr)
+                trace.append({"action": "alloc", "addr": addr, "size": size, "stream": 0, "time_us": t, "frames": fr})
+                addr += 1 << 16
+        for a, (size, fr) in sorted(live.items()):   # dump time: the live blocks share the alloc's frames
+            seg["blocks"].append({"address": a, "size": size, "requested_size": size, "state": "active_allocated",
+                                  "frames": fr})
+        traces.append(trace)
+    return {"segments": segments, "device_traces": traces}
