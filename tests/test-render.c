@@ -718,12 +718,102 @@ test_oom_request (void)
   ml_trace_free (rt);
 }
 
+/* Sum of the channels: dark outline ink is far below the band's grey and
+ * the background. */
+static int
+lum_of (uint32_t c)
+{
+  return (int) (c >> 16) + (int) ((c >> 8) & 255) + (int) (c & 255);
+}
+
+/* An expandable segment grows and shrinks (tests/data/expandable-unmap.pickle,
+ * by hand from its trace: segment 0's range is mapped [0, 40) MiB at tick
+ * 1, [40, 80) at 3, [80, 100) at 5, [100, 120) at 13; [40, 80) unmapped at
+ * 18; [120, 180) mapped at 19, [40, 60) at 23; 28 ticks; a 2 MiB segment
+ * above it from tick 11). In the segments plot the outline follows the
+ * mapped pages, and the band (in both address plots) covers only them. */
+static void
+test_paged_segments (void)
+{
+  char path[4096];
+  snprintf (path, sizeof path, "%s/tests/data/expandable-unmap.pickle", root);
+  MlTrace *t = NULL;
+  MlError err = { 0 };
+  if (ml_trace_load (path, NULL, &t, &err) < 0)
+    {
+      skip ("tests/data/expandable-unmap.pickle does not load (give the source root as the argument)");
+      return;
+    }
+  MlBuffers *b = NULL;
+  ml_buffers_build (t, 512, &b, NULL);
+  MlKnobs k;
+  ml_knobs_init (&k);
+  MlPlan *p = NULL;
+  must (ml_sim_run (b, ml_strategy_find ("recorded"), &k, &p, NULL) == 0);
+  MlScene *s = NULL;
+  ml_scene_new (b, p, NULL, &s, NULL);
+  uint32_t g0 = s->seg_base[0] == 0 ? 0 : 1;
+  ok ((p->segments[g0].flags & ML_SEG_PAGED) && s->seg_extent[g0] == 180 * MiB && s->end_tick == 28,
+      "segment %u: a paged range of 180 MiB at the bottom; 28 ticks (%" PRIu64 " B, %" PRIu64 ")", g0, s->seg_extent[g0],
+      s->end_tick);
+  is_u64 (s->seg_map_first[g0 + 1] - s->seg_map_first[g0], 6, "its six mappings (the unmap ends one of them)");
+  MlStyle st;
+  ml_style_init (&st);
+  st.show_labels = false;
+  st.show_peaks = false;   /* the lower-bound tick's dashed line */
+  /* 560 x 364: 20 px per tick, 2 px per MiB over 182 MiB: tick T at
+   * x = 20 T, M MiB at y = 364 - 2 M */
+  MlView v;
+  cairo_surface_t *surf = draw_plot (s, &st, ML_PLOT_SEGMENTS, &v, 560, 364);
+  ok (near (v.a_max, 182.0 * MiB) && near (v.t_max, 28), "the view: 182 MiB x 28 ticks");
+  uint32_t bg = rgb_of (ml_style_bg (&st));
+#define X(tick) ((int) ((tick) * 20))
+#define Y(mib) ((int) (364 - 2 * (mib)))
+  uint32_t band = pixel (surf, X (15.5), Y (27));   /* mapped [0, 120), free at 25..30 MiB */
+  ok (band != bg && lum_of (band) > 600, "tick 15.5, 27 MiB: mapped and free, the segment's band (#%06x)", band);
+  ok (pixel (surf, X (15.5), Y (150)) == bg, "tick 15.5, 150 MiB: not mapped yet, background (#%06x)", pixel (surf, X (15.5), Y (150)));
+  ok (pixel (surf, X (20.5), Y (60)) == bg, "tick 20.5, 60 MiB: unmapped at 18, background (#%06x)", pixel (surf, X (20.5), Y (60)));
+  ok (pixel (surf, X (25.5), Y (55)) == band, "tick 25.5, 55 MiB: mapped again at 23, the band (#%06x)", pixel (surf, X (25.5), Y (55)));
+  ok (pixel (surf, X (8.5), Y (110)) == bg, "tick 8.5, 110 MiB: above the 100 MiB mapped then (#%06x)", pixel (surf, X (8.5), Y (110)));
+  /* the outline, where the mapped extent ends: within a pixel of it */
+  int dark_top = 0, dark_hole = 0, dark_grow = 0, dark_unmap = 0, dark_remap = 0;
+  for (int d = -1; d <= 1; d++)
+    {
+      dark_top += lum_of (pixel (surf, X (8.5), Y (100) + d)) < 450;     /* top at 100 MiB, ticks 5..13 */
+      dark_hole += lum_of (pixel (surf, X (20.5), Y (40) + d)) < 450;    /* the hole's lower edge */
+      dark_grow += lum_of (pixel (surf, X (13) + d, Y (110))) < 450;     /* grown by [100, 120) at 13 */
+      dark_unmap += lum_of (pixel (surf, X (18) + d, Y (60))) < 450;     /* [40, 80) gone at 18 */
+      dark_remap += lum_of (pixel (surf, X (23) + d, Y (50))) < 450;     /* [40, 60) back at 23 */
+    }
+  ok (dark_top, "the outline's top edge at 100 MiB at tick 8.5");
+  ok (dark_hole, "an edge at 40 MiB at tick 20.5, under the unmapped hole");
+  ok (dark_grow && dark_unmap && dark_remap, "vertical edges where it grows (tick 13), shrinks (18) and grows back (23)");
+  int light = 0;
+  for (int d = -1; d <= 1; d++)
+    light += lum_of (pixel (surf, X (8.5), Y (180) + d)) >= 450;
+  ok (light == 3, "no edge at the range's 180 MiB top at tick 8.5 (the fixed rectangle had one)");
+#undef X
+#undef Y
+  cairo_surface_destroy (surf);
+  /* the address plot's band follows the pages too */
+  surf = draw_plot (s, &st, ML_PLOT_ADDRESS, &v, 560, 364);
+  ok (pixel (surf, 410, 364 - 120) == bg && pixel (surf, 310, 364 - 54) == band,
+      "address plot: the band is gone from the hole at tick 20.5 (#%06x) and there at tick 15.5 (#%06x)", pixel (surf, 410, 244),
+      pixel (surf, 310, 310));
+  cairo_surface_destroy (surf);
+  ml_scene_free (s);
+  ml_plan_free (p);
+  ml_buffers_free (b);
+  ml_trace_free (t);
+}
+
 int
 main (int argc, char **argv)
 {
   if (argc > 1)
     root = argv[1];
   test_oom_request ();
+  test_paged_segments ();
   test_curve_labels ();
   test_real_time ();
   test_view ();

@@ -63,6 +63,11 @@ typedef struct {
   uint64_t    *seg_base;       /* plan->n_segments global base addresses */
   uint64_t    *seg_extent;     /* and widths */
   uint64_t     addr_extent;    /* sum of the widths: the address axis */
+  /* the mappings of paged segments (plan->maps; an expandable segment
+   * grows and shrinks with them): map_order[seg_map_first[g] ..
+   * seg_map_first[g + 1]) index plan->maps for segment g, by start */
+  size_t      *seg_map_first;  /* n_segments + 1 */
+  uint32_t    *map_order;
   uint64_t     end_tick;       /* the time axis is [0, end_tick) */
   uint64_t     first_tick;     /* the first tick anything happens */
 
