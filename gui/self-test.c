@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "gui/application.h"
 #include "gui/peaks-page.h"
@@ -1209,6 +1210,25 @@ stats (GArray *v, double *med, double *p95, double *max)
   g_array_unref (c);
 }
 
+/* Seconds since this process started (the kernel's start time of it, so
+ * the dynamic linker and GTK's start-up count), -1 when unknown. */
+static double
+process_age (void)
+{
+  g_autofree char *stat = NULL;
+  struct timespec now;
+  if (!g_file_get_contents ("/proc/self/stat", &stat, NULL, NULL) || clock_gettime (CLOCK_BOOTTIME, &now) < 0)
+    return -1;
+  /* field 22, starttime in clock ticks since boot; fields 3.. follow the
+   * last ')' (the command name may hold spaces and parentheses) */
+  const char *p = strrchr (stat, ')');
+  unsigned long long start = 0;
+  if (!p || sscanf (p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", &start) != 1)
+    return -1;
+  long hz = sysconf (_SC_CLK_TCK);
+  return hz > 0 ? (double) now.tv_sec + (double) now.tv_nsec / 1e9 - (double) start / (double) hz : -1;
+}
+
 static void
 bench_write (SelfTest *st)
 {
@@ -1217,6 +1237,11 @@ bench_write (SelfTest *st)
   g_string_append_printf (s, "  \"buffers\": %zu,\n  \"width\": %d,\n  \"height\": %d,\n", doc ? doc->bufs->n : 0,
                           gtk_widget_get_width (GTK_WIDGET (tv (st, 0))), gtk_widget_get_height (GTK_WIDGET (tv (st, 0))));
   g_string_append_printf (s, "  \"load_seconds\": %.3f,\n", doc ? doc->load_seconds : 0);
+  /* launch to the first frame that showed the drawn trace */
+  gint64 first = ml_timeline_view_get_first_picture_us (tv (st, 0));
+  double age = process_age ();
+  g_string_append_printf (s, "  \"first_picture_seconds\": %.3f,\n",
+                          first && age >= 0 ? age - (double) (g_get_monotonic_time () - first) / 1e6 : -1.0);
   const char *phases[] = { "fit", "zoom-in", "deep-pan", "zoom-out", "pan-fit", "all" };
   g_string_append (s, "  \"phases\": {\n");
   for (gsize p = 0; p < G_N_ELEMENTS (phases); p++)

@@ -56,6 +56,7 @@ struct _MlTimelineView {
   /* statistics */
   guint        draw_count;
   gint64       last_draw_us;
+  gint64       first_picture_us;   /* monotonic time of the first full drawing shown */
 };
 
 G_DEFINE_FINAL_TYPE (MlTimelineView, ml_timeline_view, GTK_TYPE_WIDGET)
@@ -409,6 +410,8 @@ ml_timeline_view_snapshot (GtkWidget *w, GtkSnapshot *snap)
       g_array_append_val (self->render_times, self->render_ms);
       fresh = TRUE;
     }
+  if (fresh && !self->first_picture_us)
+    self->first_picture_us = g_get_monotonic_time ();
   if (fresh)
     gtk_snapshot_append_node (snap, self->cache);
   else
@@ -1051,6 +1054,12 @@ gint64
 ml_timeline_view_get_last_draw_us (MlTimelineView *self)
 {
   return self->last_draw_us;
+}
+
+gint64
+ml_timeline_view_get_first_picture_us (MlTimelineView *self)
+{
+  return self->first_picture_us;
 }
 
 const GArray *

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/base/sort.h"
 #include "sim/base/u64map.h"
 
 /* Distinct keys of one colouring, ranked into classes. */
@@ -387,44 +388,36 @@ build_layout (MlScene *s)
   return build_maps (s);
 }
 
-typedef struct {
-  uint64_t life, start;
-  uint32_t buffer, item;
-} StackKey;
-
-static int
-by_stack_order (const void *a, const void *b)
-{
-  const StackKey *x = a, *y = b;
-  if (x->life != y->life)
-    return x->life > y->life ? -1 : 1;
-  if (x->start != y->start)
-    return x->start < y->start ? -1 : 1;
-  return x->buffer < y->buffer ? -1 : x->buffer > y->buffer;
-}
-
-/* rank[i]: item i's place in the stack of the active view. */
+/* rank[i]: item i's place in the stack of the active view: longest
+ * lifetime first, then by start, then by buffer. Items are in buffer
+ * order, which is by start, so a stable sort by lifetime alone gives that
+ * order (a radix sort: qsort of the 1.75M items of a 1 GB snapshot took
+ * a third of a second). */
 static int
 build_ranks (MlScene *s)
 {
   size_t n = s->n_items;
-  StackKey *keys = malloc ((n ? n : 1) * sizeof *keys);
+  uint64_t *keys = malloc ((n ? n : 1) * sizeof *keys);
+  uint32_t *order = malloc ((n ? n : 1) * sizeof *order);
   s->rank = malloc ((n ? n : 1) * sizeof *s->rank);
-  if (!keys || !s->rank)
+  if (!keys || !order || !s->rank)
     {
       free (keys);
+      free (order);
       return -1;
     }
   for (size_t i = 0; i < n; i++)
     {
-      const MlSceneItem *it = &s->items[i];
-      keys[i] = (StackKey) { it->end - it->start, it->start, it->buffer, (uint32_t) i };
+      keys[i] = ~(s->items[i].end - s->items[i].start);   /* ascending = longest first */
+      order[i] = (uint32_t) i;
     }
-  qsort (keys, n, sizeof *keys, by_stack_order);
-  for (size_t k = 0; k < n; k++)
-    s->rank[keys[k].item] = (uint32_t) k;
+  int rc = ml_sort_indexes_by_key (order, n, keys, sizeof *keys);
+  if (rc == 0)
+    for (size_t k = 0; k < n; k++)
+      s->rank[order[k]] = (uint32_t) k;
   free (keys);
-  return 0;
+  free (order);
+  return rc;
 }
 
 /* Where the request the plan's OOM refused is drawn (scene.h, oom_*). */
