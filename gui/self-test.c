@@ -321,6 +321,24 @@ oom_drawn (SelfTest *st, const MlDocument *doc)
              "%s view: the refused request (%" G_GUINT64_FORMAT " B) is on screen, hatched red (#%06x at %.0f, %.0f)",
              plots[k], run->scene->oom_bytes, px, cx, cy);
     }
+  /* hovering the box: the request, and the OOM event's stack (its first
+   * Python frame, found here from the trace) */
+  const char *func = NULL;
+  if (ev->stack && ev->stack < t->n_stacks)
+    for (guint32 f = 0; f < t->stacks[ev->stack].n && !func; f++)
+      {
+        const MlFrame *fr = &t->frames[t->stacks[ev->stack].first + f];
+        if (g_str_has_suffix (ml_trace_str (t, fr->file), ".py"))
+          func = ml_trace_str (t, fr->func);
+      }
+  const MlView *v = ml_timeline_view_get_view (tv (st, 0));
+  MlRect r = { 0 };
+  ml_timeline_oom_request_box (v, run->scene, ml_timeline_view_get_style (tv (st, 0)), &r);
+  g_autofree char *markup = ml_timeline_view_dup_markup_at (tv (st, 0), r.x + r.w / 2, r.y + r.h / 2);
+  char sz[32];
+  g_autofree char *want = g_strdup_printf ("Refused: %s at tick %" G_GUINT64_FORMAT, ml_format_size (ev->size, sz, sizeof sz), ev->tick);
+  check (st, markup && strstr (markup, want) && func && strstr (markup, func),
+         "hovering it tells \"%s\" and the request's stack (%s)", want, func ? func : "no Python frame");
   activate (st, "plot", g_variant_new_string ("address"));
 }
 
