@@ -48,7 +48,7 @@ print_sweep (const MlKnobSweep *sw)
 /* The caching conformance as text ("  " indented lines) or as one JSON
  * object (no newline). */
 static void
-print_conformance (FILE *fp, const MlCachingConformance *r, bool json)
+print_conformance (FILE *fp, const MlCachingConformance *r, const MlTrace *t, bool json)
 {
   double addr_share = r->allocs ? (double) r->matched / (double) r->allocs : 1.0;
   size_t seg_den = r->rec_segment_events > r->emu_segment_events ? r->rec_segment_events : r->emu_segment_events;
@@ -85,9 +85,10 @@ print_conformance (FILE *fp, const MlCachingConformance *r, bool json)
   for (int k = 0; k < ML_RULE__COUNT; k++)
     if (r->by_rule[k])
       fprintf (fp, "    %-20s %zu\n", ml_caching_rule_name ((MlCachingRule) k), r->by_rule[k]);
+  char where[ML_TRACE_WHERE_MAX];
   if (r->first_mismatch != SIZE_MAX)
-    fprintf (fp, "    first mismatch at event %zu: real 0x%" PRIx64 ", emulated 0x%" PRIx64 "\n", r->first_mismatch,
-             r->first_want, r->first_got);
+    fprintf (fp, "    first mismatch at %s: real 0x%" PRIx64 ", emulated 0x%" PRIx64 "\n",
+             ml_trace_event_where (t, r->first_mismatch, where, sizeof where), r->first_want, r->first_got);
   if (seg_den)
     fprintf (fp, "  segment events  %zu recorded, %zu emulated, %zu the same size in order (%.2f%%)\n",
              r->rec_segment_events, r->emu_segment_events, r->segment_events_matched,
@@ -279,7 +280,7 @@ cmd_compare (int argc, char **argv)
       if (have_conf)
         {
           printf (",\"caching_conformance\":");
-          print_conformance (stdout, &conf, true);
+          print_conformance (stdout, &conf, t, true);
         }
       printf ("}\n");
     }
@@ -323,7 +324,7 @@ cmd_compare (int argc, char **argv)
   if (have_conf && !o.json)
     {
       printf ("\ncaching conformance (replayed from the state rebuilt at the trace's first event)\n");
-      print_conformance (stdout, &conf, false);
+      print_conformance (stdout, &conf, t, false);
     }
 out:
   for (size_t i = 0; i < nres; i++)

@@ -135,10 +135,12 @@ cli_multi (const char *cmd, int (*run) (int, char **), bool print_each, int argc
           j->out = tmpfile ();
           j->err = tmpfile ();
           if (!j->out || !j->err || pipe (fds) < 0)
-            return cli_fail (cmd, EXIT_BAD, "cannot make a temporary file: %s", strerror (errno));
+            return errno == ENOMEM ? cli_fail (cmd, EXIT_BAD, "out of memory")
+                                   : cli_fail (cmd, EXIT_BAD, "cannot make a temporary file: %s", strerror (errno));
           j->pid = fork ();
           if (j->pid < 0)
-            return cli_fail (cmd, EXIT_BAD, "cannot fork: %s", strerror (errno));
+            return errno == ENOMEM ? cli_fail (cmd, EXIT_BAD, "out of memory")
+                                   : cli_fail (cmd, EXIT_BAD, "cannot fork: %s", strerror (errno));
           if (j->pid == 0)
             {
               close (fds[0]);

@@ -880,8 +880,7 @@ ml_timeline_view_get_extent (MlTimelineView *self)
 {
   if (!self->scene)
     return 1;
-  uint64_t e = self->style.plot == ML_PLOT_ACTIVE ? self->scene->live_max : self->scene->addr_extent;
-  return (double) MAX (e, 1);
+  return (double) MAX (ml_scene_extent (self->scene, self->style.plot), 1);
 }
 
 void

@@ -197,7 +197,7 @@ ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError
   if (ml_u64map_reserve (&dead, n_alloc) < 0 || ml_u64map_reserve (&by_id, live_guess) < 0
       || ml_u64map_reserve (&by_addr, live_guess) < 0)
     rc = ml_error_set (err, ML_ENOMEM, "out of memory for %zu buffers", n_alloc);
-  char where[2][40];
+  char where[2][ML_TRACE_WHERE_MAX];
 #define WHERE(k)  ml_trace_event_where (trace, (k), where[0], sizeof where[0])
 #define WHERE2(k) ml_trace_event_where (trace, (k), where[1], sizeof where[1])
 

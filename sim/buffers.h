@@ -68,8 +68,10 @@ typedef struct {
 #define ML_BUFFERS_MAX_TOTAL ((uint64_t) 1 << 60)
 
 /* Builds the lifetimes of @trace with alignment @align (0 = the trace's
- * default). Errors name the event ("event 17 (tick 17): free of unknown id
- * 42"). The result borrows @trace, which must outlive it. */
+ * default). Errors name the event where the file has it
+ * (ml_trace_event_where: "line 17: free of unknown id 42",
+ * "device_traces[0][16] (alloc at 0x7f0000000000): ..."). The result
+ * borrows @trace, which must outlive it. */
 int  ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError *err);
 void ml_buffers_free  (MlBuffers *bufs);
 

@@ -41,7 +41,7 @@ ml_trace_free (MlTrace *t)
   free (t->device_ooms);
   free (t->group_ids);
   free (t->group_end);
-  free (t->event_line);
+  free (t->event_origin);
   free (t->notes);
   ml_strtab_free (t->strings);
   free (t);
@@ -95,20 +95,20 @@ ml_trace_append (MlTrace *t, const MlEvent *ev)
 }
 
 int
-ml_trace_set_line (MlTrace *t, uint64_t line)
+ml_trace_set_origin (MlTrace *t, uint64_t origin)
 {
   if (t->n_events == 0)
     return 0;
   size_t i = t->n_events - 1;
-  if (i >= t->cap_lines)
+  if (i >= t->cap_origins)
     {
-      size_t cap = t->cap_lines;
-      if (grow ((void **) &t->event_line, &cap, t->cap_events, sizeof *t->event_line) < 0)
+      size_t cap = t->cap_origins;
+      if (grow ((void **) &t->event_origin, &cap, t->cap_events, sizeof *t->event_origin) < 0)
         return ML_ENOMEM;
-      memset (t->event_line + t->cap_lines, 0, (cap - t->cap_lines) * sizeof *t->event_line);
-      t->cap_lines = cap;
+      memset (t->event_origin + t->cap_origins, 0, (cap - t->cap_origins) * sizeof *t->event_origin);
+      t->cap_origins = cap;
     }
-  t->event_line[i] = line <= UINT32_MAX ? (uint32_t) line : 0;
+  t->event_origin[i] = origin;
   return 0;
 }
 
@@ -125,8 +125,11 @@ ml_trace_add_note (MlTrace *t, const char *text)
 const char *
 ml_trace_event_where (const MlTrace *t, size_t i, char *buf, size_t len)
 {
-  if (t->event_line && i < t->cap_lines && t->event_line[i])
-    snprintf (buf, len, "line %" PRIu32, t->event_line[i]);
+  uint64_t o = t->event_origin && i < t->cap_origins ? t->event_origin[i] : 0;
+  if (o && t->origin_text)
+    return t->origin_text (t, i, o, buf, len);
+  if (o)
+    snprintf (buf, len, "line %" PRIu64, o);
   else
     snprintf (buf, len, "event %zu", i);
   return buf;

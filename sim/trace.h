@@ -149,7 +149,7 @@ typedef struct {
   uint64_t index, request, device_free, reserved;
 } MlDeviceOom;
 
-typedef struct {
+typedef struct MlTrace {
   MlEvent  *events;
   size_t    n_events, cap_events;
   MlStrtab *strings;
@@ -195,11 +195,15 @@ typedef struct {
   size_t    n_group_ids, cap_group_ids;
   size_t   *group_end;       /* n_groups: one past each group's last id */
   size_t    n_groups, cap_groups;
-  /* where each event came from, for messages: events[i] is on line
-   * event_line[i] of the file (0 = not known); NULL when the reader
-   * records no lines (then messages say "event i", 0-based) */
-  uint32_t *event_line;
-  size_t    cap_lines;
+  /* where each event came from, for messages: events[i] came from
+   * event_origin[i] (0 = not known), a line of the file unless the reader
+   * set origin_text to say what its numbers mean (a PyTorch snapshot's
+   * "device_traces[0][17] (alloc at 0x...)", a Kineto trace's
+   * "traceEvents[12]"); NULL when the reader records none (then messages
+   * say "event i", 0-based) */
+  uint64_t *event_origin;
+  size_t    cap_origins;
+  const char *(*origin_text) (const struct MlTrace *trace, size_t i, uint64_t origin, char *buf, size_t len);
   /* warnings about the input that did not stop the read (interned
    * texts: "segment 2 [...] overlaps segment 5 [...]"); the CLI prints them */
   uint32_t *notes;
@@ -216,14 +220,17 @@ MlEvent *ml_trace_append (MlTrace *trace, const MlEvent *ev);
  * count: no copies, no doubling past it); 0 or ML_ENOMEM. */
 int      ml_trace_reserve (MlTrace *trace, size_t n);
 
-/* Records that the last appended event is on line @line of the file
- * (line readers: JSONL, CSV); 0 or ML_ENOMEM. Lines past 2^32-1 are
- * recorded as unknown. */
-int      ml_trace_set_line (MlTrace *trace, uint64_t line);
+/* Records where the last appended event came from: a line of the file
+ * (line readers: JSONL, CSV), or the reader's own number that its
+ * origin_text reads; 0 or ML_ENOMEM. */
+int      ml_trace_set_origin (MlTrace *trace, uint64_t origin);
 /* Adds a warning about the input (copied); 0 or ML_ENOMEM. */
 int      ml_trace_add_note (MlTrace *trace, const char *text);
 /* Where event @i came from, for a message: "line 12" when the reader
- * recorded it, else "event 5"; written into @buf, which is returned. */
+ * recorded it, what its origin_text says of the origin, else "event 5";
+ * written into @buf (ML_TRACE_WHERE_MAX bytes hold any), which is
+ * returned. */
+#define ML_TRACE_WHERE_MAX 192
 const char *ml_trace_event_where (const MlTrace *trace, size_t i, char *buf, size_t len);
 
 /* Appends a copy of @w; 0 or ML_ENOMEM. */

@@ -170,7 +170,7 @@ int
 ml_caching_conformance (const MlTrace *t, const char *options, MlCachingConformance *out, MlError *err)
 {
   MlCacheConfig cfg;
-  char settings[256];
+  char settings[256], where[ML_TRACE_WHERE_MAX];
   options = _ml_cache_options (t, options, settings, sizeof settings);
   int rc = _ml_cache_parse_config (options, &cfg, err);
   if (rc < 0)
@@ -249,7 +249,8 @@ ml_caching_conformance (const MlTrace *t, const char *options, MlCachingConforma
               if ((rc = _ml_cache_exp_add_range (&c, ev->addr, ev->size, stream, small)) < 0)
                 {
                   ml_error_set (err, rc, rc == ML_ENOMEM ? "out of memory"
-                                : "event %zu: expandable range at 0x%" PRIx64 " overlaps another segment of the rebuilt state", k, ev->addr);
+                                : "%s: expandable range at 0x%" PRIx64 " overlaps another segment of the rebuilt state",
+                                  ml_trace_event_where (t, k, where, sizeof where), ev->addr);
                   goto out;
                 }
             }
@@ -274,8 +275,8 @@ ml_caching_conformance (const MlTrace *t, const char *options, MlCachingConforma
       r.initial_blocks++;
       if (i == ML_CACHE_NONE)
         {
-          rc = ml_error_set (err, ML_EINPUT, "event %zu: block at 0x%" PRIx64 " of the rebuilt state is not inside a free part of a segment",
-                             k, ev->addr);
+          rc = ml_error_set (err, ML_EINPUT, "%s: block at 0x%" PRIx64 " of the rebuilt state is not inside a free part of a segment",
+                             ml_trace_event_where (t, k, where, sizeof where), ev->addr);
           goto out;
         }
       id_blocks[n_id_blocks] = i;
@@ -301,7 +302,7 @@ ml_caching_conformance (const MlTrace *t, const char *options, MlCachingConforma
             rc = _ml_cache_malloc (&c, ev->size, ev->stream, &i);
             if (rc < 0)
               {
-                ml_error_set (err, rc, "event %zu: emulated allocation failed", k);
+                ml_error_set (err, rc, "%s: emulated allocation failed", ml_trace_event_where (t, k, where, sizeof where));
                 goto out;
               }
             if (c.b[i].addr == ev->addr)
@@ -332,7 +333,7 @@ ml_caching_conformance (const MlTrace *t, const char *options, MlCachingConforma
                 i = _ml_cache_carve (&c, ev->addr, ev->size);
                 if (i == ML_CACHE_NONE && (rc = _ml_cache_malloc (&c, ev->size, ev->stream, &i)) < 0)
                   {
-                    ml_error_set (err, rc, "event %zu: emulated allocation failed", k);
+                    ml_error_set (err, rc, "%s: emulated allocation failed", ml_trace_event_where (t, k, where, sizeof where));
                     goto out;
                   }
               }

@@ -163,6 +163,84 @@ contains "$T/err" "wrap.jsonl: line 2: address 0xfffffffffffffff8 + size 256 wra
 printf 'id,lower,upper,size\n1,0,3,4\n2,0,3,4\n01,1,2,4\n' >"$T/dup.csv"
 run stats "$T/dup.csv"; ok $([ $rc -eq 2 ]; echo $?) "CSV ids 1 and 01: exit 2"
 contains "$T/err" "dup.csv:4: duplicate id 1 (first on line 2)"; ok $? "names both lines"
+# snapshot and Kineto lifetime errors name the entry as the file has it
+# (they said "event N", memlens's own 0-based index): the entry, its
+# action and address, and the value; checked against the file by Python
+E=2**59
+pk life.pickle "{'segments':[],'device_traces':[[{'action':'alloc','addr':i*2**61,'size':$E,'stream':0,'time_us':i} for i in range(3)]]}"
+pk life-dev1.pickle "{'segments':[],'device_traces':[[],[{'action':'alloc','addr':0x100000,'size':512,'stream':0},
+    {'action':'free_completed','addr':0x100000,'size':512,'stream':0}]+[{'action':'alloc','addr':i*2**61,'size':$E,'stream':0} for i in range(3)]]}"
+pk life-seg.pickle "{'segments':[{'device':0,'address':i*2**61,'total_size':$E,'stream':0,
+    'blocks':[{'size':$E,'state':'active_allocated'}]} for i in range(3)],'device_traces':[[]]}"
+pk life-before.pickle "{'segments':[],'device_traces':[[{'action':'free_completed','addr':i*2**61,'size':$E,'stream':0} for i in range(3)]]}"
+python3 - "$T" <<'PY'
+import json, sys
+d = sys.argv[1]
+def m(b, a, **kw):
+    return {'ph': 'i', 'name': '[memory]', 'ts': kw.pop('ts', 1), 'args': dict({'Bytes': b, 'Addr': a, 'Device Id': 0, 'Device Type': 1}, **kw)}
+k = {'ph': 'X', 'name': 'kernel', 'ts': 0, 'dur': 1}
+json.dump({'traceEvents': [k, m(2**59, 0, ts=1), k, m(2**59, 2**61, ts=2), m(2**59, 2**62, ts=3)]}, open(d + '/life-kin.json', 'w'))
+json.dump({'traceEvents': [k, m(-2**59, 0, ts=1), m(-2**59, 2**61, ts=2), m(-2**59, 2**62, ts=3)]}, open(d + '/life-kin-before.json', 'w'))
+json.dump({'traceEvents': [m(-2**59, 0, ts=1, **{'Total Allocated': 2**61}), m(-2**59, 2**61, ts=2)]}, open(d + '/life-kin-total.json', 'w'))
+PY
+# life_check FILE EXPECTED-FORM...: the error names FILE and one of the forms; Python finds the entry it names in the file
+life_check() {
+  local f=$1; shift
+  run stats "$T/$f" "$@"; ok $([ $rc -eq 2 ]; echo $?) "$f: the buffers past 2^60 bytes exit 2"
+  ! contains "$T/err" "event "; ok $? "$f: no \"event N\" in the message: $(head -c 300 "$T/err")"
+  python3 - "$T/$f" "$T/err" <<'PY'
+import json, pickle, re, sys
+path, msg = sys.argv[1], open(sys.argv[2]).read()
+size = int(re.search(r': size (\d+) brings the buffers\' total past 2\^60', msg).group(1))
+ok = False
+if path.endswith('.pickle'):
+    s = pickle.load(open(path, 'rb'))
+    m = re.search(r'device_traces\[(\d+)\]\[(\d+)\] \((\w+) at 0x([0-9a-f]+)\)', msg)
+    b = re.search(r'the block at 0x([0-9a-f]+) from before the trace, freed by device_traces\[(\d+)\]\[(\d+)\] \((\w+)\)', msg)
+    g = re.search(r'segments\[(\d+)\]\["blocks"\]\[(\d+)\] \(at 0x([0-9a-f]+)\)', msg)
+    if m:
+        e = s['device_traces'][int(m.group(1))][int(m.group(2))]
+        ok = e['action'] == m.group(3) == 'alloc' and e['addr'] == int(m.group(4), 16) and e['size'] == size
+    elif b:
+        e = s['device_traces'][int(b.group(2))][int(b.group(3))]
+        ok = e['action'] == b.group(4) == 'free_completed' and e['addr'] == int(b.group(1), 16) and e['size'] == size
+    elif g:
+        seg = s['segments'][int(g.group(1))]
+        blk = seg['blocks'][int(g.group(2))]
+        at = seg['address'] + sum(x['size'] for x in seg['blocks'][:int(g.group(2))])
+        ok = at == int(g.group(3), 16) and blk['size'] == size
+else:
+    ev = json.load(open(path))['traceEvents']
+    m = re.search(r'traceEvents\[(\d+)\] \(\[memory\] at Addr 0x([0-9a-f]+)\)', msg)
+    b = re.search(r'the block at 0x([0-9a-f]+) from before the trace, freed by traceEvents\[(\d+)\]', msg)
+    t = re.search(r'the bytes allocated before the trace \("Total Allocated" of traceEvents\[(\d+)\]\)', msg)
+    if m:
+        a = ev[int(m.group(1))]['args']
+        ok = ev[int(m.group(1))]['name'] == '[memory]' and a['Addr'] == int(m.group(2), 16) and a['Bytes'] == size
+    elif b:
+        a = ev[int(b.group(2))]['args']
+        ok = a['Addr'] == int(b.group(1), 16) and a['Bytes'] == -size
+    elif t:
+        i = int(t.group(1))
+        a = ev[i]['args']
+        # the bytes live before the first event that the trace never frees
+        before = a['Total Allocated'] - a['Bytes'] - sum(-e['args']['Bytes'] for e in ev if e['args']['Bytes'] < 0)
+        ok = i == 0 and before == size
+sys.exit(0 if ok else 1)
+PY
+  ok $? "$f: the entry named holds that action, address and size (Python)"
+}
+life_check life.pickle
+contains "$T/err" "life.pickle: device_traces[0][2] (alloc at 0x4000000000000000): size 576460752303423488"; ok $? "life.pickle: the whole message"
+life_check life-dev1.pickle --device 1
+contains "$T/err" "device_traces[1][3] (alloc at 0x2000000000000000)"; ok $? "life-dev1.pickle: device 1's list and index (512 B + 2^59 + 2^59 passes 2^60)"
+life_check life-seg.pickle
+contains "$T/err" 'segments[2]["blocks"][0] (at 0x4000000000000000)'; ok $? "life-seg.pickle: a dump-time block"
+life_check life-before.pickle
+life_check life-kin.json
+contains "$T/err" "traceEvents[4] ([memory] at Addr 0x4000000000000000)"; ok $? "life-kin.json: the traceEvents index, kernels counted"
+life_check life-kin-before.json
+life_check life-kin-total.json
 # a UTF-8 byte-order mark before the header
 printf '\xef\xbb\xbfid,lower,upper,size\nb1,0,3,4096\nb2,1,5,8192\nb3,4,6,512\n' >"$T/bom.csv"
 run stats "$T/bom.csv" --json; ok $rc "a CSV with a UTF-8 BOM loads"
@@ -283,5 +361,35 @@ PY
   oom_step=512   # the line readers stream: they need a few MiB
   oom_sweep "JSONL trace" stats "$T/kin.jsonl"
   oom_sweep "CSV" stats "$T/big.csv"
+
+  # the lowest limits, where memlens's main barely runs: opening the input
+  # allocates (fopen's FILE, gzopen's state), and that failure is out of
+  # memory too, not "cannot open: Cannot allocate memory". A build without
+  # GLib (the core) reaches main with no heap yet; with GLib the
+  # constructors have made one, and the window may be empty there.
+  reaches_main() {  # reaches_main LIMIT: memlens itself ran (exit 0, or 2 with its own message)
+    (ulimit -v $1; exec "$MEMLENS" stats "$SRC/samples/tiny.16.csv" --quiet) >/dev/null 2>"$T/rm-err"; local r=$?
+    [ $r -eq 0 ] || { [ $r -eq 2 ] && head -c 8 "$T/rm-err" | grep -q '^memlens '; }
+  }
+  lo=1024 hi=$oom_base
+  while [ $((hi - lo)) -gt 8 ]; do
+    mid=$(((lo + hi) / 2))
+    if reaches_main $mid; then hi=$mid; else lo=$mid; fi
+  done
+  cp "$T/kin.jsonl" "$T/noext"   # no extension: the sniffer opens it
+  head -c 4000 "$T/kin.json" | sed '$d' >"$T/small-kin.json"; echo ']}' >>"$T/small-kin.json"
+  said=0 bad=0
+  for f in "$SRC/samples/tiny.16.csv" "$SRC/samples/train-step.jsonl" "$T/small-kin.json" "$T/good.pickle" "$T/noext"; do
+    "$MEMLENS" stats "$f" --quiet >/dev/null 2>&1 || { bad=$((bad + 1)); echo "# $f does not load without a limit"; }
+    for v in $(seq $hi 8 $((hi + 512))); do
+      (ulimit -v $v; exec "$MEMLENS" stats "$f" --quiet) >/dev/null 2>"$T/oom-err"; r=$?
+      [ $r -eq 0 ] && break
+      head -c 8 "$T/oom-err" | grep -q '^memlens ' || continue   # died before main (the loader, GLib)
+      if [ $r -eq 2 ] && contains "$T/oom-err" "out of memory"; then said=$((said + 1))
+      else bad=$((bad + 1)); echo "# $f at ulimit -v $v: exit $r: $(head -c 200 "$T/oom-err")"; fi
+    done
+  done
+  ok $bad "opening an input at the least memory memlens starts with ($hi KiB): every failure says \"out of memory\""
+  ok $([ $said -gt 0 ]; echo $?) "some of those runs ran out ($said)"
 fi
 finish

@@ -301,6 +301,46 @@ seg_by_addr (const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
+static const MlMapping *sort_maps;
+
+static int
+map_by_start (const void *a, const void *b)
+{
+  const MlMapping *x = &sort_maps[*(const uint32_t *) a], *y = &sort_maps[*(const uint32_t *) b];
+  if (x->start != y->start)
+    return x->start < y->start ? -1 : 1;
+  return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* The mappings of each paged segment: map_order[seg_map_first[g] ..
+ * seg_map_first[g + 1]) index plan->maps, by start (a counting sort by
+ * segment, then a sort within each). */
+static int
+build_maps (MlScene *s)
+{
+  const MlPlan *p = s->plan;
+  size_t ns = p->n_segments;
+  s->seg_map_first = calloc (ns + 2, sizeof *s->seg_map_first);
+  s->map_order = malloc ((p->n_maps ? p->n_maps : 1) * sizeof *s->map_order);
+  if (!s->seg_map_first || !s->map_order)
+    return -1;
+  for (size_t k = 0; k < p->n_maps; k++)
+    if (p->maps[k].segment < ns)
+      s->seg_map_first[p->maps[k].segment + 2]++;
+  for (size_t g = 0; g < ns; g++)
+    s->seg_map_first[g + 2] += s->seg_map_first[g + 1];
+  for (size_t k = 0; k < p->n_maps; k++)
+    if (p->maps[k].segment < ns)
+      s->map_order[s->seg_map_first[p->maps[k].segment + 1]++] = (uint32_t) k;
+  sort_maps = p->maps;
+  for (size_t g = 0; g < ns; g++)
+    if (s->seg_map_first[g + 1] - s->seg_map_first[g] > 1)
+      qsort (s->map_order + s->seg_map_first[g], s->seg_map_first[g + 1] - s->seg_map_first[g], sizeof *s->map_order,
+             map_by_start);
+  sort_maps = NULL;
+  return 0;
+}
+
 static int
 build_layout (MlScene *s)
 {
@@ -345,7 +385,7 @@ build_layout (MlScene *s)
     }
   s->addr_extent = x;
   free (order);
-  return 0;
+  return build_maps (s);
 }
 
 /* rank[i]: item i's place in the stack of the active view: longest
@@ -378,6 +418,43 @@ build_ranks (MlScene *s)
   free (keys);
   free (order);
   return rc;
+}
+
+/* Where the request the plan's OOM refused is drawn (scene.h, oom_*). */
+static void
+build_oom (MlScene *s)
+{
+  const MlOom *o = &s->plan->oom;
+  if (!o->hit || !o->request)
+    return;
+  long own = -1;   /* the request's item, when the strategy placed it once the capacity was lifted */
+  for (size_t i = 0; i < s->n_items && own < 0; i++)
+    if (s->items[i].buffer == o->buffer && s->items[i].start == o->tick)
+      own = (long) i;
+  uint64_t below = 0;   /* the stack under it at the OOM tick */
+  for (size_t i = 0; i < s->n_items && s->items[i].start <= o->tick; i++)
+    {
+      const MlSceneItem *it = &s->items[i];
+      if (it->end > o->tick && (long) i != own && (own < 0 || s->rank[i] < s->rank[own]))
+        below += it->size;
+    }
+  s->oom_drawn = true;
+  s->oom_bytes = own >= 0 ? s->items[own].size : o->request;
+  s->oom_addr = own >= 0 ? s->items[own].addr : s->addr_extent;
+  s->oom_stack = below;
+}
+
+uint64_t
+ml_scene_extent (const MlScene *s, MlPlot plot)
+{
+  uint64_t e = plot == ML_PLOT_ACTIVE ? s->live_max : s->addr_extent;
+  if (s->oom_drawn)
+    {
+      uint64_t top = (plot == ML_PLOT_ACTIVE ? s->oom_stack : s->oom_addr) + s->oom_bytes;
+      if (top > e)
+        e = top;
+    }
+  return e;
 }
 
 int
@@ -465,6 +542,7 @@ ml_scene_new (const MlBuffers *bufs, const MlPlan *plan, const MlSceneOptions *o
       s->live_max = s->curve.pts[i].live;
   if (build_ranks (s) < 0)
     goto oom;
+  build_oom (s);
   rc = ml_peaks_find (bufs, o.max_peaks, o.max_blame, &s->peaks, err);
   if (rc < 0)
     {
@@ -493,6 +571,8 @@ ml_scene_free (MlScene *s)
   free (s->blk_hi);
   free (s->seg_base);
   free (s->seg_extent);
+  free (s->seg_map_first);
+  free (s->map_order);
   ml_curve_free (&s->curve);
   ml_peaks_free (&s->peaks);
   for (int by = 0; by < ML_COLOR_BY__COUNT; by++)
@@ -519,7 +599,7 @@ ml_scene_view_init (const MlScene *s, MlView *v, double px, double py, double pw
 void
 ml_scene_view_init_plot (const MlScene *s, MlPlot plot, MlView *v, double px, double py, double pw, double ph)
 {
-  uint64_t extent = plot == ML_PLOT_ACTIVE ? s->live_max : s->addr_extent;
+  uint64_t extent = ml_scene_extent (s, plot);
   double a1 = extent ? (double) extent : 1.0;
   ml_view_init (v, 0.0, (double) (s->end_tick ? s->end_tick : 1), 0.0, a1, px, py, pw, ph);
 }

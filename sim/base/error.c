@@ -1,5 +1,6 @@
 #include "sim/base/error.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -30,6 +31,14 @@ ml_error_prefix (MlError *err, const char *fmt, ...)
   memcpy (old, err->msg, sizeof old);
   snprintf (err->msg, sizeof err->msg, "%s: %s", prefix, old);
   return err->code;
+}
+
+int
+ml_error_errno (MlError *err, int errnum, const char *path, const char *what)
+{
+  if (errnum == ENOMEM || errnum == 0)
+    return ml_error_set (err, ML_ENOMEM, "%s: out of memory", path);
+  return ml_error_set (err, errnum == ENOENT ? ML_EINPUT : ML_EIO, "%s: %s: %s", path, what, strerror (errnum));
 }
 
 const char *

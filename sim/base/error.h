@@ -44,6 +44,14 @@ int ml_error_set (MlError *err, int code, const char *fmt, ...)
 int ml_error_prefix (MlError *err, const char *fmt, ...)
   __attribute__((format (printf, 2, 3)));
 
+/* Formats the failure of a system call on @path into @err and returns its
+ * code: "PATH: out of memory" (ML_ENOMEM) when @errnum is ENOMEM (a
+ * failed fopen or gzopen under a small `ulimit -v` is memory, not the
+ * file), else "PATH: WHAT: strerror(errnum)" with ML_EINPUT for ENOENT and
+ * ML_EIO for the rest. @errnum 0 (zlib's gzopen failing in its own
+ * allocation) counts as ENOMEM. */
+int ml_error_errno (MlError *err, int errnum, const char *path, const char *what);
+
 const char *ml_error_code_name (int code);
 
 #endif

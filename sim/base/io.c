@@ -188,7 +188,7 @@ ml_out_open (const char *path, MlError *err)
   out->path = resolve_links (path);
   if (!out->path)
     {
-      ml_error_set (err, errno == ENOMEM ? ML_ENOMEM : ML_EIO, "%s: cannot follow the symbolic link: %s", path, strerror (errno));
+      ml_error_errno (err, errno, path, "cannot follow the symbolic link");
       free (out);
       return NULL;
     }
@@ -245,7 +245,7 @@ ml_out_open (const char *path, MlError *err)
   if (fd < 0)
     {
       sigprocmask (SIG_SETMASK, &old, NULL);
-      ml_error_set (err, ML_EIO, "%s: cannot create: %s", path, strerror (errno));
+      ml_error_errno (err, errno, path, "cannot create");
       free (out->path);
       free (out);
       return NULL;
@@ -267,10 +267,11 @@ ml_out_open (const char *path, MlError *err)
   out->fp = fdopen (fd, "w");
   if (!out->fp)
     {
+      int e = errno;
       close (fd);
       unlink (out->tmp);
       sigprocmask (SIG_SETMASK, &old, NULL);
-      ml_error_set (err, ML_EIO, "%s: %s", path, strerror (errno));
+      ml_error_errno (err, e, path, "cannot create");
       free (out->path);
       free (out);
       return NULL;
@@ -370,7 +371,7 @@ ml_lines_open (MlLineReader *r, const char *path, MlError *err)
     }
   r->fp = fopen (path, "r");
   if (!r->fp)
-    return ml_error_set (err, errno == ENOENT ? ML_EINPUT : ML_EIO, "%s: cannot open: %s", path, strerror (errno));
+    return ml_error_errno (err, errno, path, "cannot open");
   struct stat st;
   if (fstat (fileno (r->fp), &st) == 0 && S_ISDIR (st.st_mode))
     {
@@ -432,7 +433,7 @@ ml_read_file (const char *path, size_t max_bytes, char **data, size_t *len, MlEr
 {
   FILE *fp = strcmp (path, "-") == 0 ? stdin : fopen (path, "rb");
   if (!fp)
-    return ml_error_set (err, errno == ENOENT ? ML_EINPUT : ML_EIO, "%s: cannot open: %s", path, strerror (errno));
+    return ml_error_errno (err, errno, path, "cannot open");
   size_t cap = 1 << 16, n = 0;
   char *buf = malloc (cap + 1);
   if (!buf)

@@ -163,10 +163,10 @@ ml_json_check_depth (const char *text, size_t len, int max_depth, MlError *err)
 int
 ml_json_read_file (const char *path, size_t max_bytes, cJSON **out, MlError *err)
 {
+  errno = 0;   /* zlib leaves it 0 when its own allocation fails */
   gzFile gz = gzopen (path, "rb");   /* reads plain files too */
   if (!gz)
-    return ml_error_set (err, errno == ENOENT ? ML_EINPUT : ML_EIO, "%s: cannot open: %s", path,
-                         errno ? strerror (errno) : "out of memory");
+    return ml_error_errno (err, errno, path, "cannot open");
   /* a gzip bomb (1000:1) must not be inflated into memory: compressed
    * input may grow 256 times (JSON traces compress 10-30 times), at least
    * to 64 MiB */

@@ -349,7 +349,7 @@ ml_trace_load_csv (const char *path, const MlLoadOptions *opts, MlTrace **out, M
               any_offset = true;
             }
           ml_trace_append (t, &ev);   /* capacity reserved above */
-          if (ml_trace_set_line (t, row->line) < 0)
+          if (ml_trace_set_origin (t, row->line) < 0)
             {
               rc = ml_error_set (err, ML_ENOMEM, "out of memory");
               break;

@@ -341,7 +341,7 @@ ml_trace_load_jsonl (const char *path, const MlLoadOptions *opts, MlTrace **out,
             {
               size_t before = t->n_events;
               rc = parse_event (t, o, &stacks, &prev_tick, err);
-              if (rc == 0 && t->n_events > before && ml_trace_set_line (t, (uint64_t) r.lineno) < 0)
+              if (rc == 0 && t->n_events > before && ml_trace_set_origin (t, (uint64_t) r.lineno) < 0)
                 rc = ml_error_set (err, ML_ENOMEM, "out of memory");
             }
         }

@@ -24,6 +24,7 @@ ml_kineto_sniff (const unsigned char *h, size_t len)
 typedef struct {
   double   ts;
   size_t   order;
+  size_t   index;           /* in traceEvents */
   int64_t  bytes;
   uint64_t addr;
   uint32_t stream;          /* the event's "Stream" arg; 0 when it has none (tid is a thread) */
@@ -60,6 +61,31 @@ num_arg (const cJSON *args, const char *key, double *out)
         }
     }
   return false;
+}
+
+/* Where an event came from (MlTrace.event_origin): its traceEvents
+ * index + 1; ORG_BEFORE marks the bytes allocated before the trace, told
+ * by the Total Allocated of the event at the index. */
+#define ORG_BEFORE (UINT64_C (1) << 63)
+
+static const char *
+origin_text (const MlTrace *t, size_t i, uint64_t o, char *buf, size_t len)
+{
+  const MlEvent *ev = &t->events[i];
+  uint64_t index = (o & ~ORG_BEFORE) - 1;
+  if (o & ORG_BEFORE)
+    snprintf (buf, len, "the bytes allocated before the trace (\"Total Allocated\" of traceEvents[%" PRIu64 "])", index);
+  else if (ev->kind == ML_EV_ALLOC && ev->tick == 0)
+    snprintf (buf, len, "the block at 0x%" PRIx64 " from before the trace, freed by traceEvents[%" PRIu64 "]", ev->addr, index);
+  else
+    snprintf (buf, len, "traceEvents[%" PRIu64 "] ([memory] at Addr 0x%" PRIx64 ")", index, ev->addr);
+  return buf;
+}
+
+static int
+append (MlTrace *tr, const MlEvent *ev, uint64_t origin)
+{
+  return ml_trace_append (tr, ev) && ml_trace_set_origin (tr, origin) == 0 ? 0 : ML_ENOMEM;
 }
 
 /* The memory event's device: 0 = CPU, else CUDA (1) with its id. */
@@ -153,7 +179,7 @@ ml_trace_from_kineto (const cJSON *root, const char *name, const MlLoadOptions *
         ta = -1;
       if (!num_arg (args, "Total Reserved", &tr) || !isfinite (tr) || tr < 0 || tr > 1.8e19)
         tr = -1;
-      mem[k] = (Mem) { ts, k, (int64_t) bytes, (uint64_t) addr, (uint32_t) stream, ta, tr };
+      mem[k] = (Mem) { ts, k, idx - 1, (int64_t) bytes, (uint64_t) addr, (uint32_t) stream, ta, tr };
       k++;
     }
   if (rc < 0)
@@ -173,6 +199,7 @@ ml_trace_from_kineto (const cJSON *root, const char *name, const MlLoadOptions *
       return ml_error_set (err, ML_ENOMEM, "%s: out of memory", name);
     }
   tr->source = ml_strtab_intern0 (tr->strings, "kineto");
+  tr->origin_text = origin_text;
   tr->device = (uint32_t) want_id;
   tr->has_addrs = true;
   /* the device's memory: deviceProperties[].totalGlobalMem of its id */
@@ -229,7 +256,7 @@ ml_trace_from_kineto (const cJSON *root, const char *name, const MlLoadOptions *
           MlEvent ev = { .tick = 0, .id = next_id++, .addr = mem[i].addr, .size = (uint64_t) -mem[i].bytes,
                          .time_ns = -1, .kind = ML_EV_ALLOC, .flags = ML_EVF_HAS_ID | ML_EVF_HAS_ADDR,
                          .device = tr->device };
-          if (!ml_trace_append (tr, &ev))
+          if (append (tr, &ev, mem[i].index + 1) < 0)
             rc = ml_error_set (err, ML_ENOMEM, "%s: out of memory", name);
         }
       else if (mem[i].bytes < 0)
@@ -250,7 +277,7 @@ ml_trace_from_kineto (const cJSON *root, const char *name, const MlLoadOptions *
           MlEvent ev = { .tick = 0, .id = next_id++, .size = (uint64_t) before, .time_ns = -1, .kind = ML_EV_ALLOC,
                          .flags = ML_EVF_HAS_ID, .device = tr->device,
                          .name = ml_strtab_intern0 (tr->strings, "allocated before the trace") };
-          if (ev.name == UINT32_MAX || !ml_trace_append (tr, &ev))
+          if (ev.name == UINT32_MAX || append (tr, &ev, ORG_BEFORE | (mem[0].index + 1)) < 0)
             rc = ml_error_set (err, ML_ENOMEM, "%s: out of memory", name);
         }
     }
@@ -297,7 +324,7 @@ ml_trace_from_kineto (const cJSON *root, const char *name, const MlLoadOptions *
               ev.tick = tick++;
               ev.kind = ML_EV_FREE;
               ev.id = id;
-              if (!ml_trace_append (tr, &ev))
+              if (append (tr, &ev, m->index + 1) < 0)
                 rc = ML_ENOMEM;
             }
           if (next_id >= UINT32_MAX)
@@ -309,7 +336,7 @@ ml_trace_from_kineto (const cJSON *root, const char *name, const MlLoadOptions *
           ev.kind = ML_EV_ALLOC;
           ev.id = next_id;
           ev.size = (uint64_t) m->bytes;
-          if (ml_u64map_put (&live, m->addr, (uint32_t) next_id++) < 0 || !ml_trace_append (tr, &ev))
+          if (ml_u64map_put (&live, m->addr, (uint32_t) next_id++) < 0 || append (tr, &ev, m->index + 1) < 0)
             rc = ML_ENOMEM;
         }
       else if (ml_u64map_get (&live, m->addr, &id))
@@ -319,7 +346,7 @@ ml_trace_from_kineto (const cJSON *root, const char *name, const MlLoadOptions *
           ev.kind = ML_EV_FREE;
           ev.id = id;
           ev.size = (uint64_t) -m->bytes;
-          if (!ml_trace_append (tr, &ev))
+          if (append (tr, &ev, m->index + 1) < 0)
             rc = ML_ENOMEM;
         }
     }

@@ -234,7 +234,7 @@ ml_trace_load (const char *path, const MlLoadOptions *opts, MlTrace **out, MlErr
   /* sniff */
   FILE *fp = fopen (path, "rb");
   if (!fp)
-    return ml_error_set (err, errno == ENOENT ? ML_EINPUT : ML_EIO, "%s: cannot open: %s", path, strerror (errno));
+    return ml_error_errno (err, errno, path, "cannot open");
   unsigned char head[512];
   size_t len = fread (head, 1, sizeof head, fp);
   fclose (fp);

@@ -24,12 +24,14 @@ ml_snapshot_sniff (const unsigned char *h, size_t len)
 
 typedef struct {
   uint64_t addr, size;
+  uint64_t origin;        /* where the file has it (ORG_*), 0 = not known */
   uint32_t stream;
   bool     small, expandable, gone;
 } Seg;
 
 typedef struct {
   uint64_t addr, req;
+  uint64_t origin;        /* where the file has it (ORG_*) */
   uint32_t stream;
   uint32_t stack;         /* from a trace entry (frames NULL) */
   MlPkValue *frames;      /* from a dump-time block */
@@ -58,6 +60,7 @@ typedef struct {
 enum { P_ALLOC = 1, P_FREES, P_FROZEN };
 typedef struct {
   uint64_t addr, size;
+  uint64_t origin;        /* the last free's entry (ORG_ENTRY) */
   uint32_t stream, stack;
   uint8_t  state;
 } Post;
@@ -542,14 +545,17 @@ stack_at_free (Ctx *c, uint32_t st, uint32_t *out)
   return 0;
 }
 
+/* Appends an event; @origin: where the file has it (ORG_*), 0 = nowhere. */
 static int
 emit (Ctx *c, MlEventKind kind, uint64_t tick, uint64_t id, uint64_t addr, uint64_t size, uint32_t stream,
-      int64_t time_ns, uint32_t name, uint32_t stack, uint16_t flags)
+      int64_t time_ns, uint32_t name, uint32_t stack, uint16_t flags, uint64_t origin)
 {
   MlEvent ev = { .tick = tick, .id = id, .addr = addr, .size = size, .time_ns = time_ns, .name = name,
                  .stack = stack, .stream = stream, .kind = (uint8_t) kind, .flags = flags,
                  .device = c->t->device };
-  return ml_trace_append (c->t, &ev) ? 0 : oom (c);
+  if (!ml_trace_append (c->t, &ev) || (origin && ml_trace_set_origin (c->t, origin) < 0))
+    return oom (c);
+  return 0;
 }
 
 static const MlPkValue *
@@ -567,20 +573,20 @@ dev_of (const MlPkValue *seg)
 }
 
 static int
-add_seg (Ctx *c, uint64_t addr, uint64_t size, uint32_t stream, bool small, bool expandable)
+add_seg (Ctx *c, uint64_t addr, uint64_t size, uint32_t stream, bool small, bool expandable, uint64_t origin)
 {
   if (grow ((void **) &c->segs, &c->cap_segs, c->n_segs + 1, sizeof *c->segs) < 0)
     return oom (c);
-  c->segs[c->n_segs++] = (Seg) { addr, size, stream, small, expandable, false };
+  c->segs[c->n_segs++] = (Seg) { addr, size, origin, stream, small, expandable, false };
   return 0;
 }
 
 static int
-add_blk (Ctx *c, uint64_t addr, uint64_t req, uint32_t stream, uint32_t stack, MlPkValue *frames)
+add_blk (Ctx *c, uint64_t addr, uint64_t req, uint32_t stream, uint32_t stack, MlPkValue *frames, uint64_t origin)
 {
   if (grow ((void **) &c->blks, &c->cap_blks, c->n_blks + 1, sizeof *c->blks) < 0)
     return oom (c);
-  c->blks[c->n_blks] = (Blk) { addr, req, stream, stack, frames, false, false };
+  c->blks[c->n_blks] = (Blk) { addr, req, origin, stream, stack, frames, false, false };
   if (ml_u64map_put (&c->live, addr, (uint32_t) c->n_blks) < 0)
     return oom (c);
   c->n_blks++;
@@ -667,6 +673,75 @@ action_of (const MlPkValue *cv, MlEventKind *k)
   if (cached || !v->tag)
     v->tag = TAG_KEY | (v->tag & 0xff00) | (rc < 0 ? 1u : (uint32_t) *k + 2);
   return rc;
+}
+
+/* Where an event came from (MlTrace.event_origin), in the file's own
+ * terms: the type in the top two bits. */
+#define ORG_ENTRY   (UINT64_C (1) << 62)   /* device_traces[device][index]: the action (MlEventKind) in bits 56..61 */
+#define ORG_SEGMENT (2ull << 62)   /* segments[k] */
+#define ORG_BLOCK   (3ull << 62)   /* segments[k]["blocks"][b]: k in bits 32..61, b below */
+#define ORG_INDEX   ((UINT64_C (1) << 56) - 1)
+
+static uint64_t
+org_entry (uint64_t index, MlEventKind action)
+{
+  return index <= ORG_INDEX ? ORG_ENTRY | (uint64_t) action << 56 | index : 0;
+}
+
+static uint64_t
+org_block (size_t k, size_t b)
+{
+  if (k >= (UINT64_C (1) << 30) || b > UINT32_MAX)
+    return 0;
+  return b == SIZE_MAX ? ORG_SEGMENT | k : ORG_BLOCK | (uint64_t) k << 32 | b;
+}
+
+static const char *
+action_name (MlEventKind k)
+{
+  switch (k)
+    {
+    case ML_EV_ALLOC: return "alloc";
+    case ML_EV_FREE: return "free_completed";
+    case ML_EV_FREE_REQUESTED: return "free_requested";
+    case ML_EV_SEGMENT_ALLOC: return "segment_alloc";
+    case ML_EV_SEGMENT_FREE: return "segment_free";
+    case ML_EV_SEGMENT_MAP: return "segment_map";
+    case ML_EV_SEGMENT_UNMAP: return "segment_unmap";
+    case ML_EV_OOM: return "oom";
+    case ML_EV_SNAPSHOT: return "snapshot";
+    case ML_EV_MARK: return "annotate";
+    default: return "?";
+    }
+}
+
+/* MlTrace.origin_text of a snapshot: "device_traces[0][17] (alloc at
+ * 0x7f0000000000)", "segments[2][\"blocks\"][5] (at 0x...)"; a block
+ * live before the trace is named by the entry that frees it. */
+static const char *
+origin_text (const MlTrace *t, size_t i, uint64_t o, char *buf, size_t len)
+{
+  const MlEvent *ev = &t->events[i];
+  MlEventKind action = (MlEventKind) ((o >> 56) & 63);
+  switch (o >> 62)
+    {
+    case 1:
+      if (ev->kind == ML_EV_ALLOC && action != ML_EV_ALLOC)
+        snprintf (buf, len, "the block at 0x%" PRIx64 " from before the trace, freed by device_traces[%" PRIu32 "][%" PRIu64 "] (%s)",
+                  ev->addr, t->device, o & ORG_INDEX, action_name (action));
+      else
+        snprintf (buf, len, "device_traces[%" PRIu32 "][%" PRIu64 "] (%s at 0x%" PRIx64 ")", t->device, o & ORG_INDEX,
+                  action_name (action), ev->addr);
+      break;
+    case 2:
+      snprintf (buf, len, "segments[%" PRIu64 "] (at 0x%" PRIx64 ")", o & ((UINT64_C (1) << 32) - 1), ev->addr);
+      break;
+    default:
+      snprintf (buf, len, "segments[%" PRIu64 "][\"blocks\"][%" PRIu64 "] (at 0x%" PRIx64 ")", (o >> 32) & ((UINT64_C (1) << 30) - 1),
+                o & ((UINT64_C (1) << 32) - 1), ev->addr);
+      break;
+    }
+  return buf;
 }
 
 /* ---- step 0: each device trace entry, as the pickle streams it ---- */
@@ -834,6 +909,7 @@ add_entry (Ctx *c, size_t list, MlPkValue *e)
       p->size = ent.size;
       p->stream = ent.stream;
       p->stack = ent.stack;
+      p->origin = org_entry (index, ent.kind);
       return 0;
     }
   if (grow ((void **) &d->e, &d->cap, d->n + 1, sizeof *d->e) < 0)
@@ -1014,7 +1090,7 @@ read_segments (Ctx *c, const MlPkValue *segments)
       int64_t expandable = 0;
       ml_pk_get_int (s, "is_expandable", &expandable);
       bool small = type ? strcmp (type, "small") == 0 : size == SMALL_BUFFER;
-      rc = add_seg (c, addr, size, (uint32_t) stream, small, expandable != 0);
+      rc = add_seg (c, addr, size, (uint32_t) stream, small, expandable != 0, org_block (k, SIZE_MAX));
       if (rc < 0)
         return rc;
       /* blocks tile the segment in address order: a block without
@@ -1058,7 +1134,7 @@ read_segments (Ctx *c, const MlPkValue *segments)
             }
           if (req == UINT64_MAX)
             req = bsize;
-          if ((rc = add_blk (c, baddr, req, (uint32_t) stream, 0, (MlPkValue *) frames)) < 0)
+          if ((rc = add_blk (c, baddr, req, (uint32_t) stream, 0, (MlPkValue *) frames, org_block (k, b))) < 0)
             return rc;
         }
     }
@@ -1176,12 +1252,12 @@ range_cut (Ctx *c, uint64_t addr, uint64_t size)
   else
     g->gone = true;
   if (right.size)
-    return add_seg (c, right.addr, right.size, right.stream, right.small, true);
+    return add_seg (c, right.addr, right.size, right.stream, right.small, true, right.origin);
   return 0;
 }
 
 static int
-range_add (Ctx *c, uint64_t addr, uint64_t size, uint32_t stream)
+range_add (Ctx *c, uint64_t addr, uint64_t size, uint32_t stream, uint64_t origin)
 {
   Seg *below = addr ? find_seg (c, addr - 1) : NULL, *above = find_seg (c, addr + size);
   if (below && (!below->expandable || below->addr + below->size != addr))
@@ -1204,7 +1280,7 @@ range_add (Ctx *c, uint64_t addr, uint64_t size, uint32_t stream)
       above->size += size;
       return 0;
     }
-  return add_seg (c, addr, size, stream, !is_large_pages (size), true);
+  return add_seg (c, addr, size, stream, !is_large_pages (size), true, origin);
 }
 
 /* ---- step 3: the state at the trace's first entry, by undoing the
@@ -1212,7 +1288,7 @@ range_add (Ctx *c, uint64_t addr, uint64_t size, uint32_t stream)
  * entry first ---- */
 
 static int
-undo_entry (Ctx *c, const Ent *e)
+undo_entry (Ctx *c, const Ent *e, uint64_t origin)
 {
   if (e->bad)
     return 0;
@@ -1233,7 +1309,7 @@ undo_entry (Ctx *c, const Ent *e)
     case ML_EV_FREE:
       if (!ml_u64map_get (&c->live, addr, &idx))
         {
-          rc = add_blk (c, addr, size, stream, e->stack, NULL);
+          rc = add_blk (c, addr, size, stream, e->stack, NULL, origin);
           if (rc == 0)
             c->blks[c->n_blks - 1].freed_frames = true;
         }
@@ -1249,10 +1325,10 @@ undo_entry (Ctx *c, const Ent *e)
       rc = range_cut (c, addr, size);
       break;
     case ML_EV_SEGMENT_FREE:
-      rc = add_seg (c, addr, size, (uint32_t) stream, size == SMALL_BUFFER, false);
+      rc = add_seg (c, addr, size, (uint32_t) stream, size == SMALL_BUFFER, false, origin);
       break;
     case ML_EV_SEGMENT_UNMAP:
-      rc = range_add (c, addr, size, (uint32_t) stream);
+      rc = range_add (c, addr, size, (uint32_t) stream, origin);
       break;
     default:
       break;
@@ -1297,7 +1373,7 @@ emit_settings (Ctx *c, const MlPkValue *settings)
   int rc;
   if ((rc = intern (c, text, &name)) < 0)
     return rc;
-  return emit (c, ML_EV_MARK, c->tick, 0, 0, 0, 0, -1, name, 0, 0);
+  return emit (c, ML_EV_MARK, c->tick, 0, 0, 0, 0, -1, name, 0, 0, 0);
 }
 
 static int
@@ -1312,7 +1388,7 @@ emit_start_state (Ctx *c)
       if (g->gone || !g->size)
         continue;
       if ((rc = emit (c, g->expandable ? ML_EV_SEGMENT_MAP : ML_EV_SEGMENT_ALLOC, c->tick, c->seg_id++, g->addr, g->size,
-                      g->stream, -1, g->small ? c->small_name : c->large_name, 0, ML_EVF_HAS_ID | ML_EVF_HAS_ADDR)) < 0)
+                      g->stream, -1, g->small ? c->small_name : c->large_name, 0, ML_EVF_HAS_ID | ML_EVF_HAS_ADDR, g->origin)) < 0)
         return rc;
     }
   size_t n_live = 0;
@@ -1340,7 +1416,7 @@ emit_start_state (Ctx *c)
       if ((b->frames && (rc = stack_of (c, b->frames, &st)) < 0)
           || (b->freed_frames && (rc = stack_at_free (c, st, &st)) < 0)
           || (rc = emit (c, ML_EV_ALLOC, c->tick, c->next_id, b->addr, b->req, b->stream, -1, 0, st,
-                         ML_EVF_HAS_ID | ML_EVF_HAS_ADDR | clipped)) < 0)
+                         ML_EVF_HAS_ID | ML_EVF_HAS_ADDR | clipped, b->origin)) < 0)
         return rc;
       if (ml_u64map_put (&c->live, b->addr, (uint32_t) c->next_id) < 0)
         return oom (c);
@@ -1406,7 +1482,7 @@ emit_annotations_until (Ctx *c, uint64_t time_us)
   while (rc == 0 && c->next_ann < c->n_anns && c->anns[c->next_ann].time <= time_us)
     {
       const Ann *a = &c->anns[c->next_ann++];
-      rc = emit (c, ML_EV_MARK, ++c->tick, 0, 0, 0, 0, (int64_t) a->time * 1000, a->name, 0, 0);
+      rc = emit (c, ML_EV_MARK, ++c->tick, 0, 0, 0, 0, (int64_t) a->time * 1000, a->name, 0, 0, 0);
     }
   return rc;
 }
@@ -1439,7 +1515,7 @@ walk_entry (Ctx *c, size_t i, const Ent *e)
       if ((rc = emit_annotations_until (c, (uint64_t) e->time_us)) < 0)
         return rc;
     }
-  uint64_t tick = ++c->tick;
+  uint64_t tick = ++c->tick, org = org_entry (i, kind);
   uint32_t st = e->stack, id;
   switch (kind)
     {
@@ -1449,34 +1525,34 @@ walk_entry (Ctx *c, size_t i, const Ent *e)
           /* allocated twice without a free in between: the trace lost an
            * entry; end the old buffer here so lifetimes stay valid */
           if ((rc = emit (c, ML_EV_FREE, tick, id, addr, 0, (uint32_t) stream, time_ns, 0, 0,
-                          ML_EVF_HAS_ID | ML_EVF_HAS_ADDR)) < 0)
+                          ML_EVF_HAS_ID | ML_EVF_HAS_ADDR, org)) < 0)
             return rc;
         }
       if (ml_u64map_put (&c->live, addr, (uint32_t) c->next_id) < 0)
         return oom (c);
       return emit (c, kind, tick, c->next_id++, addr, size, (uint32_t) stream, time_ns, 0, st,
-                   ML_EVF_HAS_ID | ML_EVF_HAS_ADDR);
+                   ML_EVF_HAS_ID | ML_EVF_HAS_ADDR, org);
     case ML_EV_FREE:
     case ML_EV_FREE_REQUESTED:
       if (!ml_u64map_get (&c->live, addr, &id))
         return 0;   /* cannot happen after the rebuild; nothing to end */
       if (kind == ML_EV_FREE)
         ml_u64map_del (&c->live, addr);
-      return emit (c, kind, tick, id, addr, size, (uint32_t) stream, time_ns, 0, st, ML_EVF_HAS_ID | ML_EVF_HAS_ADDR);
+      return emit (c, kind, tick, id, addr, size, (uint32_t) stream, time_ns, 0, st, ML_EVF_HAS_ID | ML_EVF_HAS_ADDR, org);
     case ML_EV_OOM:
-      return emit (c, kind, tick, 0, addr, size, (uint32_t) stream, time_ns, 0, st, 0);
+      return emit (c, kind, tick, 0, addr, size, (uint32_t) stream, time_ns, 0, st, 0, org);
     case ML_EV_MARK:
-      return emit (c, kind, tick, 0, 0, 0, (uint32_t) stream, time_ns, e->name, st, 0);
+      return emit (c, kind, tick, 0, 0, 0, (uint32_t) stream, time_ns, e->name, st, 0, org);
     case ML_EV_SEGMENT_ALLOC:
     case ML_EV_SEGMENT_FREE:
       return emit (c, kind, tick, c->seg_id++, addr, size, (uint32_t) stream, time_ns,
-                   size == SMALL_BUFFER ? c->small_name : c->large_name, st, ML_EVF_HAS_ID | ML_EVF_HAS_ADDR);
+                   size == SMALL_BUFFER ? c->small_name : c->large_name, st, ML_EVF_HAS_ID | ML_EVF_HAS_ADDR, org);
     case ML_EV_SEGMENT_MAP:
     case ML_EV_SEGMENT_UNMAP:
       return emit (c, kind, tick, c->seg_id++, addr, size, (uint32_t) stream, time_ns,
-                   is_large_pages (size) ? c->large_name : c->small_name, st, ML_EVF_HAS_ID | ML_EVF_HAS_ADDR);
+                   is_large_pages (size) ? c->large_name : c->small_name, st, ML_EVF_HAS_ID | ML_EVF_HAS_ADDR, org);
     default:
-      return emit (c, kind, tick, 0, addr, size, (uint32_t) stream, time_ns, 0, st, 0);
+      return emit (c, kind, tick, 0, addr, size, (uint32_t) stream, time_ns, 0, st, 0, org);
     }
 }
 
@@ -1568,7 +1644,7 @@ load (Ctx *c, const MlPkValue *root, const MlLoadOptions *opts)
    * entries, each address's first entries), then through the window */
   bool cut_end = dt && c->range.set && dt->first + dt->n < dt->n_all;
   for (size_t i = dt ? dt->n_post : 0; i-- > 0;)
-    if ((rc = undo_entry (c, &dt->post[i])) < 0)
+    if ((rc = undo_entry (c, &dt->post[i], 0)) < 0)
       return rc;
   for (size_t k = 0; dt && k < dt->n_pb; k++)
     {
@@ -1583,13 +1659,13 @@ load (Ctx *c, const MlPkValue *root, const MlLoadOptions *opts)
         }
       if (!live && p->state != P_ALLOC)
         {
-          if ((rc = add_blk (c, p->addr, p->size, p->stream, p->stack, NULL)) < 0)
+          if ((rc = add_blk (c, p->addr, p->size, p->stream, p->stack, NULL, p->origin)) < 0)
             return rc;
           c->blks[c->n_blks - 1].freed_frames = true;
         }
     }
   for (size_t i = n_trace; i-- > 0;)
-    if ((rc = undo_entry (c, &trace[i])) < 0)
+    if ((rc = undo_entry (c, &trace[i], org_entry (dt->first + i, trace[i].kind))) < 0)
       return rc;
   if ((rc = read_annotations (c, annotations)) < 0)
     return rc;
@@ -1626,7 +1702,7 @@ load (Ctx *c, const MlPkValue *root, const MlLoadOptions *opts)
       uint32_t id;
       if (ml_u64map_get (&c->live, dt->pb[k].addr, &id)
           && (rc = emit (c, ML_EV_FREE, tick, id, dt->pb[k].addr, 0, dt->pb[k].stream, -1, 0, 0,
-                         ML_EVF_HAS_ID | ML_EVF_HAS_ADDR | ML_EVF_CLIPPED)) < 0)
+                         ML_EVF_HAS_ID | ML_EVF_HAS_ADDR | ML_EVF_CLIPPED, 0)) < 0)
         return rc;
     }
   return 0;
@@ -1660,6 +1736,7 @@ load_bytes (const unsigned char *data, size_t len, bool mapped, const char *name
       c.t->default_align = 512;
       c.t->has_addrs = true;
       c.t->source = ml_strtab_intern0 (c.t->strings, "pytorch-snapshot");
+      c.t->origin_text = origin_text;
       MlPkStream st = { .key = "device_traces", .item = on_entry, .user = &c, .progress = opts->progress,
                         .drop_input = mapped };
       rc = ml_pk_parse_stream (data, len, &st, &doc, err);
