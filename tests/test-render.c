@@ -757,6 +757,7 @@ test_paged_segments (void)
       "segment %u: a paged range of 180 MiB at the bottom; 28 ticks (%" PRIu64 " B, %" PRIu64 ")", g0, s->seg_extent[g0],
       s->end_tick);
   is_u64 (s->seg_map_first[g0 + 1] - s->seg_map_first[g0], 6, "its six mappings (the unmap ends one of them)");
+  is_u64 (s->seg_mapped_max[g0], 160 * MiB, "the most mapped at once: 160 MiB, from tick 23 (120 MiB before the unmap)");
   MlStyle st;
   ml_style_init (&st);
   st.show_labels = false;
