@@ -241,6 +241,79 @@ life_check life-kin.json
 contains "$T/err" "traceEvents[4] ([memory] at Addr 0x4000000000000000)"; ok $? "life-kin.json: the traceEvents index, kernels counted"
 life_check life-kin-before.json
 life_check life-kin-total.json
+# a double free in a snapshot (a free_completed of a block already freed,
+# no alloc between) or an alloc over a live block: entries missing inside
+# the trace; read on, with a warning naming the first and the count
+pk dfree.pickle "{'segments':[],'device_traces':[[{'action':'alloc','addr':0x1000,'size':512,'stream':0},
+    {'action':'free_completed','addr':0x1000,'size':512,'stream':0},{'action':'alloc','addr':0x3000,'size':1024,'stream':0},
+    {'action':'free_completed','addr':0x1000,'size':512,'stream':0},
+    {'action':'free_requested','addr':0x1000,'size':512,'stream':0},{'action':'free_completed','addr':0x1000,'size':512,'stream':0},
+    {'action':'alloc','addr':0x2000,'size':512,'stream':0},{'action':'alloc','addr':0x2000,'size':2048,'stream':0}]]}"
+run convert "$T/dfree.pickle" "$T/dfree.jsonl"; ok $rc "a snapshot with a double free loads"
+contains "$T/err" "warning: $T/dfree.pickle: device_traces[0][3] (free_completed at 0x1000): the block there is already free, with no alloc since its last free"
+ok $? "warns, naming the first second free"
+contains "$T/err" "the entry is ignored (3 such entries in all)"; ok $? "and counts them (free_completed, free_requested, free_completed)"
+contains "$T/err" "device_traces[0][7] (alloc at 0x2000): the block there is still allocated, with no free since"; ok $? "warns of the alloc over a live block"
+python3 - "$T/dfree.pickle" "$T/dfree.jsonl" <<'PY'
+import json, pickle, sys
+tr = pickle.load(open(sys.argv[1], 'rb'))['device_traces'][0]
+# Python's reading: a free ends the block live at its address, if any; an
+# alloc over a live block ends it first
+live, frees = {}, 0
+for e in tr:
+    if e['action'] == 'alloc':
+        frees += e['addr'] in live
+        live[e['addr']] = e['size']
+    elif e['action'] == 'free_completed' and e['addr'] in live:
+        del live[e['addr']]
+        frees += 1
+ev = [json.loads(l) for l in open(sys.argv[2])][1:]
+got_allocs = [(e['addr'], e['size']) for e in ev if e['kind'] == 'alloc']
+want_allocs = [(hex(e['addr']), e['size']) for e in tr if e['action'] == 'alloc']
+got_frees = sum(e['kind'] == 'free' for e in ev)
+sys.exit(0 if got_allocs == want_allocs and got_frees == frees else 1)
+PY
+ok $? "its allocations and frees are the trace's, as Python pairs them (no block from before the trace invented)"
+pk nodfree.pickle "{'segments':[],'device_traces':[[{'action':'alloc','addr':0x1000,'size':512,'stream':0},
+    {'action':'free_requested','addr':0x1000,'size':512,'stream':0},{'action':'free_completed','addr':0x1000,'size':512,'stream':0},
+    {'action':'free_completed','addr':0x2000,'size':512,'stream':0}]]}"
+run stats "$T/nodfree.pickle"; ok $rc "free_requested then free_completed, and a block from before the trace, load"
+! contains "$T/err" "warning"; ok $? "without a warning"
+# the same in a Kineto trace: a second free made a second block from before the trace at the same address
+python3 - "$T" <<'PY'
+import json, sys
+def m(ts, b, a):
+    return {'ph': 'i', 'name': '[memory]', 'ts': ts, 'args': {'Bytes': b, 'Addr': a, 'Device Id': 0, 'Device Type': 1}}
+json.dump({'traceEvents': [m(1, -4096, 0x1000), m(2, -4096, 0x1000), m(3, 4096, 0x3000), m(4, 4096, 0x3000)]},
+          open(sys.argv[1] + '/dfree.json', 'w'))
+PY
+run stats "$T/dfree.json" --json; ok $rc "a Kineto trace with a double free loads"
+contains "$T/err" "warning: $T/dfree.json: traceEvents[1] ([memory] Bytes -4096 at Addr 0x1000): the block there is already free"; ok $? "warns, naming the event"
+contains "$T/err" "traceEvents[3] ([memory] Bytes 4096 at Addr 0x3000): the block there is still allocated"; ok $? "warns of the allocation over a live block"
+python3 - "$T/dfree.json" "$T/out" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))['traceEvents']
+# Python's reading: an address whose first event is a free held a block
+# from before the trace (one, however often it is freed); a free ends the
+# block live there, if any; an allocation over a live block ends it first
+first = {}
+for e in ev:
+    first.setdefault(e['args']['Addr'], e['args']['Bytes'])
+live = {a: -b for a, b in first.items() if b < 0}
+buffers = len(live) + sum(e['args']['Bytes'] > 0 for e in ev)
+cur = peak = sum(live.values())
+for e in ev:
+    a, b = e['args']['Addr'], e['args']['Bytes']
+    if b > 0:
+        cur += b - live.pop(a, 0)
+        live[a] = b
+    elif a in live:
+        cur -= live.pop(a)
+    peak = max(peak, cur)
+got = json.load(open(sys.argv[2]))
+sys.exit(0 if got['lower_bound'] == peak and got['buffers'] == buffers else 1)
+PY
+ok $? "its lower bound and buffers are Python's (one block from before the trace, not two)"
 # a UTF-8 byte-order mark before the header
 printf '\xef\xbb\xbfid,lower,upper,size\nb1,0,3,4096\nb2,1,5,8192\nb3,4,6,512\n' >"$T/bom.csv"
 run stats "$T/bom.csv" --json; ok $rc "a CSV with a UTF-8 BOM loads"
