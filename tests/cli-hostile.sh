@@ -314,6 +314,47 @@ got = json.load(open(sys.argv[2]))
 sys.exit(0 if got['lower_bound'] == peak and got['buffers'] == buffers else 1)
 PY
 ok $? "its lower bound and buffers are Python's (one block from before the trace, not two)"
+# device traces written as tuples (Python reads a tuple as it reads a
+# list): read, the same as the list form; protocols 2 and 4, tuples of 0
+# to 5 entries (EMPTY_TUPLE, TUPLE1..3, MARK ... TUPLE), beside lists
+for proto in 2 4; do
+  python3 - "$T" $proto <<'PY'
+import pickle, sys
+d, p = sys.argv[1], int(sys.argv[2])
+fr = [{'filename': 'train.py', 'line': 7, 'name': 'step'}]
+def dev(k, n):
+    out = []
+    for i in range(n):
+        out.append({'action': 'alloc', 'addr': 0x100000 * (k + 1) + 4096 * i, 'size': 512 * (i + 1), 'stream': 0, 'frames': fr})
+        if i % 2:
+            out.append({'action': 'free_completed', 'addr': 0x100000 * (k + 1) + 4096 * i, 'size': 512 * (i + 1), 'stream': 0, 'frames': fr})
+    return out
+lists = [dev(k, n) for k, n in enumerate([3, 1, 0, 2, 4, 5])]
+mixed = [tuple(l) if k % 2 == 0 else l for k, l in enumerate(lists)]
+pickle.dump({'segments': [], 'device_traces': lists}, open(d + '/tl-list.pickle', 'wb'), protocol=p)
+pickle.dump({'segments': [], 'device_traces': mixed}, open(d + '/tl-mixed.pickle', 'wb'), protocol=p)
+pickle.dump({'segments': [], 'device_traces': [tuple(l) for l in lists]}, open(d + '/tl-tuples.pickle', 'wb'), protocol=p)
+pickle.dump({'segments': [], 'device_traces': tuple(tuple(l) for l in lists)}, open(d + '/tl-outer.pickle', 'wb'), protocol=p)
+PY
+  bad=0
+  for dv in 0 1 2 3 4 5; do
+    "$MEMLENS" convert "$T/tl-list.pickle" "$T/tl-want.jsonl" --device $dv >/dev/null 2>&1 || bad=$((bad + 1))
+    for f in mixed tuples outer; do
+      "$MEMLENS" convert "$T/tl-$f.pickle" "$T/tl-got.jsonl" --device $dv >/dev/null 2>"$T/err" || { bad=$((bad + 1)); echo "# $f device $dv: $(cat "$T/err")"; continue; }
+      cmp -s "$T/tl-want.jsonl" "$T/tl-got.jsonl" || { bad=$((bad + 1)); echo "# $f device $dv differs from the list form"; }
+    done
+  done
+  ok $bad "protocol $proto: device traces as tuples read as the same lists do (6 devices, 3 layouts)"
+  "$MEMLENS" convert "$T/tl-mixed.pickle" "$T/tl-got.jsonl" --device 4 >/dev/null 2>&1
+  python3 - "$T/tl-mixed.pickle" "$T/tl-got.jsonl" <<'PY'
+import json, pickle, sys
+tr = pickle.load(open(sys.argv[1], 'rb'))['device_traces'][4]
+ev = [json.loads(l) for l in open(sys.argv[2])][1:]
+want = [(hex(e['addr']), e['size']) for e in tr if e['action'] == 'alloc']
+sys.exit(0 if [(e['addr'], e['size']) for e in ev if e['kind'] == 'alloc'] == want and type(tr) is tuple else 1)
+PY
+  ok $? "protocol $proto: device 4, a tuple of 6 entries, holds the file's allocations (Python)"
+done
 # a UTF-8 byte-order mark before the header
 printf '\xef\xbb\xbfid,lower,upper,size\nb1,0,3,4096\nb2,1,5,8192\nb3,4,6,512\n' >"$T/bom.csv"
 run stats "$T/bom.csv" --json; ok $rc "a CSV with a UTF-8 BOM loads"

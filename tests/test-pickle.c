@@ -380,6 +380,26 @@ test_stream (void)
   ok (t && seen.n == 0 && ml_pk_len (t->items[0]) == 2, "stream: a list built by LIST stays whole (%s)", err.msg);
   ml_pk_free (d);
 
+  /* device traces written as tuples (TUPLE2, MARK ... TUPLE, EMPTY_TUPLE)
+   * beside a list, in one APPENDS batch: streamed as the list is, each to
+   * its own index, and left empty; Python reads [(1, 2), (3, 4, 5, 6), (), [7]] */
+  memset (&seen, 0, sizeof seen);
+  d = NULL;
+  static const char tuples[] = "\x80\x02}(\x8c\x01t](K\x01K\x02\x86(K\x03K\x04K\x05K\x06t)]K\x07" "ae\x8c\x01xK\x01u.";
+  rc = ml_pk_parse_stream ((const unsigned char *) tuples, sizeof tuples - 1, &st, &d, &err);
+  t = rc == 0 ? ml_pk_get (ml_pk_root (d), "t") : NULL;
+  ok (t && seen.n == 7 && seen.lists[0] == 2 && seen.lists[1] == 4 && seen.lists[2] == 0 && seen.lists[3] == 1,
+      "stream: tuples in the streamed key are streamed, each to its index (%zu items: %zu %zu %zu %zu; %s)", seen.n,
+      seen.lists[0], seen.lists[1], seen.lists[2], seen.lists[3], err.msg);
+  ok (t && t->n == 4 && t->items[0]->kind == ML_PK_TUPLE && ml_pk_len (t->items[0]) == 0 && ml_pk_len (t->items[1]) == 0
+      && t->items[3]->kind == ML_PK_LIST, "stream: the tuples stay in the document, empty");
+  ml_pk_free (d);
+  /* without a stream they are kept whole */
+  rc = ml_pk_parse ((const unsigned char *) tuples, sizeof tuples - 1, &d, &err);
+  t = rc == 0 ? ml_pk_get (ml_pk_root (d), "t") : NULL;
+  ok (t && ml_pk_len (t->items[1]) == 4 && t->items[1]->items[3]->i == 6, "no stream: the tuples keep their items");
+  ml_pk_free (d);
+
   /* the root built above a streamed list: it moves to the document */
   d = NULL;
   static const char above[] = "\x80\x02(}\x8c\x01t](]K\x07tt.";

@@ -1642,10 +1642,6 @@ load (Ctx *c, const MlPkValue *root, const MlLoadOptions *opts)
   for (size_t d = 0; traces && d < traces->n; d++)
     {
       const MlPkValue *l = as_list (traces->items[d]);
-      /* a tuple is not streamed and its items do not outlive the parse
-       * (use after free, found by fuzz-snapshot-gen): torch writes lists */
-      if (l && l->kind == ML_PK_TUPLE && l->n)
-        return ml_error_set (c->err, ML_EINPUT, "%s: device_traces[%zu] is a tuple, not a list", c->path, d);
       for (size_t k = 0; l && k < l->n; k++)
         if ((rc = on_entry (c, d, k, l->items[k])) < 0)
           return rc;
