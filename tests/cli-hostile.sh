@@ -355,6 +355,23 @@ sys.exit(0 if [(e['addr'], e['size']) for e in ev if e['kind'] == 'alloc'] == wa
 PY
   ok $? "protocol $proto: device 4, a tuple of 6 entries, holds the file's allocations (Python)"
 done
+# a long path in a message is kept whole (MlError held 512 bytes, a
+# strategy's error in a comparison row 256)
+L1=$(printf 'd%.0s' $(seq 200)); L2=$(printf 'e%.0s' $(seq 200)); L3=$(printf 'f%.0s' $(seq 200))
+LONG="$T/$L1/$L2/$L3/$L1/$L2"
+run stats "$LONG/x.csv"; ok $([ $rc -eq 2 ]; echo $?) "a missing file under a 1000-byte path exits 2"
+contains "$T/err" "$LONG/x.csv: cannot open: No such file or directory"; ok $? "the message holds the whole path and the reason"
+printf 'id,lower,upper,size\nb1,0,4,100\nb2,1,5,100\n' >"$T/two.csv"
+if "$MEMLENS" strategies 2>/dev/null | grep -q '^ *ilp\b'; then
+  run compare "$T/two.csv" -s ilp --options write-model="$LONG/m.lp"
+  contains "$T/out" "ilp: cannot write the model to $LONG/m.lp"; ok $? "a strategy's error row holds the whole path (was cut at 256 bytes)"
+  run compare "$T/two.csv" -s ilp --options write-model="$LONG/m.lp" --json
+  python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['results'][0]; sys.exit(0 if r['error'].endswith(sys.argv[2] + '/m.lp') else 1)" "$T/out" "$LONG"
+  ok $? "and so does its --json \"error\""
+else
+  skip "a strategy's error row holds the whole path" "no ilp strategy in this build"
+  skip "and so does its --json \"error\"" "no ilp strategy in this build"
+fi
 # a UTF-8 byte-order mark before the header
 printf '\xef\xbb\xbfid,lower,upper,size\nb1,0,3,4096\nb2,1,5,8192\nb3,4,6,512\n' >"$T/bom.csv"
 run stats "$T/bom.csv" --json; ok $rc "a CSV with a UTF-8 BOM loads"
