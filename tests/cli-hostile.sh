@@ -372,6 +372,23 @@ else
   skip "a strategy's error row holds the whole path" "no ilp strategy in this build"
   skip "and so does its --json \"error\"" "no ilp strategy in this build"
 fi
+# a key given twice in a snapshot's dict: the last one counts, as in
+# Python (the lookups took the first); here a segment's total_size
+python3 - "$T/dupkey.pickle" <<'PY'
+import pickle, struct, sys
+def s(x):
+    b = x.encode()
+    return b'\x8c' + bytes([len(b)]) + b
+def i(v):
+    return b'J' + struct.pack('<i', v)
+seg = (b'}(' + s('device') + b'K\x00' + s('address') + i(0x100000) + s('total_size') + i(1 << 20)
+       + s('stream') + b'K\x00' + s('total_size') + i(3 << 20) + s('blocks') + b']' + b'u')
+body = b'\x80\x02}(' + s('segments') + b'](' + seg + b'e' + s('device_traces') + b']]au.'
+open(sys.argv[1], 'wb').write(body)
+assert pickle.loads(body)['segments'][0]['total_size'] == 3 << 20
+PY
+run stats "$T/dupkey.pickle"; ok $rc "a snapshot with a segment's total_size twice loads"
+contains "$T/out" "1 segment, reserved 3.00 MiB at the end"; ok $? "the segment's size is the last total_size, as Python reads it (3 MiB, not 1): $(grep devices "$T/out")"
 # a UTF-8 byte-order mark before the header
 printf '\xef\xbb\xbfid,lower,upper,size\nb1,0,3,4096\nb2,1,5,8192\nb3,4,6,512\n' >"$T/bom.csv"
 run stats "$T/bom.csv" --json; ok $rc "a CSV with a UTF-8 BOM loads"

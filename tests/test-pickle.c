@@ -131,6 +131,11 @@ test_containers (void)
       ok (a && a == b && a->kind == ML_PK_LIST, "BINGET shares the memoised list (same pointer)");
     }
   ml_pk_free (d);
+  /* {"a": 1, "b": 3, "a": 2}: Python keeps the last "a" */
+  d = parse (P ("\x80\x02}(\x8c\x01" "aK\x01\x8c\x01" "bK\x03\x8c\x01" "aK\x02u."), &err);
+  int64_t dup = 0;
+  ok (d && ml_pk_get_int (ml_pk_root (d), "a", &dup) && dup == 2, "of a key given twice the last value counts, as in Python");
+  ml_pk_free (d);
   /* protocol 4: FRAME, MEMOIZE, LONG_BINGET */
   d = parse (P ("\x80\x04\x95\x0e\x00\x00\x00\x00\x00\x00\x00}\x94\x8c\x01k\x94]\x94sj\x02\x00\x00\x00\x86."), &err);
   ok (d && ml_pk_root (d)->kind == ML_PK_TUPLE && ml_pk_root (d)->items[1] == ml_pk_get (ml_pk_root (d)->items[0], "k"),

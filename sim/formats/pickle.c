@@ -1178,11 +1178,12 @@ ml_pk_get (const MlPkValue *d, const char *key)
   if (!d || d->kind != ML_PK_DICT)
     return NULL;
   size_t klen = strlen (key);
-  for (size_t k = 0; k + 1 < d->n; k += 2)
+  /* from the end: of equal keys the last one counts, as in Python */
+  for (size_t k = d->n & ~(size_t) 1; k >= 2; k -= 2)
     {
-      const MlPkValue *kv = d->items[k];
+      const MlPkValue *kv = d->items[k - 2];
       if (kv->len == klen && kv->kind == ML_PK_STR && kv->s[0] == key[0] && memcmp (kv->s, key, klen) == 0)
-        return d->items[k + 1];
+        return d->items[k - 1];
     }
   return NULL;
 }

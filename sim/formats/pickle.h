@@ -105,7 +105,8 @@ int  ml_pk_parse_stream (const unsigned char *data, size_t len, const MlPkStream
 MlPkValue *ml_pk_root (const MlPkDoc *doc);
 
 /* Dict lookup by string key (a linear scan comparing lengths, then
- * bytes); NULL when absent or @dict is not a dict. */
+ * bytes); of equal keys the last one, as Python keeps it; NULL when absent
+ * or @dict is not a dict. */
 MlPkValue *ml_pk_get (const MlPkValue *dict, const char *key);
 /* Convenience readers: return false when absent or of another type. */
 bool ml_pk_get_int (const MlPkValue *dict, const char *key, int64_t *out);
