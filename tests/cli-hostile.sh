@@ -389,6 +389,17 @@ assert pickle.loads(body)['segments'][0]['total_size'] == 3 << 20
 PY
 run stats "$T/dupkey.pickle"; ok $rc "a snapshot with a segment's total_size twice loads"
 contains "$T/out" "1 segment, reserved 3.00 MiB at the end"; ok $? "the segment's size is the last total_size, as Python reads it (3 MiB, not 1): $(grep devices "$T/out")"
+# a segment's or an annotation's "device" that is not an integer (it read
+# as device 0): exit 2 naming the entry and the value
+for v in "'0':the string \"0\"" "1.0:the float 1" "None:None" "True:True"; do
+  py=${v%%:*} say=${v#*:}
+  pk dev-seg.pickle "{'segments':[{'device':$py,'address':0x100000,'total_size':2<<20,'stream':0,'blocks':[]}],'device_traces':[[]]}"
+  run stats "$T/dev-seg.pickle"; ok $([ $rc -eq 2 ]; echo $?) "a segment's device $py exits 2"
+  contains "$T/err" "dev-seg.pickle: segment 0: \"device\" is $say; expected a device number (0 .. 4095)"; ok $? "naming segment and value ($py)"
+  pk dev-ann.pickle "{'segments':[],'device_traces':[[]],'external_annotations':[{'device':$py,'name':'x','stage':'START','time_us':1}]}"
+  run stats "$T/dev-ann.pickle"; ok $([ $rc -eq 2 ]; echo $?) "an annotation's device $py exits 2"
+  contains "$T/err" "dev-ann.pickle: external annotation 0: \"device\" is $say"; ok $? "naming annotation and value ($py)"
+done
 # a UTF-8 byte-order mark before the header
 printf '\xef\xbb\xbfid,lower,upper,size\nb1,0,3,4096\nb2,1,5,8192\nb3,4,6,512\n' >"$T/bom.csv"
 run stats "$T/bom.csv" --json; ok $rc "a CSV with a UTF-8 BOM loads"

@@ -570,6 +570,22 @@ as_list (const MlPkValue *v)
   return v && (v->kind == ML_PK_LIST || v->kind == ML_PK_TUPLE) ? v : NULL;
 }
 
+#define MAX_DEVICE 4095
+
+/* A "device" that is present and not an integer (a string, a float,
+ * None, a bool) is an error naming @what, @k and the value (it read as
+ * device 0); 0 otherwise. */
+static int
+check_device (Ctx *c, const MlPkValue *d, const char *what, size_t k)
+{
+  const MlPkValue *v = ml_pk_get (d, "device");
+  if (!v || v->kind == ML_PK_INT)
+    return 0;
+  char said[96];
+  return ml_error_set (c->err, ML_EINPUT, "%s: %s %zu: \"device\" is %s; expected a device number (0 .. %d)", c->path,
+                       what, k, ml_pk_describe (v, said, sizeof said), MAX_DEVICE);
+}
+
 static int64_t
 dev_of (const MlPkValue *seg)
 {
@@ -939,8 +955,6 @@ on_entry (void *user, size_t list, size_t index, MlPkValue *e)
 
 /* ---- step 1: every device the file holds, and which one to read ---- */
 
-#define MAX_DEVICE 4095
-
 
 /* The device table (MlDeviceInfo, MlDeviceOom): counts from the raw
  * entries of every device's trace, reserved bytes from the segments. */
@@ -953,6 +967,9 @@ summarize_devices (Ctx *c, const MlPkValue *segments, const MlPkValue *traces)
   for (size_t k = 0; k < segments->n; k++)
     {
       int64_t d = dev_of (segments->items[k]);
+      int rc = check_device (c, segments->items[k], "segment", k);
+      if (rc < 0)
+        return rc;
       if (d < 0 || d > MAX_DEVICE)
         return ml_error_set (c->err, ML_EINPUT, "%s: segment %zu: device %" PRId64 " is not a device number (0 .. %d)",
                              c->path, k, d, MAX_DEVICE);
@@ -1442,11 +1459,14 @@ read_annotations (Ctx *c, const MlPkValue *annotations)
       const MlPkValue *a = annotations->items[k];
       uint64_t time = UINT64_MAX;
       int64_t d = c->dev;
+      int rc = check_device (c, a, "external annotation", k);
+      if (rc < 0)
+        return rc;
       ml_pk_get_int (a, "device", &d);
       const char *name = ml_pk_get_str (a, "name"), *stage = ml_pk_get_str (a, "stage");
       if (!name || d != c->dev)
         continue;
-      int rc = uint_field (c, a, "time_us", TIME_US_MAX, false, &time, (Where) { "external annotation", k, SIZE_MAX });
+      rc = uint_field (c, a, "time_us", TIME_US_MAX, false, &time, (Where) { "external annotation", k, SIZE_MAX });
       if (rc < 0)
         return rc;
       if (time == UINT64_MAX)
