@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "sim/analysis/check.h"
+#include "sim/analysis/diagnose.h"
 #include "sim/analysis/races.h"
 
 #ifdef HAVE_RENDER
@@ -238,8 +239,11 @@ cmd_render (int argc, char **argv)
     {
       const char *base = strrchr (path, '/');
       MlSceneOptions so = { .name = base ? base + 1 : path, .issues = &issues };
-      if (ml_check_plan (bufs, plan, &issues, &err) < 0 || ml_check_races (bufs, plan, &issues, &err) < 0
-          || ml_scene_new (bufs, plan, &so, &scene, &err) < 0)
+      /* the recorded plan fails where the real allocator did */
+      const MlStrategy *rec = ml_strategy_find (plan->strategy);
+      bool recorded = rec && (rec->flags & ML_STRATEGY_RECORDED);
+      if ((recorded && ml_recorded_oom_apply (bufs, plan, &err) < 0) || ml_check_plan (bufs, plan, &issues, &err) < 0
+          || ml_check_races (bufs, plan, &issues, &err) < 0 || ml_scene_new (bufs, plan, &so, &scene, &err) < 0)
         rc = cli_error ("render", &err);
     }
   if (rc == EXIT_OK && style.time_axis == ML_TIME_AXIS_TIME && !ml_scene_real_time (scene, style.time_axis) && !o.quiet)

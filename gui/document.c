@@ -275,6 +275,9 @@ run_strategy (const MlBuffers *bufs, const char *name, const MlViewKnobs *vk, Jo
       k.align = bufs->align;
       k.progress = &jp->progress;
       rc = ml_sim_run (bufs, s, &k, &run->plan, &err);
+      /* the recorded plan fails where the real allocator did */
+      if (rc == 0 && (s->flags & ML_STRATEGY_RECORDED))
+        rc = ml_recorded_oom_apply (bufs, run->plan, &err);
     }
   if (rc == 0 && run->plan && run->plan->seconds <= 0)
     run->plan->seconds = ml_now () - t0;

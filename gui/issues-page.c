@@ -9,6 +9,15 @@ struct _MlIssuesPage {
 
 G_DEFINE_FINAL_TYPE (MlIssuesPage, ml_issues_page, ML_TYPE_LIST_PAGE)
 
+/* Whether @run's OOM has a row of its own: every one but the recorded
+ * run's copy of the trace's own OOM (ml_recorded_oom_mark: no buffer),
+ * which is listed with the trace's. */
+static gboolean
+run_oom (const MlDocument *d, const MlRun *run)
+{
+  return run && run->plan && run->plan->oom.hit && run->plan->oom.buffer < d->bufs->n;
+}
+
 static const char *
 short_buffer (const MlDocument *d, long k, char *buf, gsize len)
 {
@@ -46,7 +55,7 @@ ml_issues_page_set_document (MlIssuesPage *self, MlDocument *d)
     }
   gsize n_oom = d->n_oom_ticks;
   for (int r = 0; r < 2; r++)
-    if (d->runs[r] && d->runs[r]->plan && d->runs[r]->plan->oom.hit)
+    if (run_oom (d, d->runs[r]))
       n_oom++;
   g_autofree char *h = g_strdup_printf ("Out of memory: %zu", n_oom);
   guint64 cap = d->knobs.capacity ? d->knobs.capacity : ml_document_trace (d)->capacity;
@@ -56,7 +65,7 @@ ml_issues_page_set_document (MlIssuesPage *self, MlDocument *d)
   for (int r = 0; r < 2; r++)
     {
       const MlRun *run = d->runs[r];
-      if (!run || !run->plan || !run->plan->oom.hit)
+      if (!run_oom (d, run))
         continue;
       const MlOom *o = &run->plan->oom;
       g_autofree char *title = g_strdup_printf ("%s: OOM at tick %" G_GUINT64_FORMAT " (%s)", run->strategy, o->tick,

@@ -10,11 +10,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "gui/application.h"
 #include "gui/peaks-page.h"
 #include "gui/render/timeline.h"
 #include "sim/base/units.h"
+#include "strategies/registry.h"
 
 typedef struct {
   MlWindow *win;
@@ -265,6 +267,63 @@ input_begin (SelfTest *st)
 }
 
 /* One step of the test script; returns FALSE when it is waiting. */
+/* The pixel (@x, @y) of what timeline @i draws now (labels off, so
+ * text does not hide the colour under it). */
+static guint32
+view_pixel (SelfTest *st, int i, double x, double y)
+{
+  int w = gtk_widget_get_width (GTK_WIDGET (tv (st, i))), h = gtk_widget_get_height (GTK_WIDGET (tv (st, i)));
+  if (x < 0 || y < 0 || x >= w || y >= h)
+    return 0;
+  cairo_surface_t *img = cairo_image_surface_create (CAIRO_FORMAT_RGB24, w, h);
+  cairo_t *cr = cairo_create (img);
+  MlStyle *style = ml_timeline_view_get_style (tv (st, i));
+  gboolean labels = style->show_labels;
+  style->show_labels = FALSE;
+  ml_timeline_view_draw_to (tv (st, i), cr, w, h);
+  style->show_labels = labels;
+  cairo_destroy (cr);
+  cairo_surface_flush (img);
+  guint32 px = *(guint32 *) (cairo_image_surface_get_data (img) + (int) y * cairo_image_surface_get_stride (img) + (int) x * 4);
+  cairo_surface_destroy (img);
+  return px & 0xffffff;
+}
+
+/* A file whose trace recorded an OOM: the recorded run fails there, and
+ * the refused request is drawn hatched red at the OOM tick, in the
+ * address layout and in the stacked view. */
+static void
+oom_drawn (SelfTest *st, const MlDocument *doc)
+{
+  const MlTrace *t = ml_document_trace (doc);
+  const MlEvent *ev = NULL;
+  for (size_t i = 0; i < t->n_events && !ev; i++)
+    if (t->events[i].kind == ML_EV_OOM)
+      ev = &t->events[i];
+  const MlRun *run = doc->runs[0];
+  if (!ev || !run || !run->plan || !(ml_strategy_find (run->strategy)->flags & ML_STRATEGY_RECORDED))
+    return;
+  check (st, run->plan->oom.hit && run->plan->oom.tick == ev->tick && run->plan->oom.request == ev->size,
+         "the recorded run fails at the trace's OOM: tick %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT " B requested",
+         run->plan->oom.tick, run->plan->oom.request);
+  const char *plots[] = { "address", "active" };
+  for (int k = 0; k < 2; k++)
+    {
+      activate (st, "plot", g_variant_new_string (plots[k]));
+      const MlView *v = ml_timeline_view_get_view (tv (st, 0));
+      MlRect r = { 0 };
+      gboolean boxed = ml_timeline_oom_request_box (v, run->scene, ml_timeline_view_get_style (tv (st, 0)), &r);
+      double cx = r.x + r.w / 2, cy = r.y + r.h / 2;
+      gboolean inside = boxed && r.x >= v->px && r.y >= v->py - 0.5 && r.x + r.w <= v->px + v->pw && r.y + r.h <= v->py + v->ph + 0.5;
+      guint32 px = view_pixel (st, 0, cx, cy);
+      int red = (int) (px >> 16), green = (int) ((px >> 8) & 255), blue = (int) (px & 255);
+      check (st, inside && red > green + 30 && red > blue + 30,
+             "%s view: the refused request (%" G_GUINT64_FORMAT " B) is on screen, hatched red (#%06x at %.0f, %.0f)",
+             plots[k], run->scene->oom_bytes, px, cx, cy);
+    }
+  activate (st, "plot", g_variant_new_string ("address"));
+}
+
 static gboolean
 test_step (SelfTest *st)
 {
@@ -308,7 +367,20 @@ test_step (SelfTest *st)
       activate (st, "zoom-fit", NULL);
       ml_timeline_view_get_time_span (tv (st, 0), &st->full0, &st->full1);
       check (st, st->full1 - st->full0 >= 1, "zoom-fit shows ticks [%g, %g)", st->full0, st->full1);
+      st->step = 400;   /* the other views as the file opened, for the pictures */
+      return TRUE;
+    case 400:
+      activate (st, "plot", g_variant_new_string ("active"));
+      st->shot = "window-open-active.png";
       break;
+    case 401:
+      activate (st, "plot", g_variant_new_string ("segments"));
+      st->shot = "window-open-segments.png";
+      break;
+    case 402:
+      activate (st, "plot", g_variant_new_string ("address"));
+      st->step = 2;
+      return TRUE;
     case 2:
       {
         double before = span (st, 0);
@@ -918,6 +990,7 @@ test_step (SelfTest *st)
         g_string_free (rows, TRUE);
         st->itick = t->device;   /* the device before */
         st->shot = "window-device.png";
+        oom_drawn (st, doc);
         break;
       }
     case 101:   /* choose another device with a real click and keys */
@@ -1117,6 +1190,25 @@ stats (GArray *v, double *med, double *p95, double *max)
   g_array_unref (c);
 }
 
+/* Seconds since this process started (the kernel's start time of it, so
+ * the dynamic linker and GTK's start-up count), -1 when unknown. */
+static double
+process_age (void)
+{
+  g_autofree char *stat = NULL;
+  struct timespec now;
+  if (!g_file_get_contents ("/proc/self/stat", &stat, NULL, NULL) || clock_gettime (CLOCK_BOOTTIME, &now) < 0)
+    return -1;
+  /* field 22, starttime in clock ticks since boot; fields 3.. follow the
+   * last ')' (the command name may hold spaces and parentheses) */
+  const char *p = strrchr (stat, ')');
+  unsigned long long start = 0;
+  if (!p || sscanf (p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", &start) != 1)
+    return -1;
+  long hz = sysconf (_SC_CLK_TCK);
+  return hz > 0 ? (double) now.tv_sec + (double) now.tv_nsec / 1e9 - (double) start / (double) hz : -1;
+}
+
 static void
 bench_write (SelfTest *st)
 {
@@ -1125,6 +1217,11 @@ bench_write (SelfTest *st)
   g_string_append_printf (s, "  \"buffers\": %zu,\n  \"width\": %d,\n  \"height\": %d,\n", doc ? doc->bufs->n : 0,
                           gtk_widget_get_width (GTK_WIDGET (tv (st, 0))), gtk_widget_get_height (GTK_WIDGET (tv (st, 0))));
   g_string_append_printf (s, "  \"load_seconds\": %.3f,\n", doc ? doc->load_seconds : 0);
+  /* launch to the first frame that showed the drawn trace */
+  gint64 first = ml_timeline_view_get_first_picture_us (tv (st, 0));
+  double age = process_age ();
+  g_string_append_printf (s, "  \"first_picture_seconds\": %.3f,\n",
+                          first && age >= 0 ? age - (double) (g_get_monotonic_time () - first) / 1e6 : -1.0);
   const char *phases[] = { "fit", "zoom-in", "deep-pan", "zoom-out", "pan-fit", "all" };
   g_string_append (s, "  \"phases\": {\n");
   for (gsize p = 0; p < G_N_ELEMENTS (phases); p++)

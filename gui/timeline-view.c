@@ -56,6 +56,7 @@ struct _MlTimelineView {
   /* statistics */
   guint        draw_count;
   gint64       last_draw_us;
+  gint64       first_picture_us;   /* monotonic time of the first full drawing shown */
 };
 
 G_DEFINE_FINAL_TYPE (MlTimelineView, ml_timeline_view, GTK_TYPE_WIDGET)
@@ -409,6 +410,8 @@ ml_timeline_view_snapshot (GtkWidget *w, GtkSnapshot *snap)
       g_array_append_val (self->render_times, self->render_ms);
       fresh = TRUE;
     }
+  if (fresh && !self->first_picture_us)
+    self->first_picture_us = g_get_monotonic_time ();
   if (fresh)
     gtk_snapshot_append_node (snap, self->cache);
   else
@@ -877,8 +880,7 @@ ml_timeline_view_get_extent (MlTimelineView *self)
 {
   if (!self->scene)
     return 1;
-  uint64_t e = self->style.plot == ML_PLOT_ACTIVE ? self->scene->live_max : self->scene->addr_extent;
-  return (double) MAX (e, 1);
+  return (double) MAX (ml_scene_extent (self->scene, self->style.plot), 1);
 }
 
 void
@@ -1011,6 +1013,12 @@ gint64
 ml_timeline_view_get_last_draw_us (MlTimelineView *self)
 {
   return self->last_draw_us;
+}
+
+gint64
+ml_timeline_view_get_first_picture_us (MlTimelineView *self)
+{
+  return self->first_picture_us;
 }
 
 const GArray *

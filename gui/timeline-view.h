@@ -107,6 +107,9 @@ void ml_timeline_view_draw_to (MlTimelineView *self, cairo_t *cr, int width, int
 /* Frame statistics for bench/viewer: snapshot times in microseconds. */
 guint ml_timeline_view_get_draw_count (MlTimelineView *self);
 gint64 ml_timeline_view_get_last_draw_us (MlTimelineView *self);
+/* g_get_monotonic_time () of the first frame that showed a full drawing of
+ * a document (not a placeholder or a stretched stand-in); 0 before. */
+gint64 ml_timeline_view_get_first_picture_us (MlTimelineView *self);
 /* Milliseconds of every full drawing of the static layer, in the frame or
  * in the worker (borrowed). */
 const GArray *ml_timeline_view_get_render_times (MlTimelineView *self);

@@ -151,29 +151,44 @@ loaded (gpointer owner, GAsyncResult *res, MlJob *job, gboolean current)
 
 /* ---- a second file on the same axes ---- */
 
+/* The end of a job that made the second file's document (@doc, or NULL
+ * and @error): opened to compare, or re-run with the first file's
+ * strategy. Shows it below the first while @wanted (the first file is
+ * still there, and for a re-run the comparison too); a failure other than
+ * a cancel goes to the banner and stderr as "@failed: reason". Returns
+ * whether there is a document, as every job's end does. */
+static gboolean
+second_loaded (MlWindow *self, MlDocument *doc, const GError *error, gboolean current, gboolean wanted,
+               const char *failed)
+{
+  if (!current)
+    return doc != NULL;
+  if (doc && self->doc && wanted)
+    {
+      g_clear_pointer (&self->doc2, ml_document_unref);
+      self->doc2 = ml_document_ref (doc);
+      apply_document (self, self->doc);
+    }
+  else if (error && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      g_autofree char *msg = g_strdup_printf ("%s: %s", failed, error->message);
+      ml_window_show_message (self, msg);
+      g_printerr ("memlens view: %s\n", msg);
+    }
+  return doc != NULL;
+}
+
 static gboolean
 compare_loaded (gpointer owner, GAsyncResult *res, MlJob *job, gboolean current)
 {
   MlWindow *self = owner;
   g_autoptr (GError) error = NULL;
   g_autoptr (MlDocument) doc = ml_document_load_finish (res, &error);
-  if (!current)
-    return doc != NULL;
-  if (doc && self->doc)
-    {
-      g_clear_pointer (&self->doc2, ml_document_unref);
-      self->doc2 = ml_document_ref (doc);
-      apply_document (self, self->doc);
-      ml_application_note_recent (ML_APPLICATION (gtk_window_get_application (GTK_WINDOW (self))), doc->box->path);
-    }
-  else if (error && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    {
-      const char *path = ml_job_get_data (job);
-      g_autofree char *msg = g_strdup_printf ("Could not open %s to compare: %s", path, error->message);
-      ml_window_show_message (self, msg);
-      g_printerr ("memlens view: %s\n", msg);
-    }
-  return doc != NULL;
+  g_autofree char *failed = g_strdup_printf ("Could not open %s to compare", (const char *) ml_job_get_data (job));
+  gboolean shown = second_loaded (self, doc, error, current, TRUE, failed);
+  if (shown && current && self->doc2 == doc)
+    ml_application_note_recent (ML_APPLICATION (gtk_window_get_application (GTK_WINDOW (self))), doc->box->path);
+  return shown;
 }
 
 void
@@ -455,20 +470,7 @@ rerun2_done (gpointer owner, GAsyncResult *res, MlJob *job, gboolean current)
   MlWindow *self = owner;
   g_autoptr (GError) error = NULL;
   g_autoptr (MlDocument) doc = ml_document_rerun_finish (res, &error);
-  if (!current)
-    return doc != NULL;
-  if (doc && self->doc2)
-    {
-      g_clear_pointer (&self->doc2, ml_document_unref);
-      self->doc2 = ml_document_ref (doc);
-      apply_document (self, self->doc);
-    }
-  else if (error && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    {
-      g_autofree char *msg = g_strdup_printf ("Could not re-run the second file: %s", error->message);
-      ml_window_show_message (self, msg);
-    }
-  return doc != NULL;
+  return second_loaded (self, doc, error, current, self->doc2 != NULL, "Could not re-run the second file");
 }
 
 static gboolean

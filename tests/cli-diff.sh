@@ -149,7 +149,55 @@ if have_html; then
   ok $rc "diff -o writes the HTML report"
   [ "$(grep -o '<svg' "$T/d.html" | wc -l)" -eq 2 ]; ok $? "with both runs' figures"
   contains "$T/d.html" 'data-site="act.py:2:forward" data-a="80" data-b="110" data-change="30"'; ok $? "and the table row of act.py"
-  ! grep -qiE '<script|src="http|href="http' "$T/d.html"; ok $? "it loads nothing"
+  ! grep -qiE '<script[^>]*src|src="http|href="http|url\(http|@import' "$T/d.html"; ok $? "it loads nothing (no script, image or style from elsewhere)"
+  [ "$(grep -c '<script>' "$T/d.html")" -eq 1 ] && [ "$(grep -o '<figure class="linked">' "$T/d.html" | wc -l)" -eq 2 ] \
+    && contains "$T/d.html" 'id="zoom-reset"'
+  ok $? "one inline script links the zoom of the two figures, with a reset button"
+  # the script's behaviour on a stand-in for the page (node, no browser):
+  # a wheel notch over A zooms both at the pointer, a drag over B pans
+  # both, a double-click shows all again
+  if command -v node >/dev/null 2>&1; then
+    node - "$T/d.html" >"$T/zoom" 2>&1 <<'JS'
+const fs = require('fs');
+const html = fs.readFileSync(process.argv[2], 'utf8');
+const js = html.match(/<script>([\s\S]*?)<\/script>/)[1];
+const boxes = [...html.matchAll(/<figure class="linked"><svg[^>]*viewBox="([^"]*)"/g)].map(m => m[1]);
+function Svg(vb) { this.a = { viewBox: vb }; this.on = {}; }
+Svg.prototype.getAttribute = function (k) { return this.a[k]; };
+Svg.prototype.setAttribute = function (k, v) { this.a[k] = v; };
+Svg.prototype.addEventListener = function (t, f) { this.on[t] = f; };
+Svg.prototype.getBoundingClientRect = function () { return { left: 100, top: 50, width: 800, height: 310 }; };
+const svgs = boxes.map(b => new Svg(b)), button = new Svg('');
+global.document = { querySelectorAll: s => s === 'figure.linked svg' ? svgs : [], getElementById: id => id === 'zoom-reset' ? button : null };
+new Function(js)();
+const say = (what) => console.log(what + ': ' + svgs.map(s => s.getAttribute('viewBox')).join(' | '));
+say('start');
+// the pointer at a quarter across, half down: (300, 205) on screen is (400, 310) in the 1600 x 620 picture
+svgs[0].on.wheel({ deltaY: -1, clientX: 300, clientY: 205, preventDefault() {} });
+say('wheel');
+svgs[1].on.pointerdown({ clientX: 500, clientY: 200, pointerId: 1 });
+svgs[1].on.pointermove({ clientX: 400, clientY: 200 });
+svgs[1].on.pointerup({});
+say('drag');
+svgs[0].on.dblclick({});
+say('dblclick');
+svgs[0].on.wheel({ deltaY: -1, clientX: 300, clientY: 205, preventDefault() {} });
+button.on.click({});
+say('button');
+JS
+    # by hand: zoom 1.25 at (400, 310): w 1280, x = 400 - 400 / 1.25 = 80, y = 310 - 310 / 1.25 = 62;
+    # a 100 px drag left on an 800 px figure showing 1280 units: x + 160 = 240
+    cat >"$T/zoom-want" <<'EOF2'
+start: 0 0 1600 620 | 0 0 1600 620
+wheel: 80 62 1280 496 | 80 62 1280 496
+drag: 240 62 1280 496 | 240 62 1280 496
+dblclick: 0 0 1600 620 | 0 0 1600 620
+button: 0 0 1600 620 | 0 0 1600 620
+EOF2
+    diff "$T/zoom-want" "$T/zoom" >&2; ok $? "the two figures zoom at the pointer, pan and reset together (node)"
+  else
+    skip "the two figures zoom at the pointer, pan and reset together" "node is not installed"
+  fi
 else
   skip "diff -o writes the HTML report" "built without cairo"
 fi

@@ -10,7 +10,11 @@
 #include "gui/render/timeline.h"
 #include "gui/render/view.h"
 #include "sim/formats/load.h"
+#include "sim/analysis/diagnose.h"
+#include "sim/sim.h"
+#include "strategies/registry.h"
 
+#define MiB ((uint64_t) 1 << 20)
 #define near(a, b) (fabs ((a) - (b)) < 1e-9)
 
 static void
@@ -480,9 +484,337 @@ test_real_time (void)
   ml_trace_free (t);
 }
 
-int
-main (void)
+static bool
+meet (const MlRect *a, const MlRect *b)
 {
+  return a->x < b->x + b->w && b->x < a->x + a->w && a->y < b->y + b->h && b->y < a->y + a->h;
+}
+
+/* The trial's collision: the reserved peak reached at tick 1, at the left
+ * edge, under best-fit (a growing arena), in a small exported figure. Its
+ * label would sit right of the marker, above the line, i.e. under the
+ * curve panel's legend; it must land clear of the legend and of the other
+ * labels, and show in the picture. */
+static void
+test_curve_labels (void)
+{
+  char text[8192];
+  size_t o = (size_t) snprintf (text, sizeof text,
+                                "{\"format\":\"memlens-trace\",\"version\":1,\"alignment\":1}\n"
+                                "{\"kind\":\"alloc\",\"id\":1,\"size\":1048576}\n"
+                                "{\"kind\":\"alloc\",\"id\":2,\"size\":8388608}\n"
+                                "{\"kind\":\"free\",\"id\":2}\n");
+  for (int i = 3; i < 120 && o + 200 < sizeof text; i++)
+    o += (size_t) snprintf (text + o, sizeof text - o,
+                            "{\"kind\":\"alloc\",\"id\":%d,\"size\":%d}\n{\"kind\":\"free\",\"id\":%d}\n", i,
+                            2097152 + i * 4096, i);
+  MlTrace *t = load_text (text);
+  MlBuffers *b = NULL;
+  ml_buffers_build (t, 1, &b, NULL);
+  MlPlan *p = NULL;
+  MlKnobs k = { 0 };
+  ml_knobs_init (&k);
+  must (ml_sim_run (b, ml_strategy_find ("best-fit"), &k, &p, NULL) == 0);
+  MlScene *s = NULL;
+  ml_scene_new (b, p, NULL, &s, NULL);
+  is_u64 (s->metrics.peak_tick, 1, "best-fit reserves its peak at tick 1");
+  MlStyle st;
+  ml_style_init (&st);
+  MlFigureLayout fl;
+  ml_figure_layout (s, &st, 900, 500, &fl);
+  MlView v;
+  ml_scene_view_init_style (s, &st, &v, fl.layout.x, fl.layout.y, fl.layout.w, fl.layout.h);
+  cairo_surface_t *surf = cairo_image_surface_create (CAIRO_FORMAT_RGB24, 900, 500);
+  cairo_t *cr = cairo_create (surf);
+  MlCurveLabel lab[16];
+  size_t n = ml_timeline_curve_labels (cr, &v, s, &st, &fl.curves, lab, 16);
+  const MlCurveLabel *legend = NULL, *res = NULL;
+  for (size_t i = 0; i < n; i++)
+    {
+      if (lab[i].kind == ML_CURVE_LEGEND)
+        legend = &lab[i];
+      if (lab[i].kind == ML_CURVE_RESERVED)
+        res = &lab[i];
+    }
+  ok (legend && res, "the legend and the reserved peak's label are placed (%zu labels)", n);
+  if (!legend || !res)
+    {
+      cairo_destroy (cr);
+      cairo_surface_destroy (surf);
+      return;
+    }
+  /* the case: the marker under the legend's span, the line at its height,
+   * so the label's first place (right of the marker, above the line)
+   * meets the legend */
+  double x = ml_view_time_to_x (&v, 1);
+  double ybase = fl.curves.y + fl.curves.h, y = ybase - (double) s->metrics.peak * fl.curves.h / ((double) s->curve_max * 1.25);
+  MlRect naive = { x + 8 - 2, y - 4 - res->box.h, res->box.w, res->box.h };
+  ok (meet (&naive, &legend->box), "right of the marker, above the line, the label would meet the legend "
+      "(label %.0f,%.0f %.0fx%.0f, legend %.0f,%.0f %.0fx%.0f)", naive.x, naive.y, naive.w, naive.h, legend->box.x,
+      legend->box.y, legend->box.w, legend->box.h);
+  is_str (res->text, "peak 9.00 MiB", "the label says the reserved peak");
+  ok (!meet (&res->box, &legend->box), "it is placed clear of the legend (%.0f,%.0f %.0fx%.0f)", res->box.x,
+      res->box.y, res->box.w, res->box.h);
+  size_t clash = 0, outside = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      const MlRect *r = &lab[i].box;
+      outside += r->x < fl.curves.x || r->y < fl.curves.y || r->x + r->w > fl.curves.x + fl.curves.w
+                 || r->y + r->h > fl.curves.y + fl.curves.h;
+      for (size_t j = i + 1; j < n; j++)
+        clash += meet (r, &lab[j].box);
+    }
+  ok (clash == 0, "no two of the %zu labels meet (%zu pairs do)", n, clash);
+  ok (outside == 0, "all inside the panel (%zu not)", outside);
+  /* and the picture shows it: its bold orange-brown text in its box */
+  ml_timeline_draw_figure (cr, s, &st, 900, 500, NULL);
+  size_t ink = 0;
+  for (int py = (int) res->box.y; py < (int) (res->box.y + res->box.h); py++)
+    for (int px = (int) res->box.x; px < (int) (res->box.x + res->box.w); px++)
+      {
+        uint32_t c = pixel (surf, px, py);
+        int r = (int) (c >> 16), g = (int) ((c >> 8) & 255), bl = (int) (c & 255);
+        ink += r > g + 50 && g > bl + 20 && r < 230;
+      }
+  ok (ink >= 40, "the label's orange text is drawn in its box (%zu px)", ink);
+  cairo_destroy (cr);
+  cairo_surface_destroy (surf);
+  ml_scene_free (s);
+  ml_plan_free (p);
+  ml_buffers_free (b);
+  ml_trace_free (t);
+}
+
+static const char *root = ".";
+
+static bool
+reddish (uint32_t c)
+{
+  int r = (int) (c >> 16), g = (int) ((c >> 8) & 255), b = (int) (c & 255);
+  return r > g + 30 && r > b + 30;
+}
+
+/* Draws @plot of @s on a @w x @h image with the whole scene in view. */
+static cairo_surface_t *
+draw_plot (const MlScene *s, MlStyle *st, MlPlot plot, MlView *v, int w, int h)
+{
+  st->plot = plot;
+  ml_scene_view_init_plot (s, plot, v, 0, 0, w, h);
+  cairo_surface_t *surf = cairo_image_surface_create (CAIRO_FORMAT_RGB24, w, h);
+  cairo_t *cr = cairo_create (surf);
+  ml_timeline_draw_layout (cr, v, s, st);
+  cairo_destroy (cr);
+  return surf;
+}
+
+/* The request an OOM refused, drawn. Two cases worked by hand:
+ * - a strategy under a capacity: "three" under best-fit with 120 bytes:
+ *   b (50 B at tick 1) does not fit beside a (100 B); once the capacity is
+ *   lifted best-fit puts it at offset 100, and it is the longest-lived, so
+ *   at the bottom of the stack;
+ * - a recorded OOM (tests/data/oom-expandable-3dev.pickle, device 1: an
+ *   expandable segment mapped to 100 MiB in all, 50 MiB live at the OOM,
+ *   a 70 MiB request refused at tick 12 of 15): no place, so above the
+ *   address axis' 100 MiB, and on the 50 MiB stack. */
+static void
+test_oom_request (void)
+{
+  MlTrace *t = load_text (three);
+  MlBuffers *b = NULL;
+  ml_buffers_build (t, 1, &b, NULL);
+  MlKnobs k;
+  ml_knobs_init (&k);
+  k.capacity = 120;
+  MlPlan *p = NULL;
+  must (ml_sim_run (b, ml_strategy_find ("best-fit"), &k, &p, NULL) == 0);
+  ok (p->oom.hit && p->oom.tick == 1 && p->oom.buffer == 1 && p->offset[1] == 100,
+      "best-fit under 120 B refuses b at tick 1, then places it at 100 (tick %" PRIu64 ", buffer %u, offset %" PRIu64 ")",
+      p->oom.tick, p->oom.buffer, p->offset[1]);
+  MlScene *s = NULL;
+  ml_scene_new (b, p, NULL, &s, NULL);
+  ok (s->oom_drawn && s->oom_addr == 100 && s->oom_bytes == 50 && s->oom_stack == 0,
+      "the refused request: 50 B at address 100, at the bottom of the stack (%" PRIu64 " B at %" PRIu64 ", stack %" PRIu64 ")",
+      s->oom_bytes, s->oom_addr, s->oom_stack);
+  is_u64 (ml_scene_extent (s, ML_PLOT_ADDRESS), 150, "the address axis stays 150 B (it is inside)");
+  MlStyle st;
+  ml_style_init (&st);
+  st.show_labels = false;
+  MlView v;
+  /* 600 x 150: 100 px per tick, 1 px per byte; the box is ticks [1, 2) x
+   * bytes [100, 150): x 100..200, y 0..50 */
+  cairo_surface_t *surf = draw_plot (s, &st, ML_PLOT_ADDRESS, &v, 600, 150);
+  MlRect r = { 0 };
+  bool boxed = ml_timeline_oom_request_box (&v, s, &st, &r);
+  ok (boxed && near (r.x, 100) && near (r.w, 100) && near (r.y, 0) && near (r.h, 50),
+      "its box: x 100 w 100, y 0 h 50 (%.1f %.1f %.1f %.1f)", r.x, r.w, r.y, r.h);
+  size_t red = 0, probes = 0;
+  for (int y = 5; y < 46; y += 4)
+    for (int x = 110; x < 190; x += 4, probes++)
+      red += reddish (pixel (surf, x, y));
+  ok (red * 2 > probes, "hatched red inside it (%zu of %zu probes)", red, probes);
+  ok (!reddish (pixel (surf, 350, 25)), "not at tick 3.5 in those bytes (#%06x)", pixel (surf, 350, 25));
+  cairo_surface_destroy (surf);
+  surf = draw_plot (s, &st, ML_PLOT_ACTIVE, &v, 600, 150);
+  boxed = ml_timeline_oom_request_box (&v, s, &st, &r);
+  ok (boxed && near (r.y, 100) && near (r.h, 50),
+      "stacked: its box is bytes [0, 50) of the stack, y 100 h 50 (%.1f %.1f)", r.y, r.h);
+  ok (reddish (pixel (surf, 150, 140)) && !reddish (pixel (surf, 150, 60)),
+      "red at the bottom of the stack at tick 1 (#%06x), not in a above it (#%06x)", pixel (surf, 150, 140), pixel (surf, 150, 60));
+  cairo_surface_destroy (surf);
+  ml_scene_free (s);
+  ml_plan_free (p);
+  ml_buffers_free (b);
+  ml_trace_free (t);
+
+  char path[4096];
+  snprintf (path, sizeof path, "%s/tests/data/oom-expandable-3dev.pickle", root);
+  MlTrace *rt = NULL;
+  MlError err = { 0 };
+  if (ml_trace_load (path, NULL, &rt, &err) < 0)
+    {
+      skip ("tests/data/oom-expandable-3dev.pickle does not load (give the source root as the argument)");
+      return;
+    }
+  ml_buffers_build (rt, 512, &b, NULL);
+  ml_knobs_init (&k);
+  must (ml_sim_run (b, ml_strategy_find ("recorded"), &k, &p, NULL) == 0);
+  ok (!p->oom.hit, "the recorded plan alone knows no OOM");
+  must (ml_recorded_oom_apply (b, p, &err) == 0);
+  ok (p->oom.hit && p->oom.tick == 12 && p->oom.request == 70 * MiB, "marked with the trace's: tick %" PRIu64 ", %" PRIu64 " B",
+      p->oom.tick, p->oom.request);
+  ml_scene_new (b, p, NULL, &s, NULL);
+  is_u64 (s->addr_extent, 100 * MiB, "the address axis: the expandable segment's 100 MiB");
+  ok (s->oom_drawn && s->oom_addr == 100 * MiB && s->oom_bytes == 70 * MiB && s->oom_stack == 50 * MiB,
+      "the request has no place: above the axis at 100 MiB, on the 50 MiB stack (%" PRIu64 ", %" PRIu64 ")", s->oom_addr,
+      s->oom_stack);
+  is_u64 (ml_scene_extent (s, ML_PLOT_ADDRESS), 170 * MiB, "the address axis reaches 170 MiB to show it");
+  is_u64 (ml_scene_extent (s, ML_PLOT_ACTIVE), 120 * MiB, "the stacked axis 120 MiB (65 MiB at most live)");
+  /* 750 x 170 px: 50 px per tick (15 ticks), 1 px per MiB; the box is
+   * x 600..650, y 0..70 */
+  surf = draw_plot (s, &st, ML_PLOT_ADDRESS, &v, 750, 170);
+  boxed = ml_timeline_oom_request_box (&v, s, &st, &r);
+  ok (boxed && near (r.x, 600) && near (r.w, 50) && near (r.y, 0) && near (r.h, 70),
+      "its box: x 600 w 50, y 0 h 70 (%.1f %.1f %.1f %.1f)", r.x, r.w, r.y, r.h);
+  red = probes = 0;
+  for (int y = 5; y < 66; y += 4)
+    for (int x = 605; x < 646; x += 4, probes++)
+      red += reddish (pixel (surf, x, y));
+  ok (red * 2 > probes, "hatched red there (%zu of %zu probes)", red, probes);
+  /* buffer 3 (50 MiB at 45 MiB, ticks [8, 14)) below it, in its colour */
+  uint32_t c3 = rgb_of (ml_style_class_color (&st, s->items[s->n_items - 1].cls[ML_COLOR_BY_SITE]));
+  ok (pixel (surf, 625, 100) == c3, "under it at 70 MiB the live buffer's colour (#%06x, want #%06x)", pixel (surf, 625, 100), c3);
+  ok (!reddish (pixel (surf, 380, 35)), "at tick 7.6, 135 MiB: nothing (#%06x)", pixel (surf, 380, 35));
+  cairo_surface_destroy (surf);
+  surf = draw_plot (s, &st, ML_PLOT_ACTIVE, &v, 750, 120);
+  /* stacked: 1 px per MiB over 120 MiB: the box is bytes [50, 120), y 0..70 */
+  boxed = ml_timeline_oom_request_box (&v, s, &st, &r);
+  ok (boxed && near (r.y, 0) && near (r.h, 70), "stacked: y 0 h 70 (%.1f %.1f)", r.y, r.h);
+  ok (reddish (pixel (surf, 625, 35)) && pixel (surf, 625, 95) == c3,
+      "red on top of the stack (#%06x), the live buffer under it (#%06x)", pixel (surf, 625, 35), pixel (surf, 625, 95));
+  cairo_surface_destroy (surf);
+  ml_scene_free (s);
+  ml_plan_free (p);
+  ml_buffers_free (b);
+  ml_trace_free (rt);
+}
+
+/* Sum of the channels: dark outline ink is far below the band's grey and
+ * the background. */
+static int
+lum_of (uint32_t c)
+{
+  return (int) (c >> 16) + (int) ((c >> 8) & 255) + (int) (c & 255);
+}
+
+/* An expandable segment grows and shrinks (tests/data/expandable-unmap.pickle,
+ * by hand from its trace: segment 0's range is mapped [0, 40) MiB at tick
+ * 1, [40, 80) at 3, [80, 100) at 5, [100, 120) at 13; [40, 80) unmapped at
+ * 18; [120, 180) mapped at 19, [40, 60) at 23; 28 ticks; a 2 MiB segment
+ * above it from tick 11). In the segments plot the outline follows the
+ * mapped pages, and the band (in both address plots) covers only them. */
+static void
+test_paged_segments (void)
+{
+  char path[4096];
+  snprintf (path, sizeof path, "%s/tests/data/expandable-unmap.pickle", root);
+  MlTrace *t = NULL;
+  MlError err = { 0 };
+  if (ml_trace_load (path, NULL, &t, &err) < 0)
+    {
+      skip ("tests/data/expandable-unmap.pickle does not load (give the source root as the argument)");
+      return;
+    }
+  MlBuffers *b = NULL;
+  ml_buffers_build (t, 512, &b, NULL);
+  MlKnobs k;
+  ml_knobs_init (&k);
+  MlPlan *p = NULL;
+  must (ml_sim_run (b, ml_strategy_find ("recorded"), &k, &p, NULL) == 0);
+  MlScene *s = NULL;
+  ml_scene_new (b, p, NULL, &s, NULL);
+  uint32_t g0 = s->seg_base[0] == 0 ? 0 : 1;
+  ok ((p->segments[g0].flags & ML_SEG_PAGED) && s->seg_extent[g0] == 180 * MiB && s->end_tick == 28,
+      "segment %u: a paged range of 180 MiB at the bottom; 28 ticks (%" PRIu64 " B, %" PRIu64 ")", g0, s->seg_extent[g0],
+      s->end_tick);
+  is_u64 (s->seg_map_first[g0 + 1] - s->seg_map_first[g0], 6, "its six mappings (the unmap ends one of them)");
+  MlStyle st;
+  ml_style_init (&st);
+  st.show_labels = false;
+  st.show_peaks = false;   /* the lower-bound tick's dashed line */
+  /* 560 x 364: 20 px per tick, 2 px per MiB over 182 MiB: tick T at
+   * x = 20 T, M MiB at y = 364 - 2 M */
+  MlView v;
+  cairo_surface_t *surf = draw_plot (s, &st, ML_PLOT_SEGMENTS, &v, 560, 364);
+  ok (near (v.a_max, 182.0 * MiB) && near (v.t_max, 28), "the view: 182 MiB x 28 ticks");
+  uint32_t bg = rgb_of (ml_style_bg (&st));
+#define X(tick) ((int) ((tick) * 20))
+#define Y(mib) ((int) (364 - 2 * (mib)))
+  uint32_t band = pixel (surf, X (15.5), Y (27));   /* mapped [0, 120), free at 25..30 MiB */
+  ok (band != bg && lum_of (band) > 600, "tick 15.5, 27 MiB: mapped and free, the segment's band (#%06x)", band);
+  ok (pixel (surf, X (15.5), Y (150)) == bg, "tick 15.5, 150 MiB: not mapped yet, background (#%06x)", pixel (surf, X (15.5), Y (150)));
+  ok (pixel (surf, X (20.5), Y (60)) == bg, "tick 20.5, 60 MiB: unmapped at 18, background (#%06x)", pixel (surf, X (20.5), Y (60)));
+  ok (pixel (surf, X (25.5), Y (55)) == band, "tick 25.5, 55 MiB: mapped again at 23, the band (#%06x)", pixel (surf, X (25.5), Y (55)));
+  ok (pixel (surf, X (8.5), Y (110)) == bg, "tick 8.5, 110 MiB: above the 100 MiB mapped then (#%06x)", pixel (surf, X (8.5), Y (110)));
+  /* the outline, where the mapped extent ends: within a pixel of it */
+  int dark_top = 0, dark_hole = 0, dark_grow = 0, dark_unmap = 0, dark_remap = 0;
+  for (int d = -1; d <= 1; d++)
+    {
+      dark_top += lum_of (pixel (surf, X (8.5), Y (100) + d)) < 450;     /* top at 100 MiB, ticks 5..13 */
+      dark_hole += lum_of (pixel (surf, X (20.5), Y (40) + d)) < 450;    /* the hole's lower edge */
+      dark_grow += lum_of (pixel (surf, X (13) + d, Y (110))) < 450;     /* grown by [100, 120) at 13 */
+      dark_unmap += lum_of (pixel (surf, X (18) + d, Y (60))) < 450;     /* [40, 80) gone at 18 */
+      dark_remap += lum_of (pixel (surf, X (23) + d, Y (50))) < 450;     /* [40, 60) back at 23 */
+    }
+  ok (dark_top, "the outline's top edge at 100 MiB at tick 8.5");
+  ok (dark_hole, "an edge at 40 MiB at tick 20.5, under the unmapped hole");
+  ok (dark_grow && dark_unmap && dark_remap, "vertical edges where it grows (tick 13), shrinks (18) and grows back (23)");
+  int light = 0;
+  for (int d = -1; d <= 1; d++)
+    light += lum_of (pixel (surf, X (8.5), Y (180) + d)) >= 450;
+  ok (light == 3, "no edge at the range's 180 MiB top at tick 8.5 (the fixed rectangle had one)");
+#undef X
+#undef Y
+  cairo_surface_destroy (surf);
+  /* the address plot's band follows the pages too */
+  surf = draw_plot (s, &st, ML_PLOT_ADDRESS, &v, 560, 364);
+  ok (pixel (surf, 410, 364 - 120) == bg && pixel (surf, 310, 364 - 54) == band,
+      "address plot: the band is gone from the hole at tick 20.5 (#%06x) and there at tick 15.5 (#%06x)", pixel (surf, 410, 244),
+      pixel (surf, 310, 310));
+  cairo_surface_destroy (surf);
+  ml_scene_free (s);
+  ml_plan_free (p);
+  ml_buffers_free (b);
+  ml_trace_free (t);
+}
+
+int
+main (int argc, char **argv)
+{
+  if (argc > 1)
+    root = argv[1];
+  test_oom_request ();
+  test_paged_segments ();
+  test_curve_labels ();
   test_real_time ();
   test_view ();
   test_short_label ();

@@ -134,6 +134,15 @@ PY
   diff "$T/want-devices" "$T/out/devices.txt" >"$T/ddiff"; ok $? "the window's device line and selector rows match the pickle ($(head -1 "$T/want-devices"))"
   cat "$T/ddiff"
 fi
+# the OOM's refused request, drawn in both views: its size from the pickle
+if python3 -c 1 2>/dev/null; then
+  req=$(python3 -c 'import pickle, sys
+s = pickle.load(open(sys.argv[1], "rb"))
+print([e["size"] for t in s["device_traces"] for e in t if e["action"] == "oom"][0])' "$DEV3")
+  grep -q "^ok .* address view: the refused request ($req B) is on screen, hatched red" "$T/tap7" \
+    && grep -q "^ok .* active view: the refused request ($req B) is on screen, hatched red" "$T/tap7"
+  ok $? "the OOM's refused request ($req B, the pickle's oom entry) is drawn in the address and active views"
+fi
 xrun "$VIEW" --self-test="$T/out" --device 2 "$DEV3" >"$T/tap8" 2>"$T/log8"; rc=$?
 grep -q "^ok 2 - the window names the device it shows (device 2 of 3" "$T/tap8" && grep -q "^ok 5 - input: choosing device 1" "$T/tap8"
 ok $? "--device 2 opens device 2, and the selector goes to device 1 (exit $rc)"

@@ -5,7 +5,7 @@
 set -e
 PKGS="build-essential meson ninja-build pkg-config libcjson-dev libglpk-dev
 libgtk-4-dev libglib2.0-dev-bin libcairo2-dev libpango1.0-dev zlib1g-dev xvfb xauth
-clang valgrind poppler-utils xdotool python3"
+clang valgrind poppler-utils xdotool python3 nodejs"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -52,13 +52,64 @@ figure (FILE *fp, const MlDiffSide *side, const char *label, const MlView *range
   ml_scene_free (scene);
   if (rc == 0)
     {
-      fputs ("<figure>", fp);
+      fputs ("<figure class=\"linked\">", fp);
       ml_html_inline_svg (fp, svg, prefix);
       fputs ("</figure>\n", fp);
     }
   free (svg);
   return rc;
 }
+
+/* Zoom and pan the two figures together: both show the same part of
+ * their (equal) picture, so the same x is the same tick in both. Wheel:
+ * zoom by 1.25 at the pointer (1x to 64x); drag: pan; double-click or the
+ * button: all. Plain script, nothing loaded. */
+static const char linked_zoom_js[] =
+  "<script>\n"
+  "(function () {\n"
+  "  var svgs = Array.prototype.slice.call(document.querySelectorAll('figure.linked svg'));\n"
+  "  if (!svgs.length) return;\n"
+  "  var box = svgs[0].getAttribute('viewBox').split(/[ ,]+/).map(Number);\n"
+  "  var W = box[2], H = box[3], v = { x: 0, y: 0, w: W, h: H };\n"
+  "  function apply() {\n"
+  "    svgs.forEach(function (s) { s.setAttribute('viewBox', v.x + ' ' + v.y + ' ' + v.w + ' ' + v.h); });\n"
+  "  }\n"
+  "  function clamp() {\n"
+  "    v.w = Math.min(W, Math.max(W / 64, v.w));\n"
+  "    v.h = v.w * H / W;\n"
+  "    v.x = Math.min(W - v.w, Math.max(0, v.x));\n"
+  "    v.y = Math.min(H - v.h, Math.max(0, v.y));\n"
+  "  }\n"
+  "  function reset() { v = { x: 0, y: 0, w: W, h: H }; apply(); }\n"
+  "  svgs.forEach(function (s) {\n"
+  "    var drag = null;\n"
+  "    s.addEventListener('wheel', function (e) {\n"
+  "      e.preventDefault();\n"
+  "      var r = s.getBoundingClientRect();\n"
+  "      var px = v.x + (e.clientX - r.left) / r.width * v.w, py = v.y + (e.clientY - r.top) / r.height * v.h;\n"
+  "      var f = e.deltaY < 0 ? 1 / 1.25 : 1.25;\n"
+  "      f = Math.min(W, Math.max(W / 64, v.w * f)) / v.w;\n"
+  "      v.x = px - (px - v.x) * f; v.y = py - (py - v.y) * f; v.w *= f; v.h *= f;\n"
+  "      clamp(); apply();\n"
+  "    }, { passive: false });\n"
+  "    s.addEventListener('pointerdown', function (e) {\n"
+  "      drag = { x: e.clientX, y: e.clientY, vx: v.x, vy: v.y };\n"
+  "      if (s.setPointerCapture) s.setPointerCapture(e.pointerId);\n"
+  "    });\n"
+  "    s.addEventListener('pointermove', function (e) {\n"
+  "      if (!drag) return;\n"
+  "      var r = s.getBoundingClientRect();\n"
+  "      v.x = drag.vx - (e.clientX - drag.x) / r.width * v.w;\n"
+  "      v.y = drag.vy - (e.clientY - drag.y) / r.height * v.h;\n"
+  "      clamp(); apply();\n"
+  "    });\n"
+  "    s.addEventListener('pointerup', function () { drag = null; });\n"
+  "    s.addEventListener('dblclick', reset);\n"
+  "  });\n"
+  "  var b = document.getElementById('zoom-reset');\n"
+  "  if (b) b.addEventListener('click', reset);\n"
+  "})();\n"
+  "</script>\n";
 
 static void
 signed_size (int64_t v, char *buf, size_t len)
@@ -76,7 +127,8 @@ ml_diff_write_html (FILE *fp, const MlDiff *d, const MlDiffSide *a, const MlDiff
   ml_html_escape (fp, base_name (a->path));
   fputs (" vs ", fp);
   ml_html_escape (fp, base_name (b->path));
-  fprintf (fp, "</title>\n<meta name=\"generator\" content=\"memlens %s\"/><style>\n%s</style></head>\n<body><main>\n",
+  fprintf (fp, "</title>\n<meta name=\"generator\" content=\"memlens %s\"/><style>\n%s"
+               "figure.linked svg{cursor:grab;touch-action:none;user-select:none}\n</style></head>\n<body><main>\n",
            MEMLENS_VERSION, ml_html_css);
   fputs ("<h1>Two runs compared</h1>\n<p class=\"sub\">A: <code>", fp);
   ml_html_escape (fp, a->path);
@@ -107,7 +159,9 @@ ml_diff_write_html (FILE *fp, const MlDiff *d, const MlDiffSide *a, const MlDiff
   if (rc < 0)
     return rc;
   fputs ("<p class=\"why\">The live buffers stacked over time, the longest-lived at the bottom, on the same "
-         "ticks and bytes for both runs.</p>\n", fp);
+         "ticks and bytes for both runs. Scroll over either to zoom both at the pointer, drag to pan both, "
+         "double-click (or <button type=\"button\" id=\"zoom-reset\">Reset zoom</button>) to see all.</p>\n", fp);
+  fputs (linked_zoom_js, fp);
   fputs ("<h2>Per call site, at each run's peak</h2>\n<table><tr><th>call site</th><th class=\"r\">at A's peak</th>"
          "<th class=\"r\">at B's peak</th><th class=\"r\">change</th><th class=\"r\">allocations A → B</th>"
          "<th class=\"r\">resized</th><th></th></tr>\n", fp);

@@ -1,7 +1,9 @@
 /* diff-html.h — `memlens diff` as one self-contained HTML page: both runs'
  * active memory (the live buffers stacked over time) drawn on one time
  * and byte scale, one above the other, then the table of changes per call
- * site (sim/analysis/diff.h). Inline CSS and SVG, no scripts.
+ * site (sim/analysis/diff.h). Inline CSS and SVG; a small inline script
+ * zooms and pans the two figures together (the wheel at the pointer, a
+ * drag, a double-click to reset). Nothing is loaded from anywhere.
  */
 #ifndef ML_DIFF_HTML_H
 #define ML_DIFF_HTML_H

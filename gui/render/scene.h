@@ -63,6 +63,11 @@ typedef struct {
   uint64_t    *seg_base;       /* plan->n_segments global base addresses */
   uint64_t    *seg_extent;     /* and widths */
   uint64_t     addr_extent;    /* sum of the widths: the address axis */
+  /* the mappings of paged segments (plan->maps; an expandable segment
+   * grows and shrinks with them): map_order[seg_map_first[g] ..
+   * seg_map_first[g + 1]) index plan->maps for segment g, by start */
+  size_t      *seg_map_first;  /* n_segments + 1 */
+  uint32_t    *map_order;
   uint64_t     end_tick;       /* the time axis is [0, end_tick) */
   uint64_t     first_tick;     /* the first tick anything happens */
 
@@ -71,6 +76,15 @@ typedef struct {
    * as memory_viz stacks them; live_max is the most live bytes at once */
   uint32_t    *rank;
   uint64_t     live_max;
+
+  /* the request the plan's OOM refused (an OOM with a request), drawn
+   * at the OOM tick: oom_bytes from global address oom_addr (where the
+   * strategy placed it once the capacity was lifted; for a recorded OOM,
+   * which has no place, on top of the address axis: the allocator found
+   * no room in what it had) and, in the stacked view, from oom_stack (its
+   * place in the stack, or on top of the bytes live then) */
+  bool         oom_drawn;
+  uint64_t     oom_addr, oom_stack, oom_bytes;
 
   MlMetrics    metrics;
   MlCurve      curve;
@@ -116,6 +130,11 @@ void ml_scene_view_init (const MlScene *scene, MlView *view, double px, double p
  * segments) or the stacked live bytes (active). */
 void ml_scene_view_init_plot (const MlScene *scene, MlPlot plot, MlView *view, double px, double py, double pw,
                               double ph);
+
+/* The vertical extent of @plot's axis: the address axis (addr_extent) or
+ * the most live bytes (live_max), raised to hold the refused request of
+ * the plan's OOM where it is drawn. */
+uint64_t ml_scene_extent (const MlScene *scene, MlPlot plot);
 
 /* Whether @axis draws @scene on a real-time x axis: "time" whenever at
  * least two events carry distinct times, "auto" when every event does. */

@@ -257,6 +257,20 @@ by_area_desc (const void *a, const void *b)
   return x->item < y->item ? -1 : x->item > y->item;
 }
 
+/* Adds ticks [@t0, @t1) x addresses [@lo, @hi) to the path, in whole
+ * pixels, when any of it is in view. */
+static void
+band_rect (cairo_t *cr, const MlView *v, double t0, double t1, double lo, double hi)
+{
+  double x0 = clampd (ml_view_time_to_x (v, t0), v->px - 2, v->px + v->pw + 2);
+  double x1 = clampd (ml_view_time_to_x (v, t1), v->px - 2, v->px + v->pw + 2);
+  if (hi < v->a0 || lo > v->a1 || x1 <= v->px || x0 >= v->px + v->pw)
+    return;
+  double y0 = clampd (ml_view_addr_to_y (v, hi), v->py - 2, v->py + v->ph + 2);
+  double y1 = clampd (ml_view_addr_to_y (v, lo), v->py - 2, v->py + v->ph + 2);
+  cairo_rectangle (cr, round (x0), round (y0), fmax (1, round (x1) - round (x0)), fmax (1, round (y1) - round (y0)));
+}
+
 static void
 draw_segments (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st)
 {
@@ -267,14 +281,19 @@ draw_segments (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st
   for (size_t g = 0; g < p->n_segments; g++)
     {
       const MlSegment *seg = &p->segments[g];
-      double x0 = clampd (ml_view_time_to_x (v, (double) seg->start), v->px - 2, v->px + v->pw + 2);
-      double x1 = clampd (ml_view_time_to_x (v, (double) seg->end), v->px - 2, v->px + v->pw + 2);
-      double lo = (double) s->seg_base[g], hi = lo + (double) s->seg_extent[g];
-      if (hi < v->a0 || lo > v->a1 || x1 <= v->px || x0 >= v->px + v->pw)
-        continue;
-      double y0 = clampd (ml_view_addr_to_y (v, hi), v->py - 2, v->py + v->ph + 2);
-      double y1 = clampd (ml_view_addr_to_y (v, lo), v->py - 2, v->py + v->ph + 2);
-      cairo_rectangle (cr, round (x0), round (y0), fmax (1, round (x1) - round (x0)), fmax (1, round (y1) - round (y0)));
+      if (seg->flags & ML_SEG_PAGED)
+        {
+          /* reserved where its pages are mapped, while they are */
+          for (size_t k = s->seg_map_first[g]; k < s->seg_map_first[g + 1]; k++)
+            {
+              const MlMapping *m = &p->maps[s->map_order[k]];
+              double lo = (double) (s->seg_base[g] + m->offset);
+              band_rect (cr, v, (double) m->start, (double) m->end, lo, lo + (double) m->size);
+            }
+          continue;
+        }
+      double lo = (double) s->seg_base[g];
+      band_rect (cr, v, (double) seg->start, (double) seg->end, lo, lo + (double) s->seg_extent[g]);
     }
   cairo_fill (cr);
   /* boundaries between segments, when they are at least 4 px apart */
@@ -413,7 +432,13 @@ oom_label (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st, ch
   double x = ml_view_time_to_x (v, (double) s->plan->oom.tick);
   double tw, th;
   text_size (cr, st, text, 0.95, true, &tw, &th);
-  double tx = x + 4 + tw > v->px + v->pw ? x - 4 - tw : x + 4;
+  /* right of the line, or right of the refused request's box when that
+   * reaches the top; left of the line near the right edge */
+  MlRect rq;
+  double right = x;
+  if (ml_timeline_oom_request_box (v, s, st, &rq) && rq.y < v->py + th + 6)
+    right = rq.x + rq.w;
+  double tx = right + 4 + tw > v->px + v->pw ? x - 4 - tw : right + 4;
   *box = (MlRect) { tx - 2, v->py + 3, tw + 4, th + 2 };
 }
 
@@ -425,6 +450,111 @@ ml_timeline_oom_label_box (cairo_t *cr, const MlView *v, const MlScene *s, const
   char text[128];
   oom_label (cr, v, s, st, text, sizeof text, box);
   return true;
+}
+
+static bool
+rects_meet (const MlRect *a, const MlRect *b)
+{
+  return a->x < b->x + b->w && b->x < a->x + a->w && a->y < b->y + b->h && b->y < a->y + a->h;
+}
+
+bool
+ml_timeline_oom_request_box (const MlView *v, const MlScene *s, const MlStyle *st, MlRect *box)
+{
+  if (!s->oom_drawn)
+    return false;
+  double t = (double) s->plan->oom.tick;
+  double x0 = ml_view_time_to_x (v, t), x1 = ml_view_time_to_x (v, t + 1);
+  if (x1 - x0 < 12)
+    x1 = x0 + 12;   /* a tick may be narrower than a pixel: keep it in sight */
+  double lo = (double) (st->plot == ML_PLOT_ACTIVE ? s->oom_stack : s->oom_addr), hi = lo + (double) s->oom_bytes;
+  double y0 = ml_view_addr_to_y (v, hi), y1 = ml_view_addr_to_y (v, lo);
+  if (y1 - y0 < 3)
+    {
+      double c = (y0 + y1) / 2;
+      y0 = c - 1.5;
+      y1 = c + 1.5;
+    }
+  *box = (MlRect) { x0, y0, x1 - x0, y1 - y0 };
+  return true;
+}
+
+/* The OOM: a red line at its tick, the label at the top, the refused
+ * request hatched where it would have gone with its size beside it (in
+ * the address plots, the strategy's placement once the capacity was
+ * lifted is outlined over the request's lifetime). Clipped to the plot by
+ * the caller. */
+static void
+draw_oom (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st)
+{
+  if (!s->plan->oom.hit)
+    return;
+  MlRgb red = ml_style_race (st);
+  double x = ml_view_time_to_x (v, (double) s->plan->oom.tick);
+  if (x < v->px - 1 || x > v->px + v->pw + 1)
+    return;
+  cairo_save (cr);
+  cairo_set_line_width (cr, 2.0);
+  set_rgb (cr, red, 0.9);
+  cairo_move_to (cr, round (x), v->py);
+  cairo_line_to (cr, round (x), v->py + v->ph);
+  cairo_stroke (cr);
+  if (st->plot != ML_PLOT_ACTIVE && s->plan->oom.buffer < s->bufs->n)
+    {
+      static const double dash[] = { 3.0, 2.0 };
+      cairo_set_dash (cr, dash, 2, 0);
+      buffer_rect (cr, v, s, s->plan->oom.buffer, 4);
+      cairo_stroke (cr);
+      cairo_set_dash (cr, NULL, 0, 0);
+    }
+  char text[128];
+  MlRect top;
+  oom_label (cr, v, s, st, text, sizeof text, &top);
+  MlRect b;
+  if (ml_timeline_oom_request_box (v, s, st, &b))
+    {
+      /* hatched: a light red fill, red diagonals, a red frame */
+      cairo_save (cr);
+      cairo_rectangle (cr, b.x, b.y, b.w, b.h);
+      cairo_clip (cr);
+      set_rgb (cr, ml_style_bg (st), 1.0);
+      cairo_paint (cr);
+      set_rgb (cr, red, 0.25);
+      cairo_paint (cr);
+      set_rgb (cr, red, 0.85);
+      cairo_set_line_width (cr, 1.5);
+      for (double d = -b.h; d < b.w; d += 7)
+        {
+          cairo_move_to (cr, b.x + d, b.y + b.h);
+          cairo_line_to (cr, b.x + d + b.h, b.y);
+        }
+      cairo_stroke (cr);
+      cairo_restore (cr);
+      set_rgb (cr, red, 1.0);
+      cairo_set_line_width (cr, 1.5);
+      cairo_rectangle (cr, b.x + 0.75, b.y + 0.75, fmax (b.w - 1.5, 1), fmax (b.h - 1.5, 1));
+      cairo_stroke (cr);
+      /* its size beside it: right of the box (left near the right edge),
+       * at its middle within the plot, under the OOM's label if they meet */
+      char sz[32], lab[64];
+      snprintf (lab, sizeof lab, "refused %s", ml_format_size (s->oom_bytes, sz, sizeof sz));
+      double tw, th;
+      text_size (cr, st, lab, 0.9, true, &tw, &th);
+      double lx = b.x + b.w + 4 + tw <= v->px + v->pw - 2 ? b.x + b.w + 4 : b.x - 4 - tw;
+      double ly = clampd (b.y + b.h / 2 - th / 2, v->py + 2, v->py + v->ph - th - 2);
+      MlRect r = { lx - 2, ly, tw + 4, th };
+      if (rects_meet (&r, &top))
+        r.y = ly = top.y + top.h + 2;
+      set_rgb (cr, ml_style_bg (st), 0.85);
+      cairo_rectangle (cr, r.x, r.y, r.w, r.h);
+      cairo_fill (cr);
+      text_at (cr, st, lab, lx, ly, AL_LEFT, VA_TOP, 0.9, true, red, 1.0, 0);
+    }
+  set_rgb (cr, ml_style_bg (st), 0.85);
+  cairo_rectangle (cr, top.x, top.y, top.w, top.h);
+  cairo_fill (cr);
+  text_at (cr, st, text, top.x + 2, top.y + 1, AL_LEFT, VA_TOP, 0.95, true, red, 1.0, 0);
+  cairo_restore (cr);
 }
 
 static void draw_segment_outlines (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st);
@@ -446,6 +576,8 @@ draw_active_layout (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyl
       if (x >= v->px && x <= v->px + v->pw)
         dashed_vline (cr, x, v->py, v->py + v->ph, ml_style_fg (st), 0.55, 1.0);
     }
+  if (st->show_oom)
+    draw_oom (cr, v, s, st);
   cairo_restore (cr);
   draw_frame (cr, v, st);
 }
@@ -647,34 +779,8 @@ ml_timeline_draw_layout (cairo_t *cr, const MlView *v, const MlScene *s, const M
     }
   if (st->show_issues)
     draw_issues (cr, v, s, st);
-  if (st->show_oom && s->plan->oom.hit)
-    {
-      MlRgb red = ml_style_race (st);
-      double x = ml_view_time_to_x (v, (double) s->plan->oom.tick);
-      if (x >= v->px - 1 && x <= v->px + v->pw + 1)
-        {
-          cairo_set_line_width (cr, 2.0);
-          set_rgb (cr, red, 0.9);
-          cairo_move_to (cr, round (x), v->py);
-          cairo_line_to (cr, round (x), v->py + v->ph);
-          cairo_stroke (cr);
-          if (s->plan->oom.buffer < s->bufs->n)
-            {
-              static const double dash[] = { 3.0, 2.0 };
-              cairo_set_dash (cr, dash, 2, 0);
-              buffer_rect (cr, v, s, s->plan->oom.buffer, 4);
-              cairo_stroke (cr);
-              cairo_set_dash (cr, NULL, 0, 0);
-            }
-          char text[128];
-          MlRect r;
-          oom_label (cr, v, s, st, text, sizeof text, &r);
-          set_rgb (cr, ml_style_bg (st), 0.85);
-          cairo_rectangle (cr, r.x, r.y, r.w, r.h);
-          cairo_fill (cr);
-          text_at (cr, st, text, r.x + 2, v->py + 4, AL_LEFT, VA_TOP, 0.95, true, red, 1.0, 0);
-        }
-    }
+  if (st->show_oom)
+    draw_oom (cr, v, s, st);
   if (st->plot == ML_PLOT_SEGMENTS)
     draw_segment_outlines (cr, v, s, st);
   cairo_restore (cr);
@@ -690,7 +796,166 @@ draw_frame (cairo_t *cr, const MlView *v, const MlStyle *st)
   cairo_stroke (cr);
 }
 
-/* The segments plot: each segment outlined over its lifetime, with its
+/* A range of offsets [lo, hi) of a segment. */
+typedef struct {
+  uint64_t lo, hi;
+} Span;
+
+static int
+span_by_lo (const void *a, const void *b)
+{
+  const Span *x = a, *y = b;
+  return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Sorts and merges @n spans in place (touching ones join); returns how
+ * many remain. */
+static size_t
+spans_merge (Span *sp, size_t n)
+{
+  if (n > 1)
+    qsort (sp, n, sizeof *sp, span_by_lo);
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (k && sp[i].lo <= sp[k - 1].hi)
+      sp[k - 1].hi = sp[i].hi > sp[k - 1].hi ? sp[i].hi : sp[k - 1].hi;
+    else
+      sp[k++] = sp[i];
+  return k;
+}
+
+/* Adds to the path the vertical edge at @x of the offsets covered by
+ * exactly one of @a and @b (both merged): where the mapped set changes. */
+static void
+xor_edges (cairo_t *cr, const MlView *v, uint64_t base, double x, const Span *a, size_t na, const Span *b, size_t nb)
+{
+  size_t i = 0, j = 0;
+  bool open = false;
+  uint64_t from = 0;
+  while (i < 2 * na || j < 2 * nb)
+    {
+      /* the next boundary of either list; the coverage of each after it */
+      uint64_t ca = i < 2 * na ? (i % 2 ? a[i / 2].hi : a[i / 2].lo) : UINT64_MAX;
+      uint64_t cb = j < 2 * nb ? (j % 2 ? b[j / 2].hi : b[j / 2].lo) : UINT64_MAX;
+      uint64_t at = ca < cb ? ca : cb;
+      while (i < 2 * na && (i % 2 ? a[i / 2].hi : a[i / 2].lo) == at)
+        i++;
+      while (j < 2 * nb && (j % 2 ? b[j / 2].hi : b[j / 2].lo) == at)
+        j++;
+      bool x_now = (i % 2) != (j % 2);
+      if (x_now && !open)
+        from = at, open = true;
+      else if (!x_now && open)
+        {
+          cairo_move_to (cr, x, ml_view_addr_to_y (v, (double) (base + from)));
+          cairo_line_to (cr, x, ml_view_addr_to_y (v, (double) (base + at)));
+          open = false;
+        }
+    }
+}
+
+/* The outline of paged segment @g over the visible ticks: the union of its
+ * mappings, which grows and shrinks as pages are mapped and unmapped.
+ * Between two consecutive map / unmap ticks (a slab) the mapped ranges,
+ * merged, give horizontal edges at their ends; at each slab boundary a
+ * vertical edge covers the ranges mapped on one side only. Adds to the
+ * path; returns the most bytes mapped at once, or UINT64_MAX when out of
+ * memory (nothing then). O(m log m + slabs x a log a) for m mappings in
+ * view, a of them mapped at once. */
+static int
+cmp_double (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return x < y ? -1 : x > y;
+}
+
+static uint64_t
+paged_outline (cairo_t *cr, const MlView *v, const MlScene *s, size_t g)
+{
+  const MlPlan *p = s->plan;
+  size_t first = s->seg_map_first[g], n = s->seg_map_first[g + 1] - first;
+  double t0 = floor (fmax (v->t0, 0)), t1 = ceil (v->t1);
+  uint64_t most = 0;
+  double *ticks = malloc ((2 * n + 1) * sizeof *ticks);
+  Span *cur = malloc ((n + 1) * sizeof *cur), *prev = malloc ((n + 1) * sizeof *prev);
+  uint32_t *act = malloc ((n + 1) * sizeof *act);   /* the mappings live in the slab */
+  size_t n_act = 0, next = 0;
+  if (!ticks || !cur || !prev || !act)
+    {
+      free (ticks), free (cur), free (prev), free (act);
+      return UINT64_MAX;
+    }
+  size_t nt = 0;
+  for (size_t k = 0; k < n; k++)
+    {
+      const MlMapping *m = &p->maps[s->map_order[first + k]];
+      double a = fmax ((double) m->start, t0), b = fmin ((double) m->end, t1);
+      if (b > a && m->size)
+        ticks[nt++] = a, ticks[nt++] = b;
+    }
+  qsort (ticks, nt, sizeof *ticks, cmp_double);
+  size_t u = 0;
+  for (size_t k = 0; k < nt; k++)
+    if (!u || ticks[k] != ticks[u - 1])
+      ticks[u++] = ticks[k];
+  nt = u;
+  size_t np = 0;
+  uint64_t base = s->seg_base[g];
+  for (size_t k = 0; k + 1 <= nt; k++)
+    {
+      double x = round (ml_view_time_to_x (v, ticks[k])) + 0.5;
+      size_t nc = 0;
+      if (k + 1 < nt)
+        {
+          /* the slab [ticks[k], ticks[k + 1]): the mappings covering it.
+           * They are sorted by start: keep those begun and not ended (no
+           * mapping ends inside a slab, the ticks hold every end) */
+          size_t na = 0;
+          for (size_t j = 0; j < n_act; j++)
+            if (fmin ((double) p->maps[act[j]].end, t1) > ticks[k])
+              act[na++] = act[j];
+          n_act = na;
+          for (; next < n; next++)
+            {
+              uint32_t mi = s->map_order[first + next];
+              const MlMapping *m = &p->maps[mi];
+              if (fmax ((double) m->start, t0) > ticks[k])
+                break;
+              if (fmin ((double) m->end, t1) > ticks[k] && m->size)
+                act[n_act++] = mi;
+            }
+          for (size_t j = 0; j < n_act; j++)
+            cur[nc++] = (Span) { p->maps[act[j]].offset, p->maps[act[j]].offset + p->maps[act[j]].size };
+          nc = spans_merge (cur, nc);
+        }
+      xor_edges (cr, v, base, x, prev, np, cur, nc);
+      if (k + 1 < nt)
+        {
+          double x1 = round (ml_view_time_to_x (v, ticks[k + 1])) + 0.5;
+          uint64_t mapped = 0;
+          for (size_t j = 0; j < nc; j++)
+            {
+              double ylo = round (ml_view_addr_to_y (v, (double) (base + cur[j].lo))) - 0.5;
+              double yhi = round (ml_view_addr_to_y (v, (double) (base + cur[j].hi))) + 0.5;
+              cairo_move_to (cr, x, yhi);
+              cairo_line_to (cr, x1, yhi);
+              cairo_move_to (cr, x, ylo);
+              cairo_line_to (cr, x1, ylo);
+              mapped += cur[j].hi - cur[j].lo;
+            }
+          if (mapped > most)
+            most = mapped;
+        }
+      Span *t = prev;
+      prev = cur, cur = t;
+      np = nc;
+    }
+  free (ticks), free (cur), free (prev), free (act);
+  return most;
+}
+
+/* The segments plot: each segment outlined over its lifetime (a paged
+ * one, an expandable segment, following its mapped pages), with its
  * index and size where they fit. */
 static void
 draw_segment_outlines (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st)
@@ -710,13 +975,27 @@ draw_segment_outlines (cairo_t *cr, const MlView *v, const MlScene *s, const MlS
       double y1 = clampd (ml_view_addr_to_y (v, lo), v->py - 2, v->py + v->ph + 2);
       if (y1 - y0 < 1)
         continue;
+      char text[128], sz[32], mp[32];
       set_rgb (cr, ink, 0.75);
-      cairo_rectangle (cr, round (x0) + 0.75, round (y0) + 0.75, fmax (1, round (x1) - round (x0) - 1.5),
-                       fmax (1, round (y1) - round (y0) - 1.5));
-      cairo_stroke (cr);
-      char text[96], sz[32];
-      snprintf (text, sizeof text, "segment %zu · %s%s", g, ml_format_size (seg->size, sz, sizeof sz),
-                seg->flags & ML_SEG_EXPANDABLE ? " · expandable" : "");
+      uint64_t most = UINT64_MAX;
+      if (seg->flags & ML_SEG_PAGED)
+        {
+          most = paged_outline (cr, v, s, g);
+          cairo_stroke (cr);
+          if (most == UINT64_MAX)
+            continue;
+          snprintf (text, sizeof text, "segment %zu · %s range%s, %s mapped at most", g,
+                    ml_format_size (seg->size, sz, sizeof sz), seg->flags & ML_SEG_EXPANDABLE ? " · expandable" : "",
+                    ml_format_size (most, mp, sizeof mp));
+        }
+      else
+        {
+          cairo_rectangle (cr, round (x0) + 0.75, round (y0) + 0.75, fmax (1, round (x1) - round (x0) - 1.5),
+                           fmax (1, round (y1) - round (y0) - 1.5));
+          cairo_stroke (cr);
+          snprintf (text, sizeof text, "segment %zu · %s%s", g, ml_format_size (seg->size, sz, sizeof sz),
+                    seg->flags & ML_SEG_EXPANDABLE ? " · expandable" : "");
+        }
       double tw, th;
       text_size (cr, st, text, 0.85, false, &tw, &th);
       /* at the segment's bottom right: the top of the plot carries the
@@ -1017,52 +1296,235 @@ capacity_of (const MlScene *s)
   return o->hit ? o->live + o->free_bytes : 0;
 }
 
-static void
-swatch_legend (cairo_t *cr, const MlStyle *st, double x, double y, const char *const *labels,
-               const MlRgb *colors, const int *styles, size_t n)
+/* The row of swatches with their labels at (@x, @y) (the middle of the
+ * row); with @draw false only measures. Returns the box it takes. */
+static MlRect
+swatch_legend_at (cairo_t *cr, const MlStyle *st, double x, double y, const char *const *labels,
+                  const MlRgb *colors, const int *styles, size_t n, bool draw)
 {
   /* styles: 0 filled box, 1 line, 2 dashed line */
   MlRgb fg = ml_style_fg (st);
+  MlRect box = { x - 2, y, 0, 0 };
   for (size_t i = 0; i < n; i++)
     {
       double tw, th;
       text_size (cr, st, labels[i], 0.85, false, &tw, &th);
-      set_rgb (cr, ml_style_bg (st), 0.8);
-      cairo_rectangle (cr, x - 2, y - th / 2 - 1, tw + 26, th + 2);
-      cairo_fill (cr);
-      if (styles[i] == 0)
+      if (th + 2 > box.h)
+        box.h = th + 2, box.y = y - th / 2 - 1;
+      box.w = x + tw + 26 - box.x;
+      if (draw)
         {
-          set_rgb (cr, colors[i], 0.45);
-          cairo_rectangle (cr, x, y - 4, 16, 8);
+          set_rgb (cr, ml_style_bg (st), 0.8);
+          cairo_rectangle (cr, x - 2, y - th / 2 - 1, tw + 26, th + 2);
           cairo_fill (cr);
-        }
-      else
-        {
-          if (styles[i] == 2)
+          if (styles[i] == 0)
             {
-              static const double dash[] = { 4.0, 2.0 };
-              cairo_set_dash (cr, dash, 2, 0);
+              set_rgb (cr, colors[i], 0.45);
+              cairo_rectangle (cr, x, y - 4, 16, 8);
+              cairo_fill (cr);
             }
-          set_rgb (cr, colors[i], 1.0);
-          cairo_set_line_width (cr, 2.0);
-          cairo_move_to (cr, x, floor (y) + 0.5);
-          cairo_line_to (cr, x + 16, floor (y) + 0.5);
-          cairo_stroke (cr);
-          cairo_set_dash (cr, NULL, 0, 0);
+          else
+            {
+              if (styles[i] == 2)
+                {
+                  static const double dash[] = { 4.0, 2.0 };
+                  cairo_set_dash (cr, dash, 2, 0);
+                }
+              set_rgb (cr, colors[i], 1.0);
+              cairo_set_line_width (cr, 2.0);
+              cairo_move_to (cr, x, floor (y) + 0.5);
+              cairo_line_to (cr, x + 16, floor (y) + 0.5);
+              cairo_stroke (cr);
+              cairo_set_dash (cr, NULL, 0, 0);
+            }
+          text_at (cr, st, labels[i], x + 20, y, AL_LEFT, VA_MIDDLE, 0.85, false, fg, 0.85, 0);
         }
-      x += 20 + text_at (cr, st, labels[i], x + 20, y, AL_LEFT, VA_MIDDLE, 0.85, false, fg, 0.85, 0) + 14;
+      x += 20 + tw + 14;
     }
+  return box;
 }
 
-void
-ml_timeline_draw_curves (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st, const MlRect *a)
+static void
+swatch_legend (cairo_t *cr, const MlStyle *st, double x, double y, const char *const *labels,
+               const MlRgb *colors, const int *styles, size_t n)
+{
+  swatch_legend_at (cr, st, x, y, labels, colors, styles, n, true);
+}
+
+/* The curves panel's own legend, drawn or only measured. */
+static MlRect
+curves_legend (cairo_t *cr, const MlStyle *st, const MlRect *a, bool draw)
+{
+  const char *labels[] = { "live", "reserved", "lower bound" };
+  const MlRgb colors[] = { live_color, res_color, ml_style_fg (st) };
+  const int styles[] = { 0, 1, 2 };
+  return swatch_legend_at (cr, st, a->x + 6, a->y + font_px (st) * 0.75, labels, colors, styles, 3, draw);
+}
+
+/* The vertical scale of the curves panel @a: bytes b sit at
+ * ybase - b * yscale. */
+static void
+curves_scale (const MlScene *s, const MlRect *a, double *ymax_out, double *ybase, double *yscale)
 {
   uint64_t cap = capacity_of (s);
   double ymax = (double) (s->curve_max > cap ? s->curve_max : cap);
   if (ymax <= 0)
     ymax = 1;
   ymax *= 1.25;   /* room for the legend and the peak labels above the data */
-  double yscale = a->h / ymax, ybase = a->y + a->h;
+  *ymax_out = ymax;
+  *yscale = a->h / ymax;
+  *ybase = a->y + a->h;
+}
+
+/* Whether @r lies inside @area and clear of the @n labels placed. */
+static bool
+label_fits (const MlCurveLabel *placed, size_t n, const MlRect *r, const MlRect *area)
+{
+  if (r->x < area->x || r->y < area->y || r->x + r->w > area->x + area->w || r->y + r->h > area->y + area->h)
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if (rects_meet (&placed[i].box, r))
+      return false;
+  return true;
+}
+
+/* How much of @r lies outside @area or over the @n labels placed, in
+ * square pixels. */
+static double
+label_overlap (const MlCurveLabel *placed, size_t n, const MlRect *r, const MlRect *area)
+{
+  double in_w = fmax (0, fmin (r->x + r->w, area->x + area->w) - fmax (r->x, area->x));
+  double in_h = fmax (0, fmin (r->y + r->h, area->y + area->h) - fmax (r->y, area->y));
+  double o = r->w * r->h - in_w * in_h;
+  for (size_t i = 0; i < n; i++)
+    {
+      const MlRect *b = &placed[i].box;
+      double w = fmin (r->x + r->w, b->x + b->w) - fmax (r->x, b->x);
+      double h = fmin (r->y + r->h, b->y + b->h) - fmax (r->y, b->y);
+      if (w > 0 && h > 0)
+        o += w * h;
+    }
+  return o;
+}
+
+/* Places @text (@tw × @th) at the first of the @n candidate top-left
+ * corners where it fits; else, when @force, where it covers least, else
+ * not at all. Returns whether it was placed. */
+static bool
+place_label (MlCurveLabel *out, size_t *n, size_t cap, const MlRect *area, MlCurveLabelKind kind, const char *text,
+             bool bold, double tw, double th, const double (*cand)[2], size_t n_cand, bool force)
+{
+  if (*n >= cap || !n_cand)
+    return false;
+  size_t pick = n_cand;
+  for (size_t k = 0; k < n_cand && pick == n_cand; k++)
+    {
+      MlRect r = { cand[k][0] - 2, cand[k][1], tw + 4, th };
+      if (label_fits (out, *n, &r, area))
+        pick = k;
+    }
+  if (pick == n_cand)
+    {
+      if (!force)
+        return false;
+      double best = INFINITY;
+      for (size_t k = 0; k < n_cand; k++)
+        {
+          MlRect r = { cand[k][0] - 2, cand[k][1], tw + 4, th };
+          double o = label_overlap (out, *n, &r, area);
+          if (o < best)
+            best = o, pick = k;
+        }
+    }
+  MlCurveLabel *l = &out[(*n)++];
+  l->kind = kind;
+  l->box = (MlRect) { cand[pick][0] - 2, cand[pick][1], tw + 4, th };
+  l->bold = bold;
+  snprintf (l->text, sizeof l->text, "%s", text);
+  return true;
+}
+
+size_t
+ml_timeline_curve_labels (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st, const MlRect *a,
+                          MlCurveLabel *out, size_t cap)
+{
+  size_t n = 0;
+  if (!cap)
+    return 0;
+  double ymax, ybase, yscale;
+  curves_scale (s, a, &ymax, &ybase, &yscale);
+  out[n++] = (MlCurveLabel) { .kind = ML_CURVE_LEGEND, .box = curves_legend (cr, st, a, false) };
+  MlRect legend = out[0].box;
+  char text[64], sz[32];
+  double tw, th, right = a->x + a->w;
+  uint64_t capb = capacity_of (s);
+  if (capb)
+    {
+      double y = ybase - (double) capb * yscale;
+      snprintf (text, sizeof text, "capacity %s", ml_format_size (capb, sz, sizeof sz));
+      text_size (cr, st, text, 0.85, true, &tw, &th);
+      const double cand[][2] = { { right - 4 - tw, y - 1 - th }, { right - 4 - tw, y + 2 } };
+      place_label (out, &n, cap, a, ML_CURVE_CAPACITY, text, true, tw, th, cand, 2, true);
+    }
+  if (!st->show_peaks)
+    return n;
+  /* the reserved peak: by its marker where it is first reached, or, when
+   * the plan reserves it from the start (a static arena), on the line at
+   * the right */
+  bool flat = s->curve.n && s->curve.pts[0].reserved >= s->metrics.peak;
+  if (s->metrics.peak)
+    {
+      double y = ybase - (double) s->metrics.peak * yscale;
+      if (flat)
+        {
+          snprintf (text, sizeof text, "reserved %s", ml_format_size (s->metrics.peak, sz, sizeof sz));
+          text_size (cr, st, text, 0.85, true, &tw, &th);
+          const double cand[][2] = { { right - 4 - tw, y - 2 - th }, { right - 4 - tw, y + 2 },
+                                     { right - 4 - tw, legend.y + legend.h + 2 } };
+          place_label (out, &n, cap, a, ML_CURVE_RESERVED, text, true, tw, th, cand, 3, true);
+        }
+      else
+        {
+          double x = ml_view_time_to_x (v, (double) s->metrics.peak_tick);
+          if (x >= a->x && x <= right)
+            {
+              snprintf (text, sizeof text, "peak %s", ml_format_size (s->metrics.peak, sz, sizeof sz));
+              text_size (cr, st, text, 0.85, true, &tw, &th);
+              double rx = clampd (x + 8, a->x + 2, right - tw - 2), lx = clampd (x - 8 - tw, a->x + 2, right - tw - 2);
+              /* above the line right of the marker, left of it, below the
+               * line, then under the legend */
+              const double cand[][2] = { { rx, y - 4 - th }, { lx, y - 4 - th }, { rx, y + 3 }, { lx, y + 3 },
+                                         { rx, legend.y + legend.h + 2 }, { legend.x + legend.w + 6, y - 4 - th } };
+              place_label (out, &n, cap, a, ML_CURVE_RESERVED, text, true, tw, th, cand, 6, true);
+            }
+        }
+    }
+  for (size_t k = 0; k < s->peaks.n; k++)
+    {
+      const MlPeak *p = &s->peaks.peaks[k];
+      double x = ml_view_time_to_x (v, (double) p->tick);
+      if (x < a->x || x > right)
+        continue;
+      double y = ybase - (double) p->live * yscale;
+      snprintf (text, sizeof text, "%s%s", k == 0 ? "live max " : "", ml_format_size (p->live, sz, sizeof sz));
+      text_size (cr, st, text, 0.85, k == 0, &tw, &th);
+      double cx = clampd (x - tw / 2, a->x + 2, right - tw - 2);
+      /* under the point, above it, right of it, left of it; the first
+       * (the lower bound) always shows, the others where they fit */
+      double rx = clampd (x + 8, a->x + 2, right - tw - 2), lx = clampd (x - 8 - tw, a->x + 2, right - tw - 2);
+      const double cand[][2] = { { cx, y + 6 }, { cx, y - 6 - th }, { rx, y - th / 2 }, { lx, y - th / 2 },
+                                 { cx, y + 8 + th }, { rx, y + 6 }, { rx, y + 8 + th } };
+      place_label (out, &n, cap, a, ML_CURVE_LIVE, text, k == 0, tw, th, cand, 7, k == 0);
+    }
+  return n;
+}
+
+void
+ml_timeline_draw_curves (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st, const MlRect *a)
+{
+  uint64_t cap = capacity_of (s);
+  double ymax, ybase, yscale;
+  curves_scale (s, a, &ymax, &ybase, &yscale);
   cairo_save (cr);
   cairo_rectangle (cr, a->x, a->y, a->w, a->h);
   cairo_clip (cr);
@@ -1087,7 +1549,6 @@ ml_timeline_draw_curves (cairo_t *cr, const MlView *v, const MlScene *s, const M
       cols_free (&c);
     }
   MlRgb fg = ml_style_fg (st);
-  char text[160], sz[32];
   if (s->metrics.lower_bound)
     {
       double y = ybase - (double) s->metrics.lower_bound * yscale;
@@ -1097,8 +1558,6 @@ ml_timeline_draw_curves (cairo_t *cr, const MlView *v, const MlScene *s, const M
     {
       double y = ybase - (double) cap * yscale;
       dashed_hline (cr, a->x, a->x + a->w, y, ml_style_race (st), 0.9, 1.5);
-      snprintf (text, sizeof text, "capacity %s", ml_format_size (cap, sz, sizeof sz));
-      text_at (cr, st, text, a->x + a->w - 4, y - 1, AL_RIGHT, VA_BOTTOM, 0.85, true, ml_style_race (st), 1.0, 0);
     }
   if (st->show_oom && s->plan->oom.hit)
     {
@@ -1111,68 +1570,53 @@ ml_timeline_draw_curves (cairo_t *cr, const MlView *v, const MlScene *s, const M
     }
   if (st->show_peaks)
     {
-      /* the reserved peak: a marker where it is first reached, or, when
-       * the plan reserves it from the start (a static arena), a label on
-       * the line at the right */
       bool flat = s->curve.n && s->curve.pts[0].reserved >= s->metrics.peak;
-      if (s->metrics.peak && flat)
+      double x = ml_view_time_to_x (v, (double) s->metrics.peak_tick);
+      if (s->metrics.peak && !flat && x >= a->x && x <= a->x + a->w)
         {
           double y = ybase - (double) s->metrics.peak * yscale;
-          snprintf (text, sizeof text, "reserved %s", ml_format_size (s->metrics.peak, sz, sizeof sz));
-          text_at (cr, st, text, a->x + a->w - 4, y - 2, AL_RIGHT, VA_BOTTOM, 0.85, true, shade (res_color, 0.8), 1.0, 0);
+          set_rgb (cr, res_color, 1.0);
+          cairo_move_to (cr, x, y - 1);
+          cairo_line_to (cr, x - 5, y - 9);
+          cairo_line_to (cr, x + 5, y - 9);
+          cairo_close_path (cr);
+          cairo_fill (cr);
         }
-      else if (s->metrics.peak)
-        {
-          double x = ml_view_time_to_x (v, (double) s->metrics.peak_tick);
-          double y = ybase - (double) s->metrics.peak * yscale;
-          if (x >= a->x && x <= a->x + a->w)
-            {
-              set_rgb (cr, res_color, 1.0);
-              cairo_move_to (cr, x, y - 1);
-              cairo_line_to (cr, x - 5, y - 9);
-              cairo_line_to (cr, x + 5, y - 9);
-              cairo_close_path (cr);
-              cairo_fill (cr);
-              snprintf (text, sizeof text, "peak %s", ml_format_size (s->metrics.peak, sz, sizeof sz));
-              double tw, th;
-              text_size (cr, st, text, 0.85, true, &tw, &th);
-              double tx = clampd (x + 8, a->x + 2, a->x + a->w - tw - 2);
-              text_at (cr, st, text, tx, y - 4, AL_LEFT, VA_BOTTOM, 0.85, true, shade (res_color, 0.8), 1.0, 0);
-            }
-        }
-      double last_right = -1e9;
       for (size_t k = 0; k < s->peaks.n; k++)
         {
           const MlPeak *p = &s->peaks.peaks[k];
-          double x = ml_view_time_to_x (v, (double) p->tick);
-          if (x < a->x || x > a->x + a->w)
+          double px = ml_view_time_to_x (v, (double) p->tick);
+          if (px < a->x || px > a->x + a->w)
             continue;
           double y = ybase - (double) p->live * yscale;
           set_rgb (cr, ml_style_bg (st), 1.0);
-          cairo_arc (cr, x, y, 4.5, 0, 2 * M_PI);
+          cairo_arc (cr, px, y, 4.5, 0, 2 * M_PI);
           cairo_fill (cr);
           set_rgb (cr, k == 0 ? fg : live_color, 1.0);
-          cairo_arc (cr, x, y, 3.2, 0, 2 * M_PI);
+          cairo_arc (cr, px, y, 3.2, 0, 2 * M_PI);
           cairo_fill (cr);
-          snprintf (text, sizeof text, "%s%s", k == 0 ? "live max " : "", ml_format_size (p->live, sz, sizeof sz));
-          double tw, th;
-          text_size (cr, st, text, 0.85, k == 0, &tw, &th);
-          double tx = clampd (x - tw / 2, a->x + 2, a->x + a->w - tw - 2);
-          if (tx < last_right + 6 && k > 0)
-            continue;
-          double ty = y + 6 + th < ybase ? y + 6 : y - 6 - th;
-          set_rgb (cr, ml_style_bg (st), 0.75);
-          cairo_rectangle (cr, tx - 1, ty, tw + 2, th);
-          cairo_fill (cr);
-          text_at (cr, st, text, tx, ty, AL_LEFT, VA_TOP, 0.85, k == 0, fg, 0.9, 0);
-          if (k == 0 || tx + tw > last_right)
-            last_right = tx + tw;
         }
     }
-  const char *labels[] = { "live", "reserved", "lower bound" };
-  const MlRgb colors[] = { live_color, res_color, fg };
-  const int styles[] = { 0, 1, 2 };
-  swatch_legend (cr, st, a->x + 6, a->y + font_px (st) * 0.75, labels, colors, styles, 3);
+  /* the legend and the labels, placed clear of each other */
+  curves_legend (cr, st, a, true);
+  size_t n_cap = 3 + s->peaks.n, n = 0;
+  MlCurveLabel *labels = malloc (n_cap * sizeof *labels);
+  if (labels)
+    n = ml_timeline_curve_labels (cr, v, s, st, a, labels, n_cap);
+  for (size_t i = 0; i < n; i++)
+    {
+      const MlCurveLabel *l = &labels[i];
+      if (l->kind == ML_CURVE_LEGEND)
+        continue;
+      MlRgb ink = l->kind == ML_CURVE_CAPACITY ? ml_style_race (st)
+                  : l->kind == ML_CURVE_RESERVED ? shade (res_color, 0.8) : fg;
+      set_rgb (cr, ml_style_bg (st), 0.75);
+      cairo_rectangle (cr, l->box.x, l->box.y, l->box.w, l->box.h);
+      cairo_fill (cr);
+      text_at (cr, st, l->text, l->box.x + 2, l->box.y, AL_LEFT, VA_TOP, 0.85, l->bold, ink,
+               l->kind == ML_CURVE_LIVE ? 0.9 : 1.0, 0);
+    }
+  free (labels);
   cairo_restore (cr);
   set_rgb (cr, fg, 0.35);
   cairo_set_line_width (cr, 1.0);

@@ -97,12 +97,42 @@ void ml_timeline_draw_marker    (cairo_t *cr, const MlView *view, const MlScene 
  * label placement); false when the plan has no OOM. */
 bool ml_timeline_oom_label_box  (cairo_t *cr, const MlView *view, const MlScene *scene, const MlStyle *style,
                                  MlRect *box);
+/* The box the request refused at the plan's OOM is drawn in, hatched
+ * red, in @style's plot (device pixels, unclipped): from the OOM tick,
+ * one tick wide and at least 12 px, at scene->oom_addr (the address
+ * plots) or oom_stack (the stacked plot), oom_bytes high (scene.h).
+ * false when there is none (no OOM, or an OOM without a request: a
+ * static plan over the capacity). */
+bool ml_timeline_oom_request_box (const MlView *view, const MlScene *scene, const MlStyle *style, MlRect *box);
 /* Address labels left of the plot rectangle, with grid lines. */
 void ml_timeline_draw_addr_axis (cairo_t *cr, const MlView *view, const MlScene *scene, const MlStyle *style);
 /* Live / reserved curves in @area over the view's ticks (x from @view);
  * with the bytes axis left of @area. */
 void ml_timeline_draw_curves    (cairo_t *cr, const MlView *view, const MlScene *scene, const MlStyle *style,
                                  const MlRect *area);
+/* The labels of the curves panel in @area and where they go: the panel's
+ * legend first, then the capacity, the reserved peak and the peak points'
+ * bytes, each at the first of a few places beside its mark that lies
+ * inside @area and clear of the legend and of the labels before it (the
+ * reserved peak and the first peak point always show, at their first
+ * place if none is clear; the other points only where they fit).
+ * ml_timeline_draw_curves draws these. Writes at most @cap, returns how
+ * many. */
+typedef enum {
+  ML_CURVE_LEGEND = 0,   /* the panel's legend: live, reserved, lower bound */
+  ML_CURVE_CAPACITY,     /* "capacity 40.00 GiB" on its line             */
+  ML_CURVE_RESERVED,     /* "peak X" by the reserved peak's marker, or
+                            "reserved X" on a line flat from the start   */
+  ML_CURVE_LIVE,         /* a peak point: "live max X" first, then "X"   */
+} MlCurveLabelKind;
+typedef struct {
+  MlCurveLabelKind kind;
+  MlRect           box;       /* device pixels                        */
+  char             text[64];  /* empty for the legend                 */
+  bool             bold;
+} MlCurveLabel;
+size_t ml_timeline_curve_labels (cairo_t *cr, const MlView *view, const MlScene *scene, const MlStyle *style,
+                                 const MlRect *area, MlCurveLabel *out, size_t cap);
 /* Fragmentation in @area, 0..100 %. */
 void ml_timeline_draw_frag      (cairo_t *cr, const MlView *view, const MlScene *scene, const MlStyle *style,
                                  const MlRect *area);

@@ -251,6 +251,17 @@ ml_recorded_oom_mark (const MlRecordedOom *rec, const MlBuffers *bufs, MlPlan *p
                         .verdict = rec->verdict };
 }
 
+int
+ml_recorded_oom_apply (const MlBuffers *bufs, MlPlan *plan, MlError *err)
+{
+  MlRecordedOom rec;
+  int rc = ml_recorded_oom (bufs, &rec, err);
+  if (rc < 0)
+    return rc;
+  ml_recorded_oom_mark (&rec, bufs, plan);
+  return 0;
+}
+
 const char *
 ml_diagnosis_user_frames (const MlTrace *t, uint32_t stack, size_t max, char *buf, size_t len)
 {

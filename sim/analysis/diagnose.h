@@ -56,6 +56,12 @@ int ml_recorded_oom_replay (const MlBuffers *bufs, const MlRecordedOom *rec, MlB
  * free bytes, the largest cached block, the verdict. */
 void ml_recorded_oom_mark (const MlRecordedOom *rec, const MlBuffers *bufs, MlPlan *plan);
 
+/* Marks @plan, the recorded plan of @bufs, with the trace's recorded OOM
+ * when it has one (ml_recorded_oom, then ml_recorded_oom_mark), so that
+ * views and reports show the real allocator failing there; leaves it as
+ * it is otherwise. 0, or a negative error code. */
+int ml_recorded_oom_apply (const MlBuffers *bufs, MlPlan *plan, MlError *err);
+
 typedef struct {
   uint32_t site;       /* interned call site, else the buffer's name; 0 = none */
   uint64_t bytes;      /* rounded bytes live at the OOM */

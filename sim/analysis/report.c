@@ -110,11 +110,8 @@ ml_report_build (const char *trace_path, const MlBuffers *bufs, const MlStrategy
   if (have_rec && r->rows[0].res.status == 0 && r->rows[0].res.plan)
     {
       /* the recorded plan failed where the real allocator did */
-      MlRecordedOom roo;
-      if ((rc = ml_recorded_oom (bufs, &roo, err)) < 0)
+      if ((rc = ml_recorded_oom_apply (bufs, r->rows[0].res.plan, err)) < 0)
         goto fail;
-      if (roo.found)
-        ml_recorded_oom_mark (&roo, bufs, r->rows[0].res.plan);
     }
   for (size_t i = 0; i < r->n_rows; i++)
     {
