@@ -189,7 +189,13 @@ ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError
   int rc = 0;
   uint64_t prev_tick = 0, total = 0;
   /* the freed ids come to (nearly) every buffer: one allocation */
-  if (ml_u64map_reserve (&dead, n_alloc) < 0)
+  /* the live maps hold the live set: up to every buffer (a snapshot's
+   * dump-time blocks are all live at its start). Reserved for up to 4096
+   * (128 KiB of slots, within a core's cache for a small live set), so
+   * a small trace's maps do not grow by doubling */
+  size_t live_guess = n_alloc < 4096 ? n_alloc : 4096;
+  if (ml_u64map_reserve (&dead, n_alloc) < 0 || ml_u64map_reserve (&by_id, live_guess) < 0
+      || ml_u64map_reserve (&by_addr, live_guess) < 0)
     rc = ml_error_set (err, ML_ENOMEM, "out of memory for %zu buffers", n_alloc);
   char where[2][ML_TRACE_WHERE_MAX];
 #define WHERE(k)  ml_trace_event_where (trace, (k), where[0], sizeof where[0])

@@ -140,6 +140,14 @@ for s in greedy-size greedy-conflict hybrid genetic anneal exact; do
   grep -qE "^$s +stopped at the time limit \(0.3 s\) after placing [0-9]+ of 100000 buffers" "$T/out"; ok $? "its row says it stopped at the time limit"
   ! contains "$T/err" "does not apply"; ok $? "no note that --time-limit does not apply to $s"
 done
+# one pass each, over 100 000 buffers in a few milliseconds: a limit of a
+# microsecond stops them at their first clock check after it
+for s in ge-block linear; do
+  timeout 120 "$MEMLENS" compare "$T/tl.jsonl" -s $s --time-limit 1us >"$T/out" 2>"$T/err"; rc=$?
+  ok $([ $rc -ne 124 ]; echo $?) "compare -s $s --time-limit 1us ends"
+  grep -qE "^$s +stopped at the time limit \(1e-06 s\) after placing [0-9]+ of 100000 buffers" "$T/out"; ok $? "its row says it stopped at the time limit"
+  ! contains "$T/err" "does not apply"; ok $? "no note that --time-limit does not apply to $s"
+done
 timeout 120 "$MEMLENS" compare "$T/tl.jsonl" -s first-fit,caching --time-limit 0.001s --json >"$T/out" 2>"$T/err"
 python3 - "$T/out" <<'PY'
 import json, sys

@@ -163,6 +163,9 @@ arena (Arena *a, size_t n)
 
 /* ---- the VM ---- */
 
+#define INT_CACHE_BITS 10
+#define INT_CACHE (1u << INT_CACHE_BITS)
+
 typedef struct {
   const unsigned char *p, *end, *base;
   MlPkDoc    *doc;
@@ -188,6 +191,11 @@ typedef struct {
   size_t      n_mlog, cap_mlog;
   const unsigned char *dropped;    /* input before this was given back */
   const unsigned char *next_report;
+  /* ints built in the document, by value (direct-mapped, the last one
+   * of a slot): a snapshot's segments repeat a few thousand sizes and
+   * addresses many times, and each is one shared value instead of a
+   * 64-byte one per occurrence (nothing writes to an int once built) */
+  MlPkValue  *ints[INT_CACHE];
 } Vm;
 
 /* Values built while a streamed list is on the stack with something
@@ -615,9 +623,24 @@ push_int (Vm *vm, int64_t i)
 {
   if (i >= 0 && i < 256)
     return push (vm, &small_ints[i]);
+  /* inside a streamed list values are scratch, gone after the item: the
+   * cache holds document values only */
+  if (in_stream (vm))
+    {
+      MlPkValue *v = new_value (vm, ML_PK_INT);
+      if (v)
+        v->i = i;
+      return push (vm, v);
+    }
+  MlPkValue **slot = &vm->ints[((uint64_t) i * 0x9E3779B97F4A7C15ull) >> (64 - INT_CACHE_BITS)];
+  if (*slot && (*slot)->i == i)
+    return push (vm, *slot);
   MlPkValue *v = new_value (vm, ML_PK_INT);
   if (v)
-    v->i = i;
+    {
+      v->i = i;
+      *slot = v;
+    }
   return push (vm, v);
 }
 

@@ -1418,7 +1418,12 @@ emit_start_state (Ctx *c)
   for (size_t k = 0; k < c->n_blks; k++)
     if (!c->blks[k].gone)
       c->blks[n_live++] = c->blks[k];
-  if (n_live)
+  /* by address; torch lists segments and their blocks in address order,
+   * so usually they are already */
+  bool sorted = true;
+  for (size_t k = 1; k < n_live && sorted; k++)
+    sorted = c->blks[k - 1].addr <= c->blks[k].addr;
+  if (!sorted)
     qsort (c->blks, n_live, sizeof *c->blks, cmp_blk);
   ml_u64map_clear (&c->live);
   ml_u64map_init (&c->live);
