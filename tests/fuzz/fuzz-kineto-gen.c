@@ -17,10 +17,7 @@
  * succeeds, its allocations after tick 0 are exactly the device's
  * [memory] events with Bytes > 0 (count and bytes).
  */
-#include "tests/fuzz/fuzz.h"
-#include "tests/fuzz/gen.h"
-
-#include <inttypes.h>
+#include "tests/fuzz/gen-trace.h"
 
 typedef struct {
   Fdp      f;
@@ -477,44 +474,12 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   memset (&g, 0, offsetof (K, text));
   g.f = (Fdp) { data, size };
   gen_trace (&g);
-  gen_dump (&g.o);
-
-  MlTrace *t;
-  MlError err = { 0 };
-  MlLoadOptions opts;
-  ml_load_options_init (&opts);
-  opts.device = g.dev;
-  opts.format = "kineto";   /* what a .json path gets */
-  const char *path = fuzz_path (g.o.b, g.o.n);
-  int rc = ml_trace_load (path, &opts, &t, &err);
-  free (g.o.b);
-  if (rc < 0)
-    {
-      if (!err.msg[0] || !strstr (err.msg, path))
-        {
-          fprintf (stderr, "fuzz: an error that does not name the file: \"%s\"\n", err.msg);
-          abort ();
-        }
-      return 0;
-    }
-  if (g.must_fail)
-    {
-      fprintf (stderr, "fuzz: device %d has a [memory] event the reader must refuse, and the load succeeded\n", g.dev);
-      abort ();
-    }
-  if (g.dev >= 0 && g.exact)
-    {
-      uint64_t n_alloc = 0, sum_alloc = 0;
-      for (size_t i = 0; i < t->n_events; i++)
-        if (t->events[i].tick > 0 && t->events[i].kind == ML_EV_ALLOC)
-          n_alloc++, sum_alloc += t->events[i].size;
-      if (n_alloc != g.n_alloc || sum_alloc != g.sum_alloc)
-        {
-          fprintf (stderr, "fuzz: device %d: %" PRIu64 " allocations of %" PRIu64 " B after tick 0; the file has %" PRIu64
-                   " of %" PRIu64 " B\n", g.dev, n_alloc, sum_alloc, g.n_alloc, g.sum_alloc);
-          abort ();
-        }
-    }
+  /* "kineto": what a .json path gets */
+  MlTrace *t = gen_load_judged (&g.o, "kineto", &(GenOracle) {
+    .dev = g.dev, .must_fail = g.must_fail, .exact = g.exact, .n_alloc = g.n_alloc, .sum_alloc = g.sum_alloc,
+    .refused = "has a [memory] event the reader must refuse" });
+  if (!t)
+    return 0;
   for (size_t i = 0; i < t->n_events; i++)
     (void) strlen (ml_trace_str (t, t->events[i].name));
   fuzz_analyse_n (t, 0, 64);

@@ -24,10 +24,8 @@
  * and its marks the trace's annotate entries plus the device's
  * external annotations.
  */
-#include "tests/fuzz/fuzz.h"
-#include "tests/fuzz/gen.h"
+#include "tests/fuzz/gen-trace.h"
 
-#include <inttypes.h>
 #include <stddef.h>
 
 /* ---- a pickle writer, as Python's (protocols 2-5) ---- */
@@ -1374,47 +1372,11 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   memset (g.key_memo, 0xff, sizeof g.key_memo);
   memset (g.act_memo, 0xff, sizeof g.act_memo);
   gen_snapshot (&g);
-  gen_dump (&g.o);
-
-  MlTrace *t;
-  MlError err = { 0 };
-  MlLoadOptions opts;
-  ml_load_options_init (&opts);
-  opts.device = g.dev;
-  const char *path = fuzz_path (g.o.b, g.o.n);
-  int rc = ml_trace_load (path, &opts, &t, &err);
-  free (g.o.b);
-  if (rc < 0)
-    {
-      if (!err.msg[0] || !strstr (err.msg, path))
-        {
-          fprintf (stderr, "fuzz: an error that does not name the file: \"%s\"\n", err.msg);
-          abort ();
-        }
-      return 0;
-    }
-  if (g.must_fail)
-    {
-      fprintf (stderr, "fuzz: device %d holds a value the reader must refuse, and the load succeeded\n", g.dev);
-      abort ();
-    }
-  if (g.dev >= 0 && g.exact)
-    {
-      uint64_t n_alloc = 0, sum_alloc = 0, n_mark = 0;
-      for (size_t i = 0; i < t->n_events; i++)
-        if (t->events[i].tick > 0 && t->events[i].kind == ML_EV_ALLOC)
-          n_alloc++, sum_alloc += t->events[i].size;
-        else if (t->events[i].tick > 0 && t->events[i].kind == ML_EV_MARK)
-          n_mark++;
-      if (n_alloc != g.n_alloc || sum_alloc != g.sum_alloc || n_mark != g.n_mark)
-        {
-          fprintf (stderr,
-                   "fuzz: device %d: %" PRIu64 " allocations of %" PRIu64 " B and %" PRIu64 " marks after tick 0; the "
-                   "file has %" PRIu64 " of %" PRIu64 " B and %" PRIu64 " marks\n",
-                   g.dev, n_alloc, sum_alloc, n_mark, g.n_alloc, g.sum_alloc, g.n_mark);
-          abort ();
-        }
-    }
+  MlTrace *t = gen_load_judged (&g.o, NULL, &(GenOracle) {
+    .dev = g.dev, .must_fail = g.must_fail, .exact = g.exact, .n_alloc = g.n_alloc, .sum_alloc = g.sum_alloc,
+    .marks = true, .n_mark = g.n_mark, .refused = "holds a value the reader must refuse" });
+  if (!t)
+    return 0;
   read_back (t);
   fuzz_analyse_n (t, 0, 64);
   ml_trace_free (t);
