@@ -114,6 +114,8 @@ int  cli_no_json (const char *cmd, const MlCliOpts *o);
  * format's default); o->knobs.capacity defaults to the capacity the input
  * implies (a CSV's file name). Prints the error and returns EXIT_BAD on failure. */
 int  cli_load (const char *cmd, const char *path, MlCliOpts *o, MlTrace **trace, MlBuffers **bufs);
+/* Prints the reader's warnings about @t (MlTrace.notes) unless @quiet. */
+void cli_print_notes (const char *cmd, const char *path, const MlTrace *t, bool quiet);
 
 /* Prints "memlens CMD: msg" and returns @code. */
 int  cli_fail (const char *cmd, int code, const char *fmt, ...) __attribute__((format (printf, 3, 4)));

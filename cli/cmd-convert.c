@@ -48,6 +48,7 @@ cmd_convert (int argc, char **argv)
   ml_out_protect (in);   /* "convert X X" must not replace X */
   if (ml_trace_load (in, &o.load, &t, &err) < 0)
     return cli_error ("convert", &err);
+  cli_print_notes ("convert", in, t, o.quiet);
   int rc = EXIT_OK;
   if (strcmp (ext, "csv") == 0)
     {

@@ -39,7 +39,7 @@ typedef struct {
   size_t      evals;
   Point      *pts;
   size_t      n_pts, cap_pts;
-  char        error[320];
+  char        error[ML_ERROR_MAX + 64];   /* "DIM=N: " and a message */
 } Row;
 
 typedef struct {

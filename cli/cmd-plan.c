@@ -104,17 +104,25 @@ cmd_plan (int argc, char **argv)
               /* the summary line's numbers, for a script; the plan itself is the file */
               fputs ("{\"strategy\":", stdout);
               ml_json_put_str (stdout, plan->strategy);
-              printf (",\"peak\":%" PRIu64 ",\"lower_bound\":%" PRIu64 ",\"overhead\":%.6f,\"optimal\":%s,\"oom\":%s,"
-                      "\"segments\":%zu,\"seconds\":%.6f,\"output\":",
-                      m.peak, m.lower_bound, m.overhead, plan->optimal ? "true" : "false", plan->oom.hit ? "true" : "false",
+              printf (",\"peak\":%" PRIu64 ",\"lower_bound\":%" PRIu64, m.peak, m.lower_bound);
+              if (plan->proven_lb)
+                printf (",\"proven_lower_bound\":%" PRIu64, plan->proven_lb);
+              printf (",\"overhead\":%.6f,\"optimal\":%s,\"oom\":%s,\"segments\":%zu,\"seconds\":%.6f,\"output\":",
+                      m.overhead, plan->optimal ? "true" : "false", plan->oom.hit ? "true" : "false",
                       plan->n_segments, plan->seconds);
               ml_json_put_str (stdout, o.output);
               fputs ("}\n", stdout);
             }
           else if (!o.quiet)
-            fprintf (stderr, "%s: peak %" PRIu64 " (%s), lower bound %" PRIu64 ", overhead %+.2f%%%s%s; wrote %s\n",
-                     plan->strategy, m.peak, cli_size (m.peak), m.lower_bound, m.overhead * 100,
-                     plan->optimal ? ", optimal" : "", plan->oom.hit ? ", OOM under the capacity" : "", o.output);
+            {
+              /* a bound the planner proved above the live-bytes one goes beside it */
+              char proven[64] = "";
+              if (plan->proven_lb && !plan->optimal)
+                snprintf (proven, sizeof proven, ", proven lower bound %" PRIu64, plan->proven_lb);
+              fprintf (stderr, "%s: peak %" PRIu64 " (%s), lower bound %" PRIu64 "%s, overhead %+.2f%%%s%s; wrote %s\n",
+                       plan->strategy, m.peak, cli_size (m.peak), m.lower_bound, proven, m.overhead * 100,
+                       plan->optimal ? ", optimal" : "", plan->oom.hit ? ", OOM under the capacity" : "", o.output);
+            }
           if (plan->oom.hit)
             rc = EXIT_PROBLEMS;
         }

@@ -161,6 +161,13 @@ cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
   return 0;
 }
 
+void
+cli_print_notes (const char *cmd, const char *path, const MlTrace *t, bool quiet)
+{
+  for (size_t i = 0; i < t->n_notes && !quiet; i++)
+    fprintf (stderr, "memlens %s: warning: %s: %s\n", cmd, path, ml_trace_str (t, t->notes[i]));
+}
+
 int
 cli_load (const char *cmd, const char *path, MlCliOpts *o, MlTrace **trace, MlBuffers **bufs)
 {
@@ -173,8 +180,7 @@ cli_load (const char *cmd, const char *path, MlCliOpts *o, MlTrace **trace, MlBu
   cli_progress_done ();
   if (rc < 0)
     return cli_error (cmd, &err);
-  for (size_t i = 0; i < (*trace)->n_notes && !o->quiet; i++)
-    fprintf (stderr, "memlens %s: warning: %s: %s\n", cmd, path, ml_trace_str (*trace, (*trace)->notes[i]));
+  cli_print_notes (cmd, path, *trace, o->quiet);
   if ((*trace)->device_reason && !o->quiet)
     fprintf (stderr, "memlens %s: %s: %s\n", cmd, path, ml_trace_str (*trace, (*trace)->device_reason));
   bool graph_only = o->load.dims || (o->load.graph_options && strstr (o->load.graph_options, "max_block="));

@@ -49,7 +49,7 @@ typedef struct {
                             NULL for comparison-table runs */
   MlIssues   issues;     /* conflicts, misaligned, outside */
   int        status;     /* 0 or a negative ML_E* code */
-  char       error[256];
+  char       error[ML_ERROR_MAX];
 } MlRun;
 
 MlRun *ml_run_ref   (MlRun *run);

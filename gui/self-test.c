@@ -321,6 +321,24 @@ oom_drawn (SelfTest *st, const MlDocument *doc)
              "%s view: the refused request (%" G_GUINT64_FORMAT " B) is on screen, hatched red (#%06x at %.0f, %.0f)",
              plots[k], run->scene->oom_bytes, px, cx, cy);
     }
+  /* hovering the box: the request, and the OOM event's stack (its first
+   * Python frame, found here from the trace) */
+  const char *func = NULL;
+  if (ev->stack && ev->stack < t->n_stacks)
+    for (guint32 f = 0; f < t->stacks[ev->stack].n && !func; f++)
+      {
+        const MlFrame *fr = &t->frames[t->stacks[ev->stack].first + f];
+        if (g_str_has_suffix (ml_trace_str (t, fr->file), ".py"))
+          func = ml_trace_str (t, fr->func);
+      }
+  const MlView *v = ml_timeline_view_get_view (tv (st, 0));
+  MlRect r = { 0 };
+  ml_timeline_oom_request_box (v, run->scene, ml_timeline_view_get_style (tv (st, 0)), &r);
+  g_autofree char *markup = ml_timeline_view_dup_markup_at (tv (st, 0), r.x + r.w / 2, r.y + r.h / 2);
+  char sz[32];
+  g_autofree char *want = g_strdup_printf ("Refused: %s at tick %" G_GUINT64_FORMAT, ml_format_size (ev->size, sz, sizeof sz), ev->tick);
+  check (st, markup && strstr (markup, want) && func && strstr (markup, func),
+         "hovering it tells \"%s\" and the request's stack (%s)", want, func ? func : "no Python frame");
   activate (st, "plot", g_variant_new_string ("address"));
 }
 
@@ -747,21 +765,23 @@ test_step (SelfTest *st)
           }
         check (st, v->a_max == (double) most, "active view: the vertical axis is the most live bytes (%.0f, want %" G_GUINT64_FORMAT ")",
                v->a_max, most);
-        /* the bottom of the stack is the longest-lived buffer */
+        /* the bottom of the stack is the longest-lived buffer (of those
+         * at least 3 px tall: the pointer moves by whole pixels) */
+        double tall = 3 * ml_view_bytes_per_px (v);
         long bottom = -1;
         for (size_t i = 0; i < sc->n_items; i++)
-          if (bottom < 0 || sc->rank[i] < sc->rank[bottom])
+          if ((double) sc->items[i].size >= tall && (bottom < 0 || sc->rank[i] < sc->rank[bottom]))
             bottom = (long) i;
         long want = bottom >= 0 ? (long) sc->items[bottom].buffer : -1;
         for (gsize i = 0; want >= 0 && i < doc->bufs->n; i++)
           {
             const MlBuffer *b = &doc->bufs->buf[i], *w = &doc->bufs->buf[want];
-            if (b->rsize && b->end - b->start > w->end - w->start)
+            if ((double) b->rsize >= tall && b->end - b->start > w->end - w->start)
               want = -1;
           }
         double x = 0, y = 0;
         gboolean vis = want >= 0 && ml_timeline_view_buffer_point (tv (st, 0), (guint32) want, &x, &y);
-        check (st, vis, "active view: the longest-lived buffer (%ld) is at the bottom of the stack", want);
+        check (st, vis, "active view: the longest-lived buffer at least 3 px tall (%ld) is the lowest of those in the stack", want);
         check (st, vis && y > v->py + v->ph * 0.5, "and drawn in the lower half (y %.0f of %.0f..%.0f)", y, v->py, v->py + v->ph);
         /* the picture there has the buffer's colour */
         int w = gtk_widget_get_width (GTK_WIDGET (tv (st, 0))), h = gtk_widget_get_height (GTK_WIDGET (tv (st, 0)));

@@ -514,12 +514,12 @@ is_python_frame (const char *file)
  * first), the framework's C++ frames folded into one line; without
  * Python frames the first ones of the stack. */
 static void
-append_stack (MlTimelineView *self, GString *s, const MlBuffer *b)
+append_stack (MlTimelineView *self, GString *s, guint32 stack)
 {
   const MlTrace *t = ml_document_trace (self->doc);
-  if (!b->stack || b->stack >= t->n_stacks || !t->stacks[b->stack].n)
+  if (!stack || stack >= t->n_stacks || !t->stacks[stack].n)
     return;
-  const MlStack *sk = &t->stacks[b->stack];
+  const MlStack *sk = &t->stacks[stack];
   guint n_py = 0;
   for (guint32 f = 0; f < sk->n; f++)
     n_py += is_python_frame (ml_trace_str (t, t->frames[sk->first + f].file));
@@ -551,7 +551,7 @@ on_query_tooltip (GtkWidget *w, int x, int y, gboolean keyboard, GtkTooltip *tip
   MlTimelineView *self = ML_TIMELINE_VIEW (w);
   if (!self->scene || keyboard || self->panning || self->selecting)
     return FALSE;
-  g_autofree char *markup = ml_timeline_view_dup_buffer_markup (self, ml_timeline_view_pick (self, x, y));
+  g_autofree char *markup = ml_timeline_view_dup_markup_at (self, x, y);
   if (!markup)
     return FALSE;
   gtk_tooltip_set_markup (tip, markup);
@@ -582,8 +582,49 @@ ml_timeline_view_dup_buffer_markup (MlTimelineView *self, long k)
   guint64 addr = ml_run_buffer_addr (self->run, (guint32) k);
   if (p->n_segments && p->segments[p->segment[k]].addr)
     g_string_append_printf (s, "\naddress 0x%" G_GINT64_MODIFIER "x", addr);
-  append_stack (self, s, b);
+  append_stack (self, s, b->stack);
   return g_string_free (s, FALSE);
+}
+
+char *
+ml_timeline_view_dup_oom_markup (MlTimelineView *self)
+{
+  if (!self->scene || !self->scene->oom_drawn)
+    return NULL;
+  const MlOom *o = &self->run->plan->oom;
+  const MlTrace *t = ml_document_trace (self->doc);
+  char a[32], b[32], c[32], d[32], e[32];
+  GString *s = g_string_new (NULL);
+  g_string_append_printf (s, "<b>Refused: %s at tick ", ml_format_size (o->request, a, sizeof a));
+  append_tick (self, s, o->tick);
+  g_string_append_printf (s, "</b>\n%s (%s)\nlive %s · reserved %s · free %s · largest free block %s",
+                          o->buffer < self->doc->bufs->n ? "the strategy ran out of the capacity"
+                                                         : "the real allocator's OOM, recorded in the trace",
+                          ml_oom_verdict_name (o->verdict), ml_format_size (o->live, b, sizeof b),
+                          ml_format_size (o->reserved, c, sizeof c), ml_format_size (o->free_bytes, d, sizeof d),
+                          ml_format_size (o->largest_free, e, sizeof e));
+  /* the request's stack: the buffer's, or the trace's OOM event's */
+  guint32 stack = 0;
+  if (o->buffer < self->doc->bufs->n)
+    stack = self->doc->bufs->buf[o->buffer].stack;
+  else
+    for (size_t i = 0; i < t->n_events && !stack; i++)
+      if (t->events[i].kind == ML_EV_OOM && t->events[i].tick == o->tick)
+        stack = t->events[i].stack;
+  append_stack (self, s, stack);
+  return g_string_free (s, FALSE);
+}
+
+char *
+ml_timeline_view_dup_markup_at (MlTimelineView *self, double x, double y)
+{
+  if (!self->scene)
+    return NULL;
+  MlRect r;
+  if (self->style.show_oom && ml_timeline_oom_request_box (&self->view, self->scene, &self->style, &r) && x >= r.x
+      && x < r.x + r.w && y >= r.y && y < r.y + r.h && y >= self->view.py && y <= self->view.py + self->view.ph)
+    return ml_timeline_view_dup_oom_markup (self);
+  return ml_timeline_view_dup_buffer_markup (self, ml_timeline_view_pick (self, x, y));
 }
 
 void

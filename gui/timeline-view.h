@@ -95,6 +95,14 @@ long ml_timeline_view_get_hover (MlTimelineView *self);
  * placement, the stack with Python frames first and framework frames
  * folded); NULL for no buffer. Free with g_free. */
 char *ml_timeline_view_dup_buffer_markup (MlTimelineView *self, long buffer);
+/* The tooltip of the refused request of the plan's OOM (drawn where
+ * ml_timeline_oom_request_box says): the request, the tick, why, and its
+ * stack (the buffer's, or the trace's OOM event's). NULL without one.
+ * Caller frees. */
+char *ml_timeline_view_dup_oom_markup (MlTimelineView *self);
+/* The tooltip at widget pixel (@x, @y): the refused request's over its
+ * box, else the buffer's there; NULL for none. Caller frees. */
+char *ml_timeline_view_dup_markup_at (MlTimelineView *self, double x, double y);
 /* Extra buffers outlined (search results, a race's pair); NULL clears. */
 void ml_timeline_view_set_highlights (MlTimelineView *self, const guint32 *buffers, gsize n);
 /* A vertical marker at @tick (< 0: none), e.g. a peak or an OOM. */

@@ -28,7 +28,7 @@ typedef struct {
   MlPlan           *plan;     /* owned */
   MlMetrics         metrics;
   int               status;   /* 0, or the error the strategy returned */
-  char              error[256];
+  char              error[ML_ERROR_MAX];   /* status < 0: the message, whole */
   MlInfeasible      infeasible; /* status ML_EINFEASIBLE: the subset named, if any */
 } MlResult;
 

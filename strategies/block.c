@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/sim.h"
+#include "strategies/planner-private.h"
+
 typedef struct {
   bool max;   /* classes=max */
 } Opt;
@@ -60,8 +63,27 @@ block_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *
   MlSweep sw;
   MlSweepStep st;
   ml_sweep_init (&sw, bufs);
+  double deadline = _ml_user_deadline (knobs);
+  size_t steps = 0, placed = 0;
   while (ml_sweep_next (&sw, &st))
     {
+      if ((steps++ & 4095) == 0)
+        {
+          if (deadline > 0 && ml_now () >= deadline)
+            {
+              rc = ml_error_set (err, ML_ETIMEOUT, "stopped at the time limit (%.3g s) after placing %zu of %zu buffers in blocks; no plan",
+                                 knobs->time_limit, placed, n);
+              goto out;
+            }
+          if (_ml_cancelled (knobs))
+            {
+              rc = ml_error_set (err, ML_ECANCELLED, "cancelled");
+              goto out;
+            }
+          if ((steps & 0x3ffff) == 1)
+            _ml_report (knobs, n ? (double) placed / (double) n : 0, "placing");
+        }
+      placed += st.is_alloc;
       const MlBuffer *b = &bufs->buf[st.buffer];
       if (!b->rsize || b->end <= b->start)
         {
@@ -129,7 +151,7 @@ const MlStrategy ml_strategy_ge_block = {
   .name = "ge-block",
   .summary = "offline: Ascend GE-style block assigner, sizes rounded to block classes, reuse by class (classes=binary|max)",
   .kind = ML_STRATEGY_OFFLINE,
-  .knobs = ML_KNOB_OPTIONS,
+  .knobs = ML_KNOB_TIME_LIMIT | ML_KNOB_OPTIONS,
   .options = block_keys,
   .plan = block_plan,
 };

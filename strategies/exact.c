@@ -1,5 +1,6 @@
 #include "strategies/exact.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +53,8 @@ typedef struct {
   uint64_t  backtracks;  /* nodes whose every candidate failed */
   uint64_t  polls;       /* search calls, for the clock checks */
   uint64_t  run_nodes, budget;  /* nodes of this run; 0 = no budget */
-  bool      stopped, cancelled, oom;
+  uint64_t  max_nodes;   /* stop once nodes reaches it (0 = no limit) */
+  bool      stopped, cancelled, oom, out_of_nodes;
   uint64_t  cap;
   /* search state for the part being solved */
   Part     *P;
@@ -104,6 +106,8 @@ time_up (Search *s)
 {
   if (s->stopped)
     return true;
+  if (s->max_nodes && s->nodes >= s->max_nodes)
+    return s->out_of_nodes = s->stopped = true;
   if ((++s->polls & 1023) != 0)
     return false;
   double now = ml_now ();
@@ -362,14 +366,16 @@ solve_part (Search *s, Part *P, uint64_t cap, double deadline)
 }
 
 /* Round robin over the static orders with a node budget that doubles
- * (starting at 2m) until one finishes or the budget passes @max_budget
- * (0 = no limit): R_FOUND, R_NONE, R_STOP or R_BUDGET. */
+ * (starting at 2m) until one finishes (@max_budget 0), or one run of each
+ * order with @max_budget nodes (the caller doubles it between calls; less
+ * than 2m: none): R_FOUND, R_NONE, R_STOP or R_BUDGET. */
 static int
 solve_part_rr (Search *s, Part *P, uint64_t cap, double deadline, uint64_t max_budget)
 {
   if (P->lb > cap)
     return R_NONE;
-  for (uint64_t budget = 2 * (uint64_t) P->m; !max_budget || budget <= max_budget; budget *= 2)
+  uint64_t b0 = max_budget > 2 * (uint64_t) P->m ? max_budget : 2 * (uint64_t) P->m;
+  for (uint64_t budget = b0; !max_budget || budget <= max_budget; budget *= 2)
     for (int h = 0; h < N_HEUR; h++)
       {
         P->rank = P->ranks[h];
@@ -580,10 +586,11 @@ oom:
 }
 
 typedef struct {
-  int mode;   /* 0 = auto, 1 = fit, 2 = minimize */
+  int      mode;    /* 0 = auto, 1 = fit, 2 = minimize */
+  uint64_t nodes;   /* minimise: stop after about this many nodes (0 = none) */
 } ExactOptions;
 
-static const char *const exact_keys[] = { "mode", NULL };
+static const char *const exact_keys[] = { "mode", "nodes", NULL };
 
 static int
 exact_option (void *user, const char *key, const char *value, MlError *err)
@@ -599,7 +606,17 @@ exact_option (void *user, const char *key, const char *value, MlError *err)
         return ml_error_set (err, ML_EUSAGE, "exact: mode \"%s\" is not fit or minimize", value);
       return 0;
     }
-  return ml_error_set (err, ML_EUSAGE, "exact: unknown option \"%s\" (known: mode=fit|minimize)", key);
+  if (strcmp (key, "nodes") == 0)
+    {
+      char *end;
+      errno = 0;
+      unsigned long long v = strtoull (value, &end, 10);
+      if (!*value || *end || errno || v == 0 || value[0] == '-')
+        return ml_error_set (err, ML_EUSAGE, "exact: nodes=%s is not a positive number", value);
+      o->nodes = v;
+      return 0;
+    }
+  return ml_error_set (err, ML_EUSAGE, "exact: unknown option \"%s\" (known: mode=fit|minimize, nodes=N)", key);
 }
 
 typedef struct {
@@ -893,6 +910,7 @@ exact_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *
   x.s.t0 = t0;
   x.s.limit = limit;
   x.s.phase = "exact";
+  x.s.max_nodes = opt.nodes;
   for (uint32_t p = 0; p < x.n_parts; p++)
     {
       Part *P = &x.parts[p];
@@ -940,7 +958,10 @@ exact_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *
           rc = ml_error_set (err, ML_ECANCELLED, "exact: cancelled");
           goto out;
         }
-      if (r == R_STOP)
+      if (r == R_STOP && x.s.out_of_nodes)
+        snprintf (note, sizeof note, "node limit (%" PRIu64 ") reached before a plan within capacity %" PRIu64
+                  " was found; the plan is the best greedy one", opt.nodes, cap);
+      else if (r == R_STOP)
         snprintf (note, sizeof note, "time limit (%.3g s) reached before a plan within capacity %" PRIu64
                   " was found; the plan is the best greedy one", limit, cap);
       plan->proven_lb = lb;
@@ -948,55 +969,57 @@ exact_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *
     }
   else
     {
-      /* minimise: every peak of a canonical plan is a sum of sizes, so a
-       * multiple of their gcd g. After a short probe of the bound itself,
-       * probes step down from the best plan by a quarter of the gap to the
-       * proven bound, each with a node budget (the fit search's time is
-       * heavy-tailed and erratic in the capacity: a probe that stalls
-       * says little about its neighbours); a probe that runs out of budget
-       * halves the step, and when even one step of g does, the proven
-       * bound is probed again, the budget doubles and the next descent
-       * starts from another fraction of the gap (other capacities). */
+      /* minimise: a binary search over capacities with the fit search.
+       * Every peak of a canonical plan is a sum of sizes, so a multiple of
+       * their gcd g; the optimum lies in [proven, hi], proven the bound
+       * (raised past each capacity a probe proves infeasible), hi the best
+       * plan (lowered by each probe that finds one). A probe runs each
+       * static order once with a node budget; one that runs out says
+       * nothing about its capacity, so the round goes on above it (more
+       * capacity is easier to fit). When a round's interval is empty the
+       * budget doubles and the next round bisects [proven, hi) again. The
+       * fit search's cost is heavy-tailed and erratic in the capacity (on
+       * J only 1029120 and 1032192 of the 15 capacities below 1032193 fit
+       * within 6 million nodes), so many capacities get a small budget
+       * before any gets a large one. The schedule depends on node counts
+       * only: with nodes=N the result does not depend on the machine's
+       * load. The first probe is the bound itself, cheaply. */
       uint64_t g = 0;
       for (size_t i = 0; i < bufs->n; i++)
         g = gcd_u64 (g, bufs->buf[i].rsize);
       if (g == 0)
         g = 1;
       uint64_t hi = overall_best (&x), proven = (lb + g - 1) / g * g;
-      uint64_t budget = EXACT_BUDGET0, step = 0;   /* the bound itself first */
-      unsigned round = 0;   /* each round divides the gap anew: 4, 3, 5, 6 */
       bool timed_out = false, too_big = false;
-      while (!x.s.cancelled && !too_big && !timed_out && proven < hi)
+      for (uint64_t budget = EXACT_BUDGET0; !x.s.cancelled && !too_big && !timed_out && proven < hi;
+           budget *= 2)
         {
-          uint64_t st = step / g * g;
-          bool prove = st < g;
-          uint64_t c = prove || hi - proven <= st ? proven : hi - st;
-          int r = fit_all (&x, c, deadline, budget, plan->offset, &bad);
-          if (r == R_FOUND)
+          uint64_t rlo = proven;   /* this round's lowest capacity still open */
+          bool first = budget == EXACT_BUDGET0;
+          while (rlo < hi)
             {
-              hi = overall_best (&x);
-              step = (hi - proven) / 4;
-            }
-          else if (r == R_NONE)
-            {
-              proven = c + g;
-              step = hi > proven ? (hi - proven) / 4 : 0;
-            }
-          else if (r == R_TOO_BIG)
-            too_big = true;   /* a part too large to search holds the peak */
-          else if (r == R_STOP)
-            timed_out = true;
-          else if (!prove)
-            step = st > g ? step / 2 : 0;
-          else
-            {
-              /* neither one step down nor the proof: more nodes for both */
-              budget *= 2;
-              round++;
-              step = (hi - proven) / (round % 4 == 0 ? 4 : round % 4 == 1 ? 3 : round % 4 + 3);
+              /* the middle of [rlo, hi - g], a multiple of g; the bound
+               * itself on the first probe */
+              uint64_t c = first ? rlo : rlo + (hi - g - rlo) / g / 2 * g;
+              first = false;
+              int r = fit_all (&x, c, deadline, budget, plan->offset, &bad);
+              if (r == R_FOUND)
+                hi = overall_best (&x);
+              else if (r == R_NONE)
+                rlo = proven = c + g;
+              else if (r == R_BUDGET)
+                rlo = c + g;
+              else
+                {
+                  if (r == R_TOO_BIG)
+                    too_big = true;   /* a part too large to search holds the peak */
+                  else
+                    timed_out = true;
+                  break;
+                }
             }
         }
-      if (ml_now () >= deadline && proven < hi)
+      if (!x.s.out_of_nodes && ml_now () >= deadline && proven < hi)
         timed_out = true;
       if (x.s.oom)
         {
@@ -1013,9 +1036,13 @@ exact_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *
         proven = hi;
       plan->proven_lb = proven;
       plan->optimal = proven == hi;
-      if (!plan->optimal && timed_out)
+      if (!plan->optimal && x.s.out_of_nodes)
+        snprintf (note, sizeof note, "node limit (%" PRIu64 ") reached: best peak %" PRIu64 ", proven lower bound %" PRIu64
+                  " (greedy %" PRIu64 ")", opt.nodes, hi, proven, greedy_peak);
+      else if (!plan->optimal && timed_out)
         snprintf (note, sizeof note, "time limit (%.3g s) reached: best peak %" PRIu64 ", proven lower bound %" PRIu64
                   " (greedy %" PRIu64 ")", limit, hi, proven, greedy_peak);
+
     }
   for (uint32_t p = 0; p < x.n_parts; p++)
     if (!SEARCHABLE (&x.parts[p]))

@@ -16,14 +16,19 @@
  * The instance is split at ticks no buffer crosses, and again during the
  * search whenever a placement leaves a section boundary that no unplaced
  * buffer crosses (each piece re-ranked and solved on its own).
- * Modes (--options mode=fit|minimize):
+ * Modes (--options mode=fit|minimize; nodes=N, see below):
  *   fit       (default when a capacity is given) find a plan within the
  *             capacity or prove that none exists (ML_EINFEASIBLE);
- *   minimize  (default without a capacity) the smallest peak: fit
- *             searches with node budgets at multiples of the sizes' gcd,
- *             the lower bound first, then steps down from the best plan.
- *             When the time limit (default 10 s) stops it, the plan is the
- *             best found and plan->proven_lb the bound proven so far.
+ *   minimize  (default without a capacity) the smallest peak: a binary
+ *             search over capacities (multiples of the sizes' gcd)
+ *             between the proven bound and the best plan, each probe a
+ *             fit search with a node budget; a proof raises the bound, a
+ *             plan lowers the best, a probe out of budget sends the round
+ *             higher, and each round doubles the budget. When the time
+ *             limit (default 10 s) or nodes=N (placements tried, in either
+ *             mode; the result then does not depend on the machine's load)
+ *             stops it, the plan is the best found and plan->proven_lb
+ *             the bound proven so far.
  * Complexity: exponential in the worst case (the problem is NP-hard);
  * O(n + sum of lifetimes in sections) work per search node.
  * Optimality: optimal when it finishes (plan->optimal), otherwise anytime.

@@ -140,6 +140,14 @@ for s in greedy-size greedy-conflict hybrid genetic anneal exact; do
   grep -qE "^$s +stopped at the time limit \(0.3 s\) after placing [0-9]+ of 100000 buffers" "$T/out"; ok $? "its row says it stopped at the time limit"
   ! contains "$T/err" "does not apply"; ok $? "no note that --time-limit does not apply to $s"
 done
+# one pass each, over 100 000 buffers in a few milliseconds: a limit of a
+# microsecond stops them at their first clock check after it
+for s in ge-block linear; do
+  timeout 120 "$MEMLENS" compare "$T/tl.jsonl" -s $s --time-limit 1us >"$T/out" 2>"$T/err"; rc=$?
+  ok $([ $rc -ne 124 ]; echo $?) "compare -s $s --time-limit 1us ends"
+  grep -qE "^$s +stopped at the time limit \(1e-06 s\) after placing [0-9]+ of 100000 buffers" "$T/out"; ok $? "its row says it stopped at the time limit"
+  ! contains "$T/err" "does not apply"; ok $? "no note that --time-limit does not apply to $s"
+done
 timeout 120 "$MEMLENS" compare "$T/tl.jsonl" -s first-fit,caching --time-limit 0.001s --json >"$T/out" 2>"$T/err"
 python3 - "$T/out" <<'PY'
 import json, sys
@@ -241,6 +249,184 @@ life_check life-kin.json
 contains "$T/err" "traceEvents[4] ([memory] at Addr 0x4000000000000000)"; ok $? "life-kin.json: the traceEvents index, kernels counted"
 life_check life-kin-before.json
 life_check life-kin-total.json
+# a double free in a snapshot (a free_completed of a block already freed,
+# no alloc between) or an alloc over a live block: entries missing inside
+# the trace; read on, with a warning naming the first and the count
+pk dfree.pickle "{'segments':[],'device_traces':[[{'action':'alloc','addr':0x1000,'size':512,'stream':0},
+    {'action':'free_completed','addr':0x1000,'size':512,'stream':0},{'action':'alloc','addr':0x3000,'size':1024,'stream':0},
+    {'action':'free_completed','addr':0x1000,'size':512,'stream':0},
+    {'action':'free_requested','addr':0x1000,'size':512,'stream':0},{'action':'free_completed','addr':0x1000,'size':512,'stream':0},
+    {'action':'alloc','addr':0x2000,'size':512,'stream':0},{'action':'alloc','addr':0x2000,'size':2048,'stream':0}]]}"
+run convert "$T/dfree.pickle" "$T/dfree.jsonl"; ok $rc "a snapshot with a double free loads"
+contains "$T/err" "warning: $T/dfree.pickle: device_traces[0][3] (free_completed at 0x1000): the block there is already free, with no alloc since its last free"
+ok $? "warns, naming the first second free"
+contains "$T/err" "the entry is ignored (3 such entries in all)"; ok $? "and counts them (free_completed, free_requested, free_completed)"
+contains "$T/err" "device_traces[0][7] (alloc at 0x2000): the block there is still allocated, with no free since"; ok $? "warns of the alloc over a live block"
+python3 - "$T/dfree.pickle" "$T/dfree.jsonl" <<'PY'
+import json, pickle, sys
+tr = pickle.load(open(sys.argv[1], 'rb'))['device_traces'][0]
+# Python's reading: a free ends the block live at its address, if any; an
+# alloc over a live block ends it first
+live, frees = {}, 0
+for e in tr:
+    if e['action'] == 'alloc':
+        frees += e['addr'] in live
+        live[e['addr']] = e['size']
+    elif e['action'] == 'free_completed' and e['addr'] in live:
+        del live[e['addr']]
+        frees += 1
+ev = [json.loads(l) for l in open(sys.argv[2])][1:]
+got_allocs = [(e['addr'], e['size']) for e in ev if e['kind'] == 'alloc']
+want_allocs = [(hex(e['addr']), e['size']) for e in tr if e['action'] == 'alloc']
+got_frees = sum(e['kind'] == 'free' for e in ev)
+sys.exit(0 if got_allocs == want_allocs and got_frees == frees else 1)
+PY
+ok $? "its allocations and frees are the trace's, as Python pairs them (no block from before the trace invented)"
+pk nodfree.pickle "{'segments':[],'device_traces':[[{'action':'alloc','addr':0x1000,'size':512,'stream':0},
+    {'action':'free_requested','addr':0x1000,'size':512,'stream':0},{'action':'free_completed','addr':0x1000,'size':512,'stream':0},
+    {'action':'free_completed','addr':0x2000,'size':512,'stream':0}]]}"
+run stats "$T/nodfree.pickle"; ok $rc "free_requested then free_completed, and a block from before the trace, load"
+! contains "$T/err" "warning"; ok $? "without a warning"
+# the same in a Kineto trace: a second free made a second block from before the trace at the same address
+python3 - "$T" <<'PY'
+import json, sys
+def m(ts, b, a):
+    return {'ph': 'i', 'name': '[memory]', 'ts': ts, 'args': {'Bytes': b, 'Addr': a, 'Device Id': 0, 'Device Type': 1}}
+json.dump({'traceEvents': [m(1, -4096, 0x1000), m(2, -4096, 0x1000), m(3, 4096, 0x3000), m(4, 4096, 0x3000)]},
+          open(sys.argv[1] + '/dfree.json', 'w'))
+PY
+run stats "$T/dfree.json" --json; ok $rc "a Kineto trace with a double free loads"
+contains "$T/err" "warning: $T/dfree.json: traceEvents[1] ([memory] Bytes -4096 at Addr 0x1000): the block there is already free"; ok $? "warns, naming the event"
+contains "$T/err" "traceEvents[3] ([memory] Bytes 4096 at Addr 0x3000): the block there is still allocated"; ok $? "warns of the allocation over a live block"
+python3 - "$T/dfree.json" "$T/out" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))['traceEvents']
+# Python's reading: an address whose first event is a free held a block
+# from before the trace (one, however often it is freed); a free ends the
+# block live there, if any; an allocation over a live block ends it first
+first = {}
+for e in ev:
+    first.setdefault(e['args']['Addr'], e['args']['Bytes'])
+live = {a: -b for a, b in first.items() if b < 0}
+buffers = len(live) + sum(e['args']['Bytes'] > 0 for e in ev)
+cur = peak = sum(live.values())
+for e in ev:
+    a, b = e['args']['Addr'], e['args']['Bytes']
+    if b > 0:
+        cur += b - live.pop(a, 0)
+        live[a] = b
+    elif a in live:
+        cur -= live.pop(a)
+    peak = max(peak, cur)
+got = json.load(open(sys.argv[2]))
+sys.exit(0 if got['lower_bound'] == peak and got['buffers'] == buffers else 1)
+PY
+ok $? "its lower bound and buffers are Python's (one block from before the trace, not two)"
+# device traces written as tuples (Python reads a tuple as it reads a
+# list): read, the same as the list form; protocols 2 and 4, tuples of 0
+# to 5 entries (EMPTY_TUPLE, TUPLE1..3, MARK ... TUPLE), beside lists
+for proto in 2 4; do
+  python3 - "$T" $proto <<'PY'
+import pickle, sys
+d, p = sys.argv[1], int(sys.argv[2])
+fr = [{'filename': 'train.py', 'line': 7, 'name': 'step'}]
+def dev(k, n):
+    out = []
+    for i in range(n):
+        out.append({'action': 'alloc', 'addr': 0x100000 * (k + 1) + 4096 * i, 'size': 512 * (i + 1), 'stream': 0, 'frames': fr})
+        if i % 2:
+            out.append({'action': 'free_completed', 'addr': 0x100000 * (k + 1) + 4096 * i, 'size': 512 * (i + 1), 'stream': 0, 'frames': fr})
+    return out
+lists = [dev(k, n) for k, n in enumerate([3, 1, 0, 2, 4, 5])]
+mixed = [tuple(l) if k % 2 == 0 else l for k, l in enumerate(lists)]
+pickle.dump({'segments': [], 'device_traces': lists}, open(d + '/tl-list.pickle', 'wb'), protocol=p)
+pickle.dump({'segments': [], 'device_traces': mixed}, open(d + '/tl-mixed.pickle', 'wb'), protocol=p)
+pickle.dump({'segments': [], 'device_traces': [tuple(l) for l in lists]}, open(d + '/tl-tuples.pickle', 'wb'), protocol=p)
+pickle.dump({'segments': [], 'device_traces': tuple(tuple(l) for l in lists)}, open(d + '/tl-outer.pickle', 'wb'), protocol=p)
+PY
+  bad=0
+  for dv in 0 1 2 3 4 5; do
+    "$MEMLENS" convert "$T/tl-list.pickle" "$T/tl-want.jsonl" --device $dv >/dev/null 2>&1 || bad=$((bad + 1))
+    for f in mixed tuples outer; do
+      "$MEMLENS" convert "$T/tl-$f.pickle" "$T/tl-got.jsonl" --device $dv >/dev/null 2>"$T/err" || { bad=$((bad + 1)); echo "# $f device $dv: $(cat "$T/err")"; continue; }
+      cmp -s "$T/tl-want.jsonl" "$T/tl-got.jsonl" || { bad=$((bad + 1)); echo "# $f device $dv differs from the list form"; }
+    done
+  done
+  ok $bad "protocol $proto: device traces as tuples read as the same lists do (6 devices, 3 layouts)"
+  "$MEMLENS" convert "$T/tl-mixed.pickle" "$T/tl-got.jsonl" --device 4 >/dev/null 2>&1
+  python3 - "$T/tl-mixed.pickle" "$T/tl-got.jsonl" <<'PY'
+import json, pickle, sys
+tr = pickle.load(open(sys.argv[1], 'rb'))['device_traces'][4]
+ev = [json.loads(l) for l in open(sys.argv[2])][1:]
+want = [(hex(e['addr']), e['size']) for e in tr if e['action'] == 'alloc']
+sys.exit(0 if [(e['addr'], e['size']) for e in ev if e['kind'] == 'alloc'] == want and type(tr) is tuple else 1)
+PY
+  ok $? "protocol $proto: device 4, a tuple of 6 entries, holds the file's allocations (Python)"
+done
+# a long path in a message is kept whole (MlError held 512 bytes, a
+# strategy's error in a comparison row 256)
+L1=$(printf 'd%.0s' $(seq 200)); L2=$(printf 'e%.0s' $(seq 200)); L3=$(printf 'f%.0s' $(seq 200))
+LONG="$T/$L1/$L2/$L3/$L1/$L2"
+run stats "$LONG/x.csv"; ok $([ $rc -eq 2 ]; echo $?) "a missing file under a 1000-byte path exits 2"
+contains "$T/err" "$LONG/x.csv: cannot open: No such file or directory"; ok $? "the message holds the whole path and the reason"
+printf 'id,lower,upper,size\nb1,0,4,100\nb2,1,5,100\n' >"$T/two.csv"
+if "$MEMLENS" strategies 2>/dev/null | grep -q '^ *ilp\b'; then
+  run compare "$T/two.csv" -s ilp --options write-model="$LONG/m.lp"
+  contains "$T/out" "ilp: cannot write the model to $LONG/m.lp"; ok $? "a strategy's error row holds the whole path (was cut at 256 bytes)"
+  run compare "$T/two.csv" -s ilp --options write-model="$LONG/m.lp" --json
+  python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['results'][0]; sys.exit(0 if r['error'].endswith(sys.argv[2] + '/m.lp') else 1)" "$T/out" "$LONG"
+  ok $? "and so does its --json \"error\""
+else
+  skip "a strategy's error row holds the whole path" "no ilp strategy in this build"
+  skip "and so does its --json \"error\"" "no ilp strategy in this build"
+fi
+# a key given twice in a snapshot's dict: the last one counts, as in
+# Python (the lookups took the first); here a segment's total_size
+python3 - "$T/dupkey.pickle" <<'PY'
+import pickle, struct, sys
+def s(x):
+    b = x.encode()
+    return b'\x8c' + bytes([len(b)]) + b
+def i(v):
+    return b'J' + struct.pack('<i', v)
+seg = (b'}(' + s('device') + b'K\x00' + s('address') + i(0x100000) + s('total_size') + i(1 << 20)
+       + s('stream') + b'K\x00' + s('total_size') + i(3 << 20) + s('blocks') + b']' + b'u')
+body = b'\x80\x02}(' + s('segments') + b'](' + seg + b'e' + s('device_traces') + b']]au.'
+open(sys.argv[1], 'wb').write(body)
+assert pickle.loads(body)['segments'][0]['total_size'] == 3 << 20
+PY
+run stats "$T/dupkey.pickle"; ok $rc "a snapshot with a segment's total_size twice loads"
+contains "$T/out" "1 segment, reserved 3.00 MiB at the end"; ok $? "the segment's size is the last total_size, as Python reads it (3 MiB, not 1): $(grep devices "$T/out")"
+# a segment's or an annotation's "device" that is not an integer (it read
+# as device 0): exit 2 naming the entry and the value
+for v in "'0':the string \"0\"" "1.0:the float 1" "None:None" "True:True"; do
+  py=${v%%:*} say=${v#*:}
+  pk dev-seg.pickle "{'segments':[{'device':$py,'address':0x100000,'total_size':2<<20,'stream':0,'blocks':[]}],'device_traces':[[]]}"
+  run stats "$T/dev-seg.pickle"; ok $([ $rc -eq 2 ]; echo $?) "a segment's device $py exits 2"
+  contains "$T/err" "dev-seg.pickle: segment 0: \"device\" is $say; expected a device number (0 .. 4095)"; ok $? "naming segment and value ($py)"
+  pk dev-ann.pickle "{'segments':[],'device_traces':[[]],'external_annotations':[{'device':$py,'name':'x','stage':'START','time_us':1}]}"
+  run stats "$T/dev-ann.pickle"; ok $([ $rc -eq 2 ]; echo $?) "an annotation's device $py exits 2"
+  contains "$T/err" "dev-ann.pickle: external annotation 0: \"device\" is $say"; ok $? "naming annotation and value ($py)"
+done
+# a JSON string or key with \u0000 inside: cJSON keeps C strings, so
+# "Bytes\u0000x" was "Bytes" (here it would replace the allocation's 4096
+# bytes by 5); refused, naming the line; an escaped backslash before
+# "u0000" is no NUL and loads
+printf '{"traceEvents":[\n{"ph":"i","name":"[memory]","ts":1,"args":{"Bytes\\u0000x":5,"Bytes":4096,"Addr":4096,"Device Id":0,"Device Type":1}}]}\n' >"$T/knul.json"
+python3 -c "import json,sys; a=json.load(open(sys.argv[1]))['traceEvents'][0]['args']; sys.exit(0 if a['Bytes'] == 4096 and a['Bytes\0x'] == 5 else 1)" "$T/knul.json"
+ok $? "Python reads two keys, Bytes (4096) and Bytes\\0x (5)"
+run stats "$T/knul.json"; ok $([ $rc -eq 2 ]; echo $?) "a Kineto key with \\u0000 exits 2"
+contains "$T/err" 'knul.json: line 2: a string holds \u0000 (a NUL character)'; ok $? "naming the line"
+printf '{"format":"memlens-trace","version":1}\n{"kind":"alloc","id":1,"size":4,"name":"a\\u0000b"}\n' >"$T/nul.jsonl"
+run stats "$T/nul.jsonl"; ok $([ $rc -eq 2 ]; echo $?) "a JSONL string with \\u0000 exits 2"
+contains "$T/err" 'nul.jsonl:2: a string holds \u0000'; ok $? "naming the line"
+"$MEMLENS" plan "$SRC/samples/train-step.jsonl" -s first-fit -o "$T/nul-base-plan.json" >/dev/null 2>&1
+sed '0,/"strategy"/s//"strat\\u0000egy"/' "$T/nul-base-plan.json" >"$T/nul-plan.json"
+run check "$SRC/samples/train-step.jsonl" "$T/nul-plan.json"; ok $([ $rc -eq 2 ]; echo $?) "a plan key with \\u0000 exits 2"
+contains "$T/err" "nul-plan.json: line $(grep -n 'strat.u0000egy' "$T/nul-plan.json" | cut -d: -f1): a string holds"; ok $? "naming the file and the line: $(cat "$T/err")"
+printf '{"traceEvents":[{"ph":"i","name":"a\\\\u0000","ts":1}]}' >"$T/kesc.json"
+python3 -c "import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))['traceEvents'][0]['name'] == 'a\\\\u0000' else 1)" "$T/kesc.json"; ok $? "Python reads an escaped backslash, then u0000"
+run stats "$T/kesc.json"; ok $rc "so does memlens: it loads"
 # a UTF-8 byte-order mark before the header
 printf '\xef\xbb\xbfid,lower,upper,size\nb1,0,3,4096\nb2,1,5,8192\nb3,4,6,512\n' >"$T/bom.csv"
 run stats "$T/bom.csv" --json; ok $rc "a CSV with a UTF-8 BOM loads"

@@ -48,6 +48,34 @@ contains "$T/out" "does not fit: proven, no layout fits the capacity: these 2 bu
 run plan "$T/three.csv" --strategy exact --capacity 3 -o "$T/x.json"; ok $rc "exact fits capacity 3"
 run plan "$T/three.csv" --strategy exact --options mode=sideways -o "$T/x.json"; [ $rc -eq 2 ]; ok $? "a bad exact mode exits 2"
 
+# minimise stopped by nodes=1 (the first probe): the greedy plan, with the
+# bound proven so far beside the peak in text and --json; nothing was
+# proven above the live-bytes bound, computed here from the CSV
+python3 - >"$T/r90.csv" <<'PY'
+import random
+random.seed(7)
+print("id,lower,upper,size")
+for i in range(90):
+    lo = random.randrange(60)
+    print(i, lo, lo + 1 + random.randrange(20), 1 + random.randrange(64), sep=",")
+PY
+run plan "$T/r90.csv" --strategy exact --options mode=minimize,nodes=1 -o "$T/x.json"; ok $rc "exact minimise with nodes=1"
+cp "$T/err" "$T/text"
+run plan "$T/r90.csv" --strategy exact --options mode=minimize,nodes=1 --json -o "$T/x.json"; ok $rc "and with --json"
+python3 - "$T/r90.csv" "$T/out" "$T/text" "$T/x.json" <<'PY'; ok $? "the proven lower bound is the live-bytes bound of the CSV, in text, --json and the plan"
+import csv, json, sys
+rows = [(int(r["lower"]), int(r["upper"]), int(r["size"])) for r in csv.DictReader(open(sys.argv[1]))]
+lb = max(sum(s for lo, hi, s in rows if lo <= t < hi) for t in range(100))
+out = json.loads(open(sys.argv[2]).read())
+plan = json.load(open(sys.argv[4]))
+text = open(sys.argv[3]).read()
+good = out["proven_lower_bound"] == lb == plan["proven_lower_bound"] and out["peak"] > lb and not out["optimal"] \
+       and ("lower bound %d, proven lower bound %d," % (lb, lb)) in text and "node limit (1) reached" in plan["note"]
+sys.exit(0 if good else 1)
+PY
+run plan "$T/r90.csv" --strategy exact --options mode=minimize,nodes=-3 -o "$T/x.json"; [ $rc -eq 2 ]; ok $? "nodes=-3 exits 2"
+contains "$T/err" "nodes=-3 is not a positive number"; ok $? "and names the value"
+
 run plan "$T/three.csv" --strategy greedy-size --write-model "$T/m.lp" -o "$T/x.json"; [ $rc -eq 2 ]; ok $? "--write-model needs ilp"
 if "$MEMLENS" strategies | grep -q '^ilp '; then
   run plan "$T/three.csv" --strategy ilp --write-model "$T/m.lp" -o "$T/x.json"; ok $rc "ilp --write-model FILE.lp"

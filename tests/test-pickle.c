@@ -131,6 +131,11 @@ test_containers (void)
       ok (a && a == b && a->kind == ML_PK_LIST, "BINGET shares the memoised list (same pointer)");
     }
   ml_pk_free (d);
+  /* {"a": 1, "b": 3, "a": 2}: Python keeps the last "a" */
+  d = parse (P ("\x80\x02}(\x8c\x01" "aK\x01\x8c\x01" "bK\x03\x8c\x01" "aK\x02u."), &err);
+  int64_t dup = 0;
+  ok (d && ml_pk_get_int (ml_pk_root (d), "a", &dup) && dup == 2, "of a key given twice the last value counts, as in Python");
+  ml_pk_free (d);
   /* protocol 4: FRAME, MEMOIZE, LONG_BINGET */
   d = parse (P ("\x80\x04\x95\x0e\x00\x00\x00\x00\x00\x00\x00}\x94\x8c\x01k\x94]\x94sj\x02\x00\x00\x00\x86."), &err);
   ok (d && ml_pk_root (d)->kind == ML_PK_TUPLE && ml_pk_root (d)->items[1] == ml_pk_get (ml_pk_root (d)->items[0], "k"),
@@ -378,6 +383,26 @@ test_stream (void)
   rc = ml_pk_parse_stream ((const unsigned char *) listed, sizeof listed - 1, &st, &d, &err);
   t = rc == 0 ? ml_pk_get (ml_pk_root (d), "t") : NULL;
   ok (t && seen.n == 0 && ml_pk_len (t->items[0]) == 2, "stream: a list built by LIST stays whole (%s)", err.msg);
+  ml_pk_free (d);
+
+  /* device traces written as tuples (TUPLE2, MARK ... TUPLE, EMPTY_TUPLE)
+   * beside a list, in one APPENDS batch: streamed as the list is, each to
+   * its own index, and left empty; Python reads [(1, 2), (3, 4, 5, 6), (), [7]] */
+  memset (&seen, 0, sizeof seen);
+  d = NULL;
+  static const char tuples[] = "\x80\x02}(\x8c\x01t](K\x01K\x02\x86(K\x03K\x04K\x05K\x06t)]K\x07" "ae\x8c\x01xK\x01u.";
+  rc = ml_pk_parse_stream ((const unsigned char *) tuples, sizeof tuples - 1, &st, &d, &err);
+  t = rc == 0 ? ml_pk_get (ml_pk_root (d), "t") : NULL;
+  ok (t && seen.n == 7 && seen.lists[0] == 2 && seen.lists[1] == 4 && seen.lists[2] == 0 && seen.lists[3] == 1,
+      "stream: tuples in the streamed key are streamed, each to its index (%zu items: %zu %zu %zu %zu; %s)", seen.n,
+      seen.lists[0], seen.lists[1], seen.lists[2], seen.lists[3], err.msg);
+  ok (t && t->n == 4 && t->items[0]->kind == ML_PK_TUPLE && ml_pk_len (t->items[0]) == 0 && ml_pk_len (t->items[1]) == 0
+      && t->items[3]->kind == ML_PK_LIST, "stream: the tuples stay in the document, empty");
+  ml_pk_free (d);
+  /* without a stream they are kept whole */
+  rc = ml_pk_parse ((const unsigned char *) tuples, sizeof tuples - 1, &d, &err);
+  t = rc == 0 ? ml_pk_get (ml_pk_root (d), "t") : NULL;
+  ok (t && ml_pk_len (t->items[1]) == 4 && t->items[1]->items[3]->i == 6, "no stream: the tuples keep their items");
   ml_pk_free (d);
 
   /* the root built above a streamed list: it moves to the document */

@@ -5,33 +5,8 @@
  * waste recomputed here from the plan). */
 #include "tests/tap.h"
 
-#include "sim/analysis/check.h"
-#include "sim/formats/load.h"
-#include "sim/sim.h"
 #include "strategies/registry.h"
-
-static MlTrace *
-load_text (const char *text)
-{
-  char *path = tap_write_temp (text, ".jsonl");
-  MlTrace *t = NULL;
-  MlError err = { 0 };
-  if (ml_trace_load (path, NULL, &t, &err) < 0)
-    printf ("# load: %s\n", err.msg);
-  unlink (path);
-  free (path);
-  return t;
-}
-
-static MlBuffers *
-build (const char *text, MlTrace **t)
-{
-  MlBuffers *b = NULL;
-  *t = load_text (text);
-  if (*t && ml_buffers_build (*t, 0, &b, NULL) < 0)
-    b = NULL;
-  return b;
-}
+#include "tests/trace-text.h"
 
 static MlPlan *
 run (const MlBuffers *b, const char *name, uint64_t chunk, uint64_t capacity, uint32_t retries, const char *options)
@@ -49,20 +24,7 @@ run (const MlBuffers *b, const char *name, uint64_t chunk, uint64_t capacity, ui
   return p;
 }
 
-static size_t
-issues_of (const MlBuffers *b, const MlPlan *p)
-{
-  MlIssues is;
-  ml_issues_init (&is);
-  ml_check_plan (b, p, &is, NULL);
-  size_t n = ml_issues_count (&is);
-  ml_issues_clear (&is);
-  return n;
-}
-
-#define H256 "{\"format\":\"memlens-trace\",\"version\":1,\"alignment\":256}\n"
-#define A(id, size) "{\"kind\":\"alloc\",\"id\":" #id ",\"size\":" #size "}\n"
-#define F(id) "{\"kind\":\"free\",\"id\":" #id "}\n"
+#define H256 TRACE_HEADER (256)
 
 /* chunk 4096, alignment 256: classes 256, 512, 768, 1K, 1.25K, 1.5K, 1.75K,
  * 2K, 2.5K, 3K, 3.5K, 4K. */
@@ -82,7 +44,7 @@ static void
 test_pool_offsets (void)
 {
   MlTrace *t;
-  MlBuffers *b = build (pool_trace, &t);
+  MlBuffers *b = build_text (pool_trace, &t);
   static const uint32_t seg[] = { 0, 0, 1, 2, 0, 1, 3 };
   static const uint64_t off[] = { 0, 512, 0, 0, 0, 0, 0 };
   MlPlan *p = run (b, "pool", 4096, 0, 3, NULL);
@@ -154,7 +116,7 @@ static void
 test_buddy_offsets (void)
 {
   MlTrace *t;
-  MlBuffers *b = build (buddy_trace, &t);
+  MlBuffers *b = build_text (buddy_trace, &t);
   static const uint32_t seg[] = { 0, 0, 0, 0, 1, 0, 0 };
   static const uint64_t off[] = { 0, 512, 2048, 1024, 0, 512, 0 };
   MlPlan *p = run (b, "buddy", 4096, 0, 3, NULL);
@@ -199,7 +161,7 @@ static void
 test_buddy_arena (void)
 {
   MlTrace *t;
-  MlBuffers *b = build (arena_trace, &t);
+  MlBuffers *b = build_text (arena_trace, &t);
   MlPlan *p = run (b, "buddy", 4096, 3072, 3, "arena=1");
   ok (p != NULL, "buddy arena runs");
   if (!p)
@@ -234,7 +196,7 @@ static void
 test_retries (void)
 {
   MlTrace *t;
-  MlBuffers *b = build (retry_trace, &t);
+  MlBuffers *b = build_text (retry_trace, &t);
   const char *names[] = { "pool", "buddy" };
   for (int s = 0; s < 2; s++)
     {
@@ -266,7 +228,7 @@ test_retries (void)
     }
   /* first-fit caches nothing: --retries changes nothing */
   MlTrace *tc;
-  MlBuffers *bc = build (H256 A (1, 524288) F (1) A (2, 5242880), &tc);
+  MlBuffers *bc = build_text (H256 A (1, 524288) F (1) A (2, 5242880), &tc);
   MlPlan *p0 = run (bc, "caching", 0, 21 << 20, 0, NULL), *p1 = run (bc, "caching", 0, 21 << 20, 1, NULL);
   ok (p0 && p0->oom.hit && p0->oom.retries == 0, "caching --retries 0: the 20 MiB segment does not fit beside the cached 2 MiB one");
   ok (p1 && !p1->oom.hit, "caching --retries 1: it fits after the cached segment goes back");
@@ -396,21 +358,22 @@ test_random (void)
   int traces = tap_quick () ? 200 : 2000;
   for (int iter = 0; iter < traces; iter++)
     {
-      size_t len = (size_t) sprintf (text, "{\"format\":\"memlens-trace\",\"version\":1,\"alignment\":%d}\n", iter % 3 ? 1 : 256);
+      TraceText tt;
+      tt_begin (&tt, text, 1 << 20, iter % 3 ? 1 : 256);
       int nalloc = 1 + (int) (rnd () % 80), next_id = 1, live[96], nlive = 0;
       for (int a = 0; a < nalloc; a++)
         {
           while (nlive && rnd () % 3 == 0)
             {
               int k = (int) (rnd () % (uint64_t) nlive);
-              len += (size_t) sprintf (text + len, "{\"kind\":\"free\",\"id\":%d}\n", live[k]);
+              tt_free (&tt, live[k]);
               live[k] = live[--nlive];
             }
           uint64_t size = (rnd () % 8 == 0) ? 0 : 1 + rnd () % (iter % 2 ? 300 : 12000);
-          len += (size_t) sprintf (text + len, "{\"kind\":\"alloc\",\"id\":%d,\"size\":%" PRIu64 "}\n", next_id, size);
+          tt_alloc (&tt, next_id, size);
           live[nlive++] = next_id++;
         }
-      MlTrace *t = load_text (text);
+      MlTrace *t = load_text (text, ".jsonl");
       MlBuffers *b;
       if (!t || ml_buffers_build (t, 0, &b, NULL) < 0)
         {

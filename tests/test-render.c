@@ -757,6 +757,7 @@ test_paged_segments (void)
       "segment %u: a paged range of 180 MiB at the bottom; 28 ticks (%" PRIu64 " B, %" PRIu64 ")", g0, s->seg_extent[g0],
       s->end_tick);
   is_u64 (s->seg_map_first[g0 + 1] - s->seg_map_first[g0], 6, "its six mappings (the unmap ends one of them)");
+  is_u64 (s->seg_mapped_max[g0], 160 * MiB, "the most mapped at once: 160 MiB, from tick 23 (120 MiB before the unmap)");
   MlStyle st;
   ml_style_init (&st);
   st.show_labels = false;
@@ -807,6 +808,49 @@ test_paged_segments (void)
   ml_trace_free (t);
 }
 
+/* ml_active_item_point gives a pixel where the drawing shows the item and
+ * the hit test finds it, on a plot whose left edge is not a whole pixel;
+ * and no point for a sub-pixel buffer the drawing cannot show (at the
+ * stack's bottom edge): tiny (1 B, the longest-lived: the bottom) under
+ * big (1000 B) on 100 px, 10 B per px. */
+static void
+test_active_points (void)
+{
+  MlTrace *t = load_text ("{\"format\":\"memlens-trace\",\"version\":1,\"alignment\":1}\n"
+                          "{\"kind\":\"alloc\",\"id\":1,\"size\":1,\"name\":\"tiny\"}\n"
+                          "{\"kind\":\"alloc\",\"id\":2,\"size\":1000,\"name\":\"big\"}\n"
+                          "{\"kind\":\"free\",\"id\":2}\n"
+                          "{\"kind\":\"free\",\"id\":1}\n");
+  MlBuffers *b = NULL;
+  ml_buffers_build (t, 1, &b, NULL);
+  static const uint64_t off[] = { 0, 1 };
+  MlPlan *p = arena (b, off);
+  MlScene *s = NULL;
+  ml_scene_new (b, p, NULL, &s, NULL);
+  MlStyle st;
+  ml_style_init (&st);
+  st.plot = ML_PLOT_ACTIVE;
+  MlView v;
+  ml_scene_view_init_plot (s, ML_PLOT_ACTIVE, &v, 10.4, 5.6, 400, 100);
+  ok (s->rank[0] == 0, "tiny lives longest: the bottom of the stack");
+  double x = 0, y = 0;
+  ok (!ml_active_item_point (s, &v, 0, &x, &y), "tiny is a tenth of a pixel at the bottom edge: no point (got %.2f, %.2f)", x, y);
+  bool vis = ml_active_item_point (s, &v, 1, &x, &y);
+  ok (vis && ml_active_hit (s, &v, floor (x), floor (y)) == 1, "big: its point (%.2f, %.2f), at whole pixels, hits it", x, y);
+  cairo_surface_t *surf = cairo_image_surface_create (CAIRO_FORMAT_RGB24, 420, 110);
+  cairo_t *cr = cairo_create (surf);
+  ml_timeline_draw_layout (cr, &v, s, &st);
+  cairo_destroy (cr);
+  uint32_t cb = rgb_of (ml_style_class_color (&st, s->items[1].cls[ML_COLOR_BY_SITE]));
+  ok (vis && pixel (surf, (int) x, (int) y) == cb, "and the picture there is big's colour (#%06x, want #%06x)",
+      pixel (surf, (int) x, (int) y), cb);
+  cairo_surface_destroy (surf);
+  ml_scene_free (s);
+  ml_plan_free (p);
+  ml_buffers_free (b);
+  ml_trace_free (t);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -814,6 +858,7 @@ main (int argc, char **argv)
     root = argv[1];
   test_oom_request ();
   test_paged_segments ();
+  test_active_points ();
   test_curve_labels ();
   test_real_time ();
   test_view ();

@@ -2,23 +2,8 @@
  * a reference written here), metrics and the plan checker. */
 #include "tests/tap.h"
 
-#include "sim/analysis/check.h"
-#include "sim/formats/load.h"
-#include "sim/sim.h"
 #include "strategies/registry.h"
-
-static MlTrace *
-load_text (const char *text, const char *suffix)
-{
-  char *path = tap_write_temp (text, suffix);
-  MlTrace *t = NULL;
-  MlError err = { 0 };
-  if (ml_trace_load (path, NULL, &t, &err) < 0)
-    printf ("# load: %s\n", err.msg);
-  unlink (path);
-  free (path);
-  return t;
-}
+#include "tests/trace-text.h"
 
 static MlPlan *
 run (const MlBuffers *b, const char *name, uint64_t capacity)
@@ -33,31 +18,20 @@ run (const MlBuffers *b, const char *name, uint64_t capacity)
   return p;
 }
 
-static size_t
-issues_of (const MlBuffers *b, const MlPlan *p)
-{
-  MlIssues is;
-  ml_issues_init (&is);
-  ml_check_plan (b, p, &is, NULL);
-  size_t n = ml_issues_count (&is);
-  ml_issues_clear (&is);
-  return n;
-}
-
-#define H1 "{\"format\":\"memlens-trace\",\"version\":1,\"alignment\":1}\n"
+#define H1 TRACE_HEADER (1)
 
 /* a@0 100, b@100 50, c@150 100, e@250 40, f@290 10; free b, free e:
  * holes [100,150) and [250,290); then d(35) and g(12). */
 static const char fit_trace[] = H1
-  "{\"kind\":\"alloc\",\"id\":1,\"size\":100}\n"
-  "{\"kind\":\"alloc\",\"id\":2,\"size\":50}\n"
-  "{\"kind\":\"alloc\",\"id\":3,\"size\":100}\n"
-  "{\"kind\":\"alloc\",\"id\":4,\"size\":40}\n"
-  "{\"kind\":\"alloc\",\"id\":5,\"size\":10}\n"
-  "{\"kind\":\"free\",\"id\":2}\n"
-  "{\"kind\":\"free\",\"id\":4}\n"
-  "{\"kind\":\"alloc\",\"id\":6,\"size\":35}\n"
-  "{\"kind\":\"alloc\",\"id\":7,\"size\":12}\n";
+  A (1, 100)
+  A (2, 50)
+  A (3, 100)
+  A (4, 40)
+  A (5, 10)
+  F (2)
+  F (4)
+  A (6, 35)
+  A (7, 12);
 
 static void
 test_fit_offsets (void)
@@ -114,10 +88,10 @@ test_edge_cases (void)
 
   /* zero-size buffer, identical lifetimes, never freed */
   t = load_text (H1
-                 "{\"kind\":\"alloc\",\"id\":1,\"size\":0}\n"
-                 "{\"kind\":\"alloc\",\"id\":2,\"size\":64}\n"
-                 "{\"kind\":\"alloc\",\"id\":3,\"size\":64}\n"
-                 "{\"kind\":\"free\",\"id\":2}\n", ".jsonl");
+                 A (1, 0)
+                 A (2, 64)
+                 A (3, 64)
+                 F (2), ".jsonl");
   ml_buffers_build (t, 0, &b, NULL);
   is_u64 (b->lower_bound, 128, "zero-size buffer adds nothing to the lower bound");
   ok (b->buf[2].flags & ML_BUF_NEVER_FREED, "buffer 3 is never freed");
@@ -140,7 +114,7 @@ static void
 test_empty_lifetime (void)
 {
   MlTrace *t = load_text (H1
-                          "{\"kind\":\"alloc\",\"id\":1,\"size\":100}\n"
+                          A (1, 100)
                           "{\"kind\":\"alloc\",\"id\":2,\"size\":50,\"tick\":3}\n"
                           "{\"kind\":\"free\",\"id\":2,\"tick\":3}\n"
                           "{\"kind\":\"free\",\"id\":1,\"tick\":4}\n", ".jsonl");
@@ -409,19 +383,20 @@ test_random_large (void)
   static const char *const names[3] = { "first-fit", "best-fit", "next-fit" };
   for (int iter = tap_quick () ? 1 : 0; iter < (tap_quick () ? 2 : 6); iter++)
     {
-      size_t len = (size_t) sprintf (text, "{\"format\":\"memlens-trace\",\"version\":1,\"alignment\":%d}\n", iter % 2 ? 1 : 256);
+      TraceText tt;
+      tt_begin (&tt, text, cap, iter % 2 ? 1 : 256);
       int target = 500 + 1300 * iter, next_id = 1, nlive = 0;
       int *live = malloc (40000 * sizeof *live);
-      for (int a = 0; a < 20000 && len + 200 < cap; a++)
+      for (int a = 0; a < 20000 && tt_room (&tt) > 200; a++)
         {
           while (nlive && (nlive > target ? rnd () % 3 != 0 : rnd () % 3 == 0))
             {
               int k = (int) (rnd () % (uint64_t) nlive);
-              len += (size_t) sprintf (text + len, "{\"kind\":\"free\",\"id\":%d}\n", live[k]);
+              tt_free (&tt, live[k]);
               live[k] = live[--nlive];
             }
           uint64_t size = rnd () % 16 == 0 ? 1 + rnd () % 1000000 : 1 + rnd () % (iter % 3 ? 5000 : 64);
-          len += (size_t) sprintf (text + len, "{\"kind\":\"alloc\",\"id\":%d,\"size\":%" PRIu64 "}\n", next_id, size);
+          tt_alloc (&tt, next_id, size);
           live[nlive++] = next_id++;
         }
       free (live);
@@ -458,18 +433,19 @@ test_random (void)
   char *text = malloc (1 << 20);
   for (int iter = 0; iter < 3000; iter++)
     {
-      size_t len = (size_t) sprintf (text, "{\"format\":\"memlens-trace\",\"version\":1,\"alignment\":%d}\n", iter % 3 ? 1 : 256);
+      TraceText tt;
+      tt_begin (&tt, text, 1 << 20, iter % 3 ? 1 : 256);
       int nalloc = 1 + (int) (rnd () % 60), next_id = 1, live[64], nlive = 0;
       for (int a = 0; a < nalloc; a++)
         {
           while (nlive && rnd () % 3 == 0)
             {
               int k = (int) (rnd () % (uint64_t) nlive);
-              len += (size_t) sprintf (text + len, "{\"kind\":\"free\",\"id\":%d}\n", live[k]);
+              tt_free (&tt, live[k]);
               live[k] = live[--nlive];
             }
           uint64_t size = (rnd () % 4 == 0) ? 0 : 1 + rnd () % (iter % 2 ? 64 : 5000);
-          len += (size_t) sprintf (text + len, "{\"kind\":\"alloc\",\"id\":%d,\"size\":%" PRIu64 "}\n", next_id, size);
+          tt_alloc (&tt, next_id, size);
           live[nlive++] = next_id++;
         }
       MlTrace *t = load_text (text, ".jsonl");

@@ -318,22 +318,32 @@ ml_active_item_point (const MlScene *s, const MlView *v, size_t item, double *x,
   double t0 = fmax ((double) it->start, v->t0), t1 = fmin ((double) it->end, v->t1);
   if (t1 <= t0)
     return false;
-  double cx = floor (ml_view_time_to_x (v, (t0 + t1) / 2));
+  /* the pixel column the drawing and the hit test use: columns start at
+   * the plot's left edge, which need not be a whole pixel */
+  double cx = v->px + floor (ml_view_time_to_x (v, (t0 + t1) / 2) - v->px);
   double lo = ml_view_x_to_time (v, cx), hi = ml_view_x_to_time (v, cx + 1);
   Sweep w;
   sweep_init (&w, s, lo);
   bool found = false;
   if (sweep_to (&w, column_tick (&w, lo, hi)))
     {
-      double cum = 0;
+      double cum = 0, bpp = ml_view_bytes_per_px (v);
+      long H = (long) ceil (v->ph);
       for (size_t i = 0; i < w.n && !found; i++)
         {
           double sz = (double) s->items[w.live[i].item].size;
           if (w.live[i].item == item)
             {
+              /* the rows ml_active_draw paints for it (a sub-pixel
+               * buffer gets one, unless it is the plot's edge) */
+              long r0 = lround ((v->a1 - cum - sz) / bpp), r1 = lround ((v->a1 - cum) / bpp);
+              if (r1 <= r0)
+                r1 = r0 + 1;
+              r0 = r0 < 0 ? 0 : r0;
+              r1 = r1 > H ? H : r1;
               *x = cx + 0.5;
-              *y = ml_view_addr_to_y (v, cum + sz / 2);
-              found = *y >= v->py && *y <= v->py + v->ph;
+              *y = v->py + (double) (r0 + r1) / 2;
+              found = r1 > r0;
             }
           cum += sz;
         }

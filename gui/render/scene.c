@@ -312,6 +312,21 @@ map_by_start (const void *a, const void *b)
   return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
+typedef struct {
+  uint64_t tick;
+  int      start;    /* 1 a mapping begins, 0 it ends */
+  uint64_t bytes;
+} MapEdge;
+
+static int
+edge_by_tick (const void *a, const void *b)
+{
+  const MapEdge *x = a, *y = b;
+  if (x->tick != y->tick)
+    return x->tick < y->tick ? -1 : 1;
+  return x->start - y->start;   /* ends first */
+}
+
 /* The mappings of each paged segment: map_order[seg_map_first[g] ..
  * seg_map_first[g + 1]) index plan->maps, by start (a counting sort by
  * segment, then a sort within each). */
@@ -338,6 +353,35 @@ build_maps (MlScene *s)
       qsort (s->map_order + s->seg_map_first[g], s->seg_map_first[g + 1] - s->seg_map_first[g], sizeof *s->map_order,
              map_by_start);
   sort_maps = NULL;
+  /* the most bytes mapped at once in each: a sweep over the mappings'
+   * starts and ends (an end before a start at one tick) */
+  s->seg_mapped_max = calloc (ns + 1, sizeof *s->seg_mapped_max);
+  MapEdge *ev = malloc ((2 * p->n_maps + 1) * sizeof *ev);
+  if (!s->seg_mapped_max || !ev)
+    {
+      free (ev);
+      return -1;
+    }
+  for (size_t g = 0; g < ns; g++)
+    {
+      size_t n = 0;
+      for (size_t k = s->seg_map_first[g]; k < s->seg_map_first[g + 1]; k++)
+        {
+          const MlMapping *m = &p->maps[s->map_order[k]];
+          ev[n++] = (MapEdge) { m->start, 1, m->size };
+          ev[n++] = (MapEdge) { m->end, 0, m->size };
+        }
+      if (n > 1)
+        qsort (ev, n, sizeof *ev, edge_by_tick);
+      uint64_t cur = 0;
+      for (size_t k = 0; k < n; k++)
+        {
+          cur = ev[k].start ? cur + ev[k].bytes : cur - ev[k].bytes;
+          if (cur > s->seg_mapped_max[g])
+            s->seg_mapped_max[g] = cur;
+        }
+    }
+  free (ev);
   return 0;
 }
 
@@ -573,6 +617,7 @@ ml_scene_free (MlScene *s)
   free (s->seg_extent);
   free (s->seg_map_first);
   free (s->map_order);
+  free (s->seg_mapped_max);
   ml_curve_free (&s->curve);
   ml_peaks_free (&s->peaks);
   for (int by = 0; by < ML_COLOR_BY__COUNT; by++)

@@ -68,6 +68,7 @@ typedef struct {
    * seg_map_first[g + 1]) index plan->maps for segment g, by start */
   size_t      *seg_map_first;  /* n_segments + 1 */
   uint32_t    *map_order;
+  uint64_t    *seg_mapped_max; /* n_segments: the most bytes mapped at once */
   uint64_t     end_tick;       /* the time axis is [0, end_tick) */
   uint64_t     first_tick;     /* the first tick anything happens */
 

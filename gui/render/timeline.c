@@ -859,8 +859,7 @@ xor_edges (cairo_t *cr, const MlView *v, uint64_t base, double x, const Span *a,
  * Between two consecutive map / unmap ticks (a slab) the mapped ranges,
  * merged, give horizontal edges at their ends; at each slab boundary a
  * vertical edge covers the ranges mapped on one side only. Adds to the
- * path; returns the most bytes mapped at once, or UINT64_MAX when out of
- * memory (nothing then). O(m log m + slabs x a log a) for m mappings in
+ * path; false when out of memory (nothing then). O(m log m + slabs x a log a) for m mappings in
  * view, a of them mapped at once. */
 static int
 cmp_double (const void *a, const void *b)
@@ -869,13 +868,12 @@ cmp_double (const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-static uint64_t
+static bool
 paged_outline (cairo_t *cr, const MlView *v, const MlScene *s, size_t g)
 {
   const MlPlan *p = s->plan;
   size_t first = s->seg_map_first[g], n = s->seg_map_first[g + 1] - first;
   double t0 = floor (fmax (v->t0, 0)), t1 = ceil (v->t1);
-  uint64_t most = 0;
   double *ticks = malloc ((2 * n + 1) * sizeof *ticks);
   Span *cur = malloc ((n + 1) * sizeof *cur), *prev = malloc ((n + 1) * sizeof *prev);
   uint32_t *act = malloc ((n + 1) * sizeof *act);   /* the mappings live in the slab */
@@ -883,7 +881,7 @@ paged_outline (cairo_t *cr, const MlView *v, const MlScene *s, size_t g)
   if (!ticks || !cur || !prev || !act)
     {
       free (ticks), free (cur), free (prev), free (act);
-      return UINT64_MAX;
+      return false;
     }
   size_t nt = 0;
   for (size_t k = 0; k < n; k++)
@@ -932,7 +930,6 @@ paged_outline (cairo_t *cr, const MlView *v, const MlScene *s, size_t g)
       if (k + 1 < nt)
         {
           double x1 = round (ml_view_time_to_x (v, ticks[k + 1])) + 0.5;
-          uint64_t mapped = 0;
           for (size_t j = 0; j < nc; j++)
             {
               double ylo = round (ml_view_addr_to_y (v, (double) (base + cur[j].lo))) - 0.5;
@@ -941,17 +938,14 @@ paged_outline (cairo_t *cr, const MlView *v, const MlScene *s, size_t g)
               cairo_line_to (cr, x1, yhi);
               cairo_move_to (cr, x, ylo);
               cairo_line_to (cr, x1, ylo);
-              mapped += cur[j].hi - cur[j].lo;
             }
-          if (mapped > most)
-            most = mapped;
         }
       Span *t = prev;
       prev = cur, cur = t;
       np = nc;
     }
   free (ticks), free (cur), free (prev), free (act);
-  return most;
+  return true;
 }
 
 /* The segments plot: each segment outlined over its lifetime (a paged
@@ -977,16 +971,15 @@ draw_segment_outlines (cairo_t *cr, const MlView *v, const MlScene *s, const MlS
         continue;
       char text[128], sz[32], mp[32];
       set_rgb (cr, ink, 0.75);
-      uint64_t most = UINT64_MAX;
       if (seg->flags & ML_SEG_PAGED)
         {
-          most = paged_outline (cr, v, s, g);
+          bool drawn = paged_outline (cr, v, s, g);
           cairo_stroke (cr);
-          if (most == UINT64_MAX)
+          if (!drawn)
             continue;
           snprintf (text, sizeof text, "segment %zu · %s range%s, %s mapped at most", g,
                     ml_format_size (seg->size, sz, sizeof sz), seg->flags & ML_SEG_EXPANDABLE ? " · expandable" : "",
-                    ml_format_size (most, mp, sizeof mp));
+                    ml_format_size (s->seg_mapped_max[g], mp, sizeof mp));
         }
       else
         {

@@ -21,7 +21,7 @@ typedef struct {
   const MlStrategy *strategy;
   uint64_t          lower_bound; /* of the lifetimes the run used */
   int               status;      /* 0, or the error the strategy returned */
-  char              error[256];
+  char              error[ML_ERROR_MAX];
   MlMetrics         metrics;
   MlOom             oom;
   uint64_t          retries, retry_released, block_waste;

@@ -23,7 +23,7 @@ ml_error_prefix (MlError *err, const char *fmt, ...)
 {
   if (!err)
     return ML_EINPUT;
-  char prefix[256], old[sizeof err->msg];
+  char prefix[sizeof err->msg], old[sizeof err->msg];
   va_list ap;
   va_start (ap, fmt);
   vsnprintf (prefix, sizeof prefix, fmt, ap);

@@ -31,9 +31,14 @@ enum {
 #define ML_MUST_CHECK
 #endif
 
+/* The longest message an MlError (and what is copied from one, MlResult's
+ * error) holds: room for a path of PATH_MAX bytes (4096 on Linux) and
+ * the text around it, so a long file name never cuts a message's tail. */
+#define ML_ERROR_MAX 5120
+
 typedef struct {
   int  code;
-  char msg[512];
+  char msg[ML_ERROR_MAX];
 } MlError;
 
 /* Formats a message into @err (may be NULL) and returns @code. */

@@ -129,9 +129,43 @@ ml_json_put_str (FILE *fp, const char *s)
   fputc ('"', fp);
 }
 
+size_t
+ml_json_find_nul (const char *text, size_t len)
+{
+  if (!memmem (text, len, "\\u0000", 6))
+    return SIZE_MAX;   /* nearly always: no scan */
+  bool in_str = false;
+  for (size_t i = 0; i < len; i++)
+    {
+      char c = text[i];
+      if (in_str)
+        {
+          if (c == '\\')
+            {
+              if (i + 5 < len && memcmp (text + i + 1, "u0000", 5) == 0)
+                return i;
+              i++;
+            }
+          else if (c == '"')
+            in_str = false;
+        }
+      else if (c == '"')
+        in_str = true;
+    }
+  return SIZE_MAX;
+}
+
 int
 ml_json_check_depth (const char *text, size_t len, int max_depth, MlError *err)
 {
+  size_t nul = ml_json_find_nul (text, len);
+  if (nul != SIZE_MAX)
+    {
+      long at = 1;
+      for (size_t i = 0; i < nul; i++)
+        at += text[i] == '\n';
+      return ml_error_set (err, ML_EINPUT, "line %ld: " ML_JSON_NUL_MSG, at);
+    }
   int depth = 0;
   long line = 1;
   bool in_str = false;

@@ -27,6 +27,13 @@ const char *ml_json_str (const cJSON *obj, const char *key);
  * deeper than @max_depth, else 0. Run it before cJSON, which would recurse
  * into a million-level document. */
 int  ml_json_check_depth (const char *text, size_t len, int max_depth, MlError *err);
+/* The offset in @text of the first \u0000 escape inside a JSON string,
+ * else SIZE_MAX. cJSON keeps strings as C strings, so "Bytes\u0000x" would
+ * be "Bytes" to every lookup: the readers refuse such text instead
+ * (ml_json_check_depth does, and the JSONL reader per line). */
+size_t ml_json_find_nul (const char *text, size_t len);
+/* The message for it: "a string holds \u0000 (a NUL character) ..." */
+#define ML_JSON_NUL_MSG "a string holds \\u0000 (a NUL character); memlens compares keys and strings whole and cannot keep one"
 /* Reads @path (gzip or plain, up to @max_bytes uncompressed) and parses it
  * as JSON; errors name the file and the line. On success *out is the
  * caller's (cJSON_Delete). */

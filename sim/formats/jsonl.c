@@ -300,6 +300,11 @@ ml_trace_load_jsonl (const char *path, const MlLoadOptions *opts, MlTrace **out,
           rc = ml_error_set (err, ML_EINPUT, "nested more than %d levels deep", MAX_NESTING);
           break;
         }
+      if (ml_json_find_nul (s, len) != SIZE_MAX)
+        {
+          rc = ml_error_set (err, ML_EINPUT, ML_JSON_NUL_MSG);
+          break;
+        }
       const char *end = NULL;
       bool oom;
       cJSON *o = ml_json_parse (s, len, &end, &oom);

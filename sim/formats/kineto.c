@@ -241,7 +241,9 @@ ml_trace_from_kineto (const cJSON *root, const char *name, const MlLoadOptions *
           tr->n_devices = 1;
         }
     }
-  /* frees of addresses allocated before the trace: buffers live from tick 0 */
+  /* frees of addresses allocated before the trace: buffers live from
+   * tick 0; an address is 1 while allocated, 2 once freed (a second free
+   * of it is no second buffer from before the trace) */
   uint64_t next_id = 1;
   for (size_t i = 0; i < k && rc == 0; i++)
     {
@@ -251,16 +253,19 @@ ml_trace_from_kineto (const cJSON *root, const char *name, const MlLoadOptions *
           if (ml_u64map_put (&live, mem[i].addr, 1) < 0)
             rc = ml_error_set (err, ML_ENOMEM, "%s: out of memory", name);
         }
-      else if (mem[i].bytes < 0 && !ml_u64map_get (&live, mem[i].addr, &v))
+      else if (mem[i].bytes < 0 && ml_u64map_get (&live, mem[i].addr, &v))
+        {
+          if (v == 1 && ml_u64map_put (&live, mem[i].addr, 2) < 0)
+            rc = ml_error_set (err, ML_ENOMEM, "%s: out of memory", name);
+        }
+      else if (mem[i].bytes < 0)
         {
           MlEvent ev = { .tick = 0, .id = next_id++, .addr = mem[i].addr, .size = (uint64_t) -mem[i].bytes,
                          .time_ns = -1, .kind = ML_EV_ALLOC, .flags = ML_EVF_HAS_ID | ML_EVF_HAS_ADDR,
                          .device = tr->device };
-          if (append (tr, &ev, mem[i].index + 1) < 0)
+          if (append (tr, &ev, mem[i].index + 1) < 0 || ml_u64map_put (&live, mem[i].addr, 2) < 0)
             rc = ml_error_set (err, ML_ENOMEM, "%s: out of memory", name);
         }
-      else if (mem[i].bytes < 0)
-        ml_u64map_del (&live, mem[i].addr);
     }
   /* memory allocated before the first event that the trace never frees:
    * the first event's Total Allocated, less its own bytes, less the
@@ -298,6 +303,11 @@ ml_trace_from_kineto (const cJSON *root, const char *name, const MlLoadOptions *
       tr->n_reserved_steps = 1;
     }
   uint64_t tick = 1;
+  /* events the walk reads past, with a warning (entries missing inside
+   * the trace): a free of an address already free, an allocation over a
+   * live one; how many, and the first of each */
+  size_t n_refree = 0, n_realloc = 0;
+  const Mem *first_refree = NULL, *first_realloc = NULL;
   for (size_t i = 0; i < k && rc == 0; i++)
     {
       const Mem *m = &mem[i];
@@ -321,6 +331,8 @@ ml_trace_from_kineto (const cJSON *root, const char *name, const MlLoadOptions *
           if (ml_u64map_get (&live, m->addr, &id))
             {
               /* allocated again while live: the trace lost a free */
+              if (!n_realloc++)
+                first_realloc = m;
               ev.tick = tick++;
               ev.kind = ML_EV_FREE;
               ev.id = id;
@@ -349,6 +361,27 @@ ml_trace_from_kineto (const cJSON *root, const char *name, const MlLoadOptions *
           if (append (tr, &ev, m->index + 1) < 0)
             rc = ML_ENOMEM;
         }
+      else if (!n_refree++)
+        first_refree = m;   /* freed already, no allocation since */
+    }
+  char note[512];
+  if (rc == 0 && n_refree)
+    {
+      snprintf (note, sizeof note, "traceEvents[%zu] ([memory] Bytes %" PRId64 " at Addr 0x%" PRIx64 "): the block there is "
+                "already free, with no allocation since its last free: the trace lost events; the event is ignored "
+                "(%zu such event%s in all)", first_refree->index, first_refree->bytes, first_refree->addr, n_refree,
+                n_refree == 1 ? "" : "s");
+      if (ml_trace_add_note (tr, note) < 0)
+        rc = ML_ENOMEM;
+    }
+  if (rc == 0 && n_realloc)
+    {
+      snprintf (note, sizeof note, "traceEvents[%zu] ([memory] Bytes %" PRId64 " at Addr 0x%" PRIx64 "): the block there is "
+                "still allocated, with no free since: the trace lost events; the old block ends here (%zu such event%s "
+                "in all)", first_realloc->index, first_realloc->bytes, first_realloc->addr, n_realloc,
+                n_realloc == 1 ? "" : "s");
+      if (ml_trace_add_note (tr, note) < 0)
+        rc = ML_ENOMEM;
     }
   ml_u64map_clear (&live);
   free (mem);

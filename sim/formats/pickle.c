@@ -755,6 +755,29 @@ build_seq (Vm *vm, MlPkKind kind, size_t from)
   return push (vm, t);
 }
 
+/* A tuple added to root[key] is a device trace as a list is (Python
+ * reads both alike), built whole on the stack before TUPLE: its items go
+ * to the callback as a streamed list's do, as list @list, and it stays in
+ * the document empty, so the consumer sees every device trace the same
+ * way. (Its items may be scratch, built above a streamed list; kept in
+ * the tuple they went with the scratch before the consumer read them:
+ * found by fuzz-snapshot-gen.) */
+static int
+stream_tuple (Vm *vm, MlPkValue *t, size_t list)
+{
+  for (size_t k = 0; k < t->n; k++)
+    {
+      MlPkValue *it = t->items[k];
+      if (it->flags & F_SCRATCH)
+        it->flags |= F_HANDED;
+      int rc = vm->stream->item (vm->stream->user, list, k, it);
+      if (rc < 0)
+        return rc;
+    }
+  t->n = 0;
+  return 0;
+}
+
 /* Adds stack[from .. sp) to the container below them. */
 static int
 add_items (Vm *vm, size_t from, bool dict)
@@ -786,6 +809,11 @@ add_items (Vm *vm, size_t from, bool dict)
   int rc = reserve (vm, c, vm->sp - from);
   if (rc < 0)
     return rc;
+  if (c->flags & F_DTLIST)
+    for (size_t k = from; k < vm->sp; k++)
+      if (vm->stack[k]->kind == ML_PK_TUPLE && vm->stack[k]->n
+          && (rc = stream_tuple (vm, vm->stack[k], c->n + (k - from))) < 0)
+        return rc;
   /* locals: the stores into items cannot then alias the loop's state */
   unsigned depth = c->depth, deepest = 0;
   bool into_doc = !(c->flags & F_SCRATCH), marks = false, self = false;
@@ -1173,11 +1201,12 @@ ml_pk_get (const MlPkValue *d, const char *key)
   if (!d || d->kind != ML_PK_DICT)
     return NULL;
   size_t klen = strlen (key);
-  for (size_t k = 0; k + 1 < d->n; k += 2)
+  /* from the end: of equal keys the last one counts, as in Python */
+  for (size_t k = d->n & ~(size_t) 1; k >= 2; k -= 2)
     {
-      const MlPkValue *kv = d->items[k];
+      const MlPkValue *kv = d->items[k - 2];
       if (kv->len == klen && kv->kind == ML_PK_STR && kv->s[0] == key[0] && memcmp (kv->s, key, klen) == 0)
-        return d->items[k + 1];
+        return d->items[k - 1];
     }
   return NULL;
 }

@@ -84,8 +84,10 @@ void ml_pk_free  (MlPkDoc *doc);
  * has tagged moves without its items (n = 0): it was read already, the
  * tag says what it was. An item itself cannot be referenced later (an
  * error if the pickle does). @item returns < 0 (with its error set) to
- * stop. Lists of root[key] the pickle builds otherwise (protocol 0/1
- * LIST) are kept whole: a consumer reads their items from the document.
+ * stop. A tuple in root[key] is read the same way (built whole, its
+ * items are handed when it is added to root[key], and it stays empty).
+ * Lists of root[key] the pickle builds otherwise (protocol 0/1 LIST) are
+ * kept whole: a consumer reads their items from the document.
  * Every 4 MiB of input @progress (may be NULL) is told the share read and
  * polled for cancellation; with @drop_input the input is a read-only
  * file mapping whose pages behind the reader are given back. */
@@ -103,7 +105,8 @@ int  ml_pk_parse_stream (const unsigned char *data, size_t len, const MlPkStream
 MlPkValue *ml_pk_root (const MlPkDoc *doc);
 
 /* Dict lookup by string key (a linear scan comparing lengths, then
- * bytes); NULL when absent or @dict is not a dict. */
+ * bytes); of equal keys the last one, as Python keeps it; NULL when absent
+ * or @dict is not a dict. */
 MlPkValue *ml_pk_get (const MlPkValue *dict, const char *key);
 /* Convenience readers: return false when absent or of another type. */
 bool ml_pk_get_int (const MlPkValue *dict, const char *key, int64_t *out);

@@ -140,6 +140,12 @@ typedef struct {
   size_t      n_dt;
   MlRange     range;      /* set: only a window of the trace */
   bool        entry_failed;  /* the error came from on_entry (it names the file) */
+  /* entries the walk reads past, with a warning: a free of a block that
+   * is already free, an alloc over a live block (entries missing inside
+   * the trace); how many, and the first of each */
+  size_t      n_refree, n_realloc;
+  uint64_t    refree_at, realloc_at;  /* ORG_ENTRY */
+  uint64_t    refree_addr, realloc_addr;
 } Ctx;
 
 /* Tags (MlPkValue.tag) this reader sets: the role in the top two bits so
@@ -564,6 +570,22 @@ as_list (const MlPkValue *v)
   return v && (v->kind == ML_PK_LIST || v->kind == ML_PK_TUPLE) ? v : NULL;
 }
 
+#define MAX_DEVICE 4095
+
+/* A "device" that is present and not an integer (a string, a float,
+ * None, a bool) is an error naming @what, @k and the value (it read as
+ * device 0); 0 otherwise. */
+static int
+check_device (Ctx *c, const MlPkValue *d, const char *what, size_t k)
+{
+  const MlPkValue *v = ml_pk_get (d, "device");
+  if (!v || v->kind == ML_PK_INT)
+    return 0;
+  char said[96];
+  return ml_error_set (c->err, ML_EINPUT, "%s: %s %zu: \"device\" is %s; expected a device number (0 .. %d)", c->path,
+                       what, k, ml_pk_describe (v, said, sizeof said), MAX_DEVICE);
+}
+
 static int64_t
 dev_of (const MlPkValue *seg)
 {
@@ -933,8 +955,6 @@ on_entry (void *user, size_t list, size_t index, MlPkValue *e)
 
 /* ---- step 1: every device the file holds, and which one to read ---- */
 
-#define MAX_DEVICE 4095
-
 
 /* The device table (MlDeviceInfo, MlDeviceOom): counts from the raw
  * entries of every device's trace, reserved bytes from the segments. */
@@ -947,6 +967,9 @@ summarize_devices (Ctx *c, const MlPkValue *segments, const MlPkValue *traces)
   for (size_t k = 0; k < segments->n; k++)
     {
       int64_t d = dev_of (segments->items[k]);
+      int rc = check_device (c, segments->items[k], "segment", k);
+      if (rc < 0)
+        return rc;
       if (d < 0 || d > MAX_DEVICE)
         return ml_error_set (c->err, ML_EINPUT, "%s: segment %zu: device %" PRId64 " is not a device number (0 .. %d)",
                              c->path, k, d, MAX_DEVICE);
@@ -1441,11 +1464,14 @@ read_annotations (Ctx *c, const MlPkValue *annotations)
       const MlPkValue *a = annotations->items[k];
       uint64_t time = UINT64_MAX;
       int64_t d = c->dev;
+      int rc = check_device (c, a, "external annotation", k);
+      if (rc < 0)
+        return rc;
       ml_pk_get_int (a, "device", &d);
       const char *name = ml_pk_get_str (a, "name"), *stage = ml_pk_get_str (a, "stage");
       if (!name || d != c->dev)
         continue;
-      int rc = uint_field (c, a, "time_us", TIME_US_MAX, false, &time, (Where) { "external annotation", k, SIZE_MAX });
+      rc = uint_field (c, a, "time_us", TIME_US_MAX, false, &time, (Where) { "external annotation", k, SIZE_MAX });
       if (rc < 0)
         return rc;
       if (time == UINT64_MAX)
@@ -1523,7 +1549,10 @@ walk_entry (Ctx *c, size_t i, const Ent *e)
       if (ml_u64map_get (&c->live, addr, &id))
         {
           /* allocated twice without a free in between: the trace lost an
-           * entry; end the old buffer here so lifetimes stay valid */
+           * entry; end the old buffer here so lifetimes stay valid (and
+           * say so) */
+          if (!c->n_realloc++)
+            c->realloc_at = org, c->realloc_addr = addr;
           if ((rc = emit (c, ML_EV_FREE, tick, id, addr, 0, (uint32_t) stream, time_ns, 0, 0,
                           ML_EVF_HAS_ID | ML_EVF_HAS_ADDR, org)) < 0)
             return rc;
@@ -1535,7 +1564,14 @@ walk_entry (Ctx *c, size_t i, const Ent *e)
     case ML_EV_FREE:
     case ML_EV_FREE_REQUESTED:
       if (!ml_u64map_get (&c->live, addr, &id))
-        return 0;   /* cannot happen after the rebuild; nothing to end */
+        {
+          /* the rebuild made every block the trace frees live before it,
+           * so the block was freed already, and no alloc came since: the
+           * trace lost entries; nothing to end (and say so) */
+          if (!c->n_refree++)
+            c->refree_at = org, c->refree_addr = addr;
+          return 0;
+        }
       if (kind == ML_EV_FREE)
         ml_u64map_del (&c->live, addr);
       return emit (c, kind, tick, id, addr, size, (uint32_t) stream, time_ns, 0, st, ML_EVF_HAS_ID | ML_EVF_HAS_ADDR, org);
@@ -1554,6 +1590,33 @@ walk_entry (Ctx *c, size_t i, const Ent *e)
     default:
       return emit (c, kind, tick, 0, addr, size, (uint32_t) stream, time_ns, 0, st, 0, org);
     }
+}
+
+/* The warnings for entries the walk read past (the CLI prints them). */
+static int
+note_lost_entries (Ctx *c)
+{
+  char note[512];
+  if (c->n_refree)
+    {
+      snprintf (note, sizeof note, "device_traces[%" PRId64 "][%" PRIu64 "] (%s at 0x%" PRIx64 "): the block there is "
+                "already free, with no alloc since its last free: the trace lost entries (recording stopped and "
+                "started again, or a file glued together); the entry is ignored (%zu such entr%s in all)",
+                c->dev, c->refree_at & ORG_INDEX, action_name ((MlEventKind) ((c->refree_at >> 56) & 63)),
+                c->refree_addr, c->n_refree, c->n_refree == 1 ? "y" : "ies");
+      if (ml_trace_add_note (c->t, note) < 0)
+        return oom (c);
+    }
+  if (c->n_realloc)
+    {
+      snprintf (note, sizeof note, "device_traces[%" PRId64 "][%" PRIu64 "] (alloc at 0x%" PRIx64 "): the block there "
+                "is still allocated, with no free since: the trace lost entries; the old block ends here (%zu such "
+                "entr%s in all)", c->dev, c->realloc_at & ORG_INDEX, c->realloc_addr, c->n_realloc,
+                c->n_realloc == 1 ? "y" : "ies");
+      if (ml_trace_add_note (c->t, note) < 0)
+        return oom (c);
+    }
+  return 0;
 }
 
 static void
@@ -1604,10 +1667,6 @@ load (Ctx *c, const MlPkValue *root, const MlLoadOptions *opts)
   for (size_t d = 0; traces && d < traces->n; d++)
     {
       const MlPkValue *l = as_list (traces->items[d]);
-      /* a tuple is not streamed and its items do not outlive the parse
-       * (use after free, found by fuzz-snapshot-gen): torch writes lists */
-      if (l && l->kind == ML_PK_TUPLE && l->n)
-        return ml_error_set (c->err, ML_EINPUT, "%s: device_traces[%zu] is a tuple, not a list", c->path, d);
       for (size_t k = 0; l && k < l->n; k++)
         if ((rc = on_entry (c, d, k, l->items[k])) < 0)
           return rc;
@@ -1692,6 +1751,8 @@ load (Ctx *c, const MlPkValue *root, const MlLoadOptions *opts)
     if ((rc = walk_entry (c, (size_t) (dt->first + i), &trace[i])) < 0)
       return rc;
   c->t->window_last = c->tick;
+  if ((rc = note_lost_entries (c)) < 0)
+    return rc;
   if (!cut_end)
     return emit_annotations_until (c, UINT64_MAX);
   /* buffers live at the window's end that the trace frees later end
