@@ -143,6 +143,30 @@ map_groups (MlBuffers *b, const MlTrace *t, MlError *err)
   return rc;
 }
 
+/* For the message of a free of an id that is not live at event @i: the
+ * event that freed it last, when it was freed by id and not allocated
+ * again since (a double free). Found by a scan back from @i on this error
+ * path only: a map of every freed id, kept for it, cost a random probe
+ * into a table the size of the trace per buffer. */
+static bool
+freed_before (const MlTrace *t, size_t i, uint64_t id, size_t *at)
+{
+  for (size_t k = i; k-- > 0;)
+    {
+      const MlEvent *e = &t->events[k];
+      if (!(e->flags & ML_EVF_HAS_ID) || e->id != id)
+        continue;
+      if (e->kind == ML_EV_FREE)
+        {
+          *at = k;
+          return true;
+        }
+      if (e->kind == ML_EV_ALLOC)
+        return false;
+    }
+  return false;
+}
+
 int
 ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError *err)
 {
@@ -182,20 +206,17 @@ ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError
       return ml_error_set (err, ML_ENOMEM, "out of memory for %zu buffers", n_alloc);
     }
 
-  MlU64Map by_id, by_addr, dead;
+  MlU64Map by_id, by_addr;
   ml_u64map_init (&by_id);
   ml_u64map_init (&by_addr);
-  ml_u64map_init (&dead);
   int rc = 0;
   uint64_t prev_tick = 0, total = 0;
-  /* the freed ids come to (nearly) every buffer: one allocation */
   /* the live maps hold the live set: up to every buffer (a snapshot's
    * dump-time blocks are all live at its start). Reserved for up to 4096
    * (128 KiB of slots, within a core's cache for a small live set), so
    * a small trace's maps do not grow by doubling */
   size_t live_guess = n_alloc < 4096 ? n_alloc : 4096;
-  if (ml_u64map_reserve (&dead, n_alloc) < 0 || ml_u64map_reserve (&by_id, live_guess) < 0
-      || ml_u64map_reserve (&by_addr, live_guess) < 0)
+  if (ml_u64map_reserve (&by_id, live_guess) < 0 || ml_u64map_reserve (&by_addr, live_guess) < 0)
     rc = ml_error_set (err, ML_ENOMEM, "out of memory for %zu buffers", n_alloc);
   char where[2][ML_TRACE_WHERE_MAX];
 #define WHERE(k)  ml_trace_event_where (trace, (k), where[0], sizeof where[0])
@@ -279,7 +300,6 @@ ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError
                 }
               if (ml_u64map_put (&by_id, ev->id, idx) < 0)
                 goto oom;
-              ml_u64map_del (&dead, ev->id);
             }
           else if (ev->size > 0 && ml_u64map_get (&by_addr, ev->addr, &other))
             {
@@ -301,8 +321,8 @@ ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError
               found = ml_u64map_get (&by_id, ev->id, &idx);
               if (!found)
                 {
-                  uint32_t was;
-                  if (ml_u64map_get (&dead, ev->id, &was))
+                  size_t was;
+                  if (freed_before (trace, i, ev->id, &was))
                     rc = ml_error_set (err, ML_EINPUT, "%s: double free of id %" PRIu64 " (already freed at %s)",
                                        WHERE (i), ev->id, WHERE2 (was));
                   else
@@ -329,14 +349,7 @@ ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError
           buf->flags &= ~(uint32_t) ML_BUF_NEVER_FREED;
           if (ev->flags & ML_EVF_CLIPPED)
             buf->flags |= ML_BUF_CLIPPED;
-          if (ev->flags & ML_EVF_HAS_ID || !(buf->flags & ML_BUF_HAS_ADDR))
-            {
-              ml_u64map_del (&by_id, buf->id);
-              if (ml_u64map_put (&dead, buf->id, (uint32_t) (i < UINT32_MAX ? i : UINT32_MAX)) < 0)
-                goto oom;
-            }
-          else
-            ml_u64map_del (&by_id, buf->id);
+          ml_u64map_del (&by_id, buf->id);
           if (buf->flags & ML_BUF_HAS_ADDR)
             {
               uint32_t cur;
@@ -347,7 +360,6 @@ ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError
     }
   ml_u64map_clear (&by_id);
   ml_u64map_clear (&by_addr);
-  ml_u64map_clear (&dead);
   if (rc < 0)
     {
       ml_buffers_free (b);
@@ -369,7 +381,6 @@ ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError
 oom:
   ml_u64map_clear (&by_id);
   ml_u64map_clear (&by_addr);
-  ml_u64map_clear (&dead);
   ml_buffers_free (b);
   return ml_error_set (err, ML_ENOMEM, "out of memory");
 }
