@@ -111,6 +111,11 @@ cmd_plan (int argc, char **argv)
                       m.overhead, plan->optimal ? "true" : "false", plan->oom.hit ? "true" : "false",
                       plan->n_segments, plan->seconds);
               ml_json_put_str (stdout, o.output);
+              if (plan->note && *plan->note)
+                {
+                  fputs (",\"note\":", stdout);
+                  ml_json_put_str (stdout, plan->note);
+                }
               fputs ("}\n", stdout);
             }
           else if (!o.quiet)
@@ -122,6 +127,9 @@ cmd_plan (int argc, char **argv)
               fprintf (stderr, "%s: peak %" PRIu64 " (%s), lower bound %" PRIu64 "%s, overhead %+.2f%%%s%s; wrote %s\n",
                        plan->strategy, m.peak, cli_size (m.peak), m.lower_bound, proven, m.overhead * 100,
                        plan->optimal ? ", optimal" : "", plan->oom.hit ? ", OOM under the capacity" : "", o.output);
+              /* why the planner stopped where it did ("time limit reached", ...) */
+              if (plan->note && *plan->note)
+                fprintf (stderr, "%s: %s\n", plan->strategy, plan->note);
             }
           if (plan->oom.hit)
             rc = EXIT_PROBLEMS;

@@ -62,7 +62,7 @@ PY
 run plan "$T/r90.csv" --strategy exact --options mode=minimize,nodes=1 -o "$T/x.json"; ok $rc "exact minimise with nodes=1"
 cp "$T/err" "$T/text"
 run plan "$T/r90.csv" --strategy exact --options mode=minimize,nodes=1 --json -o "$T/x.json"; ok $rc "and with --json"
-python3 - "$T/r90.csv" "$T/out" "$T/text" "$T/x.json" <<'PY'; ok $? "the proven lower bound is the live-bytes bound of the CSV, in text, --json and the plan"
+python3 - "$T/r90.csv" "$T/out" "$T/text" "$T/x.json" <<'PY'; ok $? "the proven lower bound is the live-bytes bound of the CSV, in text, --json and the plan; why it stopped too"
 import csv, json, sys
 rows = [(int(r["lower"]), int(r["upper"]), int(r["size"])) for r in csv.DictReader(open(sys.argv[1]))]
 lb = max(sum(s for lo, hi, s in rows if lo <= t < hi) for t in range(100))
@@ -70,7 +70,8 @@ out = json.loads(open(sys.argv[2]).read())
 plan = json.load(open(sys.argv[4]))
 text = open(sys.argv[3]).read()
 good = out["proven_lower_bound"] == lb == plan["proven_lower_bound"] and out["peak"] > lb and not out["optimal"] \
-       and ("lower bound %d, proven lower bound %d," % (lb, lb)) in text and "node limit (1) reached" in plan["note"]
+       and ("lower bound %d, proven lower bound %d," % (lb, lb)) in text and "node limit (1) reached" in plan["note"] \
+       and out["note"] == plan["note"] and ("exact: " + plan["note"]) in text
 sys.exit(0 if good else 1)
 PY
 run plan "$T/r90.csv" --strategy exact --options mode=minimize,nodes=-3 -o "$T/x.json"; [ $rc -eq 2 ]; ok $? "nodes=-3 exits 2"
