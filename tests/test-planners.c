@@ -3,6 +3,7 @@
  * plan validity for every strategy, fixed-capacity infeasibility, anneal's
  * determinism and the ilp model writer. */
 #include "tests/tap.h"
+#include "tests/trace-text.h"
 
 #include "sim/analysis/check.h"
 #include "sim/formats/load.h"
@@ -66,17 +67,6 @@ offline_planners (void)
       list[n++] = *s;
   list[n] = NULL;
   return list;
-}
-
-static size_t
-issues_of (const MlBuffers *b, const MlPlan *p)
-{
-  MlIssues is;
-  ml_issues_init (&is);
-  ml_check_plan (b, p, &is, NULL);
-  size_t n = ml_issues_count (&is);
-  ml_issues_clear (&is);
-  return n;
 }
 
 /* --- brute force: every placement order, each buffer at its lowest fit

@@ -1,6 +1,7 @@
 /* The renderer: view state, axes, scene geometry and hit testing with
  * hand-worked coordinates, level of detail, and the PNG / SVG / PDF files. */
 #include "tests/tap.h"
+#include "tests/trace-text.h"
 
 #include <math.h>
 #include <cairo.h>
@@ -98,19 +99,6 @@ static const char three[] =
   "{\"kind\":\"free\",\"id\":2}\n"
   "{\"kind\":\"free\",\"id\":3}\n";
 
-static MlTrace *
-load_text (const char *text)
-{
-  char *path = tap_write_temp (text, ".jsonl");
-  MlTrace *t = NULL;
-  MlError err = { 0 };
-  if (ml_trace_load (path, NULL, &t, &err) < 0)
-    printf ("# load: %s\n", err.msg);
-  unlink (path);
-  free (path);
-  return t;
-}
-
 static MlPlan *
 arena (const MlBuffers *b, const uint64_t *offsets)
 {
@@ -124,7 +112,7 @@ arena (const MlBuffers *b, const uint64_t *offsets)
 static void
 test_scene (void)
 {
-  MlTrace *t = load_text (three);
+  MlTrace *t = load_text (three, ".jsonl");
   MlBuffers *b = NULL;
   ml_buffers_build (t, 1, &b, NULL);
   static const uint64_t off[] = { 0, 100, 0 };
@@ -249,7 +237,7 @@ rgb_of (MlRgb c)
 static void
 test_active (void)
 {
-  MlTrace *t = load_text (three);
+  MlTrace *t = load_text (three, ".jsonl");
   MlBuffers *b = NULL;
   ml_buffers_build (t, 1, &b, NULL);
   static const uint64_t off[] = { 0, 100, 0 };
@@ -314,7 +302,7 @@ test_active (void)
 static void
 test_files (void)
 {
-  MlTrace *t = load_text (three);
+  MlTrace *t = load_text (three, ".jsonl");
   MlBuffers *b = NULL;
   ml_buffers_build (t, 1, &b, NULL);
   static const uint64_t off[] = { 0, 100, 0 };
@@ -398,7 +386,7 @@ static const char three_timed[] =
 static void
 test_real_time (void)
 {
-  MlTrace *t = load_text (three_timed);
+  MlTrace *t = load_text (three_timed, ".jsonl");
   MlBuffers *b = NULL;
   ml_buffers_build (t, 1, &b, NULL);
   static const uint64_t off[] = { 0, 100, 0 };
@@ -467,7 +455,7 @@ test_real_time (void)
       cairo_surface_destroy (surf);
     }
   /* a trace without times: no warp whatever the axis says */
-  MlTrace *t2 = load_text (three);
+  MlTrace *t2 = load_text (three, ".jsonl");
   MlBuffers *b2 = NULL;
   ml_buffers_build (t2, 1, &b2, NULL);
   MlPlan *p2 = arena (b2, off);
@@ -508,7 +496,7 @@ test_curve_labels (void)
     o += (size_t) snprintf (text + o, sizeof text - o,
                             "{\"kind\":\"alloc\",\"id\":%d,\"size\":%d}\n{\"kind\":\"free\",\"id\":%d}\n", i,
                             2097152 + i * 4096, i);
-  MlTrace *t = load_text (text);
+  MlTrace *t = load_text (text, ".jsonl");
   MlBuffers *b = NULL;
   ml_buffers_build (t, 1, &b, NULL);
   MlPlan *p = NULL;
@@ -619,7 +607,7 @@ draw_plot (const MlScene *s, MlStyle *st, MlPlot plot, MlView *v, int w, int h)
 static void
 test_oom_request (void)
 {
-  MlTrace *t = load_text (three);
+  MlTrace *t = load_text (three, ".jsonl");
   MlBuffers *b = NULL;
   ml_buffers_build (t, 1, &b, NULL);
   MlKnobs k;
@@ -820,7 +808,7 @@ test_active_points (void)
                           "{\"kind\":\"alloc\",\"id\":1,\"size\":1,\"name\":\"tiny\"}\n"
                           "{\"kind\":\"alloc\",\"id\":2,\"size\":1000,\"name\":\"big\"}\n"
                           "{\"kind\":\"free\",\"id\":2}\n"
-                          "{\"kind\":\"free\",\"id\":1}\n");
+                          "{\"kind\":\"free\",\"id\":1}\n", ".jsonl");
   MlBuffers *b = NULL;
   ml_buffers_build (t, 1, &b, NULL);
   static const uint64_t off[] = { 0, 1 };

@@ -1,7 +1,7 @@
 /* trace-text.h — traces written inline in a test: the memlens-trace JSONL
  * lines as string macros, a builder for random ones, loading such a text through the real loader,
- * and counting what the plan checker finds (shared by test-sim.c and
- * test-pools.c). Include after tests/tap.h. */
+ * and counting what the plan checker finds (shared by test-sim.c,
+ * test-pools.c, test-planners.c and test-render.c). Include after tests/tap.h. */
 #ifndef ML_TESTS_TRACE_TEXT_H
 #define ML_TESTS_TRACE_TEXT_H
 
