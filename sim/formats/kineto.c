@@ -88,6 +88,17 @@ append (MlTrace *tr, const MlEvent *ev, uint64_t origin)
   return ml_trace_append (tr, ev) && ml_trace_set_origin (tr, origin) == 0 ? 0 : ML_ENOMEM;
 }
 
+/* The trace's note that @n memory events met a block in the wrong state
+ * (@what: which state, and what was done), naming the first, @m. */
+static int
+lost_events_note (MlTrace *tr, const Mem *m, const char *what, size_t n)
+{
+  char note[512];
+  snprintf (note, sizeof note, "traceEvents[%zu] ([memory] Bytes %" PRId64 " at Addr 0x%" PRIx64 "): the block there is "
+            "%s (%zu such event%s in all)", m->index, m->bytes, m->addr, what, n, n == 1 ? "" : "s");
+  return ml_trace_add_note (tr, note) < 0 ? ML_ENOMEM : 0;
+}
+
 /* The memory event's device: 0 = CPU, else CUDA (1) with its id. */
 static void
 mem_device (const cJSON *args, int *type, int *id)
@@ -364,25 +375,12 @@ ml_trace_from_kineto (const cJSON *root, const char *name, const MlLoadOptions *
       else if (!n_refree++)
         first_refree = m;   /* freed already, no allocation since */
     }
-  char note[512];
   if (rc == 0 && n_refree)
-    {
-      snprintf (note, sizeof note, "traceEvents[%zu] ([memory] Bytes %" PRId64 " at Addr 0x%" PRIx64 "): the block there is "
-                "already free, with no allocation since its last free: the trace lost events; the event is ignored "
-                "(%zu such event%s in all)", first_refree->index, first_refree->bytes, first_refree->addr, n_refree,
-                n_refree == 1 ? "" : "s");
-      if (ml_trace_add_note (tr, note) < 0)
-        rc = ML_ENOMEM;
-    }
+    rc = lost_events_note (tr, first_refree, "already free, with no allocation since its last free: the trace lost "
+                           "events; the event is ignored", n_refree);
   if (rc == 0 && n_realloc)
-    {
-      snprintf (note, sizeof note, "traceEvents[%zu] ([memory] Bytes %" PRId64 " at Addr 0x%" PRIx64 "): the block there is "
-                "still allocated, with no free since: the trace lost events; the old block ends here (%zu such event%s "
-                "in all)", first_realloc->index, first_realloc->bytes, first_realloc->addr, n_realloc,
-                n_realloc == 1 ? "" : "s");
-      if (ml_trace_add_note (tr, note) < 0)
-        rc = ML_ENOMEM;
-    }
+    rc = lost_events_note (tr, first_realloc, "still allocated, with no free since: the trace lost events; the old "
+                           "block ends here", n_realloc);
   ml_u64map_clear (&live);
   free (mem);
   if (rc == ML_ENOMEM)
