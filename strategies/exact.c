@@ -1,6 +1,5 @@
 #include "strategies/exact.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +7,7 @@
 
 #include "sim/sim.h"
 #include "sim/base/sort.h"
+#include "sim/base/units.h"
 #include "strategies/planner-private.h"
 
 enum { R_NONE = 0, R_FOUND = 1, R_STOP = 2, R_BUDGET = 3, R_TOO_BIG = 4 };
@@ -608,10 +608,8 @@ exact_option (void *user, const char *key, const char *value, MlError *err)
     }
   if (strcmp (key, "nodes") == 0)
     {
-      char *end;
-      errno = 0;
-      unsigned long long v = strtoull (value, &end, 10);
-      if (!*value || *end || errno || v == 0 || value[0] == '-')
+      uint64_t v;
+      if (ml_parse_u64 (value, strlen (value), &v) < 0 || v == 0)
         return ml_error_set (err, ML_EUSAGE, "exact: nodes=%s is not a positive number", value);
       o->nodes = v;
       return 0;
