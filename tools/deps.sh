@@ -2,10 +2,19 @@
 # Installs the Debian 12 packages memlens needs when they are missing:
 # with apt-get when run as root, otherwise it prints the exact command.
 #   tools/deps.sh          build + test dependencies
+#   tools/deps.sh --torch  also Debian's python3-torch (1.13, CPU) for
+#                          tools/memlens-export-graph.py and the tests that
+#                          export PyTorch models (they skip without it)
 set -e
 PKGS="build-essential meson ninja-build pkg-config libcjson-dev libglpk-dev
 libgtk-4-dev libglib2.0-dev-bin libcairo2-dev libpango1.0-dev zlib1g-dev xvfb xauth
 clang valgrind poppler-utils xdotool python3 nodejs"
+for a in "$@"; do
+  case $a in
+    --torch) PKGS="$PKGS python3-torch" ;;
+    *) echo "usage: tools/deps.sh [--torch]" >&2; exit 2 ;;
+  esac
+done
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
