@@ -1,34 +1,38 @@
 /* placer.c — the time-indexed lowest-fit placer the offline planners share
  * (see planner-private.h).
  *
- * Placed buffers are rectangles [start, end) x [off, top). A segment tree
- * over the compressed ticks stores each rectangle in the nodes that cover
- * its lifetime exactly (canonical nodes), and each node keeps two small
- * treaps keyed by offset whose nodes carry the largest top in their
- * subtree:
- *   own  the rectangles stored at the node (they span its whole range),
- *   sub  every rectangle stored in the node's subtree.
- * For a query lifetime [qs, qe), the rectangles that overlap it in time are
- * exactly own() of the nodes the query descends through partially and
- * sub() of its canonical nodes. Each treap node also keeps the lowest
- * offset in its subtree and an upper bound on the widest hole in the union
- * of the subtree's [off, top) ranges, so one walk finds a treap's lowest
- * hole of @size bytes at or above c, skipping subtrees that lie below c or
- * have no such hole. The candidate c starts at min_off and each treap in
- * turn lifts it to its own lowest hole (never past the answer, which is a
- * hole in every treap) until every treap has accepted it since it last
- * moved; a treap's last hole is remembered, so re-checking a candidate
- * still inside it is free. Cost per placement: O(r log n) for r treap
- * walks.
+ * Placed buffers are rectangles [ls, le) x [off, top) over the compressed
+ * ticks (leaves). The leaves are cut into buckets of 2^shift leaves, and
+ * each bucket keeps, sorted by offset, every rectangle that touches it (a
+ * rectangle of L leaves is in about L / 2^shift + 1 buckets). The
+ * rectangles that overlap a query [qs, qe) in time are those of the
+ * buckets it touches that pass an exact time test, each counted only in
+ * the first of those buckets that holds it.
  *
- * Why its own treap and not sim/base/treap.c: these nodes carry what the
- * hole search needs (the lowest offset and the widest-hole bound of each
- * subtree, kept up on every rotation), thousands of small treaps share one
- * node pool that a reset recycles wholesale, and the walk is recursive
- * over children without parent links. MlTreap keeps one maximum per
- * subtree, owns its node array and keeps parent links; adding the gap
- * bounds there would cost every other user of it (the online fit
- * strategies, the caching model, the checker) on each update.
+ * In one bucket the lowest fit of @size bytes at or above c is one sweep
+ * in offset order: a rectangle that overlaps the query and starts below
+ * c + size lifts c to its top (no offset in between can fit), and the
+ * first that starts at or above c + size ends the sweep with c the
+ * answer. The sweep resumes where it stopped when c is raised, because
+ * everything swept lies below the old c. Over the buckets of a query the
+ * candidate goes round them, each lifting it to its own lowest fit, until
+ * all have accepted it since it last moved (never past the answer, which
+ * fits in every bucket). Each bucket is swept at most once per placement,
+ * so one placement costs the rectangles of its buckets below the answer.
+ *
+ * The bucket width is the power of two that minimises copies^2 / buckets
+ * (copies: bucket entries over all buffers), which is the expected number
+ * of entries in the buckets of a query: about 4x the live set at the best
+ * width when lifetimes are alike, one bucket (a plain scan) when every
+ * buffer lives through the whole trace. Buckets hold their entries in
+ * chunks of 64 so that inserting costs a short move, not a bucket's
+ * length.
+ *
+ * Why not a segment tree of treaps (the previous placer): a query there
+ * met ~28 treaps whose holes rarely lined up (about 600 treap walks per
+ * placement on a random 62k-buffer trace, each a few cache misses), and
+ * each buffer went into ~35 treaps; the buckets' sweeps read contiguous
+ * memory. docs/strategies.md, "The shared placer", has the measurements.
  */
 #include "strategies/planner-private.h"
 
@@ -40,34 +44,69 @@
 #include "sim/sim.h"
 
 typedef struct {
-  uint64_t off, top, max;  /* key, value, max value in subtree */
-  uint32_t left, right, prio, id;
-  uint64_t minoff;         /* smallest key in subtree */
-  uint64_t gap;            /* an upper bound on the widest hole inside the
-                            * union of the subtree's [off, top) ranges */
-} TNode;
+  uint64_t off, top;
+  uint32_t ls, le;   /* leaf range */
+  uint32_t id, pad;
+} Ent;
 
-#define NIL UINT32_MAX
+#define CHUNK 64
+#define NIL   UINT32_MAX
+
+typedef struct {
+  uint32_t n;        /* entries in use; the free list's link when free */
+  Ent      e[CHUNK];
+} Chunk;
+
+typedef struct {
+  uint32_t *chunk;   /* chunk ids in offset order */
+  uint32_t  n_chunk, cap_chunk;
+  uint64_t  max_top; /* highest top in the bucket, exact unless stale */
+  bool      stale;
+} Bucket;
+
+/* where one bucket's sweep stands during a placement */
+typedef struct {
+  uint32_t bucket, ci, ei;
+  uint64_t fits_below;  /* the sweep stopped at an entry starting here */
+} Sweep;
 
 struct MlPlacer {
   const MlBuffers *bufs;
-  uint32_t  leaves;       /* elementary time intervals */
+  uint32_t  leaves, shift, n_buckets;
   uint32_t *ls, *le;      /* per buffer: leaf range [ls, le) */
-  uint32_t *own, *sub;    /* 4 * leaves treap roots */
-  uint32_t *touched;      /* nodes ever filled since the reset */
-  uint8_t  *is_touched;
-  size_t    n_touched;
-  TNode    *pool;
-  uint32_t  n_pool, cap_pool;
-  uint32_t  free_list;    /* recycled nodes, linked through left */
-  uint64_t  rng;
   uint64_t *offset;       /* per placed buffer */
-  uint32_t  qs, qe;
-  uint32_t *roots;        /* scratch: treaps of one query */
-  uint64_t *hend;         /* scratch: where the hole last found in each ends */
-  size_t    n_roots;
+  Bucket   *bucket;
+  Chunk    *pool;
+  uint32_t  n_pool, cap_pool, free_chunk;
+  Sweep    *sweep;        /* scratch: one per bucket of a query */
   bool      failed;       /* out of memory growing the pool */
 };
+
+/* The bucket width 2^shift with the fewest expected entries per query. */
+static uint32_t
+choose_shift (const MlPlacer *p)
+{
+  const MlBuffers *bufs = p->bufs;
+  uint32_t best = 0;
+  double best_cost = -1;
+  for (uint32_t sh = 0; sh < 32; sh++)
+    {
+      double copies = 0;
+      for (size_t i = 0; i < bufs->n; i++)
+        if (bufs->buf[i].rsize && p->ls[i] < p->le[i])
+          copies += (double) (((p->le[i] - 1) >> sh) - (p->ls[i] >> sh) + 1);
+      double buckets = (double) (((uint64_t) p->leaves + (1ull << sh) - 1) >> sh);
+      double cost = copies * copies / buckets;
+      if (best_cost < 0 || cost < best_cost)
+        {
+          best_cost = cost;
+          best = sh;
+        }
+      if ((1ull << sh) >= p->leaves)
+        break;
+    }
+  return best;
+}
 
 int
 _ml_placer_new (const MlBuffers *bufs, MlPlacer **out, MlError *err)
@@ -78,8 +117,7 @@ _ml_placer_new (const MlBuffers *bufs, MlPlacer **out, MlError *err)
   if (!p || !t)
     goto oom;
   p->bufs = bufs;
-  p->rng = 0x9e3779b97f4a7c15ull;
-  p->free_list = NIL;
+  p->free_chunk = NIL;
   size_t m = 0;
   for (size_t i = 0; i < n; i++)
     {
@@ -91,24 +129,23 @@ _ml_placer_new (const MlBuffers *bufs, MlPlacer **out, MlError *err)
   p->ls = malloc ((n ? n : 1) * sizeof *p->ls);
   p->le = malloc ((n ? n : 1) * sizeof *p->le);
   p->offset = calloc (n ? n : 1, sizeof *p->offset);
-  p->own = malloc (4 * (size_t) p->leaves * sizeof *p->own);
-  p->sub = malloc (4 * (size_t) p->leaves * sizeof *p->sub);
-  p->touched = malloc (4 * (size_t) p->leaves * sizeof *p->touched);
-  p->roots = malloc (4 * (size_t) p->leaves * sizeof *p->roots);
-  p->hend = malloc (4 * (size_t) p->leaves * sizeof *p->hend);
-  p->is_touched = calloc (4 * (size_t) p->leaves, 1);
-  p->cap_pool = n < 1024 ? 1024 : (uint32_t) (n * 8);
-  p->pool = malloc (p->cap_pool * sizeof *p->pool);
-  if (!p->ls || !p->le || !p->offset || !p->own || !p->sub || !p->touched || !p->is_touched || !p->roots || !p->hend || !p->pool)
+  if (!p->ls || !p->le || !p->offset)
     goto oom;
-  for (size_t i = 0; i < 4 * (size_t) p->leaves; i++)
-    p->own[i] = p->sub[i] = NIL;
   for (size_t i = 0; i < n; i++)
     {
       p->ls[i] = (uint32_t) ml_lower_bound_u64 (t, u, bufs->buf[i].start);
       p->le[i] = (uint32_t) ml_lower_bound_u64 (t, u, bufs->buf[i].end);
     }
   free (t);
+  t = NULL;
+  p->shift = choose_shift (p);
+  p->n_buckets = (uint32_t) (((uint64_t) p->leaves + (1ull << p->shift) - 1) >> p->shift);
+  p->bucket = calloc (p->n_buckets, sizeof *p->bucket);
+  p->sweep = malloc (p->n_buckets * sizeof *p->sweep);
+  p->cap_pool = 64;
+  p->pool = malloc (p->cap_pool * sizeof *p->pool);
+  if (!p->bucket || !p->sweep || !p->pool)
+    goto oom;
   *out = p;
   return 0;
 oom:
@@ -120,15 +157,13 @@ oom:
 void
 _ml_placer_free (MlPlacer *p)
 {
-
   if (!p)
     return;
-  free (p->own);
-  free (p->sub);
-  free (p->touched);
-  free (p->is_touched);
-  free (p->roots);
-  free (p->hend);
+  if (p->bucket)
+    for (uint32_t j = 0; j < p->n_buckets; j++)
+      free (p->bucket[j].chunk);
+  free (p->bucket);
+  free (p->sweep);
   free (p->pool);
   free (p->ls);
   free (p->le);
@@ -139,15 +174,14 @@ _ml_placer_free (MlPlacer *p)
 void
 _ml_placer_reset (MlPlacer *p)
 {
-  for (size_t i = 0; i < p->n_touched; i++)
+  for (uint32_t j = 0; j < p->n_buckets; j++)
     {
-      p->own[p->touched[i]] = p->sub[p->touched[i]] = NIL;
-      p->is_touched[p->touched[i]] = 0;
+      p->bucket[j].n_chunk = 0;
+      p->bucket[j].max_top = 0;
+      p->bucket[j].stale = false;
     }
-  p->n_touched = 0;
   p->n_pool = 0;
-  p->free_list = NIL;
-  p->rng = 0x9e3779b97f4a7c15ull;
+  p->free_chunk = NIL;
 }
 
 bool
@@ -156,362 +190,298 @@ _ml_placer_failed (const MlPlacer *p)
   return p->failed;
 }
 
-/* --- a treap in the shared pool, keyed by (off, id), max of top ------ */
-
-static inline uint64_t
-tmax (const MlPlacer *p, uint32_t t)
+uint32_t
+_ml_placer_bucket_leaves (const MlPlacer *p)
 {
-  return t == NIL ? 0 : p->pool[t].max;
+  return 1u << p->shift;
 }
 
-static inline void
-tfix (MlPlacer *p, uint32_t t)
+/* --- one bucket: chunks of entries sorted by (off, id) ---------------- */
+
+static inline bool
+before (uint64_t off, uint32_t id, const Ent *e)
 {
-  TNode *x = &p->pool[t];
-  uint64_t m = x->top, l = tmax (p, x->left), r = tmax (p, x->right);
-  x->max = m > l ? (m > r ? m : r) : (l > r ? l : r);
-  /* holes of the union of the ranges in key order: those inside the left
-   * part (nothing later starts below them), the one between the left part
-   * and this range, the one between both and the right part, and those
-   * inside the right part (an upper bound: ranges to their left may cover
-   * them) */
-  uint64_t g = 0, below = x->top;
-  x->minoff = x->off;
-  if (x->left != NIL)
-    {
-      const TNode *L = &p->pool[x->left];
-      g = L->gap;
-      if (x->off > L->max && x->off - L->max > g)
-        g = x->off - L->max;
-      if (L->max > below)
-        below = L->max;
-      x->minoff = L->minoff;
-    }
-  if (x->right != NIL)
-    {
-      const TNode *R = &p->pool[x->right];
-      if (R->gap > g)
-        g = R->gap;
-      if (R->minoff > below && R->minoff - below > g)
-        g = R->minoff - below;
-    }
-  x->gap = g;
+  return off < e->off || (off == e->off && id < e->id);
 }
 
 static uint32_t
-tinsert (MlPlacer *p, uint32_t root, uint32_t nn)
+chunk_new (MlPlacer *p)
 {
-  if (root == NIL)
-    return nn;
-  TNode *x = &p->pool[root], *y = &p->pool[nn];
-  bool go_left = y->off < x->off || (y->off == x->off && y->id < x->id);
-  if (go_left)
+  if (p->free_chunk != NIL)
     {
-      uint32_t l = tinsert (p, x->left, nn);
-      x = &p->pool[root];
-      x->left = l;
-      if (p->pool[l].prio > x->prio)
-        {
-          /* rotate right */
-          x->left = p->pool[l].right;
-          p->pool[l].right = root;
-          tfix (p, root);
-          tfix (p, l);
-          return l;
-        }
-    }
-  else
-    {
-      uint32_t r = tinsert (p, x->right, nn);
-      x = &p->pool[root];
-      x->right = r;
-      if (p->pool[r].prio > x->prio)
-        {
-          x->right = p->pool[r].left;
-          p->pool[r].left = root;
-          tfix (p, root);
-          tfix (p, r);
-          return r;
-        }
-    }
-  tfix (p, root);
-  return root;
-}
-
-/* Walks treap @t in key order raising *@h over every range that
- * reaches above it, and stops (true) at the first range that starts at or
- * above *@h + @size: [*h, *h + size) is then free of the whole treap. A
- * subtree whose ranges all end at or below *h cannot move it; one that
- * starts below *h + size and has no inner hole of @size bytes moves it to
- * its highest top at once. Returns false when the treap is exhausted (the
- * hole above *h is then unbounded). */
-static bool
-tfit (const MlPlacer *p, uint32_t t, uint64_t *h, uint64_t size, uint64_t *end)
-{
-  while (t != NIL)
-    {
-      const TNode *n = &p->pool[t];
-      if (n->max <= *h)
-        return false;
-      if (n->minoff >= *h + size)
-        {
-          *end = n->minoff;
-          return true;
-        }
-      if (n->gap < size)
-        {
-          *h = n->max;
-          return false;
-        }
-      if (tfit (p, n->left, h, size, end))
-        return true;
-      if (n->off >= *h + size)
-        {
-          *end = n->off;
-          return true;
-        }
-      if (n->top > *h)
-        *h = n->top;
-      t = n->right;
-    }
-  return false;
-}
-
-static uint32_t
-tmerge (MlPlacer *p, uint32_t a, uint32_t b)
-{
-  if (a == NIL)
-    return b;
-  if (b == NIL)
-    return a;
-  if (p->pool[a].prio > p->pool[b].prio)
-    {
-      p->pool[a].right = tmerge (p, p->pool[a].right, b);
-      tfix (p, a);
-      return a;
-    }
-  p->pool[b].left = tmerge (p, a, p->pool[b].left);
-  tfix (p, b);
-  return b;
-}
-
-static uint32_t
-tremove (MlPlacer *p, uint32_t t, uint64_t off, uint32_t id)
-{
-  if (t == NIL)
-    return NIL;
-  TNode *x = &p->pool[t];
-  if (x->off == off && x->id == id)
-    {
-      uint32_t r = tmerge (p, x->left, x->right);
-      p->pool[t].left = p->free_list;
-      p->free_list = t;
-      return r;
-    }
-  if (off < x->off || (off == x->off && id < x->id))
-    x->left = tremove (p, x->left, off, id);
-  else
-    x->right = tremove (p, x->right, off, id);
-  tfix (p, t);
-  return t;
-}
-
-static bool
-tadd (MlPlacer *p, uint32_t *root, uint32_t b, uint64_t off, uint64_t top)
-{
-  if (p->free_list != NIL)
-    {
-      uint32_t nn = p->free_list;
-      p->free_list = p->pool[nn].left;
-      p->rng ^= p->rng << 13;
-      p->rng ^= p->rng >> 7;
-      p->rng ^= p->rng << 17;
-      p->pool[nn] = (TNode) { off, top, top, NIL, NIL, (uint32_t) (p->rng >> 32), b, off, 0 };
-      *root = tinsert (p, *root, nn);
-      return true;
+      uint32_t c = p->free_chunk;
+      p->free_chunk = p->pool[c].n;
+      p->pool[c].n = 0;
+      return c;
     }
   if (p->n_pool == p->cap_pool)
     {
       uint32_t cap = p->cap_pool * 2;
-      TNode *pool = cap > p->cap_pool ? realloc (p->pool, (size_t) cap * sizeof *pool) : NULL;
+      Chunk *pool = cap > p->cap_pool ? realloc (p->pool, (size_t) cap * sizeof *pool) : NULL;
       if (!pool)
-        {
-          p->failed = true;
-          return false;
-        }
+        return NIL;
       p->pool = pool;
       p->cap_pool = cap;
     }
-  uint32_t nn = p->n_pool++;
-  p->rng ^= p->rng << 13;
-  p->rng ^= p->rng >> 7;
-  p->rng ^= p->rng << 17;
-  p->pool[nn] = (TNode) { off, top, top, NIL, NIL, (uint32_t) (p->rng >> 32), b, off, 0 };
-  *root = tinsert (p, *root, nn);
+  p->pool[p->n_pool].n = 0;
+  return p->n_pool++;
+}
+
+static void
+chunk_release (MlPlacer *p, uint32_t c)
+{
+  p->pool[c].n = p->free_chunk;
+  p->free_chunk = c;
+}
+
+/* The chunk of @B that holds (or would hold) key (off, id): the last
+ * whose first entry is not after it, or the first. */
+static uint32_t
+find_chunk (const MlPlacer *p, const Bucket *B, uint64_t off, uint32_t id)
+{
+  uint32_t lo = 0, hi = B->n_chunk;
+  while (hi - lo > 1)
+    {
+      uint32_t mid = lo + (hi - lo) / 2;
+      if (before (off, id, &p->pool[B->chunk[mid]].e[0]))
+        hi = mid;
+      else
+        lo = mid;
+    }
+  return lo;
+}
+
+/* The first entry of @c not before (off, id). */
+static uint32_t
+find_entry (const Chunk *c, uint64_t off, uint32_t id)
+{
+  uint32_t lo = 0, hi = c->n;
+  while (lo < hi)
+    {
+      uint32_t mid = lo + (hi - lo) / 2;
+      if (before (off, id, &c->e[mid]) || (c->e[mid].off == off && c->e[mid].id == id))
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+  return lo;
+}
+
+static bool
+bucket_insert (MlPlacer *p, Bucket *B, const Ent *x)
+{
+  if (B->n_chunk == 0 || B->n_chunk == B->cap_chunk)
+    {
+      if (B->n_chunk == B->cap_chunk)
+        {
+          uint32_t cap = B->cap_chunk ? 2 * B->cap_chunk : 4;
+          uint32_t *v = realloc (B->chunk, cap * sizeof *v);
+          if (!v)
+            return false;
+          B->chunk = v;
+          B->cap_chunk = cap;
+        }
+      if (B->n_chunk == 0)
+        {
+          uint32_t c = chunk_new (p);
+          if (c == NIL)
+            return false;
+          B->chunk[B->n_chunk++] = c;
+        }
+    }
+  uint32_t ci = find_chunk (p, B, x->off, x->id);
+  Chunk *c = &p->pool[B->chunk[ci]];
+  if (c->n == CHUNK)
+    {
+      /* split: the upper half goes to a new chunk after this one */
+      uint32_t d = chunk_new (p);
+      if (d == NIL)
+        return false;
+      c = &p->pool[B->chunk[ci]];
+      Chunk *e = &p->pool[d];
+      memcpy (e->e, c->e + CHUNK / 2, CHUNK / 2 * sizeof *e->e);
+      e->n = CHUNK / 2;
+      c->n = CHUNK / 2;
+      memmove (B->chunk + ci + 2, B->chunk + ci + 1, (B->n_chunk - ci - 1) * sizeof *B->chunk);
+      B->chunk[ci + 1] = d;
+      B->n_chunk++;
+      if (!before (x->off, x->id, &e->e[0]))
+        c = e;
+    }
+  uint32_t k = find_entry (c, x->off, x->id);
+  memmove (c->e + k + 1, c->e + k, (c->n - k) * sizeof *c->e);
+  c->e[k] = *x;
+  c->n++;
+  if (x->top > B->max_top)
+    B->max_top = x->top;
   return true;
 }
 
-/* --- the segment tree ------------------------------------------------- */
-
 static void
-insert (MlPlacer *p, uint32_t node, uint32_t lo, uint32_t hi, uint32_t b, uint64_t off, uint64_t top)
+bucket_remove (MlPlacer *p, Bucket *B, uint64_t off, uint32_t id)
 {
-  if (!p->is_touched[node])
-    {
-      p->is_touched[node] = 1;
-      p->touched[p->n_touched++] = node;
-    }
-  if (!tadd (p, &p->sub[node], b, off, top))
+  if (B->n_chunk == 0)
     return;
-  if (p->qs <= lo && hi <= p->qe)
-    {
-      tadd (p, &p->own[node], b, off, top);
-      return;
-    }
-  uint32_t mid = lo + (hi - lo) / 2;
-  if (p->qs < mid)
-    insert (p, 2 * node, lo, mid, b, off, top);
-  if (p->qe > mid)
-    insert (p, 2 * node + 1, mid, hi, b, off, top);
-}
-
-/* The treaps holding the rectangles that overlap [qs, qe) in time. */
-static void
-gather (MlPlacer *p, uint32_t node, uint32_t lo, uint32_t hi)
-{
-  if (p->sub[node] == NIL)
+  uint32_t ci = find_chunk (p, B, off, id);
+  Chunk *c = &p->pool[B->chunk[ci]];
+  uint32_t k = find_entry (c, off, id);
+  if (k == c->n || c->e[k].off != off || c->e[k].id != id)
     return;
-  if (p->qs <= lo && hi <= p->qe)
+  if (c->e[k].top >= B->max_top)
+    B->stale = true;
+  memmove (c->e + k, c->e + k + 1, (c->n - k - 1) * sizeof *c->e);
+  if (--c->n == 0)
     {
-      p->roots[p->n_roots++] = p->sub[node];
-      return;
+      chunk_release (p, B->chunk[ci]);
+      memmove (B->chunk + ci, B->chunk + ci + 1, (B->n_chunk - ci - 1) * sizeof *B->chunk);
+      B->n_chunk--;
     }
-  if (p->own[node] != NIL)
-    p->roots[p->n_roots++] = p->own[node];
-  uint32_t mid = lo + (hi - lo) / 2;
-  if (p->qs < mid)
-    gather (p, 2 * node, lo, mid);
-  if (p->qe > mid)
-    gather (p, 2 * node + 1, mid, hi);
 }
 
-static void
-erase (MlPlacer *p, uint32_t node, uint32_t lo, uint32_t hi, uint32_t b, uint64_t off)
+static uint64_t
+bucket_max_top (MlPlacer *p, Bucket *B)
 {
-  p->sub[node] = tremove (p, p->sub[node], off, b);
-  if (p->qs <= lo && hi <= p->qe)
+  if (B->stale)
     {
-      p->own[node] = tremove (p, p->own[node], off, b);
-      return;
+      uint64_t m = 0;
+      for (uint32_t ci = 0; ci < B->n_chunk; ci++)
+        {
+          const Chunk *c = &p->pool[B->chunk[ci]];
+          for (uint32_t k = 0; k < c->n; k++)
+            if (c->e[k].top > m)
+              m = c->e[k].top;
+        }
+      B->max_top = m;
+      B->stale = false;
     }
-  uint32_t mid = lo + (hi - lo) / 2;
-  if (p->qs < mid)
-    erase (p, 2 * node, lo, mid, b, off);
-  if (p->qe > mid)
-    erase (p, 2 * node + 1, mid, hi, b, off);
+  return B->max_top;
 }
 
-void
-_ml_placer_remove (MlPlacer *p, uint32_t b)
-{
-  if (p->bufs->buf[b].rsize == 0 || p->ls[b] >= p->le[b])
-    return;
-  p->qs = p->ls[b];
-  p->qe = p->le[b];
-  erase (p, 1, 0, p->leaves, b, p->offset[b]);
-}
+/* --- placements ------------------------------------------------------- */
 
-uint64_t
-_ml_placer_peak (const MlPlacer *p)
+static inline bool
+placed_rect (const MlPlacer *p, uint32_t b)
 {
-  return tmax (p, p->sub[1]);
-}
-
-uint32_t
-_ml_placer_random_neighbour (MlPlacer *p, uint32_t b, uint64_t *rng)
-{
-  if (p->bufs->buf[b].rsize == 0 || p->ls[b] >= p->le[b])
-    return b;
-  p->qs = p->ls[b];
-  p->qe = p->le[b];
-  p->n_roots = 0;
-  gather (p, 1, 0, p->leaves);
-  if (!p->n_roots)
-    return b;
-  *rng ^= *rng << 13; *rng ^= *rng >> 7; *rng ^= *rng << 17;
-  uint32_t t = p->roots[*rng % p->n_roots];
-  for (;;)
-    {
-      *rng ^= *rng << 13; *rng ^= *rng >> 7; *rng ^= *rng << 17;
-      unsigned pick = (unsigned) (*rng >> 33) % 3;
-      const TNode *x = &p->pool[t];
-      if (pick == 0 || (x->left == NIL && x->right == NIL))
-        return x->id;
-      if (pick == 1 && x->left != NIL)
-        t = x->left;
-      else if (x->right != NIL)
-        t = x->right;
-      else
-        t = x->left;
-    }
+  return p->bufs->buf[b].rsize != 0 && p->ls[b] < p->le[b];
 }
 
 void
 _ml_placer_put (MlPlacer *p, uint32_t b, uint64_t offset)
 {
   p->offset[b] = offset;
-  uint64_t size = p->bufs->buf[b].rsize;
-  if (size == 0 || p->ls[b] >= p->le[b])
+  if (!placed_rect (p, b))
     return;
-  p->qs = p->ls[b];
-  p->qe = p->le[b];
-  insert (p, 1, 0, p->leaves, b, offset, offset + size);
+  Ent x = { offset, offset + p->bufs->buf[b].rsize, p->ls[b], p->le[b], b, 0 };
+  for (uint32_t j = p->ls[b] >> p->shift; j <= (p->le[b] - 1) >> p->shift; j++)
+    if (!bucket_insert (p, &p->bucket[j], &x))
+      {
+        p->failed = true;
+        return;
+      }
+}
+
+void
+_ml_placer_remove (MlPlacer *p, uint32_t b)
+{
+  if (!placed_rect (p, b))
+    return;
+  for (uint32_t j = p->ls[b] >> p->shift; j <= (p->le[b] - 1) >> p->shift; j++)
+    bucket_remove (p, &p->bucket[j], p->offset[b], b);
+}
+
+uint64_t
+_ml_placer_peak (MlPlacer *p)
+{
+  uint64_t m = 0;
+  for (uint32_t j = 0; j < p->n_buckets; j++)
+    {
+      uint64_t t = bucket_max_top (p, &p->bucket[j]);
+      if (t > m)
+        m = t;
+    }
+  return m;
+}
+
+/* Sweeps bucket @s->bucket from where it stopped with the candidate
+ * *@at: raises *at past every rectangle of the query [qs, qe) that blocks
+ * it and returns true when one starting at or above *at + size stopped
+ * the sweep (false: the bucket is exhausted and fits anything at or above
+ * *at). j0 is the query's first bucket: an entry counts only in the first
+ * of the query's buckets that holds it. */
+static bool
+sweep (const MlPlacer *p, Sweep *s, uint32_t qs, uint32_t qe, uint32_t j0, uint64_t size, uint64_t *at)
+{
+  const Bucket *B = &p->bucket[s->bucket];
+  uint64_t c = *at;
+  uint32_t j = s->bucket, sh = p->shift;
+  for (; s->ci < B->n_chunk; s->ci++, s->ei = 0)
+    {
+      const Chunk *ch = &p->pool[B->chunk[s->ci]];
+      for (uint32_t k = s->ei; k < ch->n; k++)
+        {
+          const Ent *e = &ch->e[k];
+          if (e->ls >= qe || e->le <= qs || (j != j0 && e->ls >> sh != j))
+            continue;
+          if (e->off >= c + size)
+            {
+              s->ei = k;
+              s->fits_below = e->off;
+              *at = c;
+              return true;
+            }
+          if (e->top > c)
+            c = e->top;
+        }
+    }
+  *at = c;
+  return false;
 }
 
 uint64_t
 _ml_placer_place (MlPlacer *p, uint32_t b, uint64_t min_off)
 {
   uint64_t size = p->bufs->buf[b].rsize;
-  if (size == 0 || p->ls[b] >= p->le[b])
+  if (!placed_rect (p, b))
     {
       p->offset[b] = size ? min_off : 0;
       return p->offset[b];
     }
-  p->qs = p->ls[b];
-  p->qe = p->le[b];
-  p->n_roots = 0;
-  gather (p, 1, 0, p->leaves);
-  /* each treap in turn lifts the candidate to its own lowest hole of
-   * @size bytes at or above it (never past the answer, which is such a
-   * hole in every treap); stop once every live treap has accepted the
-   * candidate since it last moved. A treap whose highest top is at or
-   * below the candidate can never move it again and is dropped */
+  uint32_t qs = p->ls[b], qe = p->le[b], j0 = qs >> p->shift, j1 = (qe - 1) >> p->shift;
+  size_t live = 0;
+  for (uint32_t j = j0; j <= j1; j++)
+    if (p->bucket[j].n_chunk)
+      p->sweep[live++] = (Sweep) { j, 0, 0, 0 };
+  /* each bucket in turn lifts the candidate to its own lowest fit at or
+   * above it; stop once every live bucket has accepted the candidate
+   * since it last moved. A bucket swept to its end fits everything above
+   * and is dropped */
   uint64_t at = min_off;
-  size_t live = p->n_roots, i = 0, quiet = 0;
-  memset (p->hend, 0, live * sizeof *p->hend);
+  size_t i = 0, quiet = 0;
   while (live && quiet < live)
     {
       if (i >= live)
         i = 0;
-      uint32_t t = p->roots[i];
-      if (p->pool[t].max <= at)
+      Sweep *s = &p->sweep[i];
+      if (at + size <= s->fits_below)
         {
-          /* keep the cyclic order so that quiet counts distinct treaps */
-          memmove (&p->roots[i], &p->roots[i + 1], (live - i - 1) * sizeof *p->roots);
-          memmove (&p->hend[i], &p->hend[i + 1], (live - i - 1) * sizeof *p->hend);
-          live--;
-          continue;
-        }
-      /* the hole this treap gave last time may still hold the candidate */
-      if (at + size <= p->hend[i])
-        {
+          /* the entry that stopped this sweep still lies above */
           quiet++;
           i++;
           continue;
         }
       uint64_t h = at;
-      p->hend[i] = UINT64_MAX;
-      tfit (p, t, &h, size, &p->hend[i]);
+      if (!sweep (p, s, qs, qe, j0, size, &h))
+        {
+          if (h > at)
+            {
+              at = h;
+              quiet = 0;
+            }
+          /* keep the cyclic order so that quiet counts distinct buckets */
+          memmove (s, s + 1, (live - i - 1) * sizeof *s);
+          live--;
+          continue;
+        }
       if (h > at)
         {
           at = h;
@@ -523,6 +493,46 @@ _ml_placer_place (MlPlacer *p, uint32_t b, uint64_t min_off)
     }
   _ml_placer_put (p, b, at);
   return at;
+}
+
+uint32_t
+_ml_placer_random_neighbour (MlPlacer *p, uint32_t b, uint64_t *rng)
+{
+  if (!placed_rect (p, b))
+    return b;
+  uint32_t qs = p->ls[b], qe = p->le[b], j0 = qs >> p->shift, j1 = (qe - 1) >> p->shift;
+  /* count the placed rectangles that overlap b in time, then take the
+   * r-th of them in the same order */
+  uint64_t count = 0, r = 0;
+  for (int pass = 0; pass < 2; pass++)
+    {
+      if (pass == 1)
+        {
+          if (count == 0)
+            return b;
+          *rng ^= *rng << 13; *rng ^= *rng >> 7; *rng ^= *rng << 17;
+          r = *rng % count;
+          count = 0;
+        }
+      for (uint32_t j = j0; j <= j1; j++)
+        {
+          const Bucket *B = &p->bucket[j];
+          for (uint32_t ci = 0; ci < B->n_chunk; ci++)
+            {
+              const Chunk *ch = &p->pool[B->chunk[ci]];
+              for (uint32_t k = 0; k < ch->n; k++)
+                {
+                  const Ent *e = &ch->e[k];
+                  if (e->ls >= qe || e->le <= qs || (j != j0 && e->ls >> p->shift != j))
+                    continue;
+                  if (pass == 1 && count == r)
+                    return e->id;
+                  count++;
+                }
+            }
+        }
+    }
+  return b;
 }
 
 double

@@ -913,75 +913,151 @@ test_empty (void)
   inst_free (&in);
 }
 
-/* The shared placer against a naive lowest fit: 300 buffers with many
- * holes of all sizes, placed in a random order (some above a random
- * floor), a third taken out again and put back; every placement must be
- * the lowest offset at or above the floor free of every placed buffer
- * that overlaps it in time. Exercises the hole bounds kept in the treaps
- * through inserts, rotations and removals. */
+/* The shared placer against a naive lowest fit, on five shapes of
+ * instance that lead it to different bucket widths: short lifetimes over a
+ * long trace (narrow buckets), lifetimes of every length, every buffer
+ * overlapping every other (one bucket, entries split into many chunks), a few
+ * buffers live throughout over short ones, and many equal offsets. 400
+ * buffers each, with holes of all sizes, placed in a random order (some
+ * above a random floor), a third taken out again and put back; every
+ * placement must be the lowest offset at or above the floor free of every
+ * placed buffer that overlaps it in time, the peak the highest placed top
+ * after each step, and a random neighbour a placed buffer that overlaps. */
 static void
 test_placer_lowest_fit (void)
 {
-  enum { N = 300 };
-  char *csv = malloc (N * 64 + 32);
-  strcpy (csv, "id,lower,upper,size\n");
-  for (size_t i = 0; i < N; i++)
+  enum { N = 400 };
+  static const char *shapes[] = { "short", "mixed", "whole", "long+short", "equal" };
+  size_t wrong = 0, wrong_peak = 0, wrong_nb = 0;
+  uint32_t width[5] = { 0 };
+  uint64_t leaves[5] = { 0 };
+  for (size_t sh = 0; sh < 5; sh++)
     {
-      uint64_t lo = rnd (60), len = 1 + rnd (20), size = 1 + rnd (rnd (2) ? 16 : 1000);
-      size_t l = strlen (csv);
-      snprintf (csv + l, N * 64 + 32 - l, "%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", i, lo, lo + len, size);
-    }
-  Inst in;
-  ok (inst_load (&in, csv), "placer: instance loads");
-  free (csv);
-  MlPlacer *p = NULL;
-  MlError err = { 0 };
-  ok (_ml_placer_new (in.b, &p, &err) == 0, "placer: built");
-  uint32_t order[N];
-  uint64_t off[N];
-  bool placed[N] = { false };
-  for (uint32_t i = 0; i < N; i++)
-    order[i] = i;
-  for (uint32_t i = N - 1; i > 0; i--)
-    {
-      uint32_t j = (uint32_t) rnd (i + 1), t = order[i];
-      order[i] = order[j];
-      order[j] = t;
-    }
-  size_t wrong = 0;
-  for (size_t step = 0; step < N + N / 3; step++)
-    {
-      uint32_t b = order[step % N];
-      if (step >= N)
+      char *csv = malloc (N * 64 + 32);
+      strcpy (csv, "id,lower,upper,size\n");
+      bool tick[4200] = { false };
+      for (size_t i = 0; i < N; i++)
         {
-          _ml_placer_remove (p, b);
-          placed[b] = false;
-        }
-      const MlBuffer *x = &in.b->buf[b];
-      uint64_t floor = rnd (4) ? 0 : rnd (2000), at = floor;
-      for (bool moved = true; moved;)
-        {
-          moved = false;
-          for (size_t j = 0; j < N; j++)
+          uint64_t lo, len, size = 1 + rnd (rnd (2) ? 16 : 1000);
+          switch (sh)
             {
-              const MlBuffer *y = &in.b->buf[j];
-              if (placed[j] && y->start < x->end && x->start < y->end
-                  && off[j] < at + x->rsize && at < off[j] + y->rsize)
+            case 0: lo = rnd (4000); len = 1 + rnd (3); break;
+            case 1: lo = rnd (300); len = 1 + rnd (rnd (4) ? 20 : 300); break;
+            case 2: lo = rnd (50); len = 150 + rnd (50) - lo; break;
+            case 3: lo = rnd (8) ? rnd (500) : 0; len = lo ? 1 + rnd (10) : 510; break;
+            default: lo = rnd (40); len = 1 + rnd (10); size = 8 * (1 + rnd (3)); break;
+            }
+          tick[lo] = tick[lo + len] = true;
+          size_t l = strlen (csv);
+          snprintf (csv + l, N * 64 + 32 - l, "%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", i, lo, lo + len, size);
+        }
+      for (size_t t = 0; t < 4200; t++)
+        leaves[sh] += tick[t];
+      leaves[sh]--;   /* elementary intervals between the distinct ticks */
+      Inst in;
+      bool loaded = inst_load (&in, csv);
+      free (csv);
+      if (!ok (loaded, "placer: %s instance loads", shapes[sh]))
+        continue;
+      MlPlacer *p = NULL;
+      MlError err = { 0 };
+      if (!ok (_ml_placer_new (in.b, &p, &err) == 0, "placer: built for %s", shapes[sh]))
+        {
+          inst_free (&in);
+          continue;
+        }
+      width[sh] = _ml_placer_bucket_leaves (p);
+      uint32_t order[N];
+      uint64_t off[N];
+      bool placed[N] = { false };
+      for (uint32_t i = 0; i < N; i++)
+        order[i] = i;
+      for (uint32_t i = N - 1; i > 0; i--)
+        {
+          uint32_t j = (uint32_t) rnd (i + 1), t = order[i];
+          order[i] = order[j];
+          order[j] = t;
+        }
+      uint64_t nb_rng = 0x9E3779B97F4A7C15ull;
+      for (size_t step = 0; step < N + N / 3; step++)
+        {
+          uint32_t b = order[step % N];
+          if (step >= N)
+            {
+              _ml_placer_remove (p, b);
+              placed[b] = false;
+              uint64_t top = 0;
+              for (size_t j = 0; j < N; j++)
+                if (placed[j] && off[j] + in.b->buf[j].rsize > top)
+                  top = off[j] + in.b->buf[j].rsize;
+              if (_ml_placer_peak (p) != top && wrong_peak++ < 3)
+                printf ("# %s, step %zu: peak %" PRIu64 " after a removal, highest top %" PRIu64 "\n", shapes[sh], step,
+                        _ml_placer_peak (p), top);
+            }
+          const MlBuffer *x = &in.b->buf[b];
+          uint64_t floor = rnd (4) ? 0 : rnd (2000), at = floor;
+          for (bool moved = true; moved;)
+            {
+              moved = false;
+              for (size_t j = 0; j < N; j++)
                 {
-                  at = off[j] + y->rsize;
-                  moved = true;
+                  const MlBuffer *y = &in.b->buf[j];
+                  if (placed[j] && y->start < x->end && x->start < y->end
+                      && off[j] < at + x->rsize && at < off[j] + y->rsize)
+                    {
+                      at = off[j] + y->rsize;
+                      moved = true;
+                    }
                 }
             }
+          uint64_t got = _ml_placer_place (p, b, floor);
+          if (got != at && wrong++ < 3)
+            printf ("# %s, buffer %u: placer %" PRIu64 ", lowest fit %" PRIu64 "\n", shapes[sh], b, got, at);
+          off[b] = got;
+          placed[b] = true;
+          uint64_t top = 0;
+          for (size_t j = 0; j < N; j++)
+            if (placed[j] && off[j] + in.b->buf[j].rsize > top)
+              top = off[j] + in.b->buf[j].rsize;
+          if (_ml_placer_peak (p) != top && wrong_peak++ < 3)
+            printf ("# %s, step %zu: peak %" PRIu64 ", highest top %" PRIu64 "\n", shapes[sh], step,
+                    _ml_placer_peak (p), top);
+          uint32_t c = order[(step * 7) % N], nb = _ml_placer_random_neighbour (p, c, &nb_rng);
+          const MlBuffer *y = &in.b->buf[nb], *z = &in.b->buf[c];
+          if (nb != c && (nb >= N || !placed[nb] || !(y->start < z->end && z->start < y->end)) && wrong_nb++ < 3)
+            printf ("# %s: random neighbour %u of %u does not overlap it\n", shapes[sh], nb, c);
         }
-      uint64_t got = _ml_placer_place (p, b, floor);
-      if (got != at && wrong++ < 3)
-        printf ("# buffer %u: placer %" PRIu64 ", lowest fit %" PRIu64 "\n", b, got, at);
-      off[b] = got;
-      placed[b] = true;
+      /* take out the buffer at the peak, ten times over */
+      for (size_t k = 0; k < 10; k++)
+        {
+          uint64_t top = 0;
+          size_t hi = N;
+          for (size_t j = 0; j < N; j++)
+            if (placed[j] && off[j] + in.b->buf[j].rsize > top)
+              top = off[j] + in.b->buf[j].rsize, hi = j;
+          if (hi == N)
+            break;
+          _ml_placer_remove (p, (uint32_t) hi);
+          placed[hi] = false;
+          top = 0;
+          for (size_t j = 0; j < N; j++)
+            if (placed[j] && off[j] + in.b->buf[j].rsize > top)
+              top = off[j] + in.b->buf[j].rsize;
+          if (_ml_placer_peak (p) != top && wrong_peak++ < 3)
+            printf ("# %s: peak %" PRIu64 " after removing the top buffer, highest top %" PRIu64 "\n", shapes[sh],
+                    _ml_placer_peak (p), top);
+        }
+      _ml_placer_free (p);
+      inst_free (&in);
     }
-  is_u64 (wrong, 0, "placer: every placement is the lowest fit (400 placements)");
-  _ml_placer_free (p);
-  inst_free (&in);
+  is_u64 (wrong, 0, "placer: every placement is the lowest fit (5 shapes x 533 placements)");
+  is_u64 (wrong_peak, 0, "placer: the peak is the highest placed top after every placement and removal (and 10 removals of the top buffer)");
+  is_u64 (wrong_nb, 0, "placer: a random neighbour is a placed buffer that overlaps in time");
+  printf ("# bucket widths: short %u, mixed %u, whole %u, long+short %u, equal %u leaves\n", width[0], width[1],
+          width[2], width[3], width[4]);
+  ok (width[0] >= 1 && width[0] <= 4, "placer: short lifetimes get narrow buckets (%u leaves)", width[0]);
+  ok (width[2] >= leaves[2], "placer: buffers that all overlap share one bucket (%u leaves, %" PRIu64 " in the trace)",
+      width[2], leaves[2]);
 }
 
 int
