@@ -2,6 +2,7 @@
 
 #ifdef ML_HAVE_GLPK
 
+#include <errno.h>
 #include <glpk.h>
 #include <inttypes.h>
 #include <math.h>
@@ -101,12 +102,23 @@ write_model (glp_prob *lp, const char *path, MlError *err)
   if (!tmp)
     return ml_error_set (err, ML_ENOMEM, "out of memory");
   snprintf (tmp, len, "%s.tmp%ld", path, (long) getpid ());
+  /* GLPK says why a write failed on its terminal only (switched off):
+   * open the file here first for the reason, then let GLPK write it */
+  FILE *probe = fopen (tmp, "w");
+  if (!probe)
+    {
+      int e = errno;
+      free (tmp);
+      return ml_error_set (err, ML_EIO, "ilp: cannot write the model to %s: %s", path, strerror (e));
+    }
+  fclose (probe);
   int r = mps ? glp_write_mps (lp, GLP_MPS_FILE, NULL, tmp) : glp_write_lp (lp, NULL, tmp);
-  if (r != 0 || rename (tmp, path) != 0)
+  int e = r != 0 ? EIO : rename (tmp, path) != 0 ? errno : 0;
+  if (e)
     {
       unlink (tmp);
       free (tmp);
-      return ml_error_set (err, ML_EIO, "ilp: cannot write the model to %s", path);
+      return ml_error_set (err, ML_EIO, "ilp: cannot write the model to %s: %s", path, strerror (e));
     }
   free (tmp);
   return 0;

@@ -373,9 +373,9 @@ contains "$T/err" "$LONG/x.csv: cannot open: No such file or directory"; ok $? "
 printf 'id,lower,upper,size\nb1,0,4,100\nb2,1,5,100\n' >"$T/two.csv"
 if "$MEMLENS" strategies 2>/dev/null | grep -q '^ *ilp\b'; then
   run compare "$T/two.csv" -s ilp --options write-model="$LONG/m.lp"
-  contains "$T/out" "ilp: cannot write the model to $LONG/m.lp"; ok $? "a strategy's error row holds the whole path (was cut at 256 bytes)"
+  contains "$T/out" "ilp: cannot write the model to $LONG/m.lp: No such file or directory"; ok $? "a strategy's error row holds the whole path (was cut at 256 bytes) and the reason"
   run compare "$T/two.csv" -s ilp --options write-model="$LONG/m.lp" --json
-  python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['results'][0]; sys.exit(0 if r['error'].endswith(sys.argv[2] + '/m.lp') else 1)" "$T/out" "$LONG"
+  python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['results'][0]; sys.exit(0 if r['error'].endswith(sys.argv[2] + '/m.lp: No such file or directory') else 1)" "$T/out" "$LONG"
   ok $? "and so does its --json \"error\""
 else
   skip "a strategy's error row holds the whole path" "no ilp strategy in this build"

@@ -84,6 +84,17 @@ if "$MEMLENS" strategies | grep -q '^ilp '; then
   run plan "$T/three.csv" --strategy ilp --write-model "$T/m.mps" -o "$T/x.json"; ok $rc "ilp --write-model FILE.mps"
   contains "$T/m.mps" "ROWS"; ok $? "the MPS file has its sections"
   run plan "$T/three.csv" --strategy ilp --write-model "$T/m.txt" -o "$T/x.json"; [ $rc -eq 2 ]; ok $? "a model name that is not .lp/.mps exits 2"
+  rm -f "$T/y.json"
+  run plan "$T/three.csv" --strategy ilp --write-model "$T/nodir/m.lp" -o "$T/y.json"; [ $rc -ne 0 ]; ok $? "--write-model into a missing folder fails"
+  contains "$T/err" "cannot write the model to $T/nodir/m.lp: No such file or directory"; ok $? "and says why"
+  [ ! -e "$T/y.json" ]; ok $? "and writes no plan"
+  mkdir "$T/ro" && chmod 555 "$T/ro"
+  if [ "$(id -u)" != 0 ]; then
+    run plan "$T/three.csv" --strategy ilp --write-model "$T/ro/m.lp" -o "$T/y.json"
+    contains "$T/err" "cannot write the model to $T/ro/m.lp: Permission denied"; ok $? "a read-only folder: Permission denied"
+  else
+    ok 0 "# SKIP root ignores folder permissions"
+  fi
 else
   ok 0 "# SKIP ilp not built (no GLPK)"
 fi
