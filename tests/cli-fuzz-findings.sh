@@ -11,7 +11,7 @@ R="$SRC/tests/fuzz/regress"
 f=$R/snapshot/gen-reserved-bytes-overflow.pickle
 run stats "$f"
 ok $(( rc != 2 )) "reserved bytes past 2^63: exit 2 (got $rc)"
-contains "$T/err" "$f: device 0 trace entry" && contains "$T/err" "past 2^63"
+contains "$T/err" "$f: device_traces[0][" && contains "$T/err" "past 2^63"
 ok $? "reserved bytes past 2^63: the message names the file, the entry and the limit"
 
 # 2. a key "size\0x" is not "size": the entry's size is absent (0), as
@@ -62,7 +62,7 @@ ok $? "plan stream 2^32 + 1: the message names the file, the segment and the val
 f=$R/snapshot/gen-tuple-device-list-use-after-free.pickle
 run stats "$f"
 ok $(( rc != 2 )) "device trace as a tuple: exit 2 (got $rc)"
-contains "$T/err" "$f: device " && contains "$T/err" "trace entry 0 is a "
+contains "$T/err" "$f: device_traces[" && contains "$T/err" "][0] is a "
 ok $? "device trace as a tuple: the message names the file and the entry that is no dict"
 
 finish

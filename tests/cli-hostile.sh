@@ -29,7 +29,7 @@ run stats "$T/ann-time.pickle"; ok $([ $rc -eq 2 ]; echo $?) "time_us 2^62 in an
 contains "$T/err" "ann-time.pickle: external annotation 0: \"time_us\" is 4611686018427387904"; ok $? "naming file, annotation and value"
 pk entry-time.pickle "{'segments':[],'device_traces':[[{'action':'alloc','addr':0,'size':512,'stream':0,'time_us':2**62}]]}"
 run stats "$T/entry-time.pickle"; ok $([ $rc -eq 2 ]; echo $?) "time_us 2^62 in a trace entry exits 2"
-contains "$T/err" "entry-time.pickle: device 0 trace entry 0: \"time_us\" is 4611686018427387904"; ok $? "naming file, entry and value"
+contains "$T/err" "entry-time.pickle: device_traces[0][0]: \"time_us\" is 4611686018427387904"; ok $? "naming file, entry and value"
 
 # ---- 3. sizes and addresses the reader cannot hold: never a silent 0
 i=0
@@ -43,7 +43,7 @@ for v in "-1|-1" "2**63|9223372036854775808" "2**64|18446744073709551616" "2**40
     pk v$i.pickle "{'segments':[],'device_traces':[[{'action':'alloc','addr':8192,'size':512,'stream':0},$e]]}"
     run convert "$T/v$i.pickle" "$T/v$i.jsonl"
     ok $([ $rc -eq 2 ]; echo $?) "$key = $py: exit 2"
-    contains "$T/err" "v$i.pickle: device 0 trace entry 1: \"$key\" is $say"; ok $? "$key = $py: names file, entry and value"
+    contains "$T/err" "v$i.pickle: device_traces[0][1]: \"$key\" is $say"; ok $? "$key = $py: names file, entry and value"
     [ ! -e "$T/v$i.jsonl" ]; ok $? "$key = $py: no output written"
   done
 done

@@ -272,7 +272,7 @@ static int
 reserved_overflow (Ctx *c, size_t dev, size_t entry, uint64_t size)
 {
   return ml_error_set (c->err, ML_EINPUT,
-                       "%s: device %zu trace entry %zu: segment size %" PRIu64 " takes the reserved bytes past 2^63",
+                       "%s: device_traces[%zu][%zu]: segment size %" PRIu64 " takes the reserved bytes past 2^63",
                        c->path, dev, entry, size);
 }
 
@@ -1519,15 +1519,15 @@ static int
 walk_entry (Ctx *c, size_t i, const Ent *e)
 {
   if (e->bad == ENT_NOT_DICT)
-    return ml_error_set (c->err, ML_EINPUT, "%s: device %" PRId64 " trace entry %zu is a %s, not a dict",
+    return ml_error_set (c->err, ML_EINPUT, "%s: device_traces[%" PRId64 "][%zu] is a %s, not a dict",
                          c->path, c->dev, i, ml_pk_kind_name ((MlPkKind) e->name));
   if (e->bad == ENT_BAD_ACTION)
-    return ml_error_set (c->err, ML_EINPUT, "%s: device %" PRId64 " trace entry %zu: unknown action \"%s\"",
+    return ml_error_set (c->err, ML_EINPUT, "%s: device_traces[%" PRId64 "][%zu]: unknown action \"%s\"",
                          c->path, c->dev, i, e->name ? ml_trace_str (c->t, e->name) : "(none)");
   if (e->bad == ENT_BAD_FIELD)
     {
       char where[64];
-      snprintf (where, sizeof where, "device %" PRId64 " trace entry %zu", c->dev, i);
+      snprintf (where, sizeof where, "device_traces[%" PRId64 "][%zu]", c->dev, i);
       return bad_uint (c, where, entry_fields[e->kind].name, ml_trace_str (c->t, e->name), entry_fields[e->kind].max);
     }
   MlEventKind kind = e->kind;
