@@ -434,9 +434,10 @@ test_random_wider (void)
 /* Minimise must lower its best plan: random instances whose optimum (brute
  * force) lies strictly below hybrid's peak, its starting plan, so a probe
  * must find a better one, and then prove it (the proven bound meets it).
- * (An optimum above the lower bound, where a probe must prove a capacity
- * infeasible and raise the bound, did not occur in 60,000 random
- * instances of 5-12 buffers; test_random checks that proof in fit mode.) */
+ * On such plain random lifetimes the optimum is all but always the lower
+ * bound (never above it in 60,000 instances of 5-12 buffers), so
+ * test_minimise_raises builds instances whose optimum is above it, where
+ * a probe must prove a capacity infeasible and raise the bound. */
 static void
 test_minimise_lowers (void)
 {
@@ -490,6 +491,169 @@ test_minimise_lowers (void)
     }
   is_u64 (found, 12, "minimise: 12 instances with the optimum below hybrid's peak (%zu drawn)", tries);
   is_u64 (bad, 0, "minimise: on each, the peak is the brute-force optimum and the proven bound meets it");
+}
+
+/* Minimise must raise its bound: instances whose optimum lies strictly
+ * above the lower bound, so no plan fits at the bound and the search must
+ * prove each capacity below the optimum infeasible (p->optimal is then
+ * reachable only through such proofs: hybrid's plan starts at or above the
+ * optimum, the bound at the lower bound).
+ *
+ * stagger: X [0,3) 1, Y [1,4) 1, Z [2,5) 1, and one-tick fillers f0..f4
+ * of 3, 2, 1, 2, 3 at ticks 0..4 that bring every tick to the lower bound
+ * 4. At capacity 4 every tick is full. f0 takes three bytes in one piece,
+ * so X lies at an end of [0,4); mirror the plan so that X is at 0. f4 puts
+ * Z at an end too, and Z meets X at tick 2: Z is at 3. Y meets both, so it
+ * is at 1 or 2: at 1 tick 3 leaves bytes 0 and 2 free, no room for f3 (2);
+ * at 2 tick 1 leaves bytes 1 and 3, no room for f1 (2). So 4 does not fit,
+ * and 5 does: X 3, Y 2, Z 0, f0 0, f1 0, f2 1, f3 3, f4 1. An independent
+ * brute force in Python (every integer offset of every buffer, no
+ * canonical-placement argument) agrees: LB 4, OPT 5. stagger3 is its
+ * shape with X 3, Y 2, Z 2 and fillers 7, 5, 3, 6, 8: LB 10, OPT 12 (the
+ * Python brute force), two capacities to prove. stagger4 is stagger with
+ * every size times 4: LB 16, OPT 20, and every peak a multiple of 4, so
+ * the search steps by the gcd and 19 (not a peak) is infeasible too.
+ * Then the same checks on the first 10 seeded draws of padded_csv that
+ * the C brute force puts above their bound; the Python brute force gives
+ * the same (lower bound, optimum) on each: (11, 12) (7, 8) (12, 14)
+ * (11, 13) (9, 10) (12, 13) (10, 11) (6, 7) (9, 10) (12, 13). */
+static const char stagger[] = "id,lower,upper,size\n"
+                              "0,0,3,1\n1,1,4,1\n2,2,5,1\n3,0,1,3\n4,1,2,2\n5,2,3,1\n6,3,4,2\n7,4,5,3\n";
+static const char stagger3[] = "id,lower,upper,size\n"
+                               "0,0,3,3\n1,1,4,2\n2,2,5,2\n3,0,1,7\n4,1,2,5\n5,2,3,3\n6,3,4,6\n7,4,5,8\n";
+static const char stagger4[] = "id,lower,upper,size\n"
+                               "0,0,3,4\n1,1,4,4\n2,2,5,4\n3,0,1,12\n4,1,2,8\n5,2,3,4\n6,3,4,8\n7,4,5,12\n";
+
+/* Random lifetimes (@n buffers of 1-3 bytes within 5 ticks) with each
+ * tick padded up to the lower bound by a one-tick buffer of the missing
+ * bytes: at the lower bound every tick is full and each filler needs its
+ * tick's free bytes in one piece, which sometimes no layout gives (about
+ * one draw in 140 here). Returns the number of buffers (at most @max; 0
+ * when the padding needs more). */
+static size_t
+padded_csv (char *csv, size_t cap, size_t n, size_t max)
+{
+  uint64_t lo[16], hi[16], size[16], load[16] = { 0 }, lb = 0, end = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      lo[i] = rnd (5);
+      hi[i] = lo[i] + 1 + rnd (4);
+      size[i] = 1 + rnd (3);
+      for (uint64_t t = lo[i]; t < hi[i]; t++)
+        load[t] += size[i];
+      end = hi[i] > end ? hi[i] : end;
+    }
+  for (uint64_t t = 0; t < end; t++)
+    lb = load[t] > lb ? load[t] : lb;
+  for (uint64_t t = 0; t < end; t++)
+    if (load[t] < lb)
+      {
+        if (n == max)
+          return 0;
+        lo[n] = t;
+        hi[n] = t + 1;
+        size[n++] = lb - load[t];
+      }
+  snprintf (csv, cap, "id,lower,upper,size\n");
+  for (size_t i = 0; i < n; i++)
+    {
+      size_t l = strlen (csv);
+      snprintf (csv + l, cap - l, "%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", i, lo[i], hi[i], size[i]);
+    }
+  return n;
+}
+
+/* exact on an instance whose optimum @opt lies above the lower bound:
+ * minimise finds @opt and proves it, fit mode fits @opt and proves @opt
+ * - 1 and @opt - @g infeasible. Prints what went wrong under @what. */
+static bool
+above_lb_checks (const Inst *in, uint64_t opt, uint64_t g, const char *what)
+{
+  MlPlan *p = NULL;
+  MlError err = { 0 };
+  int rc = run (in->b, "exact", 0, "mode=minimize", &p, &err);
+  bool good = rc == 0 && ml_plan_arena_size (p, in->b) == opt && p->optimal && p->proven_lb == opt
+              && issues_of (in->b, p) == 0 && opt > in->b->lower_bound;
+  if (!good)
+    printf ("# %s: minimise rc %d (%s) peak %" PRIu64 " optimal %d proven %" PRIu64 ", brute force %" PRIu64
+            " (lower bound %" PRIu64 ")\n", what, rc, err.msg, p ? ml_plan_arena_size (p, in->b) : 0,
+            p ? p->optimal : 0, p ? p->proven_lb : 0, opt, in->b->lower_bound);
+  ml_plan_free (p);
+  int rc_fit = run (in->b, "exact", opt, "mode=fit", &p, &err);
+  bool fits = rc_fit == 0 && ml_plan_arena_size (p, in->b) <= opt && issues_of (in->b, p) == 0;
+  ml_plan_free (p);
+  int rc_less = run (in->b, "exact", opt - 1, "mode=fit", &p, &err);
+  ml_plan_free (p);
+  int rc_g = run (in->b, "exact", opt - g, "mode=fit", &p, &err);
+  ml_plan_free (p);
+  if (!fits || rc_less != ML_EINFEASIBLE || rc_g != ML_EINFEASIBLE)
+    printf ("# %s: fit at %" PRIu64 " rc %d, at %" PRIu64 " rc %d, at %" PRIu64 " rc %d\n", what, opt, rc_fit,
+            opt - 1, rc_less, opt - g, rc_g);
+  return good && fits && rc_less == ML_EINFEASIBLE && rc_g == ML_EINFEASIBLE;
+}
+
+static void
+test_minimise_raises (void)
+{
+  static const struct { const char *name, *csv; uint64_t lb, opt, g; } hand[] = {
+    { "stagger", stagger, 4, 5, 1 },
+    { "stagger3", stagger3, 10, 12, 1 },
+    { "stagger4", stagger4, 16, 20, 4 },
+  };
+  for (size_t h = 0; h < sizeof hand / sizeof *hand; h++)
+    {
+      Inst in;
+      if (!ok (inst_load (&in, hand[h].csv), "%s: loads", hand[h].name))
+        continue;
+      is_u64 (in.b->lower_bound, hand[h].lb, "%s: lower bound %" PRIu64, hand[h].name, hand[h].lb);
+      is_u64 (brute_force (in.b), hand[h].opt, "%s: the brute force finds %" PRIu64 ", as the Python one", hand[h].name,
+              hand[h].opt);
+      char also[32] = "";
+      if (hand[h].g > 1)
+        snprintf (also, sizeof also, " and %" PRIu64, hand[h].opt - hand[h].g);
+      ok (above_lb_checks (&in, hand[h].opt, hand[h].g, hand[h].name),
+          "%s: minimise proves %" PRIu64 " above the bound %" PRIu64 "; fit proves %" PRIu64 "%s infeasible", hand[h].name,
+          hand[h].opt, hand[h].lb, hand[h].opt - 1, also);
+      inst_free (&in);
+    }
+
+  size_t found = 0, bad = 0, tries = 0, gap2 = 0;
+  rng_state = 0xBF58476D1CE4E5B9ull;
+  while (found < 10 && tries++ < 2000)
+    {
+      char csv[1024];
+      if (!padded_csv (csv, sizeof csv, 4 + rnd (4), 10))
+        continue;
+      Inst in;
+      if (!inst_load (&in, csv))
+        {
+          bad++;
+          continue;
+        }
+      /* the brute force below hybrid's peak (a plan, so never below the
+       * optimum), stopping at the lower bound */
+      MlPlan *h = NULL;
+      uint64_t hp = run (in.b, "hybrid", 0, NULL, &h, NULL) == 0 ? ml_plan_arena_size (h, in.b) : UINT64_MAX;
+      ml_plan_free (h);
+      uint64_t lb = in.b->lower_bound, opt = brute_force_within (in.b, hp, lb);
+      if (opt > lb)
+        {
+          char what[64];
+          snprintf (what, sizeof what, "padded draw %zu", tries);
+          found++;
+          gap2 += opt - lb >= 2;
+          if (!above_lb_checks (&in, opt, 1, what))
+            {
+              for (const char *line = csv; *line; line = strchr (line, '\n') + 1)
+                printf ("# %.*s\n", (int) (strchr (line, '\n') - line), line);
+              bad++;
+            }
+        }
+      inst_free (&in);
+    }
+  is_u64 (found, 10, "raises: 10 padded instances with the optimum above the lower bound (%zu drawn, %zu of them 2+ above)",
+          tries, gap2);
+  is_u64 (bad, 0, "raises: on each, minimise proves the brute-force optimum and fit proves one less infeasible");
 }
 
 /* nodes=N stops minimise after N placements tried: the same N gives the
@@ -1068,6 +1232,7 @@ main (void)
   test_tflite_medium ();
   test_random_wider ();
   test_minimise_lowers ();
+  test_minimise_raises ();
   test_minimise_nodes ();
   test_infeasible_subset ();
   test_anneal_deterministic ();
