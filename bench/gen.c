@@ -1,5 +1,6 @@
 #include "bench/gen.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,4 +126,29 @@ gen_trace (const GenParams *p, MlTrace *t)
   free (live);
   free (lstream);
   return 0;
+}
+
+int
+gen_buffers (uint64_t buffers, uint64_t live, MlTrace **t, MlBuffers **b, MlError *err)
+{
+  GenParams gp;
+  gen_params_init (&gp);
+  gp.events = 2 * buffers;
+  gp.live = live;
+  gp.dist = GEN_LOGNORMAL;
+  *t = ml_trace_new ();
+  *b = NULL;
+  if (!*t || gen_trace (&gp, *t) < 0)
+    {
+      ml_trace_free (*t);
+      *t = NULL;
+      return ml_error_set (err, ML_ENOMEM, "out of memory generating %" PRIu64 " buffers", buffers);
+    }
+  int rc = ml_buffers_build (*t, 0, b, err);
+  if (rc < 0)
+    {
+      ml_trace_free (*t);
+      *t = NULL;
+    }
+  return rc;
 }

@@ -4,6 +4,7 @@
 #ifndef ML_BENCH_GEN_H
 #define ML_BENCH_GEN_H
 
+#include "sim/sim.h"
 #include "sim/trace.h"
 
 typedef enum { GEN_UNIFORM, GEN_LOGNORMAL, GEN_POW2 } GenDist;
@@ -22,5 +23,10 @@ void gen_params_init (GenParams *p);
 int  gen_parse_dist  (const char *s, GenDist *d);
 /* Appends the events to @t (ids 1.., ticks = indexes, no addresses). */
 int  gen_trace       (const GenParams *p, MlTrace *t);
+
+/* The planners' synthetic instance: @buffers buffers, a live set of about
+ * @live, log-normal sizes, as lifetimes (alignment 0: the default). On
+ * success *t and *b are the caller's (ml_buffers_free, ml_trace_free). */
+int  gen_buffers     (uint64_t buffers, uint64_t live, MlTrace **t, MlBuffers **b, MlError *err);
 
 #endif

@@ -162,15 +162,10 @@ main (int argc, char **argv)
     }
   if (synthetic)
     {
-      GenParams gp;
-      gen_params_init (&gp);
-      gp.events = 2 * synthetic;
-      gp.live = live;
-      gp.dist = GEN_LOGNORMAL;
-      MlTrace *t = ml_trace_new ();
+      MlTrace *t = NULL;
       MlBuffers *b = NULL;
       MlError err = { 0 };
-      if (!t || gen_trace (&gp, t) < 0 || ml_buffers_build (t, 0, &b, &err) < 0)
+      if (gen_buffers (synthetic, live, &t, &b, &err) < 0)
         {
           fprintf (stderr, "generating: %s\n", err.msg);
           return 1;
