@@ -15,6 +15,13 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 export XDG_DATA_HOME="$T/data" XDG_CONFIG_HOME="$T/config" XDG_CACHE_HOME="$T/cache"
 export GSK_RENDERER=cairo GTK_A11Y=none NO_AT_BRIDGE=1 GDK_BACKEND=x11
+# Sanitizer builds: GObject's type system keeps a 128-byte block for the
+# life of the process that tests/lsan.supp suppresses (libgobject), but
+# the fast unwinder loses the stack in a library built without frame
+# pointers (Debian 12's glib 2.74.6-2+deb12u9: the report names only
+# "<unknown module>"), so the suppression cannot match; the slow
+# unwinder finds libgobject. Only the viewer's processes pay for it.
+export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}fast_unwind_on_malloc=0"
 n=0
 failed=0
 ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi; }
