@@ -402,6 +402,15 @@ _ml_placer_peak (MlPlacer *p)
   return m;
 }
 
+/* Whether entry @e of bucket @j counts for the query [qs, qe) whose
+ * first bucket is @j0: it overlaps in time, and @j is the first of the
+ * query's buckets that holds it. */
+static inline bool
+counts (const Ent *e, uint32_t qs, uint32_t qe, uint32_t j, uint32_t j0, uint32_t shift)
+{
+  return e->ls < qe && e->le > qs && (j == j0 || e->ls >> shift == j);
+}
+
 /* Sweeps bucket @s->bucket from where it stopped with the candidate
  * *@at: raises *at past every rectangle of the query [qs, qe) that blocks
  * it and returns true when one starting at or above *at + size stopped
@@ -420,7 +429,7 @@ sweep (const MlPlacer *p, Sweep *s, uint32_t qs, uint32_t qe, uint32_t j0, uint6
       for (uint32_t k = s->ei; k < ch->n; k++)
         {
           const Ent *e = &ch->e[k];
-          if (e->ls >= qe || e->le <= qs || (j != j0 && e->ls >> sh != j))
+          if (!counts (e, qs, qe, j, j0, sh))
             continue;
           if (e->off >= c + size)
             {
@@ -523,7 +532,7 @@ _ml_placer_random_neighbour (MlPlacer *p, uint32_t b, uint64_t *rng)
               for (uint32_t k = 0; k < ch->n; k++)
                 {
                   const Ent *e = &ch->e[k];
-                  if (e->ls >= qe || e->le <= qs || (j != j0 && e->ls >> p->shift != j))
+                  if (!counts (e, qs, qe, j, j0, p->shift))
                     continue;
                   if (pass == 1 && count == r)
                     return e->id;

@@ -1087,10 +1087,23 @@ test_empty (void)
  * placement must be the lowest offset at or above the floor free of every
  * placed buffer that overlaps it in time, the peak the highest placed top
  * after each step, and a random neighbour a placed buffer that overlaps. */
+enum { PLACER_N = 400 };
+
+/* The highest top of the placed buffers (the naive peak). */
+static uint64_t
+highest_top (const MlBuffers *b, const bool *placed, const uint64_t *off)
+{
+  uint64_t top = 0;
+  for (size_t j = 0; j < PLACER_N; j++)
+    if (placed[j] && off[j] + b->buf[j].rsize > top)
+      top = off[j] + b->buf[j].rsize;
+  return top;
+}
+
 static void
 test_placer_lowest_fit (void)
 {
-  enum { N = 400 };
+  enum { N = PLACER_N };
   static const char *shapes[] = { "short", "mixed", "whole", "long+short", "equal" };
   size_t wrong = 0, wrong_peak = 0, wrong_nb = 0;
   uint32_t width[5] = { 0 };
@@ -1150,10 +1163,7 @@ test_placer_lowest_fit (void)
             {
               _ml_placer_remove (p, b);
               placed[b] = false;
-              uint64_t top = 0;
-              for (size_t j = 0; j < N; j++)
-                if (placed[j] && off[j] + in.b->buf[j].rsize > top)
-                  top = off[j] + in.b->buf[j].rsize;
+              uint64_t top = highest_top (in.b, placed, off);
               if (_ml_placer_peak (p) != top && wrong_peak++ < 3)
                 printf ("# %s, step %zu: peak %" PRIu64 " after a removal, highest top %" PRIu64 "\n", shapes[sh], step,
                         _ml_placer_peak (p), top);
@@ -1179,10 +1189,7 @@ test_placer_lowest_fit (void)
             printf ("# %s, buffer %u: placer %" PRIu64 ", lowest fit %" PRIu64 "\n", shapes[sh], b, got, at);
           off[b] = got;
           placed[b] = true;
-          uint64_t top = 0;
-          for (size_t j = 0; j < N; j++)
-            if (placed[j] && off[j] + in.b->buf[j].rsize > top)
-              top = off[j] + in.b->buf[j].rsize;
+          uint64_t top = highest_top (in.b, placed, off);
           if (_ml_placer_peak (p) != top && wrong_peak++ < 3)
             printf ("# %s, step %zu: peak %" PRIu64 ", highest top %" PRIu64 "\n", shapes[sh], step,
                     _ml_placer_peak (p), top);
@@ -1203,10 +1210,7 @@ test_placer_lowest_fit (void)
             break;
           _ml_placer_remove (p, (uint32_t) hi);
           placed[hi] = false;
-          top = 0;
-          for (size_t j = 0; j < N; j++)
-            if (placed[j] && off[j] + in.b->buf[j].rsize > top)
-              top = off[j] + in.b->buf[j].rsize;
+          top = highest_top (in.b, placed, off);
           if (_ml_placer_peak (p) != top && wrong_peak++ < 3)
             printf ("# %s: peak %" PRIu64 " after removing the top buffer, highest top %" PRIu64 "\n", shapes[sh],
                     _ml_placer_peak (p), top);
