@@ -2,13 +2,12 @@
 # tools/memlens-export-graph.py end to end on models defined in
 # tests/export-models.py: exported, planned, checked and fitted; the
 # exported sizes against torch's own, the lower bound against a
-# torch.profiler run of the same model. Skips (77) without torch for
+# torch.profiler run of the same model. Skips (TAP "1..0 # SKIP") without torch for
 # /usr/bin/python3 (tools/deps.sh --torch installs it).
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
 if ! "$PY" -c 'import torch' 2>/dev/null; then
-  echo "1..0 # SKIP torch is not importable by $PY (sh tools/deps.sh --torch)"
-  exit 77
+  skip_all "torch is not importable by $PY (sh tools/deps.sh --torch)"
 fi
 X="$SRC/tools/memlens-export-graph.py"
 M="$SRC/tests/export-models.py"

@@ -4,7 +4,7 @@
 # (those subtests are skipped when it is absent). Then the hand-worked numbers of
 # the expandable-segments OOM fixture (tests/data/make-fixtures.py).
 . "$(dirname "$0")/lib.sh"
-command -v python3 >/dev/null || { echo "1..0 # SKIP no python3"; exit 77; }
+command -v python3 >/dev/null || skip_all "no python3"
 ORACLE="$SRC/tests/snapshot-oracle.py"
 D="$SRC/tests/data"
 

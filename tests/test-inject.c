@@ -35,7 +35,7 @@ main (int argc, char **argv)
   if (argc < 2)
     {
       printf ("1..0 # SKIP no injection library given\n");
-      return 77;
+      return 0; /* TAP: the skip is the plan; 77 would be an error */
     }
   void *drv = dlopen ("libcuda.so.1", RTLD_LAZY);
   bool have_driver = drv != NULL;
