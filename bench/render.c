@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "bench/gen.h"
-#include "gui/render/scene.h"
-#include "gui/render/timeline.h"
+#include "render/scene.h"
+#include "render/timeline.h"
 #include "sim/sim.h"
 #include "sim/base/units.h"
 #include "strategies/registry.h"

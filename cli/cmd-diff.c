@@ -9,7 +9,7 @@
 #include "sim/base/jsonutil.h"
 
 #ifdef HAVE_RENDER
-#include "gui/render/diff-html.h"
+#include "render/diff-html.h"
 #endif
 
 static const char usage_text[] =

@@ -11,8 +11,8 @@
 #include "sim/analysis/races.h"
 
 #ifdef HAVE_RENDER
-#include "gui/render/state.h"
-#include "gui/render/timeline.h"
+#include "render/state.h"
+#include "render/timeline.h"
 #include "sim/analysis/state.h"
 #endif
 

@@ -8,7 +8,7 @@
 #include "sim/analysis/report.h"
 
 #ifdef HAVE_RENDER
-#include "gui/render/report-html.h"
+#include "render/report-html.h"
 #endif
 
 static const char usage_text[] =

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "gui/render/report-html.h"
+#include "render/report-html.h"
 #include "sim/analysis/report.h"
 #include "sim/analysis/races.h"
 #include "strategies/registry.h"

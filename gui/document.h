@@ -24,7 +24,7 @@
 #include "sim/analysis/knob-sweep.h"
 #include "sim/formats/load.h"
 #include "sim/sim.h"
-#include "gui/render/scene.h"
+#include "render/scene.h"
 
 G_BEGIN_DECLS
 

@@ -1,7 +1,7 @@
 /* export.c — pictures of the timelines. */
 #include "gui/export.h"
 
-#include "gui/render/timeline.h"
+#include "render/timeline.h"
 #include "sim/base/io.h"
 
 gboolean

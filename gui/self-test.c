@@ -14,7 +14,7 @@
 
 #include "gui/application.h"
 #include "gui/peaks-page.h"
-#include "gui/render/timeline.h"
+#include "render/timeline.h"
 #include "sim/base/units.h"
 #include "strategies/registry.h"
 

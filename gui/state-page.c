@@ -1,7 +1,7 @@
 /* state-page.c — MlStatePage. */
 #include "gui/state-page.h"
 
-#include "gui/render/state.h"
+#include "render/state.h"
 #include "sim/analysis/state.h"
 #include "sim/base/units.h"
 

@@ -3,7 +3,7 @@
  *
  * A tick (spin button), the trace's events around it (choose one to see
  * the state right after it), the picture of every segment split into its
- * blocks (gui/render/state.h) and the same as text: each block with its
+ * blocks (render/state.h) and the same as text: each block with its
  * kind (allocated / free (cached) / unmapped), offset, size and, when
  * allocated, its buffer. The state is of run 0's plan: what the recorded
  * allocator held, or what the strategy shown would hold. Choosing a tick

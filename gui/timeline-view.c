@@ -3,7 +3,7 @@
 
 #include <math.h>
 
-#include "gui/render/timeline.h"
+#include "render/timeline.h"
 #include "sim/base/units.h"
 
 /* A full drawing cheaper than this happens in the frame itself. */

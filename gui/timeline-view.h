@@ -1,6 +1,6 @@
 /* timeline-view.h — MlTimelineView: one plan drawn by address × time.
  *
- * A GtkWidget that draws a document's run through gui/render/ (the same
+ * A GtkWidget that draws a document's run through render/ (the same
  * renderer the exports use) with its own MlView: the address × time plot
  * on top and the live / reserved / fragmentation curves under it on the
  * same time axis. The static layer (buffers, curves, axes) is cached in a
@@ -23,9 +23,9 @@
 #include <gtk/gtk.h>
 
 #include "gui/document.h"
-#include "gui/render/scene.h"
-#include "gui/render/style.h"
-#include "gui/render/view.h"
+#include "render/scene.h"
+#include "render/style.h"
+#include "render/view.h"
 
 G_BEGIN_DECLS
 
@@ -57,7 +57,7 @@ void ml_timeline_view_get_time_span (MlTimelineView *self, double *t0, double *t
 /* Centres @tick, zooming in to @span ticks when @span > 0. */
 void ml_timeline_view_focus_tick (MlTimelineView *self, double tick, double span);
 
-/* What the plot shows (gui/render/style.h): the address layout, the
+/* What the plot shows (render/style.h): the address layout, the
  * live buffers stacked, or the segments; keeps the time span. */
 void ml_timeline_view_set_plot (MlTimelineView *self, MlPlot plot);
 /* The vertical extent of the data in the current plot: the address space,

@@ -15,9 +15,9 @@ ALLOWED = {
     'sim/analysis': ['sim', 'sim/base'],
     'strategies':   ['sim', 'sim/base'],
     'trace':        ['sim', 'sim/base', 'sim/formats', 'sim/analysis', 'strategies'],
-    'gui/render':   ['sim', 'sim/base', 'sim/formats', 'sim/analysis', 'strategies'],
-    'gui':          ['sim', 'sim/base', 'sim/formats', 'sim/analysis', 'strategies', 'gui/render'],
-    'cli':          ['sim', 'sim/base', 'sim/formats', 'sim/analysis', 'strategies', 'gui/render', 'trace'],
+    'render':       ['sim', 'sim/base', 'sim/formats', 'sim/analysis', 'strategies'],
+    'gui':          ['sim', 'sim/base', 'sim/formats', 'sim/analysis', 'strategies', 'render'],
+    'cli':          ['sim', 'sim/base', 'sim/formats', 'sim/analysis', 'strategies', 'render', 'trace'],
 }
 FORBIDDEN_SYSTEM = re.compile(r'#\s*include\s*<(gtk/|glib|gio/|gdk/|cairo|pango|cuda|cupti|cudart)')
 INCLUDE = re.compile(r'#\s*include\s*"([^"]+)"')

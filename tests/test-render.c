@@ -6,10 +6,10 @@
 #include <math.h>
 #include <cairo.h>
 
-#include "gui/render/axis.h"
-#include "gui/render/scene.h"
-#include "gui/render/timeline.h"
-#include "gui/render/view.h"
+#include "render/axis.h"
+#include "render/scene.h"
+#include "render/timeline.h"
+#include "render/view.h"
 #include "sim/formats/load.h"
 #include "sim/analysis/diagnose.h"
 #include "sim/sim.h"

@@ -1,6 +1,6 @@
 /* report.h — everything a tuning report says, computed once, written as
  * JSON (docs/report-schema.md), Markdown or CSV. The HTML report (with
- * pictures) is written by gui/render/report-html.h from the same data.
+ * pictures) is written by render/report-html.h from the same data.
  *
  * A report runs every requested strategy over the trace with the same
  * knobs (the trace's recorded plan first, when it has addresses), checks

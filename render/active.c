@@ -7,7 +7,7 @@
  * points), so peaks never vanish when zoomed out. A sweep over the
  * columns keeps the live set: O(items visible + columns × live log live).
  */
-#include "gui/render/timeline.h"
+#include "render/timeline.h"
 
 #include <math.h>
 #include <stdlib.h>

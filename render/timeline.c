@@ -1,4 +1,4 @@
-#include "gui/render/timeline.h"
+#include "render/timeline.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -9,7 +9,7 @@
 #include <cairo-svg.h>
 #include <pango/pangocairo.h>
 
-#include "gui/render/axis.h"
+#include "render/axis.h"
 #include "sim/base/io.h"
 #include "sim/base/units.h"
 

@@ -1,5 +1,5 @@
 /* diff-html.c — the diff report page (see diff-html.h). */
-#include "gui/render/diff-html.h"
+#include "render/diff-html.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gui/render/report-html.h"
-#include "gui/render/timeline.h"
+#include "render/report-html.h"
+#include "render/timeline.h"
 #include "sim/base/io.h"
 #include "sim/base/units.h"
 

@@ -34,9 +34,9 @@
 #include <stdio.h>
 #include <cairo.h>
 
-#include "gui/render/scene.h"
-#include "gui/render/style.h"
-#include "gui/render/view.h"
+#include "render/scene.h"
+#include "render/style.h"
+#include "render/view.h"
 
 typedef struct { double x, y, w, h; } MlRect;
 

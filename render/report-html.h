@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 
-#include "gui/render/style.h"
+#include "render/style.h"
 #include "sim/analysis/report.h"
 
 /* Writes the HTML report to @fp. @style may be NULL (the default look). */

@@ -1,4 +1,4 @@
-#include "gui/render/scene.h"
+#include "render/scene.h"
 
 #include <inttypes.h>
 #include <math.h>

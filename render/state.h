@@ -11,7 +11,7 @@
 #ifndef ML_RENDER_STATE_H
 #define ML_RENDER_STATE_H
 
-#include "gui/render/timeline.h"
+#include "render/timeline.h"
 #include "sim/analysis/state.h"
 
 void ml_state_draw (cairo_t *cr, const MlRect *area, const MlState *state, const MlScene *scene,

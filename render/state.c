@@ -1,5 +1,5 @@
 /* state.c — the allocator state panel (see state.h). */
-#include "gui/render/state.h"
+#include "render/state.h"
 
 #include <inttypes.h>
 #include <math.h>

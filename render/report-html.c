@@ -1,12 +1,12 @@
-#include "gui/render/report-html.h"
+#include "render/report-html.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gui/render/scene.h"
-#include "gui/render/timeline.h"
+#include "render/scene.h"
+#include "render/timeline.h"
 #include "sim/base/io.h"
 #include "sim/base/units.h"
 

@@ -1,4 +1,4 @@
-#include "gui/render/axis.h"
+#include "render/axis.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-#include "gui/render/style.h"
+#include "render/style.h"
 
 #include <string.h>
 

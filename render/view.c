@@ -1,4 +1,4 @@
-#include "gui/render/view.h"
+#include "render/view.h"
 
 static void
 fix_bounds (double *lo, double *hi)

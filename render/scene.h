@@ -24,8 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gui/render/style.h"
-#include "gui/render/view.h"
+#include "render/style.h"
+#include "render/view.h"
 #include "sim/analysis/check.h"
 #include "sim/metrics.h"
 
