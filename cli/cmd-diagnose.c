@@ -6,7 +6,7 @@
 
 #include "cli/cli.h"
 #include "sim/analysis/diagnose.h"
-#include "sim/analysis/report.h"
+#include "render/report/report.h"
 #include "sim/base/jsonutil.h"
 
 static const char usage_text[] =

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "sim/analysis/report.h"
+#include "render/report/report.h"
 
 #ifdef HAVE_RENDER
 #include "render/report-html.h"

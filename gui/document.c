@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "render/report-html.h"
-#include "sim/analysis/report.h"
+#include "render/report/report.h"
 #include "sim/analysis/races.h"
 #include "strategies/registry.h"
 

@@ -137,7 +137,7 @@ void       ml_document_compare_async  (MlDocument *doc, const char *names,
                                        GAsyncReadyCallback callback, gpointer user_data);
 GPtrArray *ml_document_compare_finish (GAsyncResult *result, GError **error);
 
-/* Writes the project's tuning report (sim/analysis/report.h; .html with pictures,
+/* Writes the project's tuning report (render/report/report.h; .html with pictures,
  * .md, .json, .csv by the extension of @path) for @doc's trace and knobs
  * in a worker: the registry's default strategies plus @extra (comma list,
  * may be NULL), the recorded plan first when the trace has addresses.

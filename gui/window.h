@@ -78,7 +78,7 @@ char *ml_window_dup_details_text (MlWindow *self);
 /* Writes the current view (both timelines in compare mode) as @format
  * ("png", "svg", "pdf") or the report ("md") to @path. */
 gboolean ml_window_export (MlWindow *self, const char *format, const char *path, GError **error);
-/* Writes the project's report (sim/analysis/report.h) to @path (.html, .md, .json,
+/* Writes the project's report (render/report/report.h) to @path (.html, .md, .json,
  * .csv) in a worker; "job-finished" tells when it is done. */
 void ml_window_export_report (MlWindow *self, const char *path);
 /* Chooses peak point @index in the Peaks list (as a click does): the

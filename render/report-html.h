@@ -1,4 +1,4 @@
-/* report-html.h — the report (sim/analysis/report.h) as one self-contained HTML
+/* report-html.h — the report (render/report/report.h) as one self-contained HTML
  * file: inline CSS, the timeline figures as inline SVG drawn by the
  * renderer, no scripts, no fonts or images from the network. Readable on
  * its own, printable, and attachable to a pull request.
@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "render/style.h"
-#include "sim/analysis/report.h"
+#include "render/report/report.h"
 
 /* Writes the HTML report to @fp. @style may be NULL (the default look). */
 int ml_report_write_html (const MlReport *report, FILE *fp, const MlStyle *style, MlError *err);

@@ -1,4 +1,4 @@
-#include "sim/analysis/report.h"
+#include "render/report/report.h"
 
 #include "sim/analysis/races.h"
 
