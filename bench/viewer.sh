@@ -4,7 +4,7 @@
 #   bench/viewer.sh BUILD_DIR [BUFFERS | FILE] [OUT.json]
 # Generates the trace once (bench/gen-viewer-trace.py, cached in /tmp), or
 # takes FILE (e.g. a snapshot from bench-snapshot --generate 1G --keep),
-# opens it in memlens-view --bench, which records the time from launch to
+# opens it in bench-viewer (bench/viewer.c), which records the time from launch to
 # the first frame showing the drawn trace, then changes the view 130 times along
 # a fixed path (fit, zoom in 1.5x at a point 30 times, pan 30 times deep,
 # zoom out 30 times, pan 30 times wide) and records, for each frame, the
@@ -23,4 +23,4 @@ else
 fi
 export GSK_RENDERER=${GSK_RENDERER:-cairo} GTK_A11Y=none NO_AT_BRIDGE=1
 export XDG_DATA_HOME=$(mktemp -d)
-xvfb-run -a -s "-screen 0 1600x1000x24" "$BUILD/gui/memlens-view" --bench="$OUT" "$TRACE"
+xvfb-run -a -s "-screen 0 1600x1000x24" "$BUILD/bench/bench-viewer" "$OUT" "$TRACE"

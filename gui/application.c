@@ -1,7 +1,6 @@
 /* application.c — MlApplication. */
 #include "gui/application.h"
 
-#include "gui/self-test.h"
 #include "gui/window.h"
 #include "sim/base/units.h"
 #include "strategies/registry.h"
@@ -9,8 +8,6 @@
 struct _MlApplication {
   GtkApplication parent;
   GMenu   *recent;
-  char    *self_test;   /* --self-test=DIR */
-  char    *bench;       /* --bench=FILE (frame times, JSON) */
   char    *strategy;    /* --strategy NAME */
   char    *compare;     /* --compare NAME */
   int      device;      /* --device N, -1 = the reader's choice */
@@ -97,8 +94,6 @@ new_window (MlApplication *self)
   if (self->axis)
     g_action_group_activate_action (G_ACTION_GROUP (win), "time-axis", g_variant_new_string (self->axis));
   gtk_window_present (GTK_WINDOW (win));
-  if (self->self_test || self->bench)
-    ml_self_test_start (win, self->self_test, self->bench);
   return win;
 }
 
@@ -233,8 +228,6 @@ ml_application_open (GApplication *app, GFile **files, int n_files, const char *
           ml_window_show_message (win, msg);
           self->cli_failed++;
         }
-      if (self->self_test || self->bench)
-        break;   /* the scripted path drives one window */
     }
 }
 
@@ -247,8 +240,6 @@ ml_application_handle_local_options (GApplication *app, GVariantDict *opts)
       g_print ("memlens-view %s\n", MEMLENS_VERSION);
       return 0;
     }
-  g_variant_dict_lookup (opts, "self-test", "s", &self->self_test);
-  g_variant_dict_lookup (opts, "bench", "s", &self->bench);
   g_variant_dict_lookup (opts, "strategy", "s", &self->strategy);
   g_variant_dict_lookup (opts, "compare", "s", &self->compare);
   /* bad values are refused before any window opens, exit 2 as every
@@ -286,8 +277,6 @@ ml_application_finalize (GObject *obj)
 {
   MlApplication *self = ML_APPLICATION (obj);
   g_clear_object (&self->recent);
-  g_free (self->self_test);
-  g_free (self->bench);
   g_free (self->strategy);
   g_free (self->compare);
   g_free (self->axis);
@@ -316,8 +305,6 @@ ml_application_init (MlApplication *self)
     { "axis", 0, 0, G_OPTION_ARG_STRING, NULL, "The x axis: time (real time) or ticks (default: time when every event has one)", "time|ticks" },
     { "time-axis", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, NULL, "Same as --axis", "A" },
     { "version", 0, 0, G_OPTION_ARG_NONE, NULL, "Print the version", NULL },
-    { "self-test", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, NULL, "Drive the window through the test script, write results to DIR", "DIR" },
-    { "bench", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, NULL, "Zoom and pan through a scripted path, write frame times to FILE", "FILE" },
     { NULL }
   };
   g_application_add_main_option_entries (G_APPLICATION (self), entries);

@@ -2,8 +2,6 @@
  *
  * Opens one window per file (or an empty window), keeps the recent-files
  * list, and owns the app-level actions (open, open-recent, quit, about).
- * A hidden --self-test=DIR / --bench=FILE drives the first window through
- * a scripted path for the tests and bench/viewer (see self-test.c).
  */
 #ifndef ML_GUI_APPLICATION_H
 #define ML_GUI_APPLICATION_H

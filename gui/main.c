@@ -1,6 +1,5 @@
 /* memlens-view — the GTK4 viewer (`memlens view` execs it). */
 #include "gui/application.h"
-#include "gui/self-test.h"
 
 int
 main (int argc, char **argv)
@@ -8,8 +7,6 @@ main (int argc, char **argv)
   g_set_application_name ("memlens");
   g_autoptr (MlApplication) app = ml_application_new ();
   int rc = g_application_run (G_APPLICATION (app), argc, argv);
-  if (rc)
-    return rc;
-  /* a scripted run answers for itself; else 2 when nothing could open */
-  return ml_self_test_ran () ? ml_self_test_status () : ml_application_get_exit_status (app);
+  /* 2 when nothing could open */
+  return rc ? rc : ml_application_get_exit_status (app);
 }

@@ -1,13 +1,16 @@
 #!/bin/bash
 # The GTK4 viewer in a real window under Xvfb: open a sample, zoom and
 # select through the actions, pick a buffer by the hit test, switch
-# strategy, compare, export PNG/SVG/PDF/report (memlens-view --self-test
-# checks each step's effect and prints TAP, renumbered here).
-# $1 = memlens-view, $2 = source root, $3 = memlens. Skips without Xvfb
-# (TAP: the plan "1..0 # SKIP" and exit 0; 77 would be a TAP error).
+# strategy, compare, export PNG/SVG/PDF/report (test-viewer-window drives
+# a window of the viewer's application, checks each step's effect and
+# prints TAP, renumbered here).
+# $1 = memlens-view, $2 = source root, $3 = memlens, $4 = test-viewer-window.
+# Skips without Xvfb (TAP: the plan "1..0 # SKIP" and exit 0; 77 would be
+# a TAP error).
 VIEW=$1
 SRC=$2
 MEMLENS=$3
+WINDOW_TEST=$4
 if ! command -v xvfb-run >/dev/null 2>&1 || ! command -v Xvfb >/dev/null 2>&1; then
   echo "1..0 # SKIP Xvfb (xvfb-run) is not installed"
   exit 0
@@ -48,10 +51,15 @@ grep -q "Usage: memlens view" "$T/help"; ok $? "it shows its usage"
 out=$("$MEMLENS" view --version 2>&1); [ "$out" = "memlens-view $("$MEMLENS" --version | cut -d' ' -f2)" ]; ok $? "memlens view runs memlens-view from the build tree ($out)"
 MEMLENS_VIEW=/nonexistent/memlens-view "$MEMLENS" view x.jsonl >/dev/null 2>"$T/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "cannot run" "$T/err"; ok $? "a missing viewer is a clear error, exit 2"
+# the scripted runs live in the test and the benchmark, not in the viewer
+for opt in --self-test="$T/out" --bench="$T/bench.json"; do
+  "$VIEW" "$opt" x.jsonl >/dev/null 2>"$T/err"; rc=$?
+  [ $rc -ne 0 ] && grep -q "Unknown option ${opt%%=*}" "$T/err"; ok $? "memlens-view has no ${opt%%=*} option (exit $rc)"
+done
 
 # the scripted path through a real window
 mkdir -p "$T/out"
-xrun "$VIEW" --self-test="$T/out" "$SRC/samples/viewer-demo.jsonl" >"$T/tap" 2>"$T/log"; rc=$?
+xrun "$WINDOW_TEST" "$T/out" "$SRC/samples/viewer-demo.jsonl" >"$T/tap" 2>"$T/log"; rc=$?
 if grep -q "cannot open display\|Xvfb failed" "$T/log"; then
   echo "1..0 # SKIP Xvfb could not start"
   exit 0
@@ -68,12 +76,12 @@ done <"$T/tap"
 
 # a bad file is reported in the window, not a crash
 printf 'this is not a trace\n' >"$T/bad.jsonl"
-xrun "$VIEW" --self-test="$T/out" "$T/bad.jsonl" >"$T/tap2" 2>"$T/log2"; rc=$?
+xrun "$WINDOW_TEST" "$T/out" "$T/bad.jsonl" >"$T/tap2" 2>"$T/log2"; rc=$?
 [ $rc -eq 1 ] && grep -q "^not ok 1 - the file opens" "$T/tap2"; ok $? "a bad file fails to load cleanly (exit $rc, no crash)"
 
 # every kind of file that does not open: the reason in the window (on
 # screen, not on a hidden page) and the same line on stderr; without the
-# self-test the exit status is 2 (nothing opened)
+# scripted run the exit status is 2 (nothing opened)
 : >"$T/empty.pickle"
 head -c 100 "$SRC/tests/data/tiny-snapshot.pickle" >"$T/truncated.pickle"
 printf '\x80\x04garbage, not a pickle at all' >"$T/garbage.pickle"
@@ -81,7 +89,7 @@ mkdir -p "$T/folder.pickle"
 for f in empty.pickle truncated.pickle garbage.pickle folder.pickle missing.pickle; do
   # the reader's own message for the file, from another command
   want=$("$MEMLENS" stats "$T/$f" 2>&1 >/dev/null | sed 's/^memlens stats: //')
-  xrun "$VIEW" --self-test="$T/out" "$T/$f" >"$T/tap5" 2>"$T/log5"; rc=$?
+  xrun "$WINDOW_TEST" "$T/out" "$T/$f" >"$T/tap5" 2>"$T/log5"; rc=$?
   shown=$(cat "$T/out/error.txt" 2>/dev/null)
   [ $rc -eq 1 ] && grep -q "^ok 2 - the window shows why" "$T/tap5" && [ "$shown" = "Could not open $want" ]
   ok $? "$f: the window shows \"$shown\" (exit $rc)"
@@ -123,7 +131,7 @@ fi
 # a snapshot with three devices: the OOM's device by default, named in the
 # window, and another chosen in the header's selector with a real click
 DEV3="$SRC/tests/data/oom-expandable-3dev.pickle"
-xrun "$VIEW" --self-test="$T/out" "$DEV3" >"$T/tap7" 2>"$T/log7"; rc=$?
+xrun "$WINDOW_TEST" "$T/out" "$DEV3" >"$T/tap7" 2>"$T/log7"; rc=$?
 [ $rc -eq 0 ] && ! grep -q "^not ok" "$T/tap7"; ok $? "3 devices: the device script passes (exit $rc)"
 sed 's/^/#   /' "$T/tap7"
 # which device holds the OOM, and each device's entries, from the pickle itself
@@ -151,7 +159,7 @@ print([e["size"] for t in s["device_traces"] for e in t if e["action"] == "oom"]
     && grep -q "^ok .* active view: the refused request ($req B) is on screen, hatched red" "$T/tap7"
   ok $? "the OOM's refused request ($req B, the pickle's oom entry) is drawn in the address and active views"
 fi
-xrun "$VIEW" --self-test="$T/out" --device 2 "$DEV3" >"$T/tap8" 2>"$T/log8"; rc=$?
+xrun "$WINDOW_TEST" "$T/out" --device 2 "$DEV3" >"$T/tap8" 2>"$T/log8"; rc=$?
 grep -q "^ok 2 - the window names the device it shows (device 2 of 3" "$T/tap8" && grep -q "^ok 5 - input: choosing device 1" "$T/tap8"
 ok $? "--device 2 opens device 2, and the selector goes to device 1 (exit $rc)"
 read -r d nb ne <"$T/out/device2.txt"
@@ -171,7 +179,7 @@ for line in open(sys.argv[1]):
     out.append(json.dumps(j))
 open(sys.argv[2], 'w').write('\n'.join(out) + '\n')
 PY
-xrun "$VIEW" --self-test="$T/out" "$SRC/samples/train-step.jsonl" "$T/train-step-b.jsonl" >"$T/tap9" 2>"$T/log9"; rc=$?
+xrun "$WINDOW_TEST" "$T/out" "$SRC/samples/train-step.jsonl" "$T/train-step-b.jsonl" >"$T/tap9" 2>"$T/log9"; rc=$?
 [ $rc -eq 0 ] && ! grep -q "^not ok" "$T/tap9" && grep -q "^ok .* the second file is drawn in the lower timeline" "$T/tap9"
 ok $? "view A B: the two-file script passes (exit $rc)"
 sed 's/^/#   /' "$T/tap9"
@@ -197,7 +205,7 @@ grep -q "one byte scale: both axes reach $want B" "$T/tap9"; ok $? "the shared b
 
 # a name with underscores keeps them in the Recent menu
 cp "$SRC/samples/viewer-demo.jsonl" "$T/viewer_demo_copy.jsonl"
-xrun "$VIEW" --self-test="$T/out" "$T/viewer_demo_copy.jsonl" >"$T/tap4" 2>"$T/log4"; rc=$?
+xrun "$WINDOW_TEST" "$T/out" "$T/viewer_demo_copy.jsonl" >"$T/tap4" 2>"$T/log4"; rc=$?
 [ $rc -eq 0 ] && grep -q "^ok .* the Recent menu lists viewer_demo_copy.jsonl with its underscores kept" "$T/tap4"
 ok $? "the Recent menu keeps the underscores of viewer_demo_copy.jsonl (exit $rc)"
 
@@ -210,7 +218,7 @@ b3,0,9,4
 b4,9,21,4
 b5,0,21,4
 CSV
-xrun "$VIEW" --self-test="$T/out" "$T/ex.12.csv" >"$T/tap3" 2>"$T/log3"; rc=$?
+xrun "$WINDOW_TEST" "$T/out" "$T/ex.12.csv" >"$T/tap3" 2>"$T/log3"; rc=$?
 [ $rc -eq 0 ]; ok $? "the CSV instance goes through the same script (exit $rc)"
 grep -q "the view now shows first-fit" "$T/tap3"; ok $? "it starts with best-fit and switches to first-fit"
 
