@@ -1,27 +1,19 @@
-/* diff-html.h — `memlens diff` as one self-contained HTML page: both runs'
- * active memory (the live buffers stacked over time) drawn on one time
- * and byte scale, one above the other, then the table of changes per call
- * site (sim/analysis/diff.h). Inline CSS and SVG; a small inline script
- * zooms and pans the two figures together (the wheel at the pointer, a
- * drag, a double-click to reset). Nothing is loaded from anywhere.
+/* diff-html.h — `memlens diff` as one self-contained HTML page: the diff's
+ * document (render/report/diff-doc.h) written by render/html.h, its two
+ * figures linked (the wheel zooms both at the pointer, a drag pans both,
+ * a double-click resets). Nothing is loaded from anywhere.
  */
 #ifndef ML_DIFF_HTML_H
 #define ML_DIFF_HTML_H
 
 #include <stdio.h>
 
-#include "sim/analysis/diff.h"
-#include "sim/plan.h"
+#include "render/report/diff-doc.h"
 
-typedef struct {
-  const char      *path;   /* the trace, for titles */
-  const MlBuffers *bufs;
-  const MlPlan    *plan;   /* the plan drawn (recorded, else best-fit) */
-} MlDiffSide;
-
-int ml_diff_write_html (FILE *fp, const MlDiff *diff, const MlDiffSide *a, const MlDiffSide *b, MlError *err);
+int ml_diff_write_html (FILE *fp, const MlDiff *diff, const MlDiffSide *a, const MlDiffSide *b, MlError *err)
+  ML_MUST_CHECK;
 /* The same to @path, atomically. */
 int ml_diff_write_html_file (const char *path, const MlDiff *diff, const MlDiffSide *a, const MlDiffSide *b,
-                             MlError *err);
+                             MlError *err) ML_MUST_CHECK;
 
 #endif

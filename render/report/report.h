@@ -1,6 +1,7 @@
-/* report.h — everything a tuning report says, computed once, written as
- * JSON (docs/report-schema.md), Markdown or CSV. The HTML report (with
- * pictures) is written by render/report-html.h from the same data.
+/* report.h — everything a tuning report says, computed once (MlReport),
+ * then built into one document (render/report/doc.h) that every writer
+ * renders: JSON (docs/report-schema.md), Markdown and CSV here, HTML with
+ * pictures in render/report-html.h.
  *
  * A report runs every requested strategy over the trace with the same
  * knobs (the trace's recorded plan first, when it has addresses), checks
@@ -15,6 +16,7 @@
 
 #include <stdio.h>
 
+#include "render/report/doc.h"
 #include "sim/analysis/check.h"
 #include "sim/analysis/diagnose.h"
 #include "sim/analysis/knob-sweep.h"
@@ -62,14 +64,16 @@ int  ml_report_build (const char *trace_path, const MlBuffers *bufs, const MlStr
                       const MlKnobs *knobs, MlReport **out, MlError *err);
 void ml_report_free  (MlReport *report);
 
-/* Writers. Each writes the whole report to @fp; errors are write errors. */
-int  ml_report_write_json     (const MlReport *report, FILE *fp, MlError *err) ML_MUST_CHECK;
-int  ml_report_write_markdown (const MlReport *report, FILE *fp, MlError *err) ML_MUST_CHECK;
-int  ml_report_write_csv      (const MlReport *report, FILE *fp, MlError *err);
+/* The report as a document: title and headline cards, the strategies
+ * (also the CSV), why a capacity is infeasible, the sweep, the timeline
+ * figures, the peak points, the OOM diagnosis, the issues, the knobs; and
+ * the JSON data. The document borrows @report (its buffers, plans and
+ * issues, for the figures and the JSON): free it first. */
+int  ml_report_document (const MlReport *report, MlDoc **out, MlError *err) ML_MUST_CHECK;
 
 /* Writes @report to @path in the format its extension names (.json, .md,
  * .csv), atomically. Other extensions: ML_EUSAGE. */
-int  ml_report_write (const MlReport *report, const char *path, MlError *err);
+int  ml_report_write (const MlReport *report, const char *path, MlError *err) ML_MUST_CHECK;
 
 /* The label of a buffer in reports: its name, else its call site, else
  * "#id"; into @buf. */

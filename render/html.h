@@ -1,0 +1,23 @@
+/* html.h — a document (render/report/doc.h) as one self-contained HTML
+ * page: inline CSS, the figures drawn by the renderer as inline SVG, no
+ * fonts, images or styles from the network. Polyglot XHTML (well-formed
+ * XML). Figures marked linked zoom and pan together through a small
+ * inline script, the page's only one.
+ */
+#ifndef ML_HTML_H
+#define ML_HTML_H
+
+#include <stdio.h>
+
+#include "render/report/doc.h"
+#include "render/style.h"
+
+/* Writes @doc to @fp. @style (may be NULL: the default look) draws the
+ * figures; a figure's own view, title and panels override it. */
+int ml_doc_write_html (const MlDoc *doc, FILE *fp, const MlStyle *style, MlError *err) ML_MUST_CHECK;
+
+/* ml_doc_write_html as an MlDocWriter (@opts: the MlStyle or NULL), for
+ * ml_doc_save(). */
+int ml_doc_save_html (const MlDoc *doc, FILE *fp, const void *style, MlError *err);
+
+#endif
