@@ -411,7 +411,7 @@ section_sweep (MlDoc *d, const MlReport *r)
   for (size_t k = 0; k < n; k++)
     if (sw->rows[k].status == 0 && sw->rows[k].metrics.peak > top)
       top = sw->rows[k].metrics.peak;
-  ml_doc_textf (d, ml_doc_heading (d, 2), "Sweep of %s", sw->knob);
+  ml_doc_textf (d, ml_doc_heading (d, 2), "Sweep of %s%s", sw->is_option ? "the option " : "", sw->knob);
   MlDocTable *t = ml_doc_table (d, "sweep", NULL);
   ml_doc_column (d, t, sw->knob, NULL, ML_DOC_COL_SHOW);
   ml_doc_column (d, t, "strategy", NULL, ML_DOC_COL_SHOW);
