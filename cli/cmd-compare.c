@@ -20,7 +20,8 @@ static const char usage_text[] =
   "and prints one row per value and strategy (KNOB: chunk, align, capacity,\n"
   "retries, seed, time-limit, or an --options key such as large or\n"
   "max_split_size_mb).\n"
-  "Exit code 1 when a strategy runs out of memory under --capacity.\n";
+  "Exit code 1 when a strategy runs out of memory under --capacity, 2 when one\n"
+  "refuses its --options (a setting the caching emulation does not model).\n";
 
 /* --sweep: the rows as a table, or into the JSON document */
 static void
@@ -245,6 +246,11 @@ cmd_compare (int argc, char **argv)
   for (size_t i = 0; i < nres; i++)
     if (res[i].status == 0 && res[i].plan->oom.hit)
       exit_code = EXIT_PROBLEMS;
+  /* a strategy that refused its options (a bad value, an allocator
+   * setting it does not emulate) is bad usage: its row says why */
+  for (size_t i = 0; i < nres; i++)
+    if (res[i].status == ML_EUSAGE)
+      exit_code = EXIT_BAD;
 
   /* PyTorch snapshots: how closely `caching` reproduces the real allocator */
   MlCachingConformance conf;

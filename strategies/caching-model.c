@@ -9,8 +9,6 @@
 #include "sim/base/array.h"
 #include "sim/base/options.h"
 
-#define MiB ((uint64_t) 1 << 20)
-
 /* ---- rounding and sizes ---- */
 
 uint64_t
@@ -18,7 +16,7 @@ _ml_cache_round_size (const MlCacheConfig *cfg, uint64_t size)
 {
   if (size < ML_CACHE_MIN_BLOCK)
     return ML_CACHE_MIN_BLOCK;
-  unsigned d = cfg->divisions;
+  unsigned d = cfg->divisions[ml_alloc_conf_interval (size)];
   if (d > 1 && size > (uint64_t) ML_CACHE_MIN_BLOCK * d)
     {
       if ((size & (size - 1)) == 0)
@@ -218,7 +216,7 @@ find_free (MlCache *c, uint64_t size, uint32_t stream, bool small)
   uint64_t bsize = t->nodes[n].value;
   if (size < c->cfg.max_split && bsize >= c->cfg.max_split)
     return ML_CACHE_NONE;
-  if (size >= c->cfg.max_split && bsize >= size + ML_CACHE_LARGE_BUFFER)
+  if (size >= c->cfg.max_split && bsize >= size + c->cfg.max_non_split)
     return ML_CACHE_NONE;
   return i;
 }
@@ -819,49 +817,40 @@ _ml_cache_largest_free (const MlCache *c)
 
 /* ---- options ---- */
 
-static int
-parse_option (void *user, const char *key, const char *value, MlError *err)
-{
-  MlCacheConfig *cfg = user;
-  char *end;
-  if (strcmp (key, "reorder") == 0 || strcmp (key, "exclude") == 0 || strcmp (key, "pin") == 0)
-    return 0;   /* graph loader options share --options */
-  if (strcmp (key, "max_split_size_mb") == 0 && strcmp (value, "unlimited") == 0)
-    {
-      cfg->max_split = UINT64_MAX;   /* PyTorch's default (a snapshot's -1) */
-      return 0;
-    }
-  unsigned long long v = strtoull (value, &end, 10);
-  if (*end || !*value)
-    return ml_error_set (err, ML_EUSAGE, "caching: option %s=%s is not a number", key, value);
-  if (strcmp (key, "max_split_size_mb") == 0)
-    {
-      if (v > (UINT64_MAX >> 20))
-        return ml_error_set (err, ML_EUSAGE, "caching: max_split_size_mb=%s is too large", value);
-      cfg->max_split = v ? (uint64_t) v * MiB : UINT64_MAX;
-    }
-  else if (strcmp (key, "expandable_segments") == 0)
-    cfg->expandable = v != 0;
-  else if (strcmp (key, "roundup_power2_divisions") == 0)
-    {
-      if (v > 1 && (v & (v - 1)))
-        return ml_error_set (err, ML_EUSAGE, "caching: roundup_power2_divisions=%s is not a power of two", value);
-      if (v > 64)
-        return ml_error_set (err, ML_EUSAGE, "caching: roundup_power2_divisions=%s is above 64", value);
-      cfg->divisions = (unsigned) v;
-    }
-  else
-    return ml_error_set (err, ML_EUSAGE,
-                         "caching: unknown option \"%s\" (known: max_split_size_mb, expandable_segments, roundup_power2_divisions)", key);
-  return 0;
-}
-
 int
 _ml_cache_parse_config (const char *options, MlCacheConfig *cfg, MlError *err)
 {
+  MlAllocConf ac;
+  ml_alloc_conf_init (&ac);
+  int rc = ml_alloc_conf_parse (options, &ac, err);
+  /* the graph loader's options share --options */
+  size_t keep = 0;
+  for (size_t k = 0; rc == 0 && k < ac.n_unknown; k++)
+    {
+      const char *key = ac.unknown[k].key;
+      if (strcmp (key, "reorder") && strcmp (key, "exclude") && strcmp (key, "pin"))
+        ac.unknown[keep++] = ac.unknown[k];
+      else
+        {
+          free (ac.unknown[k].key);
+          free (ac.unknown[k].value);
+        }
+    }
+  ac.n_unknown = rc == 0 ? keep : ac.n_unknown;
+  if (rc == 0)
+    rc = ml_alloc_conf_check_emulated (&ac, err);
+  if (rc < 0)
+    {
+      ml_alloc_conf_clear (&ac);
+      return ml_error_prefix (err, "caching");
+    }
   memset (cfg, 0, sizeof *cfg);
-  cfg->max_split = UINT64_MAX;
-  return ml_options_foreach (options, parse_option, cfg, err);
+  cfg->max_split = ac.max_split_size;
+  cfg->max_non_split = ac.max_non_split_rounding;
+  memcpy (cfg->divisions, ac.divisions, sizeof cfg->divisions);
+  cfg->expandable = ac.expandable_segments;
+  ml_alloc_conf_clear (&ac);
+  return 0;
 }
 
 const char *

@@ -18,6 +18,7 @@
 #ifndef ML_STRATEGIES_CACHING_PRIVATE_H
 #define ML_STRATEGIES_CACHING_PRIVATE_H
 
+#include "sim/alloc-conf.h"
 #include "sim/trace.h"
 #include "sim/base/error.h"
 #include "sim/base/treap.h"
@@ -36,9 +37,11 @@
  * more than any device has (a request never has to span two segments). */
 #define ML_CACHE_EXP_RANGE       ((uint64_t) 1 << 42)
 
+/* The settings the model follows (from sim/alloc-conf.h's MlAllocConf). */
 typedef struct {
-  uint64_t max_split;      /* UINT64_MAX = unset */
-  unsigned divisions;      /* roundup_power2_divisions, 0 = off */
+  uint64_t max_split;      /* max_split_size, UINT64_MAX = unset */
+  uint64_t max_non_split;  /* max_non_split_rounding: the oversize slack, 20 MiB by default */
+  unsigned divisions[ML_AC_INTERVALS];   /* roundup_power2_divisions per interval, 0 = off */
   bool     expandable;
 } MlCacheConfig;
 
@@ -96,8 +99,10 @@ struct MlCache {
 void     _ml_cache_init (MlCache *c, const MlCacheConfig *cfg);
 void     _ml_cache_clear (MlCache *c);
 
-/* The settings from "k=v,k=v" @options (NULL: PyTorch's defaults);
- * ML_EUSAGE names a bad key or value. */
+/* The settings from @options, PYTORCH_CUDA_ALLOC_CONF's "k:v,k:v" or
+ * memlens's "k=v,k=v" (sim/alloc-conf.h; NULL: PyTorch's defaults; the
+ * graph loader's reorder / exclude / pin are passed over); ML_EUSAGE
+ * names a bad key or value, or a setting the model does not emulate. */
 int      _ml_cache_parse_config (const char *options, MlCacheConfig *cfg, MlError *err);
 /* The options to run with: @options when given, else the settings a
  * PyTorch snapshot @t (may be NULL) recorded in its tick-0 "allocator

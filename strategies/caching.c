@@ -155,7 +155,11 @@ strat_destroy (void *state)
   free (s);
 }
 
-static const char *const caching_keys[] = { "max_split_size_mb", "expandable_segments", "roundup_power2_divisions", NULL };
+/* the allocator settings it emulates (sim/alloc-conf.h; the others it
+ * parses, keeps or refuses by name) */
+static const char *const caching_keys[] = { "max_split_size_mb", "max_non_split_rounding_mb", "expandable_segments",
+                                            "roundup_power2_divisions", "backend", "release_lock_on_cudamalloc",
+                                            "graph_capture_record_stream_reuse", NULL };
 
 const MlStrategy ml_strategy_caching = {
   .name = "caching",

@@ -33,9 +33,12 @@
  * Alignment: PyTorch's blocks are 512-byte aligned; an alignment knob
  * above 512 B rounds each request up to a multiple of it (so blocks stay
  * aligned while it divides the 2 MiB segment granularity).
- * Options (knobs->options): max_split_size_mb=N|unlimited, expandable_segments=0|1,
- * roundup_power2_divisions=D; without options, a PyTorch snapshot's
- * recorded settings (its tick-0 "allocator settings: ..." mark).
+ * Options (knobs->options): PyTorch's allocator settings
+ * (PYTORCH_CUDA_ALLOC_CONF, sim/alloc-conf.h: max_split_size_mb,
+ * max_non_split_rounding_mb, roundup_power2_divisions per size interval,
+ * expandable_segments; the settings it does not emulate are refused by
+ * name); without options, a PyTorch snapshot's recorded settings (its
+ * tick-0 "allocator settings: ..." mark).
  * Complexity: O(log f) per operation (f = free blocks; treaps), O(s) for a
  * release (s = segments).
  * Optimality: none; it reproduces what PyTorch would do, which is the

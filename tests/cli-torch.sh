@@ -18,6 +18,14 @@ run stats "$T/cut.pickle"; ok $([ $rc -eq 2 ]; echo $?) "a truncated pickle exit
 contains "$T/err" "truncated"; ok $? "and says truncated"
 run compare "$D/tiny-snapshot.pickle" --strategies caching --json; ok $rc "compare --json on a snapshot"
 contains "$T/out" '"address_conformance":1.000000'; ok $? "compare --json reports conformance"
+# allocator settings: PyTorch's syntax; what the emulation does not model is refused by name
+run compare "$D/tiny-snapshot.pickle" --strategies caching --options 'max_split_size_mb:64,roundup_power2_divisions:[256:2,>:4]'
+ok $rc "compare takes PYTORCH_CUDA_ALLOC_CONF's syntax in --options"
+for s in garbage_collection_threshold:0.5 backend:cudaMallocAsync per_process_memory_fraction:0.9 future_setting:1; do
+  run compare "$D/tiny-snapshot.pickle" --strategies caching,best-fit --options "$s"
+  ok $([ $rc -eq 2 ]; echo $?) "--options $s: exit 2"
+  contains "$T/out" "$s is not"; ok $? "and the caching row names $s as not emulated"
+done
 
 
 # graph samples: they plan and validate

@@ -249,6 +249,31 @@ test_caching (void)
     }
   ml_plan_free (p);
   ml_buffers_free (bufs);
+  /* max_non_split_rounding_mb (only PYTORCH_CUDA_ALLOC_CONF records it):
+   * the slack an oversize block may have over a request at or above
+   * max_split_size; 64 MiB < 40 + 32, so the 40 MiB request reuses it */
+  p = run (&b, 0, "max_split_size_mb:32,max_non_split_rounding_mb:32", &bufs);
+  if (p)
+    {
+      is_u64 (p->segment[3], 0, "max_non_split_rounding_mb:32: a 40 MiB request takes the 64 MiB block");
+      is_u64 (p->n_segments, 2, "two segments");
+    }
+  ml_plan_free (p);
+  ml_buffers_free (bufs);
+  /* a setting the model does not emulate is refused by name */
+  static const char *const refused[] = { "garbage_collection_threshold:0.5", "backend:cudaMallocAsync",
+                                         "per_process_memory_fraction:0.5", "some_new_key:True" };
+  for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++)
+    {
+      MlKnobs kn;
+      ml_knobs_init (&kn);
+      kn.options = refused[k];
+      MlError e = { 0 };
+      must (ml_buffers_build (b.t, 512, &bufs, &e) == 0);
+      ok (ml_sim_run (bufs, &ml_strategy_caching, &kn, &p, &e) == ML_EUSAGE && strstr (e.msg, refused[k])
+          && strstr (e.msg, "not"), "%s is refused: %s", refused[k], e.msg);
+      ml_buffers_free (bufs);
+    }
   ml_trace_free (b.t);
 
   /* per-stream reuse */
@@ -328,6 +353,18 @@ test_caching (void)
   p = run (&b, 0, "roundup_power2_divisions=4", &bufs);
   if (p)
     is_u64 (p->offset[1], 1280 * 1024, "roundup_power2_divisions=4 rounds 1200 KiB up to 1280 KiB");
+  ml_plan_free (p);
+  ml_buffers_free (bufs);
+  /* per size interval: [1, 2) MiB has 2 divisions (1.5 MiB steps), the rest 8 */
+  p = run (&b, 0, "roundup_power2_divisions:[1:2,2:8]", &bufs);
+  if (p)
+    is_u64 (p->offset[1], 1536 * 1024, "[1:2,...]: 1200 KiB in the [1, 2) MiB interval rounds to 1.5 MiB");
+  ml_plan_free (p);
+  ml_buffers_free (bufs);
+  p = run (&b, 0, "roundup_power2_divisions:[1:0,>:8]", &bufs);
+  if (p)
+    is_u64 (p->offset[1], 1280 * 1024,
+            "[1:0,>:8]: '>' fills from the last interval named, that one included (PyTorch's fill from last_index): 8 divisions, 1.25 MiB");
   ml_plan_free (p);
   ml_buffers_free (bufs);
   p = run (&b, 0, "expandable_segments=1", &bufs);
