@@ -1,0 +1,170 @@
+/* snapshot-replay.c — step 6: the trace forward from the rebuilt state,
+ * one tick per entry, with the external annotations merged in by time. */
+#include "sim/formats/snapshot-private.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Appends an event; @origin: where the file has it (ORG_*), 0 = nowhere. */
+int
+_ml_snap_emit (MlSnapCtx *c, MlEventKind kind, uint64_t tick, uint64_t id, uint64_t addr, uint64_t size,
+               uint32_t stream,
+               int64_t time_ns, uint32_t name, uint32_t stack, uint16_t flags, uint64_t origin)
+{
+  MlEvent ev = { .tick = tick, .id = id, .addr = addr, .size = size, .time_ns = time_ns, .name = name,
+                 .stack = stack, .stream = stream, .kind = (uint8_t) kind, .flags = flags,
+                 .device = c->t->device };
+  if (!ml_trace_append (c->t, &ev) || (origin && ml_trace_set_origin (c->t, origin) < 0))
+    return _ml_snap_oom (c);
+  return 0;
+}
+
+/* Emits the annotations up to @time_us (all that are left when
+ * @time_us is UINT64_MAX), one tick each. */
+int
+_ml_snap_emit_annotations_until (MlSnapCtx *c, uint64_t time_us)
+{
+  int rc = 0;
+  while (rc == 0 && c->next_ann < c->n_anns && c->anns[c->next_ann].time <= time_us)
+    {
+      const MlSnapAnn *a = &c->anns[c->next_ann++];
+      rc = _ml_snap_emit (c, ML_EV_MARK, ++c->tick, 0, 0, 0, 0, (int64_t) a->time * 1000, a->name, 0, 0, 0);
+    }
+  return rc;
+}
+
+/* ---- step 6: the trace, forward; entry @i per call, in order ---- */
+
+int
+_ml_snap_walk_entry (MlSnapCtx *c, size_t i, const MlSnapEnt *e)
+{
+  if (e->bad == ENT_NOT_DICT)
+    return ml_error_set (c->err, ML_EINPUT, "%s: device_traces[%" PRId64 "][%zu] is a %s, not a dict",
+                         c->path, c->dev, i, ml_pk_kind_name ((MlPkKind) e->name));
+  if (e->bad == ENT_BAD_ACTION)
+    return ml_error_set (c->err, ML_EINPUT, "%s: device_traces[%" PRId64 "][%zu]: unknown action \"%s\"",
+                         c->path, c->dev, i, e->name ? ml_trace_str (c->t, e->name) : "(none)");
+  if (e->bad == ENT_BAD_FIELD)
+    {
+      char where[64];
+      snprintf (where, sizeof where, "device_traces[%" PRId64 "][%zu]", c->dev, i);
+      const MlSnapEntryField *f = &_ml_snap_entry_fields[e->kind];
+      return _ml_snap_bad_uint (c, where, f->name, ml_trace_str (c->t, e->name), f->max);
+    }
+  MlEventKind kind = e->kind;
+  uint64_t addr = e->addr, size = e->size;
+  uint32_t stream = e->stream;
+  int64_t time_ns = -1;
+  int rc = 0;
+  if (e->time_us >= 0)
+    {
+      time_ns = e->time_us * 1000;
+      if ((rc = _ml_snap_emit_annotations_until (c, (uint64_t) e->time_us)) < 0)
+        return rc;
+    }
+  uint64_t tick = ++c->tick, org = _ml_snap_org_entry (i, kind);
+  uint32_t st = e->stack, id;
+  switch (kind)
+    {
+    case ML_EV_ALLOC:
+      if (ml_u64map_get (&c->live, addr, &id))
+        {
+          /* allocated twice without a free in between: the trace lost an
+           * entry; end the old buffer here so lifetimes stay valid (and
+           * say so) */
+          if (!c->n_realloc++)
+            c->realloc_at = org, c->realloc_addr = addr;
+          if ((rc = _ml_snap_emit (c, ML_EV_FREE, tick, id, addr, 0, (uint32_t) stream, time_ns, 0, 0,
+                                   ML_EVF_HAS_ID | ML_EVF_HAS_ADDR, org)) < 0)
+            return rc;
+        }
+      if (ml_u64map_put (&c->live, addr, (uint32_t) c->next_id) < 0)
+        return _ml_snap_oom (c);
+      return _ml_snap_emit (c, kind, tick, c->next_id++, addr, size, (uint32_t) stream, time_ns, 0, st,
+                            ML_EVF_HAS_ID | ML_EVF_HAS_ADDR, org);
+    case ML_EV_FREE:
+    case ML_EV_FREE_REQUESTED:
+      if (!ml_u64map_get (&c->live, addr, &id))
+        {
+          /* the rebuild made every block the trace frees live before it,
+           * so the block was freed already, and no alloc came since: the
+           * trace lost entries; nothing to end (and say so) */
+          if (!c->n_refree++)
+            c->refree_at = org, c->refree_addr = addr;
+          return 0;
+        }
+      if (kind == ML_EV_FREE)
+        ml_u64map_del (&c->live, addr);
+      return _ml_snap_emit (c, kind, tick, id, addr, size, (uint32_t) stream, time_ns, 0, st, ML_EVF_HAS_ID | ML_EVF_HAS_ADDR, org);
+    case ML_EV_OOM:
+      return _ml_snap_emit (c, kind, tick, 0, addr, size, (uint32_t) stream, time_ns, 0, st, 0, org);
+    case ML_EV_MARK:
+      return _ml_snap_emit (c, kind, tick, 0, 0, 0, (uint32_t) stream, time_ns, e->name, st, 0, org);
+    case ML_EV_SEGMENT_ALLOC:
+    case ML_EV_SEGMENT_FREE:
+      return _ml_snap_emit (c, kind, tick, c->seg_id++, addr, size, (uint32_t) stream, time_ns,
+                            size == SMALL_BUFFER ? c->small_name : c->large_name, st, ML_EVF_HAS_ID | ML_EVF_HAS_ADDR, org);
+    case ML_EV_SEGMENT_MAP:
+    case ML_EV_SEGMENT_UNMAP:
+      return _ml_snap_emit (c, kind, tick, c->seg_id++, addr, size, (uint32_t) stream, time_ns,
+                            _ml_snap_is_large_pages (size) ? c->large_name : c->small_name, st, ML_EVF_HAS_ID | ML_EVF_HAS_ADDR, org);
+    default:
+      return _ml_snap_emit (c, kind, tick, 0, addr, size, (uint32_t) stream, time_ns, 0, st, 0, org);
+    }
+}
+
+/* The warnings for entries the walk read past (the CLI prints them). */
+int
+_ml_snap_note_lost_entries (MlSnapCtx *c)
+{
+  char note[512];
+  if (c->n_refree)
+    {
+      snprintf (note, sizeof note, "device_traces[%" PRId64 "][%" PRIu64 "] (%s at 0x%" PRIx64 "): the block there is "
+                "already free, with no alloc since its last free: the trace lost entries (recording stopped and "
+                "started again, or a file glued together); the entry is ignored (%zu such entr%s in all)",
+                c->dev, c->refree_at & ORG_INDEX, _ml_snap_action_name ((MlEventKind) ((c->refree_at >> 56) & 63)),
+                c->refree_addr, c->n_refree, c->n_refree == 1 ? "y" : "ies");
+      if (ml_trace_add_note (c->t, note) < 0)
+        return _ml_snap_oom (c);
+    }
+  if (c->n_realloc)
+    {
+      snprintf (note, sizeof note, "device_traces[%" PRId64 "][%" PRIu64 "] (alloc at 0x%" PRIx64 "): the block there "
+                "is still allocated, with no free since: the trace lost entries; the old block ends here (%zu such "
+                "entr%s in all)", c->dev, c->realloc_at & ORG_INDEX, c->realloc_addr, c->n_realloc,
+                c->n_realloc == 1 ? "y" : "ies");
+      if (ml_trace_add_note (c->t, note) < 0)
+        return _ml_snap_oom (c);
+    }
+  return 0;
+}
+
+/* The kept entries forward, then the annotations after them; after a
+ * window that ends before the trace does, the buffers live at its end
+ * that the trace frees later end just after it. */
+int
+_ml_snap_replay (MlSnapCtx *c, const MlSnapDevTrace *dt)
+{
+  int rc;
+  for (size_t i = 0; dt && i < dt->n; i++)
+    if ((rc = _ml_snap_walk_entry (c, (size_t) (dt->first + i), &dt->e[i])) < 0)
+      return rc;
+  c->t->window_last = c->tick;
+  if ((rc = _ml_snap_note_lost_entries (c)) < 0)
+    return rc;
+  bool cut_end = dt && c->range.set && dt->first + dt->n < dt->n_all;
+  if (!cut_end)
+    return _ml_snap_emit_annotations_until (c, UINT64_MAX);
+  uint64_t tick = c->tick + 1;
+  for (size_t k = 0; k < dt->n_pb; k++)
+    {
+      uint32_t id;
+      if (ml_u64map_get (&c->live, dt->pb[k].addr, &id)
+          && (rc = _ml_snap_emit (c, ML_EV_FREE, tick, id, dt->pb[k].addr, 0, dt->pb[k].stream, -1, 0, 0,
+                                  ML_EVF_HAS_ID | ML_EVF_HAS_ADDR | ML_EVF_CLIPPED, 0)) < 0)
+        return rc;
+    }
+  return 0;
+}

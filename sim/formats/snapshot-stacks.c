@@ -1,0 +1,243 @@
+/* snapshot-stacks.c — the snapshot's frames and stacks: each distinct
+ * frame and stack interned once into the trace, memo-shared frame lists
+ * read once, the stacks of blocks freed before the trace named so. */
+#include "sim/formats/snapshot-private.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The frame of a frame dict: interned once per memo object; NULL when
+ * out of memory (the error is set). */
+static MlSnapFrameInfo *
+frame_of (MlSnapCtx *c, MlPkValue *f)
+{
+  if ((f->tag & TAG_ROLE) == TAG_FRAME)
+    return &c->finfo[f->tag & ~TAG_ROLE];
+  const MlPkValue *fv[K__COUNT];
+  _ml_snap_fields (f, fv);
+  MlSnapFrameInfo fi = { 0 };
+  int64_t line = 0;
+  _ml_snap_int_of (fv[K_LINE], &line);
+  if (_ml_snap_intern_val (c, fv[K_FILENAME], &fi.file) < 0 || _ml_snap_intern_val (c, fv[K_NAME], &fi.func) < 0)
+    return NULL;
+  fi.line = line > 0 && line < UINT32_MAX ? (uint32_t) line : 0;
+  /* frame dicts of equal content are one frame (stacks hash by frame) */
+  uint64_t h = (((uint64_t) fi.file * 0x9e3779b97f4a7c15ull) ^ fi.func) * 0xff51afd7ed558ccdull ^ fi.line;
+  uint32_t idx;
+  if (ml_u64map_get (&c->finfo_by_content, h, &idx) && c->finfo[idx].file == fi.file && c->finfo[idx].func == fi.func
+      && c->finfo[idx].line == fi.line)
+    {
+      if (!f->tag)
+        f->tag = TAG_FRAME | idx;
+      return &c->finfo[idx];
+    }
+  fi.framework = ml_frame_is_framework (ml_trace_str (c->t, fi.file), ml_trace_str (c->t, fi.func));
+  if (c->n_finfo > TAG_MAX || _ml_snap_grow ((void **) &c->finfo, &c->cap_finfo, c->n_finfo + 1, sizeof *c->finfo) < 0
+      || ml_u64map_put (&c->finfo_by_content, h, (uint32_t) c->n_finfo) < 0)
+    {
+      _ml_snap_oom (c);
+      return NULL;
+    }
+  c->finfo[c->n_finfo] = fi;
+  if (!f->tag)
+    f->tag = TAG_FRAME | (uint32_t) c->n_finfo;
+  return &c->finfo[c->n_finfo++];
+}
+
+static uint64_t
+hash_stack (uint32_t site, const MlFrame *fr, size_t n)
+{
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ site;
+  for (size_t k = 0; k < n; k++)
+    {
+      h = (h ^ fr[k].file) * 0xff51afd7ed558ccdull;
+      h = (h ^ fr[k].func) * 0xc4ceb9fe1a85ec53ull;
+      h = (h ^ fr[k].line) * 0x9e3779b97f4a7c15ull;
+      h ^= h >> 29;
+    }
+  return h;
+}
+
+/* A stack by content: torch gives every traceback its own frames list, so
+ * the iterations of a training loop repeat the same stacks as different
+ * objects; the stack table keeps each distinct one once. */
+static int
+add_stack_h (MlSnapCtx *c, uint64_t h, uint32_t site, const MlFrame *fr, size_t n, uint32_t *out)
+{
+  uint32_t idx;
+  if (ml_u64map_get (&c->by_content, h, &idx))
+    {
+      const MlStack *st = &c->t->stacks[idx];
+      /* a stack of no frames (a frames list without a dict) may come
+       * before the frame table has any: no pointer into it then */
+      if (st->site == site && st->n == n && (n == 0 || memcmp (c->t->frames + st->first, fr, n * sizeof *fr) == 0))
+        {
+          *out = idx;
+          return 0;
+        }
+    }
+  idx = ml_trace_add_stack (c->t, site, fr, n);
+  if (idx == UINT32_MAX || ml_u64map_put (&c->by_content, h, idx) < 0)
+    return _ml_snap_oom (c);
+  *out = idx;
+  return 0;
+}
+
+static int
+add_stack (MlSnapCtx *c, uint32_t site, const MlFrame *fr, size_t n, uint32_t *out)
+{
+  return add_stack_h (c, hash_stack (site, fr, n), site, fr, n, out);
+}
+
+static int remember_ptrs (MlSnapCtx *c, uint64_t ph, const MlPkValue *frames, uint32_t idx);
+
+/* The stack of a frames list: memo-shared lists give one stack, read
+ * once (the list's tag; the streaming reader may keep a tagged list
+ * without its items). */
+int
+_ml_snap_stack_of (MlSnapCtx *c, MlPkValue *frames, uint32_t *out)
+{
+  *out = 0;
+  if (!frames || (frames->kind != ML_PK_LIST && frames->kind != ML_PK_TUPLE))
+    return 0;
+  if ((frames->tag & TAG_ROLE) == TAG_STACK)
+    {
+      *out = frames->tag & ~TAG_ROLE;
+      return 0;
+    }
+  if (frames->n == 0)
+    return 0;
+  uint64_t ph = 0x51ed270b27a3f1d5ull;
+  for (size_t k = 0; k < frames->n; k++)
+    {
+      ph = (ph ^ (uint64_t) (uintptr_t) frames->items[k]) * 0x9e3779b97f4a7c15ull;
+      ph ^= ph >> 29;
+    }
+  uint32_t pi;
+  if (ml_u64map_get (&c->by_ptrs, ph, &pi) && c->pents[pi].n == frames->n
+      && memcmp (c->ptrs + c->pents[pi].off, frames->items, frames->n * sizeof *frames->items) == 0)
+    {
+      *out = c->pents[pi].stack;
+      if (!frames->tag && *out <= TAG_MAX)
+        frames->tag = TAG_STACK | *out;
+      return 0;
+    }
+  /* hashed by frame (one per distinct content), not by its strings; a
+   * list whose content is a known stack (every iteration of a training
+   * loop) is only compared; one pass over the items */
+  if (_ml_snap_grow ((void **) &c->scratch, &c->cap_scratch, frames->n, sizeof *c->scratch) < 0)
+    return _ml_snap_oom (c);
+  MlFrame *fr = c->scratch;
+  size_t n = 0;
+  uint64_t h = 0x243f6a8885a308d3ull;
+  uint32_t site = 0, idx;
+  for (size_t k = 0; k < frames->n; k++)
+    {
+      MlPkValue *f = frames->items[k];
+      if (f->kind != ML_PK_DICT)
+        continue;
+      MlSnapFrameInfo *fi = (f->tag & TAG_ROLE) == TAG_FRAME ? &c->finfo[f->tag & ~TAG_ROLE] : frame_of (c, f);
+      if (!fi)
+        return ML_ENOMEM;
+      h = (h ^ (uint64_t) (fi - c->finfo)) * 0x9e3779b97f4a7c15ull;
+      h ^= h >> 32;
+      fr[n++] = (MlFrame) { .file = fi->file, .func = fi->func, .line = fi->line };
+      if (!site && !fi->framework)
+        {
+          if (!fi->site)
+            {
+              char buf[1024];
+              snprintf (buf, sizeof buf, "%s:%u:%s", ml_trace_str (c->t, fi->file), fi->line,
+                        ml_trace_str (c->t, fi->func));
+              int rc = _ml_snap_intern (c, buf, &fi->site);
+              if (rc < 0)
+                return rc;
+            }
+          site = fi->site;
+        }
+    }
+  h ^= site;
+  if (ml_u64map_get (&c->by_content, h, &idx))
+    {
+      const MlStack *st = &c->t->stacks[idx];
+      /* n == 0: a stack of no frames may come before the frame table
+       * has any: no pointer into it then */
+      if (st->site == site && st->n == n && (n == 0 || memcmp (c->t->frames + st->first, fr, n * sizeof *fr) == 0))
+        {
+          if (!frames->tag && idx <= TAG_MAX)
+            frames->tag = TAG_STACK | idx;
+          *out = idx;
+          return remember_ptrs (c, ph, frames, idx);
+        }
+    }
+  int rc = add_stack_h (c, h, site, fr, n, &idx);
+  if (rc < 0)
+    return rc;
+  if (!frames->tag && idx <= TAG_MAX)
+    frames->tag = TAG_STACK | idx;
+  *out = idx;
+  return remember_ptrs (c, ph, frames, idx);
+}
+
+#define PTR_CACHE_MAX ((size_t) 1 << 22)
+
+/* Remembers that @frames's items (when all are document objects: their
+ * addresses stay theirs) make stack @idx; for a stack met again. */
+static int
+remember_ptrs (MlSnapCtx *c, uint64_t ph, const MlPkValue *frames, uint32_t idx)
+{
+  size_t n = frames->n;
+  if (c->n_ptrs + n > PTR_CACHE_MAX)
+    return 0;
+  for (size_t k = 0; k < n; k++)
+    if (!ml_pk_in_document (frames->items[k]))
+      return 0;
+  if (_ml_snap_grow ((void **) &c->ptrs, &c->cap_ptrs, c->n_ptrs + n, sizeof *c->ptrs) < 0
+      || _ml_snap_grow ((void **) &c->pents, &c->cap_pents, c->n_pents + 1, sizeof *c->pents) < 0
+      || ml_u64map_put (&c->by_ptrs, ph, (uint32_t) c->n_pents) < 0)
+    return _ml_snap_oom (c);
+  memcpy (c->ptrs + c->n_ptrs, frames->items, n * sizeof *c->ptrs);
+  c->pents[c->n_pents++] = (struct PtrEnt) { idx, (uint32_t) n, c->n_ptrs };
+  c->n_ptrs += n;
+  return 0;
+}
+
+/* The same frames as the stack of the free of a block allocated before
+ * the trace: the call site says so instead of naming an allocation site. */
+int
+_ml_snap_stack_at_free (MlSnapCtx *c, uint32_t st, uint32_t *out)
+{
+  *out = 0;
+  if (!st || st >= c->t->n_stacks)
+    return 0;
+  uint32_t idx;
+  if (ml_u64map_get (&c->freed, st, &idx))
+    {
+      *out = idx;
+      return 0;
+    }
+  const MlStack *s = &c->t->stacks[st];
+  if (_ml_snap_grow ((void **) &c->scratch, &c->cap_scratch, s->n, sizeof *c->scratch) < 0)
+    return _ml_snap_oom (c);
+  if (s->n)
+    memcpy (c->scratch, c->t->frames + s->first, s->n * sizeof *c->scratch);
+  uint32_t site = 0, n = s->n;
+  int rc;
+  for (uint32_t k = 0; k < n && !site; k++)
+    {
+      const char *file = ml_trace_str (c->t, c->scratch[k].file), *func = ml_trace_str (c->t, c->scratch[k].func);
+      if (ml_frame_is_framework (file, func))
+        continue;
+      char buf[1024];
+      snprintf (buf, sizeof buf, "allocated before the %s, freed at %s:%u:%s", c->tick ? "window" : "trace", file,
+                c->scratch[k].line, func);
+      if ((rc = _ml_snap_intern (c, buf, &site)) < 0)
+        return rc;
+    }
+  if ((rc = add_stack (c, site, c->scratch, n, &idx)) < 0)
+    return rc;
+  if (ml_u64map_put (&c->freed, st, idx) < 0)
+    return _ml_snap_oom (c);
+  *out = idx;
+  return 0;
+}
