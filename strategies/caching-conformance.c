@@ -87,54 +87,68 @@ conf_map_seg (MlCache *c, MlCacheSegment *seg, uint64_t offset, uint64_t size)
  * one contiguous mapped range of an expandable segment. The recorded
  * ones follow the events: segment_alloc adds one, segment_free removes
  * it, segment_map adds a range (joined with the ranges it touches),
- * segment_unmap cuts one. @n entries of @addr / @size (room for one
- * more per event). */
+ * segment_unmap cuts one. Room for one more entry per event. */
+typedef struct {
+  uint64_t *addr, *size;
+  bool     *exp;
+  size_t    n;
+} SegList;
+
+/* Removes entry @k (the last one takes its place). */
 static void
-rec_seg_event (uint64_t *addr, uint64_t *size, bool *exp, size_t *n, const MlEvent *ev)
+seg_list_remove (SegList *l, size_t k)
+{
+  --l->n;
+  l->addr[k] = l->addr[l->n], l->size[k] = l->size[l->n], l->exp[k] = l->exp[l->n];
+}
+
+static void
+seg_list_push (SegList *l, uint64_t addr, uint64_t size, bool exp)
+{
+  l->addr[l->n] = addr, l->size[l->n] = size, l->exp[l->n++] = exp;
+}
+
+static void
+rec_seg_event (SegList *l, const MlEvent *ev)
 {
   uint64_t a = ev->addr, e = ev->addr + ev->size;
   switch (ev->kind)
     {
     case ML_EV_SEGMENT_ALLOC:
-      addr[*n] = a, size[*n] = ev->size, exp[(*n)++] = false;
+      seg_list_push (l, a, ev->size, false);
       break;
     case ML_EV_SEGMENT_FREE:
-      for (size_t k = 0; k < *n; k++)
-        if (!exp[k] && addr[k] == a)
+      for (size_t k = 0; k < l->n; k++)
+        if (!l->exp[k] && l->addr[k] == a)
           {
-            --*n;
-            addr[k] = addr[*n], size[k] = size[*n], exp[k] = exp[*n];
+            seg_list_remove (l, k);
             break;
           }
       break;
     case ML_EV_SEGMENT_MAP:
-      for (size_t k = 0; k < *n;)
-        if (exp[k] && (addr[k] + size[k] == a || addr[k] == e))
+      for (size_t k = 0; k < l->n;)
+        if (l->exp[k] && (l->addr[k] + l->size[k] == a || l->addr[k] == e))
           {
-            if (addr[k] < a)
-              a = addr[k];
-            if (addr[k] + size[k] > e)
-              e = addr[k] + size[k];
-            --*n;
-            addr[k] = addr[*n], size[k] = size[*n], exp[k] = exp[*n];
+            if (l->addr[k] < a)
+              a = l->addr[k];
+            if (l->addr[k] + l->size[k] > e)
+              e = l->addr[k] + l->size[k];
+            seg_list_remove (l, k);
           }
         else
           k++;
-      addr[*n] = a, size[*n] = e - a, exp[(*n)++] = true;
+      seg_list_push (l, a, e - a, true);
       break;
     case ML_EV_SEGMENT_UNMAP:
-      for (size_t k = 0; k < *n; k++)
-        if (exp[k] && addr[k] <= a && e <= addr[k] + size[k])
+      for (size_t k = 0; k < l->n; k++)
+        if (l->exp[k] && l->addr[k] <= a && e <= l->addr[k] + l->size[k])
           {
-            uint64_t end = addr[k] + size[k];
-            size[k] = a - addr[k];
+            uint64_t end = l->addr[k] + l->size[k];
+            l->size[k] = a - l->addr[k];
             if (end > e)
-              addr[*n] = e, size[*n] = end - e, exp[(*n)++] = true;
-            if (size[k] == 0)
-              {
-                --*n;
-                addr[k] = addr[*n], size[k] = size[*n], exp[k] = exp[*n];
-              }
+              seg_list_push (l, e, end - e, true);
+            if (l->size[k] == 0)
+              seg_list_remove (l, k);
             break;
           }
       break;
@@ -164,51 +178,62 @@ classify (MlCache *c, uint64_t want, uint64_t req, uint32_t raw_stream, bool emu
   return emu_new_segment ? ML_RULE_NEW_SEGMENT : ML_RULE_BEST_FIT;
 }
 
+/* One replay: the emulation, its segment-address source, the blocks of
+ * the live ids, the recorded segments at the end, the measurement. */
+typedef struct {
+  const MlTrace        *t;
+  MlCache               c;
+  Conf                  f;
+  MlU64Map              ids;        /* id -> slot of id_blocks */
+  uint32_t             *id_blocks;
+  size_t                n_id_blocks;
+  uint64_t             *rec_addrs, *rec_sizes;   /* recorded segment events after tick 0 */
+  SegList               end;        /* the recorded segments, as the events go */
+  MlCachingConformance  r;
+  MlError              *err;
+} Replay;
 
-
-int
-ml_caching_conformance (const MlTrace *t, const char *options, MlCachingConformance *out, MlError *err)
+static int
+replay_oom (Replay *p)
 {
-  MlCacheConfig cfg;
-  char settings[256], where[ML_TRACE_WHERE_MAX];
-  options = _ml_cache_options (t, options, settings, sizeof settings);
-  int rc = _ml_cache_parse_config (options, &cfg, err);
-  if (rc < 0)
-    return rc;
-  if (!t->has_addrs)
-    return ml_error_set (err, ML_EUNSUPPORTED, "the trace has no recorded addresses");
-  MlCachingConformance r;
-  memset (&r, 0, sizeof r);
-  r.first_mismatch = SIZE_MAX;
-  snprintf (r.options, sizeof r.options, "%s", options ? options : "");
+  return ml_error_set (p->err, ML_ENOMEM, "out of memory");
+}
 
-  /* recorded segment bases after tick 0, recorded end segments, the highest address */
-  uint64_t *rec_addrs = NULL, *rec_sizes = NULL, *end_rec = NULL, *end_addr = NULL;
-  bool *end_exp = NULL;
-  size_t n_rec = 0, n_end_rec = 0;
+/* Remembers that @id lives in block @i. */
+static int
+replay_bind (Replay *p, uint64_t id, uint32_t i)
+{
+  p->id_blocks[p->n_id_blocks] = i;
+  if (ml_u64map_put (&p->ids, id, (uint32_t) p->n_id_blocks++) < 0)
+    return replay_oom (p);
+  return 0;
+}
+
+/* The recorded segment events after tick 0 (the addresses new emulated
+ * segments take) and the address above every recorded one. */
+static int
+replay_init (Replay *p, const MlTrace *t, const MlCacheConfig *cfg, MlError *err)
+{
+  memset (p, 0, sizeof *p);
+  p->t = t;
+  p->err = err;
+  p->r.first_mismatch = SIZE_MAX;
+  ml_u64map_init (&p->ids);
+  _ml_cache_init (&p->c, cfg);
+  p->c.new_seg = conf_new_seg;
+  p->c.map_seg = conf_map_seg;
+  p->c.user = &p->f;
+  size_t n = t->n_events + 1;
+  p->rec_addrs = malloc (n * sizeof *p->rec_addrs);
+  p->rec_sizes = malloc (n * sizeof *p->rec_sizes);
+  p->end.size = malloc (n * sizeof *p->end.size);
+  p->end.addr = malloc (n * sizeof *p->end.addr);
+  p->end.exp = malloc (n * sizeof *p->end.exp);
+  p->id_blocks = malloc (n * sizeof *p->id_blocks);
+  if (!p->rec_addrs || !p->rec_sizes || !p->end.size || !p->end.addr || !p->end.exp || !p->id_blocks)
+    return replay_oom (p);
+  size_t n_rec = 0;
   uint64_t top = 0;
-  MlU64Map ids;
-  ml_u64map_init (&ids);
-  MlCache c;
-  _ml_cache_init (&c, &cfg);
-  Conf f = { 0 };
-  c.new_seg = conf_new_seg;
-  c.map_seg = conf_map_seg;
-  c.user = &f;
-  uint32_t *id_blocks = NULL;
-  size_t n_id_blocks = 0;
-
-  rec_addrs = malloc ((t->n_events + 1) * sizeof *rec_addrs);
-  rec_sizes = malloc ((t->n_events + 1) * sizeof *rec_sizes);
-  end_rec = malloc ((t->n_events + 1) * sizeof *end_rec);
-  end_addr = malloc ((t->n_events + 1) * sizeof *end_addr);
-  end_exp = malloc ((t->n_events + 1) * sizeof *end_exp);
-  id_blocks = malloc ((t->n_events + 1) * sizeof *id_blocks);
-  if (!rec_addrs || !rec_sizes || !end_rec || !end_addr || !end_exp || !id_blocks)
-    {
-      rc = ml_error_set (err, ML_ENOMEM, "out of memory");
-      goto out;
-    }
   for (size_t k = 0; k < t->n_events; k++)
     {
       const MlEvent *ev = &t->events[k];
@@ -216,226 +241,268 @@ ml_caching_conformance (const MlTrace *t, const char *options, MlCachingConforma
         top = ev->addr + ev->size;
       if ((ev->kind == ML_EV_SEGMENT_ALLOC || ev->kind == ML_EV_SEGMENT_MAP) && ev->tick > 0)
         {
-          rec_addrs[n_rec] = ev->addr;
-          rec_sizes[n_rec++] = ev->size;
+          p->rec_addrs[n_rec] = ev->addr;
+          p->rec_sizes[n_rec++] = ev->size;
         }
     }
-  f.addrs = rec_addrs;
-  f.n = n_rec;
-  f.synth = (top + ML_CACHE_ROUND_LARGE - 1) / ML_CACHE_ROUND_LARGE * ML_CACHE_ROUND_LARGE + ((uint64_t) 1 << 30);
-  r.rec_segment_events = n_rec;
+  p->f.addrs = p->rec_addrs;
+  p->f.n = n_rec;
+  p->f.synth = (top + ML_CACHE_ROUND_LARGE - 1) / ML_CACHE_ROUND_LARGE * ML_CACHE_ROUND_LARGE + ((uint64_t) 1 << 30);
+  p->r.rec_segment_events = n_rec;
+  return 0;
+}
 
-  /* tick 0: segments, then blocks from the highest address down (so each
-   * free block ends at the next live block, as it did) */
-  size_t first_alloc = t->n_events, end0 = 0;
-  while (end0 < t->n_events && t->events[end0].tick == 0)
-    end0++;
-  for (size_t k = 0; k < end0; k++)
+static void
+replay_clear (Replay *p)
+{
+  free (p->rec_addrs);
+  free (p->rec_sizes);
+  free (p->end.size);
+  free (p->end.addr);
+  free (p->end.exp);
+  free (p->id_blocks);
+  free (p->f.emu_sizes);
+  ml_u64map_clear (&p->ids);
+  _ml_cache_clear (&p->c);
+}
+
+/* A segment or mapped range that exists at tick 0 (event @k). */
+static int
+rebuild_segment (Replay *p, size_t k)
+{
+  const MlEvent *ev = &p->t->events[k];
+  char where[ML_TRACE_WHERE_MAX];
+  const char *pool = ml_trace_str (p->t, ev->name);
+  bool small = pool && *pool ? strcmp (pool, "small") == 0 : ev->size == ML_CACHE_SMALL_BUFFER;
+  uint32_t stream = _ml_cache_stream_index (&p->c, ev->stream);
+  int rc;
+  if (p->c.failed)
+    return replay_oom (p);
+  if (ev->kind == ML_EV_SEGMENT_MAP)
+    {
+      /* a mapped range: the ranges of one (pool, stream) are one segment */
+      if ((rc = _ml_cache_exp_add_range (&p->c, ev->addr, ev->size, stream, small)) < 0)
+        return ml_error_set (p->err, rc, rc == ML_ENOMEM ? "out of memory"
+                             : "%s: expandable range at 0x%" PRIx64 " overlaps another segment of the rebuilt state",
+                               ml_trace_event_where (p->t, k, where, sizeof where), ev->addr);
+    }
+  else if (_ml_cache_seg_add (&p->c, ev->addr, ev->size, stream, small, false) < 0)
+    return replay_oom (p);
+  p->r.initial_segments++;
+  p->r.rule_sized_segments += _ml_cache_rule_sized (ev->size, small) || ev->kind == ML_EV_SEGMENT_MAP;
+  rec_seg_event (&p->end, ev);
+  return 0;
+}
+
+/* The state at tick 0: segments, then blocks from the highest address
+ * down (so each free block ends at the next live block, as it did).
+ * Sets *@end0 to the first event after tick 0. */
+static int
+rebuild_initial_state (Replay *p, size_t *end0)
+{
+  const MlTrace *t = p->t;
+  char where[ML_TRACE_WHERE_MAX];
+  size_t first_alloc = t->n_events, e0 = 0;
+  int rc;
+  while (e0 < t->n_events && t->events[e0].tick == 0)
+    e0++;
+  *end0 = e0;
+  for (size_t k = 0; k < e0; k++)
     {
       const MlEvent *ev = &t->events[k];
       if (ev->kind == ML_EV_SEGMENT_ALLOC || ev->kind == ML_EV_SEGMENT_MAP)
         {
-          const char *pool = ml_trace_str (t, ev->name);
-          bool small = pool && *pool ? strcmp (pool, "small") == 0 : ev->size == ML_CACHE_SMALL_BUFFER;
-          uint32_t stream = _ml_cache_stream_index (&c, ev->stream);
-          if (c.failed)
-            {
-              rc = ml_error_set (err, ML_ENOMEM, "out of memory");
-              goto out;
-            }
-          if (ev->kind == ML_EV_SEGMENT_MAP)
-            {
-              /* a mapped range: the ranges of one (pool, stream) are one segment */
-              if ((rc = _ml_cache_exp_add_range (&c, ev->addr, ev->size, stream, small)) < 0)
-                {
-                  ml_error_set (err, rc, rc == ML_ENOMEM ? "out of memory"
-                                : "%s: expandable range at 0x%" PRIx64 " overlaps another segment of the rebuilt state",
-                                  ml_trace_event_where (t, k, where, sizeof where), ev->addr);
-                  goto out;
-                }
-            }
-          else if (_ml_cache_seg_add (&c, ev->addr, ev->size, stream, small, false) < 0)
-            {
-              rc = ml_error_set (err, ML_ENOMEM, "out of memory");
-              goto out;
-            }
-          r.initial_segments++;
-          r.rule_sized_segments += _ml_cache_rule_sized (ev->size, small) || ev->kind == ML_EV_SEGMENT_MAP;
-          rec_seg_event (end_addr, end_rec, end_exp, &n_end_rec, ev);
+          if ((rc = rebuild_segment (p, k)) < 0)
+            return rc;
         }
       else if (ev->kind == ML_EV_ALLOC && first_alloc == t->n_events)
         first_alloc = k;
     }
-  for (size_t k = end0; k-- > first_alloc && first_alloc < end0;)
+  for (size_t k = e0; k-- > first_alloc && first_alloc < e0;)
     {
       const MlEvent *ev = &t->events[k];
       if (ev->kind != ML_EV_ALLOC)
         continue;
-      uint32_t i = _ml_cache_carve (&c, ev->addr, ev->size);
-      r.initial_blocks++;
+      uint32_t i = _ml_cache_carve (&p->c, ev->addr, ev->size);
+      p->r.initial_blocks++;
       if (i == ML_CACHE_NONE)
-        {
-          rc = ml_error_set (err, ML_EINPUT, "%s: block at 0x%" PRIx64 " of the rebuilt state is not inside a free part of a segment",
+        return ml_error_set (p->err, ML_EINPUT, "%s: block at 0x%" PRIx64 " of the rebuilt state is not inside a free part of a segment",
                              ml_trace_event_where (t, k, where, sizeof where), ev->addr);
-          goto out;
-        }
-      id_blocks[n_id_blocks] = i;
-      if (ml_u64map_put (&ids, ev->id, (uint32_t) n_id_blocks++) < 0)
-        {
-          rc = ml_error_set (err, ML_ENOMEM, "out of memory");
-          goto out;
-        }
+      if ((rc = replay_bind (p, ev->id, i)) < 0)
+        return rc;
     }
+  return 0;
+}
 
-  /* the trace, forward */
-  for (size_t k = end0; k < t->n_events; k++)
+/* A mismatch on allocation @k, the emulation having chosen block @i:
+ * undo that choice (and the segment it reserved), attribute the
+ * difference to a rule, and place the block at the real address when
+ * that is free. The undo restores the segment-address source to @before. */
+static int
+replay_mismatch (Replay *p, size_t k, uint32_t *i, const Conf *before)
+{
+  const MlEvent *ev = &p->t->events[k];
+  MlCache *c = &p->c;
+  char where[ML_TRACE_WHERE_MAX];
+  bool was_new = c->last_new_segment;
+  uint64_t got = c->b[*i].addr;
+  uint32_t seg = c->b[*i].seg;
+  int rc;
+  _ml_cache_free (c, *i);
+  if (was_new && !c->s[seg].expandable)
     {
-      const MlEvent *ev = &t->events[k];
-      uint32_t slot, i;
-      switch (ev->kind)
-        {
-        case ML_EV_ALLOC:
-          {
-            r.allocs++;
-            size_t emu_before = f.n_emu, next_before = f.next;
-            uint64_t synth_before = f.synth;
-            rc = _ml_cache_malloc (&c, ev->size, ev->stream, &i);
-            if (rc < 0)
-              {
-                ml_error_set (err, rc, "%s: emulated allocation failed", ml_trace_event_where (t, k, where, sizeof where));
-                goto out;
-              }
-            if (c.b[i].addr == ev->addr)
-              r.matched++;
-            else
-              {
-                /* undo, attribute, and resync at the real address when it is free */
-                bool was_new = c.last_new_segment;
-                uint64_t got = c.b[i].addr;
-                uint32_t seg = c.b[i].seg;
-                _ml_cache_free (&c, i);
-                if (was_new && !c.s[seg].expandable)
-                  {
-                    c.rel_seg = NULL;
-                    _ml_cache_seg_release (&c, seg);
-                    f.n_emu = emu_before;
-                    f.next = next_before;
-                    f.synth = synth_before;
-                  }
-                MlCachingRule rule = classify (&c, ev->addr, ev->size, ev->stream, was_new);
-                r.by_rule[rule]++;
-                if (r.first_mismatch == SIZE_MAX)
-                  {
-                    r.first_mismatch = k;
-                    r.first_want = ev->addr;
-                    r.first_got = got;
-                  }
-                i = _ml_cache_carve (&c, ev->addr, ev->size);
-                if (i == ML_CACHE_NONE && (rc = _ml_cache_malloc (&c, ev->size, ev->stream, &i)) < 0)
-                  {
-                    ml_error_set (err, rc, "%s: emulated allocation failed", ml_trace_event_where (t, k, where, sizeof where));
-                    goto out;
-                  }
-              }
-            id_blocks[n_id_blocks] = i;
-            if (ml_u64map_put (&ids, ev->id, (uint32_t) n_id_blocks++) < 0)
-              {
-                rc = ml_error_set (err, ML_ENOMEM, "out of memory");
-                goto out;
-              }
-          }
-          break;
-        case ML_EV_FREE:
-          if (!ml_u64map_get (&ids, ev->id, &slot))
-            {
-              r.frees_unknown++;
-              break;
-            }
-          ml_u64map_del (&ids, ev->id);
-          if ((rc = _ml_cache_free (&c, id_blocks[slot])) < 0)
-            {
-              ml_error_set (err, rc, "out of memory");
-              goto out;
-            }
-          break;
-        case ML_EV_SEGMENT_ALLOC:
-        case ML_EV_SEGMENT_MAP:
-          rec_seg_event (end_addr, end_rec, end_exp, &n_end_rec, ev);
-          break;
-        case ML_EV_SEGMENT_FREE:
-          rec_seg_event (end_addr, end_rec, end_exp, &n_end_rec, ev);
-          {
-            uint32_t s = ml_treap_find (&c.segs, ev->addr, 0, NULL);
-            if (s != ML_TREAP_NIL)
-              _ml_cache_seg_release (&c, (uint32_t) c.segs.nodes[s].value);
-          }
-          break;
-        case ML_EV_SEGMENT_UNMAP:
-          /* release_cached_blocks (an OOM's retry, empty_cache): the
-           * emulation unmaps the same free pages */
-          rec_seg_event (end_addr, end_rec, end_exp, &n_end_rec, ev);
-          _ml_cache_unmap_range (&c, ev->addr, ev->size);
-          if (c.failed)
-            {
-              rc = ml_error_set (err, ML_ENOMEM, "out of memory");
-              goto out;
-            }
-          break;
-        default:
-          break;
-        }
+      c->rel_seg = NULL;
+      _ml_cache_seg_release (c, seg);
+      p->f.n_emu = before->n_emu;
+      p->f.next = before->next;
+      p->f.synth = before->synth;
     }
+  MlCachingRule rule = classify (c, ev->addr, ev->size, ev->stream, was_new);
+  p->r.by_rule[rule]++;
+  if (p->r.first_mismatch == SIZE_MAX)
+    {
+      p->r.first_mismatch = k;
+      p->r.first_want = ev->addr;
+      p->r.first_got = got;
+    }
+  *i = _ml_cache_carve (c, ev->addr, ev->size);
+  if (*i == ML_CACHE_NONE && (rc = _ml_cache_malloc (c, ev->size, ev->stream, i)) < 0)
+    return ml_error_set (p->err, rc, "%s: emulated allocation failed", ml_trace_event_where (p->t, k, where, sizeof where));
+  return 0;
+}
 
-  /* segments: pairwise in creation order, and at the end */
-  r.emu_segment_events = f.n_emu;
-  for (size_t k = 0; k < f.n_emu && k < n_rec; k++)
-    r.segment_events_matched += f.emu_sizes[k] == rec_sizes[k];
-  {
-    size_t n_emu_end = 0;
-    uint64_t *grown = realloc (rec_sizes, (t->n_events + c.nb + c.ns + 1) * sizeof *rec_sizes);
-    if (!grown)
-      {
-        rc = ml_error_set (err, ML_ENOMEM, "out of memory");
-        goto out;
-      }
-    rec_sizes = grown;
-    for (size_t s = 0; s < c.ns; s++)
-      if (c.s[s].alive && !c.s[s].expandable)
-        rec_sizes[n_emu_end++] = c.s[s].size, r.end_emu_bytes += c.s[s].size;
-      else if (c.s[s].alive)
+/* Allocation event @k: the emulation's choice against the real address. */
+static int
+replay_alloc (Replay *p, size_t k)
+{
+  const MlEvent *ev = &p->t->events[k];
+  char where[ML_TRACE_WHERE_MAX];
+  Conf before = p->f;
+  uint32_t i;
+  int rc;
+  p->r.allocs++;
+  if ((rc = _ml_cache_malloc (&p->c, ev->size, ev->stream, &i)) < 0)
+    return ml_error_set (p->err, rc, "%s: emulated allocation failed", ml_trace_event_where (p->t, k, where, sizeof where));
+  if (p->c.b[i].addr == ev->addr)
+    p->r.matched++;
+  else if ((rc = replay_mismatch (p, k, &i, &before)) < 0)
+    return rc;
+  return replay_bind (p, ev->id, i);
+}
+
+/* Event @k of the trace after tick 0. */
+static int
+replay_event (Replay *p, size_t k)
+{
+  const MlEvent *ev = &p->t->events[k];
+  uint32_t slot;
+  int rc;
+  switch (ev->kind)
+    {
+    case ML_EV_ALLOC:
+      return replay_alloc (p, k);
+    case ML_EV_FREE:
+      if (!ml_u64map_get (&p->ids, ev->id, &slot))
         {
-          /* its contiguous mapped ranges */
-          uint64_t run = 0;
-          for (uint32_t i = c.s[s].first;; i = c.b[i].next)
-            {
-              bool end = i == ML_CACHE_NONE || c.b[i].unmapped;
-              if (end && run)
-                rec_sizes[n_emu_end++] = run, r.end_emu_bytes += run, run = 0;
-              if (i == ML_CACHE_NONE)
-                break;
-              if (!end)
-                run += c.b[i].size;
-            }
+          p->r.frees_unknown++;
+          break;
         }
-    for (size_t s = 0; s < n_end_rec; s++)
-      r.end_rec_bytes += end_rec[s];
-    r.end_rec_segments = n_end_rec;
-    r.end_emu_segments = n_emu_end;
-    ml_sort_u64 (rec_sizes, n_emu_end);
-    ml_sort_u64 (end_rec, n_end_rec);
-    r.end_match = n_emu_end == n_end_rec && memcmp (rec_sizes, end_rec, n_end_rec * sizeof *end_rec) == 0;
-  }
-  *out = r;
-  rc = 0;
-out:
-  free (rec_addrs);
-  free (rec_sizes);
-  free (end_rec);
-  free (end_addr);
-  free (end_exp);
-  free (id_blocks);
-  free (f.emu_sizes);
-  ml_u64map_clear (&ids);
-  _ml_cache_clear (&c);
-  return rc;
+      ml_u64map_del (&p->ids, ev->id);
+      if ((rc = _ml_cache_free (&p->c, p->id_blocks[slot])) < 0)
+        return ml_error_set (p->err, rc, "out of memory");
+      break;
+    case ML_EV_SEGMENT_ALLOC:
+    case ML_EV_SEGMENT_MAP:
+      rec_seg_event (&p->end, ev);
+      break;
+    case ML_EV_SEGMENT_FREE:
+      rec_seg_event (&p->end, ev);
+      {
+        uint32_t s = ml_treap_find (&p->c.segs, ev->addr, 0, NULL);
+        if (s != ML_TREAP_NIL)
+          _ml_cache_seg_release (&p->c, (uint32_t) p->c.segs.nodes[s].value);
+      }
+      break;
+    case ML_EV_SEGMENT_UNMAP:
+      /* release_cached_blocks (an OOM's retry, empty_cache): the
+       * emulation unmaps the same free pages */
+      rec_seg_event (&p->end, ev);
+      _ml_cache_unmap_range (&p->c, ev->addr, ev->size);
+      if (p->c.failed)
+        return replay_oom (p);
+      break;
+    default:
+      break;
+    }
+  return 0;
+}
+
+/* The segments: recorded and emulated events pairwise in creation order,
+ * and the segments at the end as multisets of sizes. */
+static int
+compare_segments (Replay *p)
+{
+  MlCache *c = &p->c;
+  MlCachingConformance *r = &p->r;
+  r->emu_segment_events = p->f.n_emu;
+  for (size_t k = 0; k < p->f.n_emu && k < p->r.rec_segment_events; k++)
+    r->segment_events_matched += p->f.emu_sizes[k] == p->rec_sizes[k];
+  size_t n_emu_end = 0;
+  uint64_t *emu = realloc (p->rec_sizes, (p->t->n_events + c->nb + c->ns + 1) * sizeof *emu);
+  if (!emu)
+    return replay_oom (p);
+  p->rec_sizes = emu;
+  for (size_t s = 0; s < c->ns; s++)
+    if (c->s[s].alive && !c->s[s].expandable)
+      emu[n_emu_end++] = c->s[s].size, r->end_emu_bytes += c->s[s].size;
+    else if (c->s[s].alive)
+      {
+        /* its contiguous mapped ranges */
+        uint64_t run = 0;
+        for (uint32_t i = c->s[s].first;; i = c->b[i].next)
+          {
+            bool end = i == ML_CACHE_NONE || c->b[i].unmapped;
+            if (end && run)
+              emu[n_emu_end++] = run, r->end_emu_bytes += run, run = 0;
+            if (i == ML_CACHE_NONE)
+              break;
+            if (!end)
+              run += c->b[i].size;
+          }
+      }
+  for (size_t s = 0; s < p->end.n; s++)
+    r->end_rec_bytes += p->end.size[s];
+  r->end_rec_segments = p->end.n;
+  r->end_emu_segments = n_emu_end;
+  ml_sort_u64 (emu, n_emu_end);
+  ml_sort_u64 (p->end.size, p->end.n);
+  r->end_match = n_emu_end == p->end.n && memcmp (emu, p->end.size, p->end.n * sizeof *emu) == 0;
+  return 0;
+}
+
+int
+ml_caching_conformance (const MlTrace *t, const char *options, MlCachingConformance *out, MlError *err)
+{
+  MlCacheConfig cfg;
+  char settings[256];
+  options = _ml_cache_options (t, options, settings, sizeof settings);
+  int rc = _ml_cache_parse_config (options, &cfg, err);
+  if (rc < 0)
+    return rc;
+  if (!t->has_addrs)
+    return ml_error_set (err, ML_EUNSUPPORTED, "the trace has no recorded addresses");
+  Replay p;
+  size_t end0 = 0;
+  rc = replay_init (&p, t, &cfg, err);
+  snprintf (p.r.options, sizeof p.r.options, "%s", options ? options : "");
+  if (rc == 0)
+    rc = rebuild_initial_state (&p, &end0);
+  for (size_t k = end0; rc == 0 && k < t->n_events; k++)
+    rc = replay_event (&p, k);
+  if (rc == 0)
+    rc = compare_segments (&p);
+  if (rc == 0)
+    *out = p.r;
+  replay_clear (&p);
+  return rc < 0 ? rc : 0;
 }
