@@ -34,7 +34,7 @@ static const char render_help[] =
   "  --at TICK          beside the figure, the allocator state at TICK: every\n"
   "                     segment's blocks, allocated / free (cached) / unmapped\n"
   "  --range T0:T1      only ticks [T0, T1) (either side may be empty)\n"
-  "  --size WxH         picture size in pixels (default 1600x900)\n"
+  "  --size WxH         picture size in pixels (default 1600x900; at most 40 million)\n"
   "  --color-by C       site (default), stream or kind\n"
   "  --axis A           the x axis: time (real time, labels in ns/µs/ms/s) or\n"
   "                     ticks (event index); default: time when every event\n"
@@ -87,7 +87,7 @@ parse_wxh (const char *arg, int *w, int *h)
     return -1;
   const char *p = end + 1;
   long b = strtol (p, &end, 10);
-  if (end == p || *end || a < 200 || b < 150 || a > 20000 || b > 20000)
+  if (end == p || *end || a < ML_RENDER_MIN_W || b < ML_RENDER_MIN_H || a > ML_RENDER_MAX_SIDE || b > ML_RENDER_MAX_SIDE)
     return -1;
   *w = (int) a;
   *h = (int) b;
@@ -176,7 +176,13 @@ cmd_render (int argc, char **argv)
           break;
         case OPT_SIZE:
           if (parse_wxh (optarg, &width, &height) < 0)
-            return cli_fail ("render", EXIT_BAD, "--size %s: expected WxH from 200x150 to 20000x20000", optarg);
+            return cli_fail ("render", EXIT_BAD, "--size %s: expected WxH from %dx%d to %dx%d", optarg, ML_RENDER_MIN_W,
+                             ML_RENDER_MIN_H, ML_RENDER_MAX_SIDE, ML_RENDER_MAX_SIDE);
+          {
+            MlError serr = { 0 };
+            if (ml_render_check_size (width, height, &serr) < 0)
+              return cli_fail ("render", EXIT_BAD, "--size: %s", serr.msg);
+          }
           break;
         case OPT_COLOR:
           if (ml_color_by_parse (optarg, &style.color_by) < 0)

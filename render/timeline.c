@@ -1918,10 +1918,24 @@ write_fp (void *closure, const unsigned char *data, unsigned int length)
 }
 
 int
+ml_render_check_size (int width, int height, MlError *err)
+{
+  if (width < ML_RENDER_MIN_W || height < ML_RENDER_MIN_H || width > ML_RENDER_MAX_SIDE || height > ML_RENDER_MAX_SIDE)
+    return ml_error_set (err, ML_EUSAGE, "picture size %dx%d is outside %dx%d .. %dx%d", width, height, ML_RENDER_MIN_W,
+                         ML_RENDER_MIN_H, ML_RENDER_MAX_SIDE, ML_RENDER_MAX_SIDE);
+  if ((int64_t) width * height > ML_RENDER_MAX_PIXELS)
+    return ml_error_set (err, ML_EUSAGE,
+                         "%dx%d is %" PRId64 " pixels, more than the %d million a picture may have (an 8K screen is 7680x4320)",
+                         width, height, (int64_t) width * height, ML_RENDER_MAX_PIXELS / 1000000);
+  return 0;
+}
+
+int
 ml_render_write (FILE *fp, MlRenderFormat fmt, int width, int height, MlDrawFunc draw, void *data, MlError *err)
 {
-  if (width < 200 || height < 150 || width > 20000 || height > 20000)
-    return ml_error_set (err, ML_EUSAGE, "picture size %dx%d is outside 200x150 .. 20000x20000", width, height);
+  int rc = ml_render_check_size (width, height, err);
+  if (rc < 0)
+    return rc;
   cairo_surface_t *surf;
   switch (fmt)
     {

@@ -170,8 +170,22 @@ int ml_render_format_from_path (const char *path, MlRenderFormat *fmt, MlError *
 /* Draws a picture of @width × @height on @cr (a PNG, SVG or PDF surface). */
 typedef void (*MlDrawFunc) (cairo_t *cr, int width, int height, void *data);
 
+/* The sizes a picture may have: each side from ML_RENDER_MIN_W x
+ * ML_RENDER_MIN_H to ML_RENDER_MAX_SIDE, and ML_RENDER_MAX_PIXELS pixels
+ * in all (an 8K screen, 7680x4320, is 33 million). Drawing takes about 9
+ * bytes and 25 ns per pixel, whatever the trace: 20000x20000 took 3.5 GB
+ * and 18 s for more than any screen or printer shows (docs/render.md). */
+#define ML_RENDER_MIN_W      200
+#define ML_RENDER_MIN_H      150
+#define ML_RENDER_MAX_SIDE   20000
+#define ML_RENDER_MAX_PIXELS 40000000
+
+/* 0 when a picture may be @width x @height, else ML_EUSAGE with a message
+ * naming the limit it passes. */
+int ml_render_check_size (int width, int height, MlError *err);
+
 /* Writes what @draw draws to @fp as @fmt (SVG sized in px, as the PNG).
- * Sizes outside 200x150 .. 20000x20000 are refused (ML_EUSAGE). */
+ * Sizes ml_render_check_size refuses are refused (ML_EUSAGE). */
 int ml_render_write   (FILE *fp, MlRenderFormat fmt, int width, int height, MlDrawFunc draw, void *data,
                        MlError *err);
 /* The same to @path, format by extension, atomically (sim/base/io.h: a

@@ -118,6 +118,10 @@ run render "$SAMPLE" -o "$T/x.bmp"
 ok $([ $rc -eq 2 ] && [ ! -e "$T/x.bmp" ]; echo $?) "render refuses .bmp, writes nothing"
 run render "$SAMPLE" --size 10x10 -o "$T/y.png"
 ok $([ $rc -eq 2 ]; echo $?) "render refuses a tiny --size"
+# 20000x20000 took 3.5 GB and half a minute (issue 26): refused at once
+run render "$SAMPLE" --size 20000x20000 -o "$T/huge.png"
+ok $([ $rc -eq 2 ] && [ ! -e "$T/huge.png" ] && grep -q "more than the 40 million a picture may have" "$T/err"; echo $?) \
+  "render refuses --size 20000x20000 naming the limit of 40 million pixels, nothing written"
 run render "$SAMPLE" --range 5:1 -o "$T/y.png"
 ok $([ $rc -eq 2 ]; echo $?) "render refuses a backwards --range"
 run render "$SAMPLE" --range 999999: -o "$T/y.png"

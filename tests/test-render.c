@@ -364,6 +364,19 @@ test_files (void)
       "an unwritable path is an error with a message");
   ok (ml_render_figure_to_file ("x.bmp", s, &st, 800, 450, NULL, &err) == ML_EUSAGE, "an unknown extension is refused");
   ok (access ("x.bmp", F_OK) != 0, "and nothing is written");
+  /* the pixel count is bounded (issue 26: 20000x20000 took 3.5 GB) */
+  ok (ml_render_check_size (8000, 5000, NULL) == 0, "8000x5000 (40 million pixels) may be drawn");
+  ok (ml_render_check_size (7680, 4320, NULL) == 0, "an 8K screen's 7680x4320 may be drawn");
+  memset (&err, 0, sizeof err);
+  ok (ml_render_check_size (8000, 5001, &err) == ML_EUSAGE && strstr (err.msg, "40 million"),
+      "8000x5001 is refused naming the limit (%s)", err.msg);
+  char *big = tap_write_temp ("", ".png");
+  unlink (big);
+  ok (ml_render_figure_to_file (big, s, &st, 20000, 20000, NULL, &err) == ML_EUSAGE && access (big, F_OK) != 0,
+      "20000x20000 is refused before drawing, nothing written");
+  free (big);
+  ok (ml_render_check_size (20001, 200, NULL) == ML_EUSAGE && ml_render_check_size (199, 200, NULL) == ML_EUSAGE,
+      "a side past 20000 or under 200 is refused");
   ml_scene_free (s);
   ml_plan_free (p);
   ml_buffers_free (b);
