@@ -173,7 +173,7 @@ typedef void (*MlDrawFunc) (cairo_t *cr, int width, int height, void *data);
 /* The sizes a picture may have: each side from ML_RENDER_MIN_W x
  * ML_RENDER_MIN_H to ML_RENDER_MAX_SIDE, and ML_RENDER_MAX_PIXELS pixels
  * in all (an 8K screen, 7680x4320, is 33 million). Drawing takes about 9
- * bytes and 25 ns per pixel, whatever the trace: 20000x20000 took 3.5 GB
+ * bytes and 30-45 ns per pixel, whatever the trace: 20000x20000 took 3.5 GB
  * and 18 s for more than any screen or printer shows (docs/render.md). */
 #define ML_RENDER_MIN_W      200
 #define ML_RENDER_MIN_H      150
