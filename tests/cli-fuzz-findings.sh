@@ -32,8 +32,10 @@ ok $? "key with a NUL: the allocations after tick 0 have the sizes Python reads"
 f=$R/kineto/gen-fractional-addr.json
 run stats "$f"
 ok $(( rc != 2 )) "Kineto Addr 0.5: exit 2 (got $rc)"
-contains "$T/err" "$f: traceEvents[" && contains "$T/err" "Addr 0.5 is not an integer"
-ok $? "Kineto Addr 0.5: the message names the file, the event and the value"
+contains "$T/err" "$f:1: byte 512: traceEvents[2]: Addr 0.5 is not an integer"
+ok $? "Kineto Addr 0.5: the message names the file, the line, the byte offset of the value, the event and the value"
+python3 -c "import sys; d = open(sys.argv[1], 'rb').read(); sys.exit(0 if d[512:515] == b'0.5' else 1)" "$f"
+ok $? "byte 512 of the file is where 0.5 starts"
 
 # 4. a plan segment with stream 2^32 + 1: refused (it was read as stream 1)
 cat >"$T/six.jsonl" <<'EOF'

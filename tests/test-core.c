@@ -36,6 +36,24 @@ test_units (void)
   is_str (ml_format_size (512, buf, sizeof buf), "512 B", "format bytes");
   is_str (ml_format_size (1536, buf, sizeof buf), "1.50 KiB", "format KiB");
   is_str (ml_format_size (40ull << 30, buf, sizeof buf), "40.00 GiB", "format GiB");
+  /* decimals scaled exactly: Kineto's ts (µs, three decimals) in ns */
+  int64_t ns;
+#define DEC(text, scale, want) \
+  ok (ml_parse_decimal_scaled (text, strlen (text), scale, &ns) == 0 && ns == (want), "%s x 10^%d = %s", text, scale, #want)
+  DEC ("1700000000123456.789", 3, INT64_C (1700000000123456789));
+  DEC ("1700000000123456.7895", 3, INT64_C (1700000000123456790));
+  DEC ("-12", 3, INT64_C (-12000));
+  DEC ("1.5e3", 0, INT64_C (1500));
+  DEC ("25E-1", 0, INT64_C (3));
+  DEC ("0.0004", 3, INT64_C (0));
+  DEC ("9223372036854775807", 0, INT64_MAX);
+  DEC ("1e-400", 3, INT64_C (0));
+#undef DEC
+  volatile double us = 1700000000123456.789;
+  ok ((int64_t) (us * 1000) != INT64_C (1700000000123456789), "(through a double it is %" PRId64 ")", (int64_t) (us * 1000));
+  static const char *const bad[] = { "", "-", ".", "1e", "1x", "0x10", "9223372036854775808", "1e19", " 1", "nan" };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    ok (ml_parse_decimal_scaled (bad[i], strlen (bad[i]), 0, &ns) == ML_EINPUT, "\"%s\" refused", bad[i]);
 }
 
 static void

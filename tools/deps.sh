@@ -6,7 +6,7 @@
 #                          tools/memlens-export-graph.py and the tests that
 #                          export PyTorch models (they skip without it)
 set -e
-PKGS="build-essential meson ninja-build pkg-config libcjson-dev libglpk-dev
+PKGS="build-essential meson ninja-build pkg-config libcjson-dev libyajl-dev libglpk-dev
 libgtk-4-dev libglib2.0-dev-bin libcairo2-dev libpango1.0-dev zlib1g-dev xvfb xauth
 clang valgrind poppler-utils xdotool python3 nodejs"
 for a in "$@"; do

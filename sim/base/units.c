@@ -129,3 +129,57 @@ ml_format_size (uint64_t bytes, char *buf, size_t len)
   snprintf (buf, len, "%.2f %s", v, units[u]);
   return buf;
 }
+
+int
+ml_parse_decimal_scaled (const char *text, size_t len, int scale10, int64_t *out)
+{
+  const char *p = text, *end = text + len;
+  bool neg = p < end && *p == '-';
+  p += neg;
+  const unsigned __int128 big = (unsigned __int128) 1000000000000000000u * 1000000000000000000u;   /* 10^36 */
+  unsigned __int128 sig = 0;
+  long exp10 = scale10;
+  bool any = false;
+  for (; p < end && *p >= '0' && *p <= '9'; p++, any = true)
+    if (sig < big)
+      sig = sig * 10 + (unsigned) (*p - '0');
+    else
+      exp10++;   /* digits past 36 only scale */
+  if (p < end && *p == '.')
+    for (p++; p < end && *p >= '0' && *p <= '9'; p++, any = true)
+      if (sig < big)
+        sig = sig * 10 + (unsigned) (*p - '0'), exp10--;
+  if (!any)
+    return ML_EINPUT;
+  if (p < end && (*p == 'e' || *p == 'E'))
+    {
+      p++;
+      bool eneg = p < end && *p == '-';
+      p += p < end && (*p == '-' || *p == '+');
+      long e = 0;
+      if (!(p < end && *p >= '0' && *p <= '9'))
+        return ML_EINPUT;
+      for (; p < end && *p >= '0' && *p <= '9'; p++)
+        if (e < 100000)
+          e = e * 10 + (*p - '0');
+      exp10 += eneg ? -e : e;
+    }
+  if (p != end)
+    return ML_EINPUT;
+  for (; exp10 > 0 && sig; exp10--)
+    if ((sig *= 10) > (unsigned __int128) INT64_MAX)
+      return ML_EINPUT;
+  if (exp10 < -38)
+    sig = 0;
+  else if (exp10 < 0)
+    {
+      unsigned __int128 pow = 1;
+      for (long i = 0; i < -exp10; i++)
+        pow *= 10;
+      sig = (sig + pow / 2) / pow;   /* to the nearest */
+    }
+  if (sig > (unsigned __int128) INT64_MAX)
+    return ML_EINPUT;
+  *out = neg ? -(int64_t) sig : (int64_t) sig;
+  return 0;
+}

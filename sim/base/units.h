@@ -21,4 +21,10 @@ char *ml_format_size   (uint64_t bytes, char *buf, size_t len);
  * 0, or ML_EINPUT (empty, not a digit, too large). */
 int  ml_parse_u64      (const char *text, size_t len, uint64_t *out) ML_MUST_CHECK;
 
+/* Parses @len bytes of a decimal number as JSON writes it ("-12",
+ * "1700000000123456.789", "1.5e3") times 10^@scale10, to the nearest
+ * integer, exactly (the digits are read as an integer, not a double):
+ * 0, or ML_EINPUT (not a number, or past an int64). */
+int  ml_parse_decimal_scaled (const char *text, size_t len, int scale10, int64_t *out) ML_MUST_CHECK;
+
 #endif

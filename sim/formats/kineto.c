@@ -1,15 +1,17 @@
+/* kineto.c — a Kineto / Chrome trace's [memory] events as a trace: the
+ * device, the order by ts, allocations paired with their frees. The JSON
+ * is read as a stream by kineto-stream.c; this file sees only the
+ * [memory] events it kept. */
 #include "sim/formats/kineto.h"
 
-#include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
-#include <sys/stat.h>
 
 #include "sim/base/jsonutil.h"
 #include "sim/base/u64map.h"
+#include "sim/formats/graph.h"
+#include "sim/formats/kineto-private.h"
 
 bool
 ml_kineto_sniff (const unsigned char *h, size_t len)
@@ -18,49 +20,6 @@ ml_kineto_sniff (const unsigned char *h, size_t len)
   while (i < len && (h[i] == ' ' || h[i] == '\n' || h[i] == '\r' || h[i] == '\t'))
     i++;
   return i < len && h[i] == '{' && memmem (h, len, "\"traceEvents\"", 13) != NULL;
-}
-
-
-typedef struct {
-  double   ts;
-  size_t   order;
-  size_t   index;           /* in traceEvents */
-  int64_t  bytes;
-  uint64_t addr;
-  uint32_t stream;          /* the event's "Stream" arg; 0 when it has none (tid is a thread) */
-  double   total_alloc, total_reserved;   /* -1: not recorded */
-} Mem;
-
-static int
-cmp_mem (const void *a, const void *b)
-{
-  const Mem *x = a, *y = b;
-  if (x->ts != y->ts)
-    return x->ts < y->ts ? -1 : 1;
-  return x->order < y->order ? -1 : x->order > y->order;
-}
-
-static bool
-num_arg (const cJSON *args, const char *key, double *out)
-{
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive (args, key);
-  if (cJSON_IsNumber (v))
-    {
-      *out = v->valuedouble;
-      return true;
-    }
-  if (cJSON_IsString (v) && v->valuestring)
-    {
-      char *end;
-      errno = 0;
-      double d = (double) strtoull (v->valuestring, &end, 0);
-      if (*end == 0 && end != v->valuestring && errno == 0)
-        {
-          *out = d;
-          return true;
-        }
-    }
-  return false;
 }
 
 /* Where an event came from (MlTrace.event_origin): its traceEvents
@@ -91,146 +50,133 @@ append (MlTrace *tr, const MlEvent *ev, uint64_t origin)
 /* The trace's note that @n memory events met a block in the wrong state
  * (@what: which state, and what was done), naming the first, @m. */
 static int
-lost_events_note (MlTrace *tr, const Mem *m, const char *what, size_t n)
+lost_events_note (MlTrace *tr, const MlKinMem *m, const char *what, size_t n)
 {
   char note[512];
-  snprintf (note, sizeof note, "traceEvents[%zu] ([memory] Bytes %" PRId64 " at Addr 0x%" PRIx64 "): the block there is "
+  snprintf (note, sizeof note, "traceEvents[%" PRIu64 "] ([memory] Bytes %" PRId64 " at Addr 0x%" PRIx64 "): the block there is "
             "%s (%zu such event%s in all)", m->index, m->bytes, m->addr, what, n, n == 1 ? "" : "s");
   return ml_trace_add_note (tr, note) < 0 ? ML_ENOMEM : 0;
 }
 
-/* The memory event's device: 0 = CPU, else CUDA (1) with its id. */
-static void
-mem_device (const cJSON *args, int *type, int *id)
+/* ---- the device ---- */
+
+/* "CUDA device 3", "the CPU", "device 3 (Device Type 12)". */
+static const char *
+dev_name (const MlKinDev *d, char *buf, size_t len)
 {
-  double d;   /* out of int's range (or NaN) is no device: -1 */
-  *type = num_arg (args, "Device Type", &d) ? (d >= 0 && d < 65536 ? (int) d : -1) : 0;
-  *id = num_arg (args, "Device Id", &d) ? (d >= 0 && d < 65536 ? (int) d : -1) : 0;
+  if (d->cpu)
+    snprintf (buf, len, "the CPU");
+  else if (d->id == INT64_MIN)
+    snprintf (buf, len, "a device whose \"Device Id\" is not an integer");
+  else if (d->type == 1)
+    snprintf (buf, len, "CUDA device %" PRId64, d->id);
+  else if (d->type == INT64_MIN)
+    snprintf (buf, len, "device %" PRId64 " (\"Device Type\" not an integer)", d->id);
+  else
+    snprintf (buf, len, "device %" PRId64 " (Device Type %" PRId64 ")", d->id, d->type);
+  return buf;
 }
 
-int
-ml_trace_from_kineto (const cJSON *root, const char *name, const MlLoadOptions *opts, MlTrace **out, MlError *err)
+/* The devices of @doc, most events first: "CUDA device 0 (812 [memory]
+ * events), the CPU (96)", the first @max. */
+static void
+dev_list (const MlKinDoc *doc, char *buf, size_t len)
 {
-  const cJSON *evs = cJSON_IsObject (root) ? cJSON_GetObjectItemCaseSensitive (root, "traceEvents") : root;
-  if (!cJSON_IsArray (evs))
-    return ml_error_set (err, ML_EINPUT, "%s: a Kineto / Chrome trace needs a \"traceEvents\" array", name);
-  int n_ev = cJSON_GetArraySize (evs);
-  /* pick the device: the CUDA one with the most memory events */
-  size_t counts[65] = { 0 };   /* [0] CPU, [1 + id] CUDA id < 64 */
-  size_t n_mem = 0;
-  const cJSON *e;
-  cJSON_ArrayForEach (e, evs)
+  size_t n = 0, shown = 0;
+  bool *done = calloc (doc->n_devs ? doc->n_devs : 1, sizeof *done);
+  buf[0] = 0;
+  for (size_t k = 0; done && k < doc->n_devs && shown < 8; k++, shown++)
     {
-      const char *nm = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (e, "name"));
-      const cJSON *args = cJSON_GetObjectItemCaseSensitive (e, "args");
-      if (!nm || strcmp (nm, "[memory]") != 0 || !cJSON_IsObject (args))
-        continue;
-      int type, id;
-      mem_device (args, &type, &id);
-      if (type == 0)
-        counts[0]++;
-      else if (id >= 0 && id < 64)
-        counts[1 + id]++;
-      n_mem++;
+      size_t best = SIZE_MAX;
+      for (size_t d = 0; d < doc->n_devs; d++)
+        if (!done[d] && (best == SIZE_MAX || doc->devs[d].events > doc->devs[best].events))
+          best = d;
+      done[best] = true;
+      char name[96];
+      uint64_t ev = doc->devs[best].events;
+      n += (size_t) snprintf (buf + n, n < len ? len - n : 0, "%s%s (%" PRIu64 "%s)", k ? ", " : "",
+                              dev_name (&doc->devs[best], name, sizeof name), ev, k ? "" : ev == 1 ? " [memory] event" : " [memory] events");
     }
-  int want_type = 1, want_id = opts->device;
-  if (want_id < 0)
-    {
-      size_t best = 0;
-      for (int d = 0; d < 64; d++)
-        if (counts[1 + d] > best)
-          best = counts[1 + d], want_id = d;
-      if (want_id < 0)
-        want_type = 0, want_id = 0;
-    }
-  Mem *mem = calloc (n_mem ? n_mem : 1, sizeof *mem);
-  if (!mem)
-    return ml_error_set (err, ML_ENOMEM, "%s: out of memory", name);
-  size_t k = 0, idx = 0;
-  int rc = 0;
-  cJSON_ArrayForEach (e, evs)
-    {
-      idx++;
-      const char *nm = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (e, "name"));
-      const cJSON *args = cJSON_GetObjectItemCaseSensitive (e, "args");
-      if (!nm || strcmp (nm, "[memory]") != 0 || !cJSON_IsObject (args))
-        continue;
-      int type, id;
-      mem_device (args, &type, &id);
-      if ((type != 0) != (want_type != 0) || (type != 0 && id != want_id))
-        continue;
-      double bytes, addr, ts = 0, stream = 0;
-      if (!num_arg (args, "Bytes", &bytes) || !num_arg (args, "Addr", &addr))
-        {
-          rc = ml_error_set (err, ML_EINPUT, "%s: traceEvents[%zu]: a [memory] event needs numeric args \"Bytes\" and \"Addr\"",
-                             name, idx - 1);
-          break;
-        }
-      /* whole numbers only: a Bytes of 0.5 is no allocation to round down to 0 */
-      bool bad_bytes = !isfinite (bytes) || fabs (bytes) > 9.0e18 || bytes != floor (bytes);
-      if (bad_bytes || !isfinite (addr) || addr < 0 || addr > 1.8e19 || addr != floor (addr))
-        {
-          rc = ml_error_set (err, ML_EINPUT, "%s: traceEvents[%zu]: %s %.17g is not an integer %s", name, idx - 1,
-                             bad_bytes ? "Bytes" : "Addr", bad_bytes ? bytes : addr,
-                             bad_bytes ? "from -9e18 to 9e18" : "from 0 to 1.8e19");
-          break;
-        }
-      const cJSON *t = cJSON_GetObjectItemCaseSensitive (e, "ts");
-      if (cJSON_IsNumber (t))
-        ts = t->valuedouble;
-      else if (cJSON_IsString (t) && t->valuestring)
-        ts = strtod (t->valuestring, NULL);
-      /* tid is the CPU thread that asked; a stream only when the event names one */
-      if (!num_arg (args, "Stream", &stream) || !(stream >= 0 && stream < 4294967296.0))
-        stream = 0;
-      if (!isfinite (ts))
-        ts = 0;   /* "nan" / "inf" strings: no time, order kept */
-      double ta, tr;
-      if (!num_arg (args, "Total Allocated", &ta) || !isfinite (ta) || ta < 0 || ta > 1.8e19)
-        ta = -1;
-      if (!num_arg (args, "Total Reserved", &tr) || !isfinite (tr) || tr < 0 || tr > 1.8e19)
-        tr = -1;
-      mem[k] = (Mem) { ts, k, idx - 1, (int64_t) bytes, (uint64_t) addr, (uint32_t) stream, ta, tr };
-      k++;
-    }
-  if (rc < 0)
-    {
-      free (mem);
-      return rc;
-    }
-  qsort (mem, k, sizeof *mem, cmp_mem);
-  (void) n_ev;
+  if (doc->n_devs > shown)
+    snprintf (buf + (n < len ? n : len - 1), n < len ? len - n : 1, " and %zu more", doc->n_devs - shown);
+  free (done);
+}
 
-  MlTrace *tr = ml_trace_new ();
-  MlU64Map live;
-  ml_u64map_init (&live);
-  if (!tr)
+static bool
+dev_exists (const MlKinDev *d)
+{
+  return d->cpu || (d->id >= 0 && d->id <= ML_KIN_MAX_DEVICE);
+}
+
+/* The device to read: --device N (an accelerator), else the accelerator
+ * with the most [memory] events, else the CPU. Its slot in doc->devs, or
+ * an error that lists the devices the file holds. */
+static int
+pick_device (const MlKinDoc *doc, const char *path, const MlLoadOptions *opts, MlTrace *tr, size_t *out, MlError *err)
+{
+  char list[1024], name[96];
+  size_t best = SIZE_MAX, with_events = 0;
+  dev_list (doc, list, sizeof list);
+  for (size_t d = 0; d < doc->n_devs; d++)
     {
-      free (mem);
-      return ml_error_set (err, ML_ENOMEM, "%s: out of memory", name);
+      const MlKinDev *dv = &doc->devs[d];
+      with_events += dv->events > 0;
+      if (opts->device >= 0 ? !dv->cpu && dv->id == opts->device
+                            : dev_exists (dv) && !dv->cpu
+                                && (best == SIZE_MAX || dv->events > doc->devs[best].events
+                                    || (dv->events == doc->devs[best].events && dv->id < doc->devs[best].id)))
+        best = d;
     }
-  tr->source = ml_strtab_intern0 (tr->strings, "kineto");
-  tr->origin_text = origin_text;
-  tr->device = (uint32_t) want_id;
-  tr->has_addrs = true;
-  /* the device's memory: deviceProperties[].totalGlobalMem of its id */
-  const cJSON *props = cJSON_IsObject (root) ? cJSON_GetObjectItemCaseSensitive (root, "deviceProperties") : NULL, *pr;
-  const cJSON *plist = cJSON_IsArray (props) ? props : NULL;
-  cJSON_ArrayForEach (pr, plist)
+  for (size_t d = 0; d < doc->n_devs && best == SIZE_MAX && opts->device < 0; d++)
+    if (doc->devs[d].cpu)
+      best = d;
+  if (opts->device >= 0 && best == SIZE_MAX)
+    return ml_error_set (err, ML_EUSAGE, "%s: --device %d: the trace has no [memory] events of that device; %s%s", path,
+                         opts->device, doc->n_devs ? "it holds " : "it holds none", list);
+  if (best == SIZE_MAX && !doc->n_devs)
+    return ml_error_set (err, ML_EINPUT, "%s: no [memory] events in %" PRIu64 " trace events (the PyTorch profiler records "
+                         "them with profile_memory=True)", path, doc->n_events);
+  if (best == SIZE_MAX)
+    return ml_error_set (err, ML_EINPUT, "%s: no [memory] events of a device that exists (ids 0 .. %d); the file holds %s",
+                         path, ML_KIN_MAX_DEVICE, list);
+  if (doc->devs[best].bad)
+    return ml_error_set (err, ML_EINPUT, "%s", doc->devs[best].bad);
+  *out = best;
+  if (with_events > 1 && opts->device < 0)
     {
-      double id, total;
-      if (want_type && num_arg (pr, "id", &id) && id == want_id && num_arg (pr, "totalGlobalMem", &total) && total > 0
-          && total < 1.8e19)
-        tr->device_total = (uint64_t) total;
+      char text[1400];
+      snprintf (text, sizeof text, "reading %s: the most [memory] events (%" PRIu64 "); --device N reads another; the file holds %s",
+                dev_name (&doc->devs[best], name, sizeof name), doc->devs[best].events, list);
+      if ((tr->device_reason = ml_strtab_intern0 (tr->strings, text)) == UINT32_MAX)
+        return ml_error_set (err, ML_ENOMEM, "%s: out of memory", path);
     }
-  /* Total Reserved / Total Allocated, as the profiler recorded them */
-  MlDeviceInfo info = { .device = (uint32_t) want_id, .entries = k };
+  return 0;
+}
+
+/* ---- the events ---- */
+
+static int
+cmp_mem (const void *a, const void *b)
+{
+  const MlKinMem *x = a, *y = b;
+  int64_t tx = x->has_ts ? x->ts_ns : 0, ty = y->has_ts ? y->ts_ns : 0;
+  if (tx != ty)
+    return tx < ty ? -1 : 1;
+  return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Total Reserved / Total Allocated, as the profiler recorded them: the
+ * device's row in the trace's table when it recorded either. */
+static int
+device_info (MlTrace *tr, const MlKinMem *mem, size_t k, uint64_t entries)
+{
+  MlDeviceInfo info = { .device = tr->device, .entries = entries };
   bool have_reserved = false;
   for (size_t i = 0; i < k; i++)
     {
-      if (mem[i].total_reserved >= 0)
+      if (mem[i].total_reserved != UINT64_MAX)
         {
-          uint64_t r = (uint64_t) mem[i].total_reserved;
+          uint64_t r = mem[i].total_reserved;
           if (!have_reserved)
             info.reserved_start = r;
           have_reserved = true;
@@ -238,105 +184,102 @@ ml_trace_from_kineto (const cJSON *root, const char *name, const MlLoadOptions *
           if (r > info.reserved_max)
             info.reserved_max = r;
         }
-      if (mem[i].total_alloc >= 0 && (uint64_t) mem[i].total_alloc > info.allocated_max)
-        info.allocated_max = (uint64_t) mem[i].total_alloc;
+      if (mem[i].total_alloc != UINT64_MAX && mem[i].total_alloc > info.allocated_max)
+        info.allocated_max = mem[i].total_alloc;
       info.actions[mem[i].bytes > 0 ? ML_EV_ALLOC : ML_EV_FREE] += mem[i].bytes != 0;
     }
-  if (have_reserved || info.allocated_max)
-    {
-      if (!(tr->devices = calloc (1, sizeof *tr->devices)))
-        rc = ml_error_set (err, ML_ENOMEM, "%s: out of memory", name);
-      else
-        {
-          tr->devices[0] = info;
-          tr->n_devices = 1;
-        }
-    }
-  /* frees of addresses allocated before the trace: buffers live from
-   * tick 0; an address is 1 while allocated, 2 once freed (a second free
-   * of it is no second buffer from before the trace) */
-  uint64_t next_id = 1;
-  for (size_t i = 0; i < k && rc == 0; i++)
-    {
-      uint32_t v;
-      if (mem[i].bytes > 0)
-        {
-          if (ml_u64map_put (&live, mem[i].addr, 1) < 0)
-            rc = ml_error_set (err, ML_ENOMEM, "%s: out of memory", name);
-        }
-      else if (mem[i].bytes < 0 && ml_u64map_get (&live, mem[i].addr, &v))
-        {
-          if (v == 1 && ml_u64map_put (&live, mem[i].addr, 2) < 0)
-            rc = ml_error_set (err, ML_ENOMEM, "%s: out of memory", name);
-        }
-      else if (mem[i].bytes < 0)
-        {
-          MlEvent ev = { .tick = 0, .id = next_id++, .addr = mem[i].addr, .size = (uint64_t) -mem[i].bytes,
-                         .time_ns = -1, .kind = ML_EV_ALLOC, .flags = ML_EVF_HAS_ID | ML_EVF_HAS_ADDR,
-                         .device = tr->device };
-          if (append (tr, &ev, mem[i].index + 1) < 0 || ml_u64map_put (&live, mem[i].addr, 2) < 0)
-            rc = ml_error_set (err, ML_ENOMEM, "%s: out of memory", name);
-        }
-    }
-  /* memory allocated before the first event that the trace never frees:
-   * the first event's Total Allocated, less its own bytes, less the
-   * tick-0 buffers above */
-  if (rc == 0 && k && mem[0].total_alloc >= 0)
-    {
-      /* in double, as the profiler wrote it: Total Allocated may be up to
-       * 1.8e19 and the sizes may add up past what an int64 holds */
-      double before = mem[0].total_alloc - (double) mem[0].bytes;
-      for (size_t i = 0; i < tr->n_events; i++)
-        before -= (double) tr->events[i].size;
-      if (before >= 1)
-        {
-          MlEvent ev = { .tick = 0, .id = next_id++, .size = (uint64_t) before, .time_ns = -1, .kind = ML_EV_ALLOC,
-                         .flags = ML_EVF_HAS_ID, .device = tr->device,
-                         .name = ml_strtab_intern0 (tr->strings, "allocated before the trace") };
-          if (ev.name == UINT32_MAX || append (tr, &ev, ORG_BEFORE | (mem[0].index + 1)) < 0)
-            rc = ml_error_set (err, ML_ENOMEM, "%s: out of memory", name);
-        }
-    }
-  /* the ids of the tick-0 buffers, by address */
-  ml_u64map_clear (&live);
-  ml_u64map_init (&live);
-  for (size_t i = 0; i < tr->n_events && rc == 0; i++)
-    if ((tr->events[i].flags & ML_EVF_HAS_ADDR) && ml_u64map_put (&live, tr->events[i].addr, (uint32_t) tr->events[i].id) < 0)
-      rc = ml_error_set (err, ML_ENOMEM, "%s: out of memory", name);
-  /* Total Reserved as steps: the first value from tick 0 (before the
-   * trace it is unknown), then each change at its event's tick */
-  if (rc == 0 && have_reserved && !(tr->reserved_steps = calloc (k + 1, sizeof *tr->reserved_steps)))
-    rc = ml_error_set (err, ML_ENOMEM, "%s: out of memory", name);
-  if (rc == 0 && have_reserved)
+  if (!have_reserved && !info.allocated_max)
+    return 0;
+  if (!(tr->devices = calloc (1, sizeof *tr->devices)))
+    return ML_ENOMEM;
+  tr->devices[0] = info;
+  tr->n_devices = 1;
+  if (have_reserved && !(tr->reserved_steps = calloc (k + 1, sizeof *tr->reserved_steps)))
+    return ML_ENOMEM;
+  if (have_reserved)
     {
       tr->reserved_steps[0].tick = 0;
       tr->reserved_steps[0].bytes = info.reserved_start;
       tr->n_reserved_steps = 1;
     }
-  uint64_t tick = 1;
-  /* events the walk reads past, with a warning (entries missing inside
-   * the trace): a free of an address already free, an allocation over a
-   * live one; how many, and the first of each */
-  size_t n_refree = 0, n_realloc = 0;
-  const Mem *first_refree = NULL, *first_realloc = NULL;
+  return 0;
+}
+
+/* Frees of addresses allocated before the trace: buffers live from tick
+ * 0 (an address is 1 while allocated, 2 once freed: a second free of it
+ * is no second buffer from before the trace); then the memory allocated
+ * before the first event that the trace never frees: the first event's
+ * Total Allocated, less its own bytes, less those buffers. */
+static int
+before_the_trace (MlTrace *tr, const MlKinMem *mem, size_t k, uint64_t *next_id)
+{
+  MlU64Map live;
+  ml_u64map_init (&live);
+  int rc = 0;
   for (size_t i = 0; i < k && rc == 0; i++)
     {
-      const Mem *m = &mem[i];
+      uint32_t v;
+      if (mem[i].bytes > 0)
+        rc = ml_u64map_put (&live, mem[i].addr, 1);
+      else if (mem[i].bytes < 0 && ml_u64map_get (&live, mem[i].addr, &v))
+        rc = v == 1 ? ml_u64map_put (&live, mem[i].addr, 2) : 0;
+      else if (mem[i].bytes < 0)
+        {
+          MlEvent ev = { .tick = 0, .id = (*next_id)++, .addr = mem[i].addr, .size = (uint64_t) -mem[i].bytes,
+                         .time_ns = -1, .kind = ML_EV_ALLOC, .flags = ML_EVF_HAS_ID | ML_EVF_HAS_ADDR,
+                         .device = tr->device };
+          rc = append (tr, &ev, mem[i].index + 1) < 0 ? ML_ENOMEM : ml_u64map_put (&live, mem[i].addr, 2);
+        }
+    }
+  ml_u64map_clear (&live);
+  if (rc < 0 || !k || mem[0].total_alloc == UINT64_MAX)
+    return rc;
+  /* exact: Total Allocated may be up to 1.8e19 and the sizes may add up
+   * past what an int64 holds */
+  __int128 before = (__int128) mem[0].total_alloc - mem[0].bytes;
+  for (size_t i = 0; i < tr->n_events; i++)
+    before -= tr->events[i].size;
+  if (before < 1)
+    return 0;
+  MlEvent ev = { .tick = 0, .id = (*next_id)++, .size = (uint64_t) before, .time_ns = -1, .kind = ML_EV_ALLOC,
+                 .flags = ML_EVF_HAS_ID, .device = tr->device,
+                 .name = ml_strtab_intern0 (tr->strings, "allocated before the trace") };
+  if (ev.name == UINT32_MAX || append (tr, &ev, ORG_BEFORE | (mem[0].index + 1)) < 0)
+    return ML_ENOMEM;
+  return 0;
+}
+
+/* The walk in ts order: allocations get running ids, frees are paired by
+ * address; events that meet a block in the wrong state (entries the
+ * profiler lost) are read past with a note. */
+static int
+walk (MlTrace *tr, const MlKinMem *mem, size_t k, uint64_t next_id, const char *path, MlError *err)
+{
+  MlU64Map live;   /* address -> id of the live buffer there */
+  ml_u64map_init (&live);
+  int rc = 0;
+  for (size_t i = 0; i < tr->n_events && rc == 0; i++)
+    if (tr->events[i].flags & ML_EVF_HAS_ADDR)
+      rc = ml_u64map_put (&live, tr->events[i].addr, (uint32_t) tr->events[i].id);
+  uint64_t tick = 1;
+  size_t n_refree = 0, n_realloc = 0;
+  const MlKinMem *first_refree = NULL, *first_realloc = NULL;
+  for (size_t i = 0; i < k && rc == 0; i++)
+    {
+      const MlKinMem *m = &mem[i];
       uint32_t id;
-      if (have_reserved && m->bytes != 0 && m->total_reserved >= 0
-          && (uint64_t) m->total_reserved != tr->reserved_steps[tr->n_reserved_steps - 1].bytes)
+      if (tr->n_reserved_steps && m->bytes != 0 && m->total_reserved != UINT64_MAX
+          && m->total_reserved != tr->reserved_steps[tr->n_reserved_steps - 1].bytes)
         {
           /* the value after this event: from the tick its (last) trace
            * event takes; an allocation over a live address frees it first */
           bool refree = m->bytes > 0 && ml_u64map_get (&live, m->addr, &id);
           tr->reserved_steps[tr->n_reserved_steps].tick = tick + refree;
-          tr->reserved_steps[tr->n_reserved_steps++].bytes = (uint64_t) m->total_reserved;
+          tr->reserved_steps[tr->n_reserved_steps++].bytes = m->total_reserved;
         }
-      int64_t ns = m->ts > 0 && m->ts < 9.0e12 ? (int64_t) llround (m->ts * 1000.0) : -1;
+      int64_t ns = m->has_ts && m->ts_ns > 0 && m->ts_ns < INT64_C (9000000000000000) ? m->ts_ns : -1;
       MlEvent ev = { .addr = m->addr, .time_ns = ns, .stream = m->stream, .flags = ML_EVF_HAS_ID | ML_EVF_HAS_ADDR,
                      .device = tr->device };
-      if (m->bytes == 0)
-        continue;
       if (m->bytes > 0)
         {
           if (ml_u64map_get (&live, m->addr, &id))
@@ -347,44 +290,82 @@ ml_trace_from_kineto (const cJSON *root, const char *name, const MlLoadOptions *
               ev.tick = tick++;
               ev.kind = ML_EV_FREE;
               ev.id = id;
-              if (append (tr, &ev, m->index + 1) < 0)
-                rc = ML_ENOMEM;
+              rc = append (tr, &ev, m->index + 1);
             }
           if (next_id >= UINT32_MAX)
             {
-              rc = ml_error_set (err, ML_EINPUT, "%s: more than 2^32 allocations", name);
+              rc = ml_error_set (err, ML_EINPUT, "%s: more than 2^32 allocations", path);
               break;
             }
           ev.tick = tick++;
           ev.kind = ML_EV_ALLOC;
           ev.id = next_id;
           ev.size = (uint64_t) m->bytes;
-          if (ml_u64map_put (&live, m->addr, (uint32_t) next_id++) < 0 || append (tr, &ev, m->index + 1) < 0)
+          if (rc == 0 && (ml_u64map_put (&live, m->addr, (uint32_t) next_id++) < 0 || append (tr, &ev, m->index + 1) < 0))
             rc = ML_ENOMEM;
         }
-      else if (ml_u64map_get (&live, m->addr, &id))
+      else if (m->bytes < 0 && ml_u64map_get (&live, m->addr, &id))
         {
           ml_u64map_del (&live, m->addr);
           ev.tick = tick++;
           ev.kind = ML_EV_FREE;
           ev.id = id;
           ev.size = (uint64_t) -m->bytes;
-          if (append (tr, &ev, m->index + 1) < 0)
-            rc = ML_ENOMEM;
+          rc = append (tr, &ev, m->index + 1);
         }
-      else if (!n_refree++)
+      else if (m->bytes < 0 && !n_refree++)
         first_refree = m;   /* freed already, no allocation since */
     }
+  ml_u64map_clear (&live);
   if (rc == 0 && n_refree)
     rc = lost_events_note (tr, first_refree, "already free, with no allocation since its last free: the trace lost "
                            "events; the event is ignored", n_refree);
   if (rc == 0 && n_realloc)
     rc = lost_events_note (tr, first_realloc, "still allocated, with no free since: the trace lost events; the old "
                            "block ends here", n_realloc);
-  ml_u64map_clear (&live);
-  free (mem);
+  return rc;
+}
+
+/* The trace of device @slot of @doc (whose mem it sorts in place). */
+static int
+map (MlKinDoc *doc, size_t slot, const char *path, MlTrace *tr, MlError *err)
+{
+  const MlKinDev *dv = &doc->devs[slot];
+  size_t k = 0;
+  for (size_t i = 0; i < doc->n_mem; i++)
+    if (doc->mem[i].dev == slot)
+      doc->mem[k++] = doc->mem[i];
+  doc->n_mem = k;
+  qsort (doc->mem, k, sizeof *doc->mem, cmp_mem);
+  tr->source = ml_strtab_intern0 (tr->strings, "kineto");
+  tr->origin_text = origin_text;
+  tr->device = dv->cpu ? 0 : (uint32_t) dv->id;
+  tr->has_addrs = true;
+  /* the device's memory: deviceProperties[].totalGlobalMem of its id */
+  for (size_t i = 0; i < doc->n_props && !dv->cpu; i++)
+    if (doc->props[i].id == dv->id)
+      tr->device_total = doc->props[i].total;
+  uint64_t next_id = 1;
+  int rc = device_info (tr, doc->mem, k, dv->events);
+  if (rc == 0)
+    rc = before_the_trace (tr, doc->mem, k, &next_id);
+  if (rc == 0)
+    rc = walk (tr, doc->mem, k, next_id, path, err);
   if (rc == ML_ENOMEM)
-    ml_error_set (err, rc, "%s: out of memory", name);
+    ml_error_set (err, rc, "%s: out of memory", path);
+  return rc;
+}
+
+static int
+from_doc (MlKinDoc *doc, const char *path, const MlLoadOptions *opts, MlTrace **out, MlError *err)
+{
+  MlTrace *tr = ml_trace_new ();
+  if (!tr)
+    return ml_error_set (err, ML_ENOMEM, "%s: out of memory", path);
+  size_t slot;
+  int rc = pick_device (doc, path, opts, tr, &slot, err);
+  if (rc == 0)
+    rc = map (doc, slot, path, tr, err);
   if (rc < 0)
     {
       ml_trace_free (tr);
@@ -403,11 +384,43 @@ ml_trace_load_kineto (const char *path, const MlLoadOptions *opts, MlTrace **out
       ml_load_options_init (&defaults);
       opts = &defaults;
     }
-  cJSON *root;
-  int rc = ml_json_read_file (path, (size_t) 1 << 33, &root, err);
+  MlKinDoc doc;
+  char *text = NULL;
+  size_t len = 0;
+  int rc = ml_kin_stream (path, opts, &doc, &text, &len, err);
+  if (rc == 1)
+    {
+      /* a graph: its reader takes the document whole */
+      cJSON *root = NULL;
+      rc = ml_json_parse_doc (path, text, len, &root, err);
+      free (text);
+      if (rc == 0)
+        rc = ml_trace_from_graph (root, path, opts, out, err);
+      cJSON_Delete (root);
+      return rc;
+    }
   if (rc < 0)
     return rc;
-  rc = ml_trace_from_kineto (root, path, opts, out, err);
-  cJSON_Delete (root);
+  rc = from_doc (&doc, path, opts, out, err);
+  ml_kin_doc_clear (&doc);
+  return rc;
+}
+
+int
+ml_trace_load_kineto_mem (const char *text, size_t len, const char *name, const MlLoadOptions *opts, MlTrace **out,
+                          MlError *err)
+{
+  MlLoadOptions defaults;
+  if (!opts)
+    {
+      ml_load_options_init (&defaults);
+      opts = &defaults;
+    }
+  MlKinDoc doc;
+  int rc = ml_kin_stream_mem (text, len, name, opts, &doc, err);
+  if (rc < 0)
+    return rc;
+  rc = from_doc (&doc, name, opts, out, err);
+  ml_kin_doc_clear (&doc);
   return rc;
 }

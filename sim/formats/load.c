@@ -116,34 +116,6 @@ save_csv (const MlTrace *trace, const char *path, MlError *err)
   return rc;
 }
 
-/* One .json reader: the document is parsed once and handed to the Kineto
- * or the graph reader by its keys. */
-static int
-load_json (const char *path, const MlLoadOptions *opts, MlTrace **out, MlError *err)
-{
-  MlLoadOptions defaults;
-  if (!opts)
-    {
-      ml_load_options_init (&defaults);
-      opts = &defaults;
-    }
-  cJSON *root;
-  int rc = ml_json_read_file (path, (size_t) 1 << 33, &root, err);
-  if (rc < 0)
-    return rc;
-  if (cJSON_GetObjectItemCaseSensitive (root, "traceEvents") || cJSON_IsArray (root))
-    rc = ml_trace_from_kineto (root, path, opts, out, err);
-  else if (cJSON_GetObjectItemCaseSensitive (root, "ops") || cJSON_GetObjectItemCaseSensitive (root, "tensors"))
-    rc = ml_trace_from_graph (root, path, opts, out, err);
-  else if (cJSON_IsObject (root) && ml_json_str (root, "format"))
-    rc = ml_error_set (err, ML_EINPUT, "%s: a \"%s\" file is not a trace (memlens reads Kineto traces and graphs as .json)",
-                       path, ml_json_str (root, "format"));
-  else
-    rc = ml_error_set (err, ML_EINPUT, "%s: JSON with neither \"traceEvents\" (Kineto / Chrome trace) nor \"ops\" (graph)", path);
-  cJSON_Delete (root);
-  return rc;
-}
-
 static const MlTraceFormat fmt_jsonl = {
   "jsonl", "jsonl ndjson", "memlens native trace (JSON Lines)", sniff_jsonl, ml_trace_load_jsonl,
   ml_trace_write_jsonl,
@@ -160,7 +132,7 @@ static const MlTraceFormat fmt_snapshot = {
 /* .json: a Kineto / Chrome trace or a graph, told apart by their keys */
 static const MlTraceFormat fmt_kineto = {
   "kineto", "json", "Kineto / Chrome trace JSON with [memory] events (plain or .gz); a graph by its keys",
-  ml_kineto_sniff, load_json, NULL,
+  ml_kineto_sniff, ml_trace_load_kineto, NULL,
 };
 static const MlTraceFormat fmt_graph = {
   "graph", "", "computation graph JSON (tensors and ops, docs/formats.md)", ml_graph_sniff, ml_trace_load_graph, NULL,

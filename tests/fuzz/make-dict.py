@@ -24,7 +24,8 @@ import sys
 
 LOOKUPS = r'(?:ml_pk_get\w*|uint_field|cJSON_GetObjectItem\w*|ml_json_(?:u64|i64|str)|num_arg)'
 COMPARES = r'(?:strcmp|strncmp|strcasecmp)'
-READERS = ['sim/formats/snapshot.c', 'sim/formats/pickle.c', 'sim/formats/kineto.c', 'sim/formats/graph.c',
+READERS = ['sim/formats/snapshot.c', 'sim/formats/pickle.c', 'sim/formats/kineto.c', 'sim/formats/kineto-stream.c',
+           'sim/formats/graph.c',
            'sim/formats/jsonl.c', 'sim/formats/csv.c', 'sim/formats/load.c', 'sim/plan.c']
 PICKLE = {'sim/formats/snapshot.c', 'sim/formats/pickle.c'}
 
