@@ -582,20 +582,21 @@ int
 ml_alloc_conf_check_emulated (const MlAllocConf *c, MlError *err)
 {
   static const char tail[] = "; --options replaces the recorded settings";
-  if ((c->set & ML_AC_BACKEND) && c->malloc_async)
+  /* garbage_collection_threshold, per_process_memory_fraction and the
+   * cudaMallocAsync backend are emulated (the last as a model); PyTorch's
+   * cudaMallocAsync ignores the native allocator's settings with a
+   * warning: memlens refuses the combination instead */
+  unsigned native_only = ML_AC_MAX_SPLIT | ML_AC_MAX_NON_SPLIT | ML_AC_ROUNDUP | ML_AC_GC_THRESHOLD | ML_AC_EXPANDABLE;
+  MlAllocConf d;
+  ml_alloc_conf_init (&d);
+  bool defaults = c->max_split_size == d.max_split_size && c->max_non_split_rounding == d.max_non_split_rounding
+                  && !memcmp (c->divisions, d.divisions, sizeof d.divisions) && c->gc_threshold == 0
+                  && !c->expandable_segments;
+  if (c->malloc_async && (c->set & native_only) && !defaults)
     return ml_error_set (err, ML_EUSAGE,
-                         "allocator setting backend:cudaMallocAsync is not emulated: the driver's stream-ordered "
-                         "allocator places memory itself, not by the caching allocator's rules%s", tail);
-  if ((c->set & ML_AC_GC_THRESHOLD) && c->gc_threshold > 0)
-    return ml_error_set (err, ML_EUSAGE,
-                         "allocator setting garbage_collection_threshold:%g is not emulated: it frees cached blocks "
-                         "by age once allocated memory passes that share of the allowed memory, which a trace does "
-                         "not record%s", c->gc_threshold, tail);
-  if ((c->set & ML_AC_MEMORY_FRACTION) && c->memory_fraction < 1.0)
-    return ml_error_set (err, ML_EUSAGE,
-                         "allocator setting per_process_memory_fraction:%g is not emulated: it caps the device's "
-                         "memory, which a trace does not record (give the cap as --capacity)%s", c->memory_fraction,
-                         tail);
+                         "allocator setting backend:cudaMallocAsync ignores max_split_size_mb, max_non_split_rounding_mb, "
+                         "roundup_power2_divisions, garbage_collection_threshold and expandable_segments (PyTorch "
+                         "warns so): leave them out%s", tail);
   if (c->n_unknown)
     return ml_error_set (err, ML_EUSAGE, "allocator setting %s:%s is not one memlens knows (PyTorch's keys are in "
                          "docs/pytorch.md, \"Allocator settings\"), so it is not emulated%s",

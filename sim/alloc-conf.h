@@ -99,10 +99,10 @@ size_t ml_alloc_conf_format (const MlAllocConf *conf, char *buf, size_t n);
 
 /* 0 when every setting of @conf is one the caching emulation models or
  * one that cannot change where device memory goes (host pinned memory,
- * lock timing); else ML_EUSAGE naming the first that is not, and why
- * ("garbage_collection_threshold:0.6 is not emulated: it frees cached
- * blocks by age once ... ; run with --options to replace the recorded
- * settings"). */
+ * lock timing); else ML_EUSAGE naming the first that is not, and why: a
+ * key memlens does not know, or backend:cudaMallocAsync together with
+ * the native allocator's settings (which PyTorch ignores with a
+ * warning). */
 int  ml_alloc_conf_check_emulated (const MlAllocConf *conf, MlError *err) ML_MUST_CHECK;
 
 #endif

@@ -7,33 +7,16 @@
 #include <string.h>
 
 #include "sim/base/array.h"
-#include "sim/base/options.h"
 
 /* ---- rounding and sizes ---- */
 
-uint64_t
-_ml_cache_round_size (const MlCacheConfig *cfg, uint64_t size)
-{
-  if (size < ML_CACHE_MIN_BLOCK)
-    return ML_CACHE_MIN_BLOCK;
-  unsigned d = cfg->divisions[ml_alloc_conf_interval (size)];
-  if (d > 1 && size > (uint64_t) ML_CACHE_MIN_BLOCK * d)
-    {
-      if ((size & (size - 1)) == 0)
-        return size;
-      uint64_t floor2 = (uint64_t) 1 << (63 - __builtin_clzll (size));
-      uint64_t step = floor2 >> (31 - __builtin_clz (d));
-      if (step == 0)
-        return floor2 << 1;
-      uint64_t lo = size & ~(step - 1);
-      return lo == size ? size : lo + step;
-    }
-  return (size + ML_CACHE_MIN_BLOCK - 1) / ML_CACHE_MIN_BLOCK * ML_CACHE_MIN_BLOCK;
-}
-
+/* get_allocation_size; the cudaMallocAsync model's pool grows by the
+ * request rounded up to 2 MiB. */
 static uint64_t
-segment_size (uint64_t size)
+segment_size (const MlCache *c, uint64_t size)
 {
+  if (c->cfg.backend == ML_CACHE_ASYNC)
+    return (size + ML_CACHE_ROUND_LARGE - 1) / ML_CACHE_ROUND_LARGE * ML_CACHE_ROUND_LARGE;
   if (size <= ML_CACHE_SMALL_SIZE)
     return ML_CACHE_SMALL_BUFFER;
   if (size < ML_CACHE_MIN_LARGE_ALLOC)
@@ -104,6 +87,7 @@ free_insert (MlCache *c, uint32_t i)
   MlCacheBlock *b = &c->b[i];
   if (ml_u64map_put (&c->free_at, b->addr, i) < 0)
     return ML_ENOMEM;
+  b->gc_base = c->gc_calls[c->s[b->seg].small];   /* BlockPool::insert_into_blocks */
   return ml_treap_insert (&c->pool[c->s[b->seg].small], key_a (b), b->addr, b->size) == ML_TREAP_NIL ? ML_ENOMEM : 0;
 }
 
@@ -155,8 +139,9 @@ static bool
 should_split (const MlCache *c, const MlCacheBlock *b, uint64_t size)
 {
   uint64_t remaining = b->size - size;
-  /* with expandable segments on, every pool splits like the small one */
-  if (c->s[b->seg].small || c->cfg.expandable)
+  /* with expandable segments on, every pool splits like the small one
+   * (so does the cudaMallocAsync model) */
+  if (c->s[b->seg].small || c->cfg.expandable || c->cfg.backend == ML_CACHE_ASYNC)
     return remaining >= ML_CACHE_MIN_BLOCK;
   return size < c->cfg.max_split && remaining > ML_CACHE_SMALL_SIZE;
 }
@@ -198,6 +183,7 @@ static uint32_t
 find_free (MlCache *c, uint64_t size, uint32_t stream, bool small)
 {
   MlTreap *t = &c->pool[small];
+  c->gc_calls[small]++;   /* get_free_blocks_call_count: the blocks' age */
   uint32_t n = ml_treap_lower_bound (t, (uint64_t) stream << 48 | size, 0, &c->visited);
   if (n == ML_TREAP_NIL || t->nodes[n].a >> 48 != stream)
     return ML_CACHE_NONE;
@@ -260,6 +246,7 @@ _ml_cache_seg_release (MlCache *c, uint32_t si)
   ml_treap_remove (&c->segs, g->base, 0);
   g->alive = false;
   c->reserved -= g->expandable ? g->mapped : g->size;
+  c->n_seg_free += !g->expandable;   /* release_block: cudaFree */
   if (c->rel_seg)
     c->rel_seg (c, g);
   return true;
@@ -452,6 +439,7 @@ map_block (MlCache *c, uint32_t i, uint64_t size, int *rc)
   if (c->map_seg && (*rc = c->map_seg (c, &c->s[seg], off, bytes)) < 0)
     return ML_CACHE_NONE;
   c->last_new_segment = true;
+  c->n_seg_alloc++;
   return m;
 }
 
@@ -547,6 +535,7 @@ unmap_block (MlCache *c, uint32_t i, uint64_t lo, uint64_t hi)
   c->b[i].unmapped = true;
   c->s[si].mapped -= to - from;
   c->reserved -= to - from;
+  c->n_seg_free++;
   if (c->unmap_seg)
     c->unmap_seg (c, &c->s[si], from - c->s[si].base, to - from);
   uint32_t n = c->b[i].next, p = c->b[i].prev;
@@ -645,6 +634,61 @@ _ml_cache_exp_add_range (MlCache *c, uint64_t addr, uint64_t size, uint32_t stre
   return map_range (c, i, size) == ML_CACHE_NONE ? ML_ENOMEM : 0;
 }
 
+/* garbage_collect_cached_blocks (garbage_collection_threshold, with the
+ * allowed maximum a per_process_memory_fraction sets): once reserved
+ * passes the threshold's share of the allowed bytes, the large pool's
+ * free blocks that are whole segments (not expandable) go back, those at
+ * least as old as the average first (age: get_free_block calls on the
+ * pool since the block became free), pass after pass, until the excess
+ * is reclaimed or nothing more goes. */
+static void
+garbage_collect (MlCache *c)
+{
+  uint64_t threshold = (uint64_t) (c->cfg.gc_threshold * (double) c->allowed);
+  if (c->reserved <= threshold)
+    return;
+  uint64_t target = c->reserved - threshold, reclaimed = 0, total_age = 0;
+  MlTreap *t = &c->pool[0];
+  c->n_tmp = 0;
+  for (uint32_t n = ml_treap_lower_bound (t, 0, 0, NULL); n != ML_TREAP_NIL;
+       n = ml_treap_lower_bound (t, t->nodes[n].a, t->nodes[n].b + 1, NULL))
+    {
+      uint32_t i;
+      if (!ml_u64map_get (&c->free_at, t->nodes[n].b, &i) || c->b[i].prev != ML_CACHE_NONE || c->b[i].next != ML_CACHE_NONE)
+        continue;
+      if (ML_ARRAY_RESERVE (c->tmp, c->n_tmp, c->cap_tmp, 64) < 0)
+        {
+          c->failed = true;
+          return;
+        }
+      c->tmp[c->n_tmp++] = i;   /* freeable, in the pool's (stream, size, address) order */
+      total_age += c->gc_calls[0] - c->b[i].gc_base;
+    }
+  size_t count = c->n_tmp;
+  bool freed = true;
+  while (reclaimed < target && freed && count > 0)
+    {
+      double age_threshold = (double) total_age / (double) count;
+      freed = false;
+      for (size_t k = 0; k < c->n_tmp; k++)
+        {
+          uint32_t i = c->tmp[k];
+          if (i == ML_CACHE_NONE || c->s[c->b[i].seg].expandable)
+            continue;
+          uint64_t age = c->gc_calls[0] - c->b[i].gc_base, size = c->b[i].size;
+          if ((double) age >= age_threshold && _ml_cache_seg_release (c, c->b[i].seg))
+            {
+              freed = true;
+              reclaimed += size;
+              total_age -= age;
+              count--;
+              c->tmp[k] = ML_CACHE_NONE;
+            }
+        }
+    }
+  c->gc_released += reclaimed;
+}
+
 /* malloc: returns the block through *out; ML_EOOM when the capacity
  * refuses every way PyTorch tries. */
 int
@@ -654,10 +698,15 @@ _ml_cache_malloc (MlCache *c, uint64_t req, uint32_t raw_stream, uint32_t *out)
   if (c->failed)
     return ML_ENOMEM;
   uint64_t size = _ml_cache_round_size (&c->cfg, req);
-  bool small = size <= ML_CACHE_SMALL_SIZE;
+  bool small = size <= ML_CACHE_SMALL_SIZE && c->cfg.backend != ML_CACHE_ASYNC;
   c->last_new_segment = false;
+  /* the cudaMallocAsync model: PyTorch's limit on the bytes it holds */
+  if (c->live_limit && c->live + req > c->live_limit)
+    return ML_EOOM;
   uint32_t i = find_free (c, size, stream, small);
   int rc = 0;
+  if (i == ML_CACHE_NONE && c->allowed && c->cfg.gc_threshold > 0)
+    garbage_collect (c);
   if (i == ML_CACHE_NONE && c->cfg.expandable)
     {
       /* alloc_block, then release_available_cached_blocks and
@@ -676,9 +725,9 @@ _ml_cache_malloc (MlCache *c, uint64_t req, uint32_t raw_stream, uint32_t *out)
     }
   else if (i == ML_CACHE_NONE)
     {
-      uint64_t bytes = segment_size (size);
+      uint64_t bytes = segment_size (c, size);
       if (!fits (c, bytes)
-          && (c->owner_retries
+          && (c->owner_retries || c->cfg.backend == ML_CACHE_ASYNC
               || (!(release_available (c, size, stream) && fits (c, bytes)) && !(release_all (c) && fits (c, bytes)))))
         return ML_EOOM;
       MlCacheSegment tmp = { .size = bytes, .stream = stream, .small = small };
@@ -689,6 +738,7 @@ _ml_cache_malloc (MlCache *c, uint64_t req, uint32_t raw_stream, uint32_t *out)
         return ML_ENOMEM;
       c->s[si].plan_seg = tmp.plan_seg;
       c->last_new_segment = true;
+      c->n_seg_alloc++;
       i = c->s[si].first;
       free_remove (c, i);
     }
@@ -696,6 +746,8 @@ _ml_cache_malloc (MlCache *c, uint64_t req, uint32_t raw_stream, uint32_t *out)
     free_remove (c, i);
   if ((rc = take (c, i, size)) < 0)
     return rc;
+  c->b[i].req = req;
+  c->live += req;
   *out = i;
   return 0;
 }
@@ -704,6 +756,8 @@ uint64_t
 _ml_cache_release_cached (MlCache *c, uint32_t attempt, uint64_t req, uint32_t raw_stream)
 {
   uint64_t before = c->reserved;
+  if (c->cfg.backend == ML_CACHE_ASYNC)
+    return 0;   /* the pool keeps its memory (release threshold UINT64_MAX) */
   if (attempt == 1)
     release_available (c, _ml_cache_round_size (&c->cfg, req), _ml_cache_stream_index (c, raw_stream));
   if (c->reserved == before)
@@ -716,6 +770,7 @@ _ml_cache_free (MlCache *c, uint32_t i)
 {
   MlCacheBlock *b = &c->b[i];
   b->allocated = false;
+  c->live -= b->req < c->live ? b->req : c->live;
   uint32_t p = b->prev;
   if (is_free (c, b->next))
     {
@@ -775,6 +830,8 @@ _ml_cache_carve (MlCache *c, uint64_t addr, uint64_t req)
         return ML_CACHE_NONE;
     }
   c->b[i].allocated = true;
+  c->b[i].req = req;
+  c->live += req;
   return i;
 }
 
@@ -791,6 +848,20 @@ _ml_cache_init (MlCache *c, const MlCacheConfig *cfg)
   ml_treap_init (&c->segs);
   ml_u64map_init (&c->streams);
   ml_u64map_init (&c->free_at);
+}
+
+void
+_ml_cache_set_capacity (MlCache *c, uint64_t device_bytes)
+{
+  c->capacity = device_bytes;
+  c->allowed = c->live_limit = 0;
+  if (!device_bytes || c->cfg.fraction <= 0 || c->cfg.fraction >= 1)
+    return;
+  uint64_t limit = (uint64_t) (c->cfg.fraction * (double) device_bytes);
+  if (c->cfg.backend == ML_CACHE_ASYNC)
+    c->live_limit = limit;   /* pytorch_memory_limits */
+  else
+    c->capacity = c->allowed = limit;
 }
 
 void
@@ -813,54 +884,4 @@ _ml_cache_largest_free (const MlCache *c)
 {
   uint64_t a = ml_treap_max_value (&c->pool[0]), b = ml_treap_max_value (&c->pool[1]);
   return a > b ? a : b;
-}
-
-/* ---- options ---- */
-
-int
-_ml_cache_parse_config (const char *options, MlCacheConfig *cfg, MlError *err)
-{
-  MlAllocConf ac;
-  ml_alloc_conf_init (&ac);
-  int rc = ml_alloc_conf_parse (options, &ac, err);
-  /* the graph loader's options share --options */
-  size_t keep = 0;
-  for (size_t k = 0; rc == 0 && k < ac.n_unknown; k++)
-    {
-      const char *key = ac.unknown[k].key;
-      if (strcmp (key, "reorder") && strcmp (key, "exclude") && strcmp (key, "pin"))
-        ac.unknown[keep++] = ac.unknown[k];
-      else
-        {
-          free (ac.unknown[k].key);
-          free (ac.unknown[k].value);
-        }
-    }
-  ac.n_unknown = rc == 0 ? keep : ac.n_unknown;
-  if (rc == 0)
-    rc = ml_alloc_conf_check_emulated (&ac, err);
-  if (rc < 0)
-    {
-      ml_alloc_conf_clear (&ac);
-      return ml_error_prefix (err, "caching");
-    }
-  memset (cfg, 0, sizeof *cfg);
-  cfg->max_split = ac.max_split_size;
-  cfg->max_non_split = ac.max_non_split_rounding;
-  memcpy (cfg->divisions, ac.divisions, sizeof cfg->divisions);
-  cfg->expandable = ac.expandable_segments;
-  ml_alloc_conf_clear (&ac);
-  return 0;
-}
-
-const char *
-_ml_cache_options (const MlTrace *t, const char *options, char *buf, size_t n)
-{
-  const char *rec;
-  if ((options && *options) || !t || !(rec = ml_trace_allocator_settings (t)))
-    return options;
-  /* the snapshot's own allocator settings ("... (per size range ...)" cut off) */
-  snprintf (buf, n, "%s", rec);
-  buf[strcspn (buf, " ")] = 0;
-  return buf;
 }

@@ -42,7 +42,10 @@ typedef struct {
   uint64_t max_split;      /* max_split_size, UINT64_MAX = unset */
   uint64_t max_non_split;  /* max_non_split_rounding: the oversize slack, 20 MiB by default */
   unsigned divisions[ML_AC_INTERVALS];   /* roundup_power2_divisions per interval, 0 = off */
+  double   gc_threshold;   /* garbage_collection_threshold, 0 = off */
+  double   fraction;       /* per_process_memory_fraction, 0 = not set */
   bool     expandable;
+  enum { ML_CACHE_NATIVE = 0, ML_CACHE_ASYNC } backend;  /* ML_CACHE_ASYNC: the cudaMallocAsync model */
 } MlCacheConfig;
 
 typedef struct {
@@ -51,6 +54,8 @@ typedef struct {
   uint32_t stream;          /* dense index */
   bool     allocated, used;
   bool     unmapped;        /* a range of an expandable segment with no pages mapped */
+  uint64_t gc_base;         /* gc_calls of its pool when it entered the free set (gc_count_base) */
+  uint64_t req;             /* requested bytes of an allocated block */
 } MlCacheBlock;
 
 typedef struct {
@@ -77,7 +82,14 @@ struct MlCache {
   MlU64Map        streams;        /* raw stream -> dense index */
   uint32_t        n_streams;
   uint64_t        reserved;
-  uint64_t        capacity;       /* 0 = unlimited */
+  uint64_t        capacity;       /* 0 = unlimited (the allowed maximum when a fraction is set) */
+  /* per_process_memory_fraction: allowed_memory_maximum (0 = unset), which
+   * garbage_collection_threshold is a fraction of; the cudaMallocAsync
+   * model limits the requested bytes live instead (live_limit) */
+  uint64_t        allowed, live_limit, live;
+  uint64_t        gc_calls[2];    /* get_free_block calls per pool (large, small) */
+  uint64_t        gc_released;    /* bytes garbage collection gave back */
+  uint64_t        n_seg_alloc, n_seg_free;  /* cudaMalloc / cudaFree (map / unmap) calls */
   uint64_t        visited;
   bool            last_new_segment; /* the last malloc reserved a segment */
   /* The owner retries: malloc returns ML_EOOM at the first refusal, and
@@ -97,6 +109,12 @@ struct MlCache {
 
 /* An empty cache with @cfg (copied); _ml_cache_clear frees what it holds. */
 void     _ml_cache_init (MlCache *c, const MlCacheConfig *cfg);
+/* The device's memory is @device_bytes (0 = unlimited): the capacity, or
+ * with per_process_memory_fraction F < 1 the allowed maximum F x
+ * @device_bytes (setMemoryFraction; garbage collection needs it), or in
+ * the cudaMallocAsync model a limit of F x @device_bytes on the requested
+ * bytes live. */
+void     _ml_cache_set_capacity (MlCache *c, uint64_t device_bytes);
 void     _ml_cache_clear (MlCache *c);
 
 /* The settings from @options, PYTORCH_CUDA_ALLOC_CONF's "k:v,k:v" or
@@ -104,6 +122,8 @@ void     _ml_cache_clear (MlCache *c);
  * graph loader's reorder / exclude / pin are passed over); ML_EUSAGE
  * names a bad key or value, or a setting the model does not emulate. */
 int      _ml_cache_parse_config (const char *options, MlCacheConfig *cfg, MlError *err);
+/* The model's settings from parsed ones (caching-config.c). */
+void     _ml_cache_config_from (const MlAllocConf *ac, MlCacheConfig *cfg);
 /* The options to run with: @options when given, else the settings a
  * PyTorch snapshot @t (may be NULL) recorded in its tick-0 "allocator
  * settings: ..." mark, copied into @buf (@n bytes), else @options. */

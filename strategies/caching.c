@@ -63,6 +63,8 @@ strat_create (MlSimContext *ctx, const MlKnobs *knobs, void **state, MlError *er
   int rc = _ml_cache_parse_config (options, &cfg, err);
   if (rc < 0)
     return rc;
+  if (cfg.fraction > 0 && cfg.fraction < 1 && !knobs->capacity)
+    return ml_error_set (err, ML_EUSAGE, "caching: per_process_memory_fraction needs the device's memory (--capacity)");
   Strat *s = calloc (1, sizeof *s);
   if (!s || !(s->block = calloc (bufs->n ? bufs->n : 1, sizeof *s->block)))
     {
@@ -70,7 +72,7 @@ strat_create (MlSimContext *ctx, const MlKnobs *knobs, void **state, MlError *er
       return ml_error_set (err, ML_ENOMEM, "out of memory");
     }
   _ml_cache_init (&s->cache, &cfg);
-  s->cache.capacity = knobs->capacity;
+  _ml_cache_set_capacity (&s->cache, knobs->capacity);
   s->cache.owner_retries = true;   /* the driver retries, up to --retries */
   s->cache.new_seg = strat_new_seg;
   s->cache.rel_seg = strat_rel_seg;
@@ -143,7 +145,9 @@ strat_largest_free (void *state)
 static void
 strat_lift (void *state)
 {
-  ((Strat *) state)->cache.capacity = 0;
+  Strat *s = state;
+  s->cache.capacity = 0;
+  s->cache.live_limit = 0;
 }
 
 static void
@@ -159,7 +163,8 @@ strat_destroy (void *state)
  * parses, keeps or refuses by name) */
 static const char *const caching_keys[] = { "max_split_size_mb", "max_non_split_rounding_mb", "expandable_segments",
                                             "roundup_power2_divisions", "backend", "release_lock_on_cudamalloc",
-                                            "graph_capture_record_stream_reuse", NULL };
+                                            "graph_capture_record_stream_reuse", "garbage_collection_threshold",
+                                            "per_process_memory_fraction", NULL };
 
 const MlStrategy ml_strategy_caching = {
   .name = "caching",

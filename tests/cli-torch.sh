@@ -21,11 +21,17 @@ contains "$T/out" '"address_conformance":1.000000'; ok $? "compare --json report
 # allocator settings: PyTorch's syntax; what the emulation does not model is refused by name
 run compare "$D/tiny-snapshot.pickle" --strategies caching --options 'max_split_size_mb:64,roundup_power2_divisions:[256:2,>:4]'
 ok $rc "compare takes PYTORCH_CUDA_ALLOC_CONF's syntax in --options"
-for s in garbage_collection_threshold:0.5 backend:cudaMallocAsync per_process_memory_fraction:0.9 future_setting:1; do
-  run compare "$D/tiny-snapshot.pickle" --strategies caching,best-fit --options "$s"
-  ok $([ $rc -eq 2 ]; echo $?) "--options $s: exit 2"
-  contains "$T/out" "$s is not"; ok $? "and the caching row names $s as not emulated"
+for s in 'future_setting:1|future_setting:1 is not' 'backend:cudaMallocAsync,max_split_size_mb:64|cudaMallocAsync ignores' \
+         'per_process_memory_fraction:0.9|needs the device'; do
+  run compare "$D/tiny-snapshot.pickle" --strategies caching,best-fit --options "${s%%|*}"
+  ok $([ $rc -eq 2 ]; echo $?) "--options ${s%%|*}: exit 2"
+  contains "$T/out" "${s#*|}"; ok $? "and the caching row says why (${s#*|})"
 done
+run compare "$D/tiny-snapshot.pickle" --strategies caching --capacity 1G \
+  --options 'garbage_collection_threshold:0.5,per_process_memory_fraction:0.9'
+ok $rc "garbage_collection_threshold with a fraction and --capacity runs"
+run compare "$D/tiny-snapshot.pickle" --strategies caching --options 'backend:cudaMallocAsync'
+ok $rc "the cudaMallocAsync model runs"
 
 
 # graph samples: they plan and validate

@@ -139,9 +139,12 @@ test_unknown_and_emulated (void)
     { "release_lock_on_cudamalloc:True,pinned_use_cuda_host_register:True,pinned_num_register_threads:4,"
       "pinned_use_background_threads:True,pinned_reserve_segment_size_mb:8,graph_capture_record_stream_reuse:True,"
       "backend:native,per_process_memory_fraction:1", true, "" },
-    { "garbage_collection_threshold:0.6", false, "garbage_collection_threshold:0.6 is not emulated" },
-    { "backend:cudaMallocAsync", false, "backend:cudaMallocAsync is not emulated" },
-    { "per_process_memory_fraction:0.5", false, "per_process_memory_fraction:0.5 is not emulated" },
+    { "garbage_collection_threshold:0.6,per_process_memory_fraction:0.5", true, "" },
+    { "backend:cudaMallocAsync,per_process_memory_fraction:0.5", true, "" },
+    { "backend:cudaMallocAsync,expandable_segments:False", true, "" },
+    { "backend:cudaMallocAsync,max_split_size_mb:64", false, "cudaMallocAsync ignores max_split_size_mb" },
+    { "backend:cudaMallocAsync,roundup_power2_divisions:[256:4]", false, "leave them out" },
+    { "garbage_collection_threshold:0.6,backend:cudaMallocAsync", false, "cudaMallocAsync ignores" },
   };
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
     {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "sim/base/jsonutil.h"
+#include "sim/base/options.h"
 #include "sim/base/units.h"
 
 typedef enum { K_CHUNK, K_ALIGN, K_CAPACITY, K_RETRIES, K_SEED, K_TIME, K_OPTION } Knob;
@@ -50,7 +51,7 @@ apply (Knob knob, const char *key, const char *value, MlKnobs *k, char *opts, si
         opts[0] = 0;
         for (const char *p = k->options ? k->options : ""; *p;)
           {
-            size_t n = strcspn (p, ",");
+            size_t n = ml_options_item_len (p);
             bool same = (n == klen || (n > klen && p[klen] == '=')) && strncmp (p, key, klen) == 0;
             if (!same && n)
               len += (size_t) snprintf (opts + len, len < n_opts ? n_opts - len : 0, "%.*s,", (int) n, p);
@@ -102,7 +103,7 @@ ml_knob_sweep_run (const char *spec, const MlBuffers *bufs, const MlStrategy *co
   s->is_option = knob == K_OPTION;
   for (const char *p = eq + 1; *p;)
     {
-      size_t n = strcspn (p, ",");
+      size_t n = ml_options_item_len (p);
       if (n == 0)
         {
           rc = ml_error_set (err, ML_EUSAGE, "--sweep %s: an empty value", spec);
