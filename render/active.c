@@ -7,7 +7,7 @@
  * points), so peaks never vanish when zoomed out. A sweep over the
  * columns keeps the live set: O(items visible + columns × live log live).
  */
-#include "render/timeline.h"
+#include "render/timeline-private.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -105,13 +105,6 @@ sweep_free (Sweep *w)
   free (w->live);
 }
 
-static uint32_t
-argb_of (MlRgb c)
-{
-  return 0xff000000u | (uint32_t) lround (c.r * 255) << 16 | (uint32_t) lround (c.g * 255) << 8
-         | (uint32_t) lround (c.b * 255);
-}
-
 void
 ml_active_draw (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st)
 {
@@ -127,9 +120,9 @@ ml_active_draw (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *s
   unsigned by = (unsigned) st->color_by < ML_COLOR_BY__COUNT ? (unsigned) st->color_by : 0;
   uint32_t argb[ML_PALETTE_N + 1];
   for (unsigned cls = 0; cls <= ML_PALETTE_N; cls++)
-    argb[cls] = argb_of (ml_style_class_color (st, cls));
+    argb[cls] = _ml_argb (ml_style_class_color (st, cls));
   /* a thin line of the background between buffers taller than 6 px */
-  uint32_t sep = argb_of (ml_style_bg (st));
+  uint32_t sep = _ml_argb (ml_style_bg (st));
   cairo_surface_flush (img);
   unsigned char *data = cairo_image_surface_get_data (img);
   int stride = cairo_image_surface_get_stride (img);
