@@ -79,9 +79,10 @@ int  cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
  * its own --range (the ticks to draw); the other commands add these. */
 #define CLI_RANGE_LONGOPT { "range", required_argument, 0, CLI_OPT_RANGE }
 #define CLI_RANGE_HELP \
-  "  --range T0:T1      PyTorch snapshots: only ticks T0..T1 (1000:2000) or times\n" \
-  "                     from the first entry (1.5s:3s, 200ms:); either end may be\n" \
-  "                     left out; the rest of the file is skipped as it streams\n"
+  "  --range T0:T1      PyTorch snapshots, Kineto traces: only ticks T0..T1\n" \
+  "                     (1000:2000) or times from the first entry (1.5s:3s,\n" \
+  "                     200ms:); either end may be left out; the rest of the file\n" \
+  "                     is skipped as it streams\n"
 
 #define CLI_COMMON_HELP \
   "  --align N          alignment in bytes (default: 256, CSV: 1)\n" \

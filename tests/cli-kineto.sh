@@ -107,6 +107,27 @@ line=$(sed -n 's/.*late.json.gz:\([0-9]*\): .*/\1/p' "$T/err")
 python3 -c "import gzip,sys; t=gzip.open(sys.argv[1],'rt').read(); sys.exit(0 if t.count(chr(10), 0, int(sys.argv[2])) + 1 == int(sys.argv[3]) else 1)" \
   "$T/late.json.gz" "$(offset)" "$line"; ok $? "and its line ($line)"
 
+# ---- times: ts in µs since the epoch, kept to the ns from the first event ----
+E="$SRC/tests/data/kineto-epoch.json"
+run render "$E" --axis time -o "$T/epoch.png"; ok $rc "render --axis time of epoch-scale ts"
+! contains "$T/err" "carry no times"; ok $? "has times (it said: its events carry no times)"
+run stats "$E"; ok $rc "stats"
+python3 - "$E" "$T/out" <<'PY'
+import decimal, json, sys
+ev = [e for e in json.load(open(sys.argv[1]), parse_float=decimal.Decimal)['traceEvents'] if e['name'] == '[memory]']
+ts = sorted(int(decimal.Decimal(str(e['ts'])) * 1000) for e in ev)
+sys.exit(0 if 'time         %.3f ms\n' % ((ts[-1] - ts[0]) / 1e6) in open(sys.argv[2]).read() else 1)
+PY
+ok $? "the span of times is Python's: $(grep ^time "$T/out")"
+run stats "$E" --range 1us:3us --json; ok $rc "--range 1us:3us of a Kineto trace"
+python3 -c "import json,sys; w=json.load(open(sys.argv[1]))['window']; sys.exit(0 if (w['state_tick'], w['last_tick']) == (2, 3) else 1)" "$T/out"
+ok $? "the window: the state at tick 2, the event at 2.998 us (tick 3)"
+run stats "$E" --range 10s:; ok $([ $rc -eq 2 ]; echo $?) "--range past the last event: exit 2"
+contains "$T/err" "kineto-epoch.json: --range 10s: holds no [memory] event of CUDA device 0 (4 events, ticks 1 .. 4, times 0 .. 8.999e-06s)"
+ok $? "says what the trace holds: $(cat "$T/err")"
+run stats "$SRC/tests/data/graph-branch.json" --range 1:2; ok $([ $rc -eq 2 ]; echo $?) "--range of a graph: exit 2"
+contains "$T/err" "--range reads a window of PyTorch snapshots and Kineto traces only"; ok $? "naming what it reads"
+
 # ---- bounded by the input ----
 rss stats /dev/zero --format kineto
 ok $([ $rc -eq 2 ]; echo $?) "/dev/zero: exit 2 (got $rc)"

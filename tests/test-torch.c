@@ -458,7 +458,7 @@ check_kineto (MlTrace *t, const char *what)
   is_u64 (t->events[0].tick, 0, "the pre-existing buffer starts at tick 0");
   is_u64 (t->events[0].size, 300, "its size is the freed bytes");
   is_u64 (t->events[2].addr, 8192, "ts 5.5 comes before ts 10");
-  is_u64 (t->events[2].time_ns, 5500, "ts in µs becomes ns");
+  is_u64 (t->events[2].time_ns, 4500, "ts in µs becomes ns, from the first event's (ts 1)");
   is_u64 (t->events[4].id, t->events[3].id, "free paired with its alloc by address");
   is_str (ml_trace_str (t, t->source), "kineto", "source");
 }

@@ -159,7 +159,8 @@ static int
 cmp_mem (const void *a, const void *b)
 {
   const MlKinMem *x = a, *y = b;
-  int64_t tx = x->has_ts ? x->ts_ns : 0, ty = y->has_ts ? y->ts_ns : 0;
+  /* an event without a time comes first */
+  int64_t tx = x->has_ts ? x->ts_ns : INT64_MIN, ty = y->has_ts ? y->ts_ns : INT64_MIN;
   if (tx != ty)
     return tx < ty ? -1 : 1;
   return x->index < y->index ? -1 : x->index > y->index;
@@ -249,74 +250,245 @@ before_the_trace (MlTrace *tr, const MlKinMem *mem, size_t k, uint64_t *next_id)
   return 0;
 }
 
+/* The walk in ts order. With a window (--range), every buffer is
+ * followed by id, so that the state at the window's edges can be told:
+ * the buffers live at its start are carried in at the tick before it,
+ * those live at its end that the trace frees later end just after it
+ * (both marked ML_EVF_CLIPPED, as the snapshot reader does). */
+enum { W_BEFORE, W_IN, W_AFTER };
+
+typedef struct {
+  uint64_t addr, size, origin;
+  uint32_t stream, name;
+  uint16_t flags;
+  bool     live, live_at_end, freed_after;
+} KBuf;
+
+typedef struct {
+  MlTrace       *tr;
+  const MlRange *win;       /* NULL: the whole trace */
+  int            where;
+  uint64_t       tick;      /* the next event's */
+  int64_t        last_time; /* the latest time so far, for a window of times */
+  KBuf          *buf;       /* windowed: by id */
+  size_t         cap_buf;
+} Walk;
+
+/* Windowed: what @ev (which came from @origin) does to its buffer. */
+static int
+follow (Walk *w, const MlEvent *ev, uint64_t origin)
+{
+  if (ev->id >= w->cap_buf)
+    {
+      size_t cap = w->cap_buf ? w->cap_buf * 2 : 1024;
+      while (cap <= ev->id)
+        cap *= 2;
+      KBuf *p = realloc (w->buf, cap * sizeof *p);
+      if (!p)
+        return ML_ENOMEM;
+      memset (p + w->cap_buf, 0, (cap - w->cap_buf) * sizeof *p);
+      w->buf = p;
+      w->cap_buf = cap;
+    }
+  KBuf *b = &w->buf[ev->id];
+  if (ev->kind == ML_EV_ALLOC)
+    *b = (KBuf) { .addr = ev->addr, .size = ev->size, .origin = origin, .stream = ev->stream, .name = ev->name,
+                  .flags = ev->flags, .live = true };
+  else
+    {
+      b->live = false;
+      b->freed_after = b->live_at_end;
+    }
+  return 0;
+}
+
+/* Keeps @ev: appended when it is inside the window, followed by id when
+ * there is one. */
+static int
+put (Walk *w, const MlEvent *ev, uint64_t origin)
+{
+  if (w->win && follow (w, ev, origin) < 0)
+    return ML_ENOMEM;
+  return w->where == W_IN ? append (w->tr, ev, origin) : 0;
+}
+
+/* The window's first event is next: the events so far (the tick-0 ones)
+ * give way to the state, every live buffer at the tick before it. */
+static int
+enter_window (Walk *w)
+{
+  MlTrace *tr = w->tr;
+  uint64_t at = w->tick - 1;
+  tr->n_events = 0;
+  w->where = W_IN;
+  tr->windowed = true;
+  tr->window_first = at;
+  for (size_t id = 1; id < w->cap_buf; id++)
+    {
+      const KBuf *b = &w->buf[id];
+      if (!b->live)
+        continue;
+      MlEvent ev = { .tick = at, .id = id, .addr = b->addr, .size = b->size, .time_ns = -1, .stream = b->stream,
+                     .name = b->name, .kind = ML_EV_ALLOC, .flags = (uint16_t) (b->flags | (at ? ML_EVF_CLIPPED : 0)),
+                     .device = tr->device };
+      if (append (tr, &ev, b->origin) < 0)
+        return ML_ENOMEM;
+    }
+  return 0;
+}
+
+/* Where the next event (at @time, -1 when it has none) falls against the
+ * window; entering it, leaving it. */
+static int
+place (Walk *w, int64_t time)
+{
+  if (!w->win || w->where == W_AFTER)
+    return 0;
+  if (time >= 0 && time > w->last_time)
+    w->last_time = time;
+  uint64_t at = w->win->times ? (uint64_t) w->last_time : w->tick;
+  int rc = 0;
+  if (w->where == W_BEFORE && at >= w->win->from)
+    rc = enter_window (w);
+  if (w->where == W_IN && at > w->win->to)
+    {
+      w->where = W_AFTER;
+      w->tr->window_last = w->tick - 1;
+      for (size_t id = 1; id < w->cap_buf; id++)
+        w->buf[id].live_at_end = w->buf[id].live;
+    }
+  return rc;
+}
+
+/* After the walk: the window's end (buffers the trace frees later end
+ * just after it) and its Total Reserved steps (the value at its start,
+ * the changes inside it). */
+static int
+leave_window (Walk *w)
+{
+  MlTrace *tr = w->tr;
+  if (w->where == W_IN)
+    tr->window_last = w->tick - 1;
+  for (size_t id = 1; w->where == W_AFTER && id < w->cap_buf; id++)
+    {
+      const KBuf *b = &w->buf[id];
+      MlEvent ev = { .tick = tr->window_last + 1, .id = id, .addr = b->addr, .time_ns = -1, .stream = b->stream,
+                     .kind = ML_EV_FREE, .flags = (uint16_t) ((b->flags & (ML_EVF_HAS_ID | ML_EVF_HAS_ADDR)) | ML_EVF_CLIPPED),
+                     .device = tr->device };
+      if (b->freed_after && append (tr, &ev, 0) < 0)
+        return ML_ENOMEM;
+    }
+  size_t n = 0;
+  for (size_t k = 0; k < tr->n_reserved_steps; k++)
+    {
+      uint64_t t = tr->reserved_steps[k].tick;
+      if (t <= tr->window_first && n)
+        tr->reserved_steps[0].bytes = tr->reserved_steps[k].bytes;
+      else if (t <= tr->window_first || t <= tr->window_last)
+        tr->reserved_steps[n++] = tr->reserved_steps[k];
+    }
+  if (n)
+    tr->reserved_steps[0].tick = tr->window_first;
+  tr->n_reserved_steps = n;
+  return 0;
+}
+
+/* One [memory] event: its trace events (an allocation over a live block
+ * frees it first), or none (a free of a block already free: counted). */
+static int
+walk_event (Walk *w, MlU64Map *live, const MlKinMem *m, int64_t ns, uint64_t *next_id, const char *path, MlError *err)
+{
+  MlTrace *tr = w->tr;
+  uint32_t id;
+  MlEvent ev = { .addr = m->addr, .time_ns = ns, .stream = m->stream, .flags = ML_EVF_HAS_ID | ML_EVF_HAS_ADDR,
+                 .device = tr->device };
+  int rc = 0;
+  if (m->bytes > 0)
+    {
+      if (ml_u64map_get (live, m->addr, &id))
+        {
+          ev.tick = w->tick++;
+          ev.kind = ML_EV_FREE;
+          ev.id = id;
+          rc = put (w, &ev, m->index + 1);
+        }
+      if (*next_id >= UINT32_MAX)
+        return ml_error_set (err, ML_EINPUT, "%s: more than 2^32 allocations", path);
+      ev.tick = w->tick++;
+      ev.kind = ML_EV_ALLOC;
+      ev.id = *next_id;
+      ev.size = (uint64_t) m->bytes;
+      if (rc == 0 && (ml_u64map_put (live, m->addr, (uint32_t) (*next_id)++) < 0 || put (w, &ev, m->index + 1) < 0))
+        rc = ML_ENOMEM;
+    }
+  else if (m->bytes < 0 && ml_u64map_get (live, m->addr, &id))
+    {
+      ml_u64map_del (live, m->addr);
+      ev.tick = w->tick++;
+      ev.kind = ML_EV_FREE;
+      ev.id = id;
+      ev.size = (uint64_t) -m->bytes;
+      rc = put (w, &ev, m->index + 1);
+    }
+  return rc;
+}
+
 /* The walk in ts order: allocations get running ids, frees are paired by
  * address; events that meet a block in the wrong state (entries the
- * profiler lost) are read past with a note. */
+ * profiler lost) are read past with a note. Times count from @origin
+ * (the first event's ts, in ns). */
 static int
-walk (MlTrace *tr, const MlKinMem *mem, size_t k, uint64_t next_id, const char *path, MlError *err)
+walk (Walk *w, const MlKinMem *mem, size_t k, uint64_t next_id, int64_t origin, const char *path, MlError *err)
 {
+  MlTrace *tr = w->tr;
   MlU64Map live;   /* address -> id of the live buffer there */
   ml_u64map_init (&live);
   int rc = 0;
+  /* the tick-0 buffers: events until a window starts after them */
   for (size_t i = 0; i < tr->n_events && rc == 0; i++)
-    if (tr->events[i].flags & ML_EVF_HAS_ADDR)
-      rc = ml_u64map_put (&live, tr->events[i].addr, (uint32_t) tr->events[i].id);
-  uint64_t tick = 1;
+    {
+      const MlEvent *ev = &tr->events[i];
+      if (ev->flags & ML_EVF_HAS_ADDR)
+        rc = ml_u64map_put (&live, ev->addr, (uint32_t) ev->id);
+      if (rc == 0 && w->win)
+        rc = follow (w, ev, tr->event_origin ? tr->event_origin[i] : 0);
+    }
+  w->where = w->win ? W_BEFORE : W_IN;
+  w->tick = 1;
+  w->last_time = 0;
   size_t n_refree = 0, n_realloc = 0;
   const MlKinMem *first_refree = NULL, *first_realloc = NULL;
   for (size_t i = 0; i < k && rc == 0; i++)
     {
       const MlKinMem *m = &mem[i];
       uint32_t id;
-      if (tr->n_reserved_steps && m->bytes != 0 && m->total_reserved != UINT64_MAX
+      /* exact: ts in µs since the epoch is ~1.7e18 ns, past what a double
+       * holds to the nanosecond */
+      int64_t ns;
+      if (!m->has_ts || __builtin_sub_overflow (m->ts_ns, origin, &ns))
+        ns = -1;
+      if (m->bytes == 0 || (rc = place (w, ns)) < 0)
+        continue;
+      bool over = m->bytes > 0 && ml_u64map_get (&live, m->addr, &id);
+      if (tr->n_reserved_steps && m->total_reserved != UINT64_MAX
           && m->total_reserved != tr->reserved_steps[tr->n_reserved_steps - 1].bytes)
         {
           /* the value after this event: from the tick its (last) trace
            * event takes; an allocation over a live address frees it first */
-          bool refree = m->bytes > 0 && ml_u64map_get (&live, m->addr, &id);
-          tr->reserved_steps[tr->n_reserved_steps].tick = tick + refree;
+          tr->reserved_steps[tr->n_reserved_steps].tick = w->tick + over;
           tr->reserved_steps[tr->n_reserved_steps++].bytes = m->total_reserved;
         }
-      int64_t ns = m->has_ts && m->ts_ns > 0 && m->ts_ns < INT64_C (9000000000000000) ? m->ts_ns : -1;
-      MlEvent ev = { .addr = m->addr, .time_ns = ns, .stream = m->stream, .flags = ML_EVF_HAS_ID | ML_EVF_HAS_ADDR,
-                     .device = tr->device };
-      if (m->bytes > 0)
-        {
-          if (ml_u64map_get (&live, m->addr, &id))
-            {
-              /* allocated again while live: the trace lost a free */
-              if (!n_realloc++)
-                first_realloc = m;
-              ev.tick = tick++;
-              ev.kind = ML_EV_FREE;
-              ev.id = id;
-              rc = append (tr, &ev, m->index + 1);
-            }
-          if (next_id >= UINT32_MAX)
-            {
-              rc = ml_error_set (err, ML_EINPUT, "%s: more than 2^32 allocations", path);
-              break;
-            }
-          ev.tick = tick++;
-          ev.kind = ML_EV_ALLOC;
-          ev.id = next_id;
-          ev.size = (uint64_t) m->bytes;
-          if (rc == 0 && (ml_u64map_put (&live, m->addr, (uint32_t) next_id++) < 0 || append (tr, &ev, m->index + 1) < 0))
-            rc = ML_ENOMEM;
-        }
-      else if (m->bytes < 0 && ml_u64map_get (&live, m->addr, &id))
-        {
-          ml_u64map_del (&live, m->addr);
-          ev.tick = tick++;
-          ev.kind = ML_EV_FREE;
-          ev.id = id;
-          ev.size = (uint64_t) -m->bytes;
-          rc = append (tr, &ev, m->index + 1);
-        }
-      else if (m->bytes < 0 && !n_refree++)
-        first_refree = m;   /* freed already, no allocation since */
+      if (over && !n_realloc++)
+        first_realloc = m;   /* allocated again while live: the trace lost a free */
+      if (m->bytes < 0 && !ml_u64map_get (&live, m->addr, &id) && !n_refree++)
+        first_refree = m;    /* freed already, no allocation since */
+      rc = walk_event (w, &live, m, ns, &next_id, path, err);
     }
   ml_u64map_clear (&live);
+  if (rc == 0 && w->win && w->where == W_BEFORE)
+    return 1;   /* the window holds no event */
+  if (rc == 0 && w->win)
+    rc = leave_window (w);
   if (rc == 0 && n_refree)
     rc = lost_events_note (tr, first_refree, "already free, with no allocation since its last free: the trace lost "
                            "events; the event is ignored", n_refree);
@@ -326,9 +498,23 @@ walk (MlTrace *tr, const MlKinMem *mem, size_t k, uint64_t next_id, const char *
   return rc;
 }
 
-/* The trace of device @slot of @doc (whose mem it sorts in place). */
+/* One end of --range as the user wrote it, near enough: a tick, or a
+ * time in seconds; "" for an open end. */
+static void
+range_text (const MlRange *r, uint64_t v, char *buf, size_t len)
+{
+  if (v == UINT64_MAX || (v == 0 && r->times))
+    buf[0] = 0;
+  else if (r->times)
+    snprintf (buf, len, "%gs", (double) v / 1e9);
+  else
+    snprintf (buf, len, "%" PRIu64, v);
+}
+
+/* The trace of device @slot of @doc (whose mem it sorts in place), or
+ * of the window @range of it. */
 static int
-map (MlKinDoc *doc, size_t slot, const char *path, MlTrace *tr, MlError *err)
+map (MlKinDoc *doc, size_t slot, const MlRange *range, const char *path, MlTrace *tr, MlError *err)
 {
   const MlKinDev *dv = &doc->devs[slot];
   size_t k = 0;
@@ -345,12 +531,34 @@ map (MlKinDoc *doc, size_t slot, const char *path, MlTrace *tr, MlError *err)
   for (size_t i = 0; i < doc->n_props && !dv->cpu; i++)
     if (doc->props[i].id == dv->id)
       tr->device_total = doc->props[i].total;
+  /* times from the first event's: in the order, the first with a ts */
+  int64_t origin = 0;
+  for (size_t i = 0; i < k; i++)
+    if (doc->mem[i].has_ts)
+      {
+        origin = doc->mem[i].ts_ns;
+        break;
+      }
   uint64_t next_id = 1;
+  Walk w = { .tr = tr, .win = range->set ? range : NULL };
   int rc = device_info (tr, doc->mem, k, dv->events);
   if (rc == 0)
     rc = before_the_trace (tr, doc->mem, k, &next_id);
   if (rc == 0)
-    rc = walk (tr, doc->mem, k, next_id, path, err);
+    rc = walk (&w, doc->mem, k, next_id, origin, path, err);
+  free (w.buf);
+  if (rc == 1)
+    {
+      char name[96], from[32], to[32], span[64] = "";
+      range_text (range, range->from, from, sizeof from);
+      range_text (range, range->to, to, sizeof to);
+      if (range->times && k && doc->mem[k - 1].has_ts && doc->mem[k - 1].ts_ns >= origin)
+        snprintf (span, sizeof span, ", times 0 .. %gs", (double) (doc->mem[k - 1].ts_ns - origin) / 1e9);
+      else if (range->times)
+        snprintf (span, sizeof span, ", no times recorded");
+      rc = ml_error_set (err, ML_EUSAGE, "%s: --range %s:%s holds no [memory] event of %s (%zu events, ticks 1 .. %" PRIu64 "%s)",
+                         path, from, to, dev_name (dv, name, sizeof name), k, w.tick - 1, span);
+    }
   if (rc == ML_ENOMEM)
     ml_error_set (err, rc, "%s: out of memory", path);
   return rc;
@@ -365,7 +573,7 @@ from_doc (MlKinDoc *doc, const char *path, const MlLoadOptions *opts, MlTrace **
   size_t slot;
   int rc = pick_device (doc, path, opts, tr, &slot, err);
   if (rc == 0)
-    rc = map (doc, slot, path, tr, err);
+    rc = map (doc, slot, &opts->range, path, tr, err);
   if (rc < 0)
     {
       ml_trace_free (tr);
@@ -391,6 +599,12 @@ ml_trace_load_kineto (const char *path, const MlLoadOptions *opts, MlTrace **out
   if (rc == 1)
     {
       /* a graph: its reader takes the document whole */
+      if (opts->range.set)
+        {
+          free (text);
+          return ml_error_set (err, ML_EUSAGE, "%s: --range reads a window of PyTorch snapshots and Kineto traces only, not of a "
+                               "graph", path);
+        }
       cJSON *root = NULL;
       rc = ml_json_parse_doc (path, text, len, &root, err);
       free (text);

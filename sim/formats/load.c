@@ -170,9 +170,9 @@ has_ext (const MlTraceFormat *f, const char *ext)
 static int
 load_with (const MlTraceFormat *f, const char *path, const MlLoadOptions *opts, MlTrace **out, MlError *err)
 {
-  if (opts->range.set && f != &fmt_snapshot)
-    return ml_error_set (err, ML_EUSAGE, "%s: --range reads a window of PyTorch snapshots only, not of a %s input", path,
-                         f->name);
+  if (opts->range.set && f != &fmt_snapshot && f != &fmt_kineto)
+    return ml_error_set (err, ML_EUSAGE, "%s: --range reads a window of PyTorch snapshots and Kineto traces only, not of a %s "
+                         "input", path, f->name);
   return f->load (path, opts, out, err);
 }
 
