@@ -42,6 +42,179 @@ next_rand (uint64_t *s)
 
 #define MAX_MOVE 5
 
+/* The annealing state: the current plan in the placer and in cur, its
+ * peak and how many buffers reach it, the buffers known to be at the
+ * peak (crit, refreshed by a rescan), the random generator. */
+typedef struct {
+  const MlBuffers *bufs;
+  size_t    n;
+  MlPlacer *p;
+  uint64_t *cur;
+  uint32_t *crit;
+  size_t    n_crit;
+  bool      rescan;
+  uint64_t  rng;
+  uint64_t  cur_peak;
+  size_t    cur_count;
+} Anneal;
+
+/* A move: the buffers taken out (set[0] the one at the peak) and their
+ * old offsets. */
+typedef struct {
+  uint32_t set[MAX_MOVE];
+  uint64_t old[MAX_MOVE];
+  size_t   k;
+} Move;
+
+/* How many buffers of the current plan reach @peak. */
+static size_t
+count_at (const Anneal *a, uint64_t peak)
+{
+  size_t c = 0;
+  for (size_t i = 0; i < a->n; i++)
+    c += a->bufs->buf[i].rsize && a->cur[i] + a->bufs->buf[i].rsize == peak;
+  return c;
+}
+
+/* A buffer at the peak, drawn among crit (dropping the ones that no
+ * longer are; rescanning the plan when asked). False when crit ran dry:
+ * the next move rescans. */
+static bool
+peak_buffer (Anneal *a, uint32_t *out)
+{
+  const MlBuffer *buf = a->bufs->buf;
+  if (a->rescan)
+    {
+      a->n_crit = 0;
+      for (size_t i = 0; i < a->n; i++)
+        if (buf[i].rsize && a->cur[i] + buf[i].rsize == a->cur_peak)
+          a->crit[a->n_crit++] = (uint32_t) i;
+      a->rescan = false;
+    }
+  while (a->n_crit)
+    {
+      size_t k = next_rand (&a->rng) % a->n_crit;
+      uint32_t c = a->crit[k];
+      if (a->cur[c] + buf[c].rsize == a->cur_peak)
+        {
+          *out = c;
+          return true;
+        }
+      a->crit[k] = a->crit[--a->n_crit];
+    }
+  a->rescan = true;
+  return false;
+}
+
+/* The move around @c: the buffers right under it (sample overlapping
+ * ones, keep the highest tops below c's offset), 1 to 4 of them, all
+ * taken out of the placer. */
+static void
+take_out (Anneal *a, uint32_t c, Move *mv)
+{
+  const MlBuffer *buf = a->bufs->buf;
+  const uint64_t *cur = a->cur;
+  size_t want = 2 + next_rand (&a->rng) % (MAX_MOVE - 1);
+  mv->k = 1;
+  mv->set[0] = c;
+  uint32_t pool[24];
+  size_t np = 0;
+  for (size_t tries = 0; tries < 24; tries++)
+    {
+      uint32_t b = _ml_placer_random_neighbour (a->p, c, &a->rng);
+      if (b == c || !buf[b].rsize || cur[b] >= cur[c])
+        continue;
+      bool dup = false;
+      for (size_t j = 0; j < np; j++)
+        dup |= pool[j] == b;
+      if (!dup)
+        pool[np++] = b;
+    }
+  for (size_t i = 1; i < np; i++)
+    for (size_t j = i; j > 0 && cur[pool[j]] + buf[pool[j]].rsize > cur[pool[j - 1]] + buf[pool[j - 1]].rsize; j--)
+      {
+        uint32_t t = pool[j]; pool[j] = pool[j - 1]; pool[j - 1] = t;
+      }
+  for (size_t j = 0; j < np && mv->k < want; j++)
+    mv->set[mv->k++] = pool[j];
+  for (size_t j = 0; j < mv->k; j++)
+    {
+      mv->old[j] = cur[mv->set[j]];
+      _ml_placer_remove (a->p, mv->set[j]);
+    }
+}
+
+static void
+move_swap (Move *mv, size_t x, size_t y)
+{
+  uint32_t t = mv->set[x]; mv->set[x] = mv->set[y]; mv->set[y] = t;
+  uint64_t o = mv->old[x]; mv->old[x] = mv->old[y]; mv->old[y] = o;
+}
+
+/* Puts the move's buffers back, each at the lowest fit: the one at the
+ * peak first (it drops into the room just freed), then the others
+ * largest first, or (one move in four) all in a random order. */
+static void
+put_back (Anneal *a, Move *mv)
+{
+  const MlBuffer *buf = a->bufs->buf;
+  size_t k = mv->k;
+  if (next_rand (&a->rng) % 4 == 0)
+    for (size_t j = k; j > 1; j--)
+      move_swap (mv, j - 1, next_rand (&a->rng) % j);
+  else
+    for (size_t i = 2; i < k; i++)
+      for (size_t j = i; j > 1 && buf[mv->set[j]].rsize > buf[mv->set[j - 1]].rsize; j--)
+        move_swap (mv, j, j - 1);
+  for (size_t j = 0; j < k; j++)
+    a->cur[mv->set[j]] = _ml_placer_place (a->p, mv->set[j], 0);
+}
+
+/* Whether to keep a move to @new_peak (@new_count buffers there): a lower
+ * peak, or an equal one with no more buffers at it; a worse one with
+ * probability exp(-delta / T), T falling linearly from 0.2 % to 0 as
+ * @frac (of the moves or the time) runs out. */
+static bool
+accept_move (Anneal *a, uint64_t new_peak, size_t new_count, double frac)
+{
+  if (new_peak < a->cur_peak || (new_peak == a->cur_peak && new_count <= a->cur_count))
+    return true;
+  double temp = 0.002 * (1.0 - (frac < 1 ? frac : 1));
+  double delta = (double) (new_peak - a->cur_peak) / (double) a->cur_peak;
+  double u = (double) (next_rand (&a->rng) >> 11) * (1.0 / 9007199254740992.0);
+  return temp > 0 && u < exp (-delta / temp);
+}
+
+/* The kept move becomes the current plan. */
+static void
+keep_move (Anneal *a, const Move *mv, uint64_t new_peak, size_t new_count)
+{
+  if (new_peak != a->cur_peak)
+    {
+      a->rescan = true;
+      new_count = count_at (a, new_peak);
+    }
+  else
+    for (size_t j = 0; j < mv->k; j++)
+      if (a->cur[mv->set[j]] + a->bufs->buf[mv->set[j]].rsize == new_peak && a->n_crit < a->n)
+        a->crit[a->n_crit++] = mv->set[j];
+  a->cur_count = new_count;
+  a->cur_peak = new_peak;
+}
+
+/* The refused move is undone: its buffers back at their old offsets. */
+static void
+undo_move (Anneal *a, const Move *mv)
+{
+  for (size_t j = 0; j < mv->k; j++)
+    _ml_placer_remove (a->p, mv->set[j]);
+  for (size_t j = 0; j < mv->k; j++)
+    {
+      a->cur[mv->set[j]] = mv->old[j];
+      _ml_placer_put (a->p, mv->set[j], mv->old[j]);
+    }
+}
+
 static int
 anneal_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *err)
 {
@@ -58,29 +231,26 @@ anneal_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError 
   uint64_t greedy_peak = peak, lb = bufs->lower_bound;
   if (n == 0 || peak <= lb)
     return 0;   /* nothing to improve (the driver marks it optimal) */
-  MlPlacer *p = NULL;
-  uint64_t *cur = malloc (n * sizeof *cur);
-  uint32_t *crit = malloc (n * sizeof *crit);
-  if (!cur || !crit)
+  Anneal a = { .bufs = bufs, .n = n, .rescan = true, .cur_peak = peak };
+  a.cur = malloc (n * sizeof *a.cur);
+  a.crit = malloc (n * sizeof *a.crit);
+  if (!a.cur || !a.crit)
     {
       rc = ml_error_set (err, ML_ENOMEM, "anneal: out of memory for %zu buffers", n);
       goto out;
     }
-  if ((rc = _ml_placer_new (bufs, &p, err)) < 0)
+  if ((rc = _ml_placer_new (bufs, &a.p, err)) < 0)
     goto out;
-  memcpy (cur, plan->offset, n * sizeof *cur);
+  memcpy (a.cur, plan->offset, n * sizeof *a.cur);
   for (size_t i = 0; i < n; i++)
-    _ml_placer_put (p, (uint32_t) i, cur[i]);
-  uint64_t rng = knobs->seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
-  if (!rng)
-    rng = 1;
-  uint64_t cur_peak = peak, best_peak = peak, moves = 0, accepted = 0;
-  size_t n_crit = 0, cur_count = 0;
+    _ml_placer_put (a.p, (uint32_t) i, a.cur[i]);
+  a.rng = knobs->seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+  if (!a.rng)
+    a.rng = 1;
+  a.cur_count = count_at (&a, peak);
+  uint64_t best_peak = peak, moves = 0, accepted = 0;
   /* converged: no better peak in this many moves */
   uint64_t last_gain = 0, stall = 2000 + 50 * (uint64_t) n;
-  for (size_t i = 0; i < n; i++)
-    cur_count += bufs->buf[i].rsize && cur[i] + bufs->buf[i].rsize == peak;
-  bool rescan = true;
   double now = t0;
   for (;;)
     {
@@ -98,137 +268,35 @@ anneal_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError 
             _ml_report (knobs, opt.moves ? (double) moves / (double) opt.moves : (now - t0) / limit, "anneal");
         }
       moves++;
-      if (rescan)
-        {
-          n_crit = 0;
-          for (size_t i = 0; i < n; i++)
-            if (bufs->buf[i].rsize && cur[i] + bufs->buf[i].rsize == cur_peak)
-              crit[n_crit++] = (uint32_t) i;
-          rescan = false;
-        }
-      /* a buffer at the peak (drop the ones that no longer are) */
-      uint32_t c = 0;
-      while (n_crit)
-        {
-          size_t k = next_rand (&rng) % n_crit;
-          c = crit[k];
-          if (cur[c] + bufs->buf[c].rsize == cur_peak)
-            break;
-          crit[k] = crit[--n_crit];
-        }
-      if (!n_crit)
-        {
-          rescan = true;
-          continue;
-        }
-      uint32_t set[MAX_MOVE];
-      uint64_t old[MAX_MOVE];
-      size_t k = 1, want = 2 + next_rand (&rng) % (MAX_MOVE - 1);
-      set[0] = c;
-      /* the buffers right under c: sample overlapping ones, keep the
-       * highest tops at or below c's offset */
-      uint32_t pool[24];
-      size_t np = 0;
-      for (size_t tries = 0; tries < 24; tries++)
-        {
-          uint32_t b = _ml_placer_random_neighbour (p, c, &rng);
-          if (b == c || !bufs->buf[b].rsize || cur[b] >= cur[c])
-            continue;
-          bool dup = false;
-          for (size_t j = 0; j < np; j++)
-            dup |= pool[j] == b;
-          if (!dup)
-            pool[np++] = b;
-        }
-      for (size_t a = 1; a < np; a++)
-        for (size_t j = a; j > 0 && cur[pool[j]] + bufs->buf[pool[j]].rsize > cur[pool[j - 1]] + bufs->buf[pool[j - 1]].rsize; j--)
-          {
-            uint32_t t = pool[j]; pool[j] = pool[j - 1]; pool[j - 1] = t;
-          }
-      for (size_t j = 0; j < np && k < want; j++)
-        set[k++] = pool[j];
-      for (size_t j = 0; j < k; j++)
-        {
-          old[j] = cur[set[j]];
-          _ml_placer_remove (p, set[j]);
-        }
-      /* re-place c first (it drops into the room just freed), then the
-       * others largest first, or all in a random order */
-      if (next_rand (&rng) % 4 == 0)
-        {
-          for (size_t j = k; j > 1; j--)
-            {
-              size_t r = next_rand (&rng) % j;
-              uint32_t t = set[j - 1]; set[j - 1] = set[r]; set[r] = t;
-              uint64_t o = old[j - 1]; old[j - 1] = old[r]; old[r] = o;
-            }
-        }
-      else
-        {
-          for (size_t a = 2; a < k; a++)
-            for (size_t j = a; j > 1 && bufs->buf[set[j]].rsize > bufs->buf[set[j - 1]].rsize; j--)
-              {
-                uint32_t t = set[j]; set[j] = set[j - 1]; set[j - 1] = t;
-                uint64_t o = old[j]; old[j] = old[j - 1]; old[j - 1] = o;
-              }
-        }
-      for (size_t j = 0; j < k; j++)
-        cur[set[j]] = _ml_placer_place (p, set[j], 0);
-      if (_ml_placer_failed (p))
+      uint32_t c;
+      if (!peak_buffer (&a, &c))
+        continue;
+      Move mv;
+      take_out (&a, c, &mv);
+      put_back (&a, &mv);
+      if (_ml_placer_failed (a.p))
         {
           rc = ml_error_set (err, ML_ENOMEM, "anneal: out of memory");
           goto out;
         }
-      uint64_t new_peak = _ml_placer_peak (p);
+      uint64_t new_peak = _ml_placer_peak (a.p);
       /* at an equal peak, fewer buffers reaching it is progress */
-      size_t new_count = 0;
-      if (new_peak == cur_peak)
-        for (size_t i = 0; i < n; i++)
-          new_count += bufs->buf[i].rsize && cur[i] + bufs->buf[i].rsize == new_peak;
-      bool accept = new_peak < cur_peak || (new_peak == cur_peak && new_count <= cur_count);
-      if (!accept)
+      size_t new_count = new_peak == a.cur_peak ? count_at (&a, new_peak) : 0;
+      double frac = opt.moves ? (double) moves / (double) opt.moves : (now - t0) / limit;
+      if (!accept_move (&a, new_peak, new_count, frac))
         {
-          double frac = opt.moves ? (double) moves / (double) opt.moves : (now - t0) / limit;
-          double temp = 0.002 * (1.0 - (frac < 1 ? frac : 1));
-          double delta = (double) (new_peak - cur_peak) / (double) cur_peak;
-          double u = (double) (next_rand (&rng) >> 11) * (1.0 / 9007199254740992.0);
-          accept = temp > 0 && u < exp (-delta / temp);
+          undo_move (&a, &mv);
+          continue;
         }
-      if (accept)
+      accepted++;
+      keep_move (&a, &mv, new_peak, new_count);
+      if (a.cur_peak < best_peak)
         {
-          accepted++;
-          if (new_peak != cur_peak)
-            rescan = true;
-          else
-            for (size_t j = 0; j < k; j++)
-              if (cur[set[j]] + bufs->buf[set[j]].rsize == new_peak && n_crit < n)
-                crit[n_crit++] = set[j];
-          if (new_peak != cur_peak)
-            {
-              new_count = 0;
-              for (size_t i = 0; i < n; i++)
-                new_count += bufs->buf[i].rsize && cur[i] + bufs->buf[i].rsize == new_peak;
-            }
-          cur_count = new_count;
-          cur_peak = new_peak;
-          if (cur_peak < best_peak)
-            {
-              last_gain = moves;
-              best_peak = cur_peak;
-              memcpy (plan->offset, cur, n * sizeof *cur);
-              if (best_peak <= lb)
-                break;
-            }
-        }
-      else
-        {
-          for (size_t j = 0; j < k; j++)
-            _ml_placer_remove (p, set[j]);
-          for (size_t j = 0; j < k; j++)
-            {
-              cur[set[j]] = old[j];
-              _ml_placer_put (p, set[j], old[j]);
-            }
+          last_gain = moves;
+          best_peak = a.cur_peak;
+          memcpy (plan->offset, a.cur, n * sizeof *a.cur);
+          if (best_peak <= lb)
+            break;
         }
     }
   char note[200];
@@ -238,9 +306,9 @@ anneal_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError 
     rc = ml_error_set (err, ML_ENOMEM, "out of memory");
   plan->ops = moves;
 out:
-  _ml_placer_free (p);
-  free (cur);
-  free (crit);
+  _ml_placer_free (a.p);
+  free (a.cur);
+  free (a.crit);
   return rc;
 }
 

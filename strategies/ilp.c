@@ -124,111 +124,108 @@ write_model (glp_prob *lp, const char *path, MlError *err)
   return 0;
 }
 
+/* The instance as the model sees it: the buffers that take room (by
+ * start; idx: model column -> buffer), the sizes' gcd g (every size is
+ * divided by it), the overlapping pairs (pa[e], pb[e] index idx), and the
+ * model with its columns x_1..x_m, z, y_1..y_pairs (1-based). */
+typedef struct {
+  const MlBuffers *bufs;
+  uint32_t *idx;
+  size_t    m;
+  uint64_t  g;
+  uint32_t *pa, *pb;
+  size_t    pairs;
+  glp_prob *lp;
+  double    M;          /* the best greedy peak / g */
+  int       zc;         /* the column of z */
+} Ilp;
+
+/* The error for running out of memory anywhere in the model's life. */
 static int
-ilp_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *err)
+ilp_oom (const Ilp *x, MlError *err)
 {
-  IlpOptions opt = { .max_pairs = 100000 };
-  int rc = ml_options_foreach (knobs->options, ilp_option, &opt, err);
-  if (rc < 0)
-    return rc;
+  return ml_error_set (err, ML_ENOMEM, "ilp: out of memory building the model for %zu buffers", x->bufs->n);
+}
+
+static void
+ilp_clear (Ilp *x)
+{
+  if (x->lp)
+    glp_delete_prob (x->lp);
+  free (x->idx); free (x->pa); free (x->pb);
+}
+
+/* The buffers that hold bytes for a time, by start, and their sizes' gcd. */
+static int
+ilp_buffers (Ilp *x)
+{
+  const MlBuffers *bufs = x->bufs;
   size_t n = bufs->n;
-  double limit = _ml_time_limit (knobs, 10.0), t0 = ml_now ();
-  uint64_t greedy_peak;
-  if ((rc = _ml_greedy_best (bufs, plan->offset, NULL, &greedy_peak, knobs, _ml_user_deadline (knobs), NULL, err)) < 0)
-    return rc;
-  uint64_t lb = bufs->lower_bound;
-  plan->proven_lb = lb;
-  if (greedy_peak <= lb && !opt.write_model)
-    return 0;   /* the greedy plan meets the bound (the driver marks it optimal) */
-  /* buffers that take room, by start; their overlapping pairs */
-  uint32_t *idx = malloc ((n ? n : 1) * sizeof *idx), *col = malloc ((n ? n : 1) * sizeof *col);
-  uint32_t *pa = NULL, *pb = NULL;
-  double *start = NULL;
-  int *ia = NULL, *ja = NULL;
-  double *ar = NULL;
-  glp_prob *lp = NULL;
-  uint64_t *order_key = NULL;
-  MlPlacer *placer = NULL;
-  uint32_t *order = NULL;
-  if (!idx || !col)
-    goto oom;
-  size_t m = 0;
-  uint64_t g = 0;
+  x->idx = malloc ((n ? n : 1) * sizeof *x->idx);
+  if (!x->idx)
+    return ML_ENOMEM;
   for (size_t i = 0; i < n; i++)
     if (bufs->buf[i].rsize && bufs->buf[i].end > bufs->buf[i].start)
       {
-        idx[m++] = (uint32_t) i;
-        g = gcd64 (g, bufs->buf[i].rsize);
+        x->idx[x->m++] = (uint32_t) i;
+        x->g = gcd64 (x->g, bufs->buf[i].rsize);
       }
-  if (m == 0)
-    {
-      /* nothing holds bytes (empty buffers or empty lifetimes): offset 0
-       * for all is optimal, and GLPK refuses a model without rows */
-      free (idx);
-      free (col);
-      if (opt.write_model)
-        return ml_error_set (err, ML_EUNSUPPORTED, "ilp: no buffer holds bytes; there is no model to write");
-      memset (plan->offset, 0, n * sizeof *plan->offset);
-      return 0;   /* peak 0 = the bound (the driver marks it optimal) */
-    }
-  if (g == 0)
-    g = 1;
-  if (ml_sort_indexes_by_key (idx, m, &bufs->buf[0].start, sizeof (MlBuffer)) < 0)
-    goto oom;
-  size_t pairs = 0, cap = 1024;
-  pa = malloc (cap * sizeof *pa);
-  pb = malloc (cap * sizeof *pb);
-  if (!pa || !pb)
-    goto oom;
-  uint64_t limit_pairs = opt.write_model ? 10000000 : opt.max_pairs;
-  bool too_big = false;
-  for (size_t a = 0; a < m && !too_big; a++)
-    for (size_t b = a + 1; b < m && bufs->buf[idx[b]].start < bufs->buf[idx[a]].end; b++)
+  if (x->g == 0)
+    x->g = 1;
+  return ml_sort_indexes_by_key (x->idx, x->m, &bufs->buf[0].start, sizeof (MlBuffer));
+}
+
+/* The pairs of buffers whose lifetimes overlap, up to @limit: sets
+ * *too_big when there are more. */
+static int
+ilp_pairs (Ilp *x, uint64_t limit, bool *too_big)
+{
+  const MlBuffers *bufs = x->bufs;
+  const uint32_t *idx = x->idx;
+  size_t cap = 1024;
+  *too_big = false;
+  x->pa = malloc (cap * sizeof *x->pa);
+  x->pb = malloc (cap * sizeof *x->pb);
+  if (!x->pa || !x->pb)
+    return ML_ENOMEM;
+  for (size_t a = 0; a < x->m; a++)
+    for (size_t b = a + 1; b < x->m && bufs->buf[idx[b]].start < bufs->buf[idx[a]].end; b++)
       {
-        if (pairs == limit_pairs)
+        if (x->pairs == limit)
           {
-            too_big = true;
-            break;
+            *too_big = true;
+            return 0;
           }
-        if (pairs == cap)
+        if (x->pairs == cap)
           {
             cap *= 2;
-            uint32_t *x = realloc (pa, cap * sizeof *pa), *y = x ? realloc (pb, cap * sizeof *pb) : NULL;
-            if (x) pa = x;
-            if (!x || !y)
-              goto oom;
-            pb = y;
+            uint32_t *p = realloc (x->pa, cap * sizeof *x->pa), *q = p ? realloc (x->pb, cap * sizeof *x->pb) : NULL;
+            if (p) x->pa = p;
+            if (!p || !q)
+              return ML_ENOMEM;
+            x->pb = q;
           }
-        pa[pairs] = (uint32_t) a;
-        pb[pairs++] = (uint32_t) b;
+        x->pa[x->pairs] = (uint32_t) a;
+        x->pb[x->pairs++] = (uint32_t) b;
       }
-  if (too_big)
-    {
-      char note[200];
-      snprintf (note, sizeof note, "the model has over %" PRIu64 " overlapping pairs (options max-pairs=N): "
-                "not solved; the plan is the best greedy one", limit_pairs);
-      if (opt.write_model)
-        {
-          rc = ml_error_set (err, ML_EUNSUPPORTED, "ilp: the model has over %" PRIu64 " overlapping pairs; too large to write", limit_pairs);
-          goto out;
-        }
-      if (ml_plan_set_note (plan, note) < 0)
-        goto oom;
-      goto out;
-    }
-  /* the model: columns x_1..x_m, z, y_1..y_pairs (1-based) */
-  double M = (double) (greedy_peak / g);
-  glp_term_out (GLP_OFF);
-  lp = glp_create_prob ();
-  glp_set_prob_name (lp, "memlens_dsa");
-  glp_set_obj_name (lp, "peak");
-  glp_set_obj_dir (lp, GLP_MIN);
-  int zc = (int) m + 1;
-  glp_add_cols (lp, (int) (m + 1 + pairs));
+  return 0;
+}
+
+/* The columns: an offset x_a in [0, M - size_a] per buffer, the peak z in
+ * [lower bound, M] (the objective), a binary y_e per overlapping pair. */
+static void
+bigm_columns (Ilp *x)
+{
+  const MlBuffers *bufs = x->bufs;
+  glp_prob *lp = x->lp;
+  uint64_t g = x->g, lb = bufs->lower_bound;
+  double M = x->M;
+  int zc = x->zc;
   char name[64];
-  for (size_t a = 0; a < m; a++)
+  glp_add_cols (lp, (int) (x->m + 1 + x->pairs));
+  for (size_t a = 0; a < x->m; a++)
     {
-      const MlBuffer *b = &bufs->buf[idx[a]];
+      const MlBuffer *b = &bufs->buf[x->idx[a]];
       snprintf (name, sizeof name, "x%" PRIu64, b->id);
       glp_set_col_name (lp, (int) a + 1, name);
       glp_set_col_bnds (lp, (int) a + 1, GLP_DB, 0.0, M - (double) (b->rsize / g));
@@ -240,36 +237,52 @@ ilp_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *er
   if ((double) ((lb + g - 1) / g) >= M)
     glp_set_col_bnds (lp, zc, GLP_FX, M, M);
   glp_set_obj_coef (lp, zc, 1.0);
-  for (size_t e = 0; e < pairs; e++)
+  for (size_t e = 0; e < x->pairs; e++)
     {
       int c = zc + 1 + (int) e;
-      snprintf (name, sizeof name, "y%" PRIu64 "_%" PRIu64, bufs->buf[idx[pa[e]]].id, bufs->buf[idx[pb[e]]].id);
+      snprintf (name, sizeof name, "y%" PRIu64 "_%" PRIu64, bufs->buf[x->idx[x->pa[e]]].id, bufs->buf[x->idx[x->pb[e]]].id);
       glp_set_col_name (lp, c, name);
       glp_set_col_kind (lp, c, GLP_BV);
     }
-  size_t rows = m + 2 * pairs, nz = 2 * m + 6 * pairs;
+}
+
+/* The rows: z - x_a >= size_a per buffer; per pair, one of the two below
+ * the other, switched by y (x_i + s_i <= x_j + M (1 - y), x_j + s_j <=
+ * x_i + M y). */
+static int
+bigm_rows (Ilp *x)
+{
+  const MlBuffers *bufs = x->bufs;
+  glp_prob *lp = x->lp;
+  uint64_t g = x->g;
+  double M = x->M;
+  int zc = x->zc;
+  char name[64];
+  size_t rows = x->m + 2 * x->pairs, nz = 2 * x->m + 6 * x->pairs;
   glp_add_rows (lp, (int) rows);
-  ia = malloc ((nz + 1) * sizeof *ia);
-  ja = malloc ((nz + 1) * sizeof *ja);
-  ar = malloc ((nz + 1) * sizeof *ar);
+  int *ia = malloc ((nz + 1) * sizeof *ia), *ja = malloc ((nz + 1) * sizeof *ja);
+  double *ar = malloc ((nz + 1) * sizeof *ar);
   if (!ia || !ja || !ar)
-    goto oom;
+    {
+      free (ia); free (ja); free (ar);
+      return ML_ENOMEM;
+    }
   size_t k = 0;
   int r = 0;
-  for (size_t a = 0; a < m; a++)
+  for (size_t a = 0; a < x->m; a++)
     {
       /* z - x_a >= size_a */
       r++;
-      snprintf (name, sizeof name, "peak_%" PRIu64, bufs->buf[idx[a]].id);
+      snprintf (name, sizeof name, "peak_%" PRIu64, bufs->buf[x->idx[a]].id);
       glp_set_row_name (lp, r, name);
-      glp_set_row_bnds (lp, r, GLP_LO, (double) (bufs->buf[idx[a]].rsize / g), 0.0);
+      glp_set_row_bnds (lp, r, GLP_LO, (double) (bufs->buf[x->idx[a]].rsize / g), 0.0);
       k++; ia[k] = r; ja[k] = zc; ar[k] = 1.0;
       k++; ia[k] = r; ja[k] = (int) a + 1; ar[k] = -1.0;
     }
-  for (size_t e = 0; e < pairs; e++)
+  for (size_t e = 0; e < x->pairs; e++)
     {
-      int xi = (int) pa[e] + 1, xj = (int) pb[e] + 1, y = zc + 1 + (int) e;
-      double si = (double) (bufs->buf[idx[pa[e]]].rsize / g), sj = (double) (bufs->buf[idx[pb[e]]].rsize / g);
+      int xi = (int) x->pa[e] + 1, xj = (int) x->pb[e] + 1, y = zc + 1 + (int) e;
+      double si = (double) (bufs->buf[x->idx[x->pa[e]]].rsize / g), sj = (double) (bufs->buf[x->idx[x->pb[e]]].rsize / g);
       /* x_i - x_j + M y <= M - s_i */
       r++;
       snprintf (name, sizeof name, "below_%zu", e);
@@ -288,19 +301,41 @@ ilp_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *er
       k++; ia[k] = r; ja[k] = y; ar[k] = -M;
     }
   glp_load_matrix (lp, (int) k, ia, ja, ar);
-  if (opt.write_model && (rc = write_model (lp, opt.write_model, err)) < 0)
-    goto out;
-  if (greedy_peak <= lb)
-    goto out;   /* the model is written; the greedy plan meets the bound */
-  /* the greedy plan as GLPK's first incumbent */
-  start = calloc (m + pairs + 2, sizeof *start);
+  free (ia); free (ja); free (ar);
+  return 0;
+}
+
+/* The big-M model, M the best greedy peak. */
+static int
+build_bigm (Ilp *x, uint64_t greedy_peak)
+{
+  x->M = (double) (greedy_peak / x->g);
+  glp_term_out (GLP_OFF);
+  x->lp = glp_create_prob ();
+  glp_set_prob_name (x->lp, "memlens_dsa");
+  glp_set_obj_name (x->lp, "peak");
+  glp_set_obj_dir (x->lp, GLP_MIN);
+  x->zc = (int) x->m + 1;
+  bigm_columns (x);
+  return bigm_rows (x);
+}
+
+/* GLPK's branch and cut from the greedy plan @offset as first incumbent,
+ * for what is left of @limit: GLPK's return code; *bound the best bound
+ * it saw (scaled by g). */
+static int
+ilp_solve (Ilp *x, const uint64_t *offset, const MlKnobs *knobs, double t0, double limit, double *bound)
+{
+  size_t m = x->m, pairs = x->pairs;
+  int zc = x->zc;
+  double *start = calloc (m + pairs + 2, sizeof *start);
   if (!start)
-    goto oom;
+    return ML_ENOMEM;
   for (size_t a = 0; a < m; a++)
-    start[a + 1] = (double) (plan->offset[idx[a]] / g);
-  start[zc] = M;
+    start[a + 1] = (double) (offset[x->idx[a]] / x->g);
+  start[zc] = x->M;
   for (size_t e = 0; e < pairs; e++)
-    start[zc + 1 + e] = plan->offset[idx[pa[e]]] < plan->offset[idx[pb[e]]] ? 1.0 : 0.0;
+    start[zc + 1 + e] = offset[x->idx[x->pa[e]]] < offset[x->idx[x->pb[e]]] ? 1.0 : 0.0;
   double left = limit - (ml_now () - t0);
   Cb cb = { .knobs = knobs, .start = start, .bound = -1, .t0 = t0, .limit = limit };
   glp_iocp parm;
@@ -310,51 +345,64 @@ ilp_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *er
   parm.tm_lim = left > 0.01 ? (int) (left * 1000) : 10;
   parm.cb_func = callback;
   parm.cb_info = &cb;
-  int ret = glp_intopt (lp, &parm);
-  if (_ml_cancelled (knobs))
+  int ret = glp_intopt (x->lp, &parm);
+  free (start);
+  *bound = cb.bound;
+  return ret;
+}
+
+/* The solver's offsets compacted: buffers in the order of their offsets,
+ * each at the lowest fit (which never raises one). Writes @offset when
+ * that beats the greedy plan's @greedy_peak; *peak: the better of the two. */
+static int
+compact_solution (Ilp *x, uint64_t *offset, uint64_t greedy_peak, uint64_t *peak, MlError *err)
+{
+  const MlBuffers *bufs = x->bufs;
+  size_t n = bufs->n;
+  uint64_t *order_key = malloc ((n ? n : 1) * sizeof *order_key), *off = malloc ((n ? n : 1) * sizeof *off);
+  uint32_t *order = malloc ((n ? n : 1) * sizeof *order);
+  MlPlacer *placer = NULL;
+  int rc = 0;
+  if (!order_key || !order || !off)
+    rc = ilp_oom (x, err);
+  for (size_t i = 0; rc == 0 && i < n; i++)
     {
-      rc = ml_error_set (err, ML_ECANCELLED, "ilp: cancelled");
-      goto out;
+      order_key[i] = 0;
+      order[i] = (uint32_t) i;
     }
-  int status = glp_mip_status (lp);
+  for (size_t a = 0; rc == 0 && a < x->m; a++)
+    {
+      double v = glp_mip_col_val (x->lp, (int) a + 1);
+      order_key[x->idx[a]] = v > 0 ? (uint64_t) llround (v) : 0;
+    }
+  if (rc == 0 && ml_sort_indexes_by_key (order, n, order_key, sizeof *order_key) < 0)
+    rc = ilp_oom (x, err);
+  if (rc == 0 && (rc = _ml_placer_new (bufs, &placer, err)) == 0
+      && (rc = _ml_place_in_order (bufs, placer, order, off, peak, NULL, 0, NULL)) == 0)
+    {
+      if (*peak < greedy_peak)
+        memcpy (offset, off, n * sizeof *off);
+      else
+        *peak = greedy_peak;
+    }
+  _ml_placer_free (placer);
+  free (order_key); free (order); free (off);
+  return rc;
+}
+
+/* What GLPK's answer means for the plan: its solution compacted, the
+ * optimum when proven, else the bound it proved; the note when not proven. */
+static int
+read_solution (Ilp *x, MlPlan *plan, uint64_t greedy_peak, int ret, double bound, double t0, MlError *err)
+{
+  int status = glp_mip_status (x->lp);
   bool proven = ret == 0 && status == GLP_OPT;
-  char note[200] = "";
+  int rc;
   if (status == GLP_OPT || status == GLP_FEAS)
     {
-      /* compact: by the solver's offsets, each at the lowest fit */
-      order_key = malloc ((n ? n : 1) * sizeof *order_key);
-      order = malloc ((n ? n : 1) * sizeof *order);
-      uint64_t *off = malloc ((n ? n : 1) * sizeof *off);
-      if (!order_key || !order || !off)
-        {
-          free (off);
-          goto oom;
-        }
-      for (size_t i = 0; i < n; i++)
-        {
-          order_key[i] = 0;
-          order[i] = (uint32_t) i;
-        }
-      for (size_t a = 0; a < m; a++)
-        {
-          double v = glp_mip_col_val (lp, (int) a + 1);
-          order_key[idx[a]] = v > 0 ? (uint64_t) llround (v) : 0;
-        }
       uint64_t peak;
-      if (ml_sort_indexes_by_key (order, n, order_key, sizeof *order_key) < 0
-          || (rc = _ml_placer_new (bufs, &placer, err)) < 0
-          || (rc = _ml_place_in_order (bufs, placer, order, off, &peak, NULL, 0, NULL)) < 0)
-        {
-          free (off);
-          if (rc == 0)
-            goto oom;
-          goto out;
-        }
-      if (peak < greedy_peak)
-        memcpy (plan->offset, off, n * sizeof *off);
-      else
-        peak = greedy_peak;
-      free (off);
+      if ((rc = compact_solution (x, plan->offset, greedy_peak, &peak, err)) < 0)
+        return rc;
       if (proven)
         {
           plan->optimal = true;
@@ -362,25 +410,91 @@ ilp_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *er
         }
       else
         {
-          uint64_t b = cb.bound > 0 ? (uint64_t) ceil (cb.bound - 1e-6) * g : 0;
+          uint64_t b = bound > 0 ? (uint64_t) ceil (bound - 1e-6) * x->g : 0;
           if (b > plan->proven_lb && b <= peak)
             plan->proven_lb = b;
         }
     }
+  char note[200] = "";
   if (!proven)
     snprintf (note, sizeof note, "GLPK stopped (%s) after %.3g s: best plan, not proven optimal",
               ret == GLP_ETMLIM ? "time limit" : "no proof", ml_now () - t0);
   if (note[0] && ml_plan_set_note (plan, note) < 0)
-    goto oom;
-  goto out;
-oom:
-  rc = ml_error_set (err, ML_ENOMEM, "ilp: out of memory building the model for %zu buffers", n);
-out:
-  if (lp)
-    glp_delete_prob (lp);
-  _ml_placer_free (placer);
-  free (idx); free (col); free (pa); free (pb); free (start);
-  free (ia); free (ja); free (ar); free (order_key); free (order);
+    return ilp_oom (x, err);
+  return 0;
+}
+
+/* The model too large to solve (or write). */
+static int
+refuse_too_big (const Ilp *x, const IlpOptions *opt, uint64_t limit_pairs, MlPlan *plan, MlError *err)
+{
+  char note[200];
+  if (opt->write_model)
+    return ml_error_set (err, ML_EUNSUPPORTED, "ilp: the model has over %" PRIu64 " overlapping pairs; too large to write", limit_pairs);
+  snprintf (note, sizeof note, "the model has over %" PRIu64 " overlapping pairs (options max-pairs=N): "
+            "not solved; the plan is the best greedy one", limit_pairs);
+  if (ml_plan_set_note (plan, note) < 0)
+    return ilp_oom (x, err);
+  return 0;
+}
+
+/* Builds the model, writes it when asked, solves it from the greedy plan. */
+static int
+ilp_model_and_solve (Ilp *x, const IlpOptions *opt, const MlKnobs *knobs, uint64_t greedy_peak, double t0,
+                     double limit, MlPlan *plan, MlError *err)
+{
+  uint64_t limit_pairs = opt->write_model ? 10000000 : opt->max_pairs;
+  bool too_big;
+  int rc;
+  if (ilp_pairs (x, limit_pairs, &too_big) < 0)
+    return ilp_oom (x, err);
+  if (too_big)
+    return refuse_too_big (x, opt, limit_pairs, plan, err);
+  if (build_bigm (x, greedy_peak) < 0)
+    return ilp_oom (x, err);
+  if (opt->write_model && (rc = write_model (x->lp, opt->write_model, err)) < 0)
+    return rc;
+  if (greedy_peak <= x->bufs->lower_bound)
+    return 0;   /* the model is written; the greedy plan meets the bound */
+  double bound;
+  int ret = ilp_solve (x, plan->offset, knobs, t0, limit, &bound);
+  if (ret == ML_ENOMEM)
+    return ilp_oom (x, err);
+  if (_ml_cancelled (knobs))
+    return ml_error_set (err, ML_ECANCELLED, "ilp: cancelled");
+  return read_solution (x, plan, greedy_peak, ret, bound, t0, err);
+}
+
+static int
+ilp_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *err)
+{
+  IlpOptions opt = { .max_pairs = 100000 };
+  int rc = ml_options_foreach (knobs->options, ilp_option, &opt, err);
+  if (rc < 0)
+    return rc;
+  double limit = _ml_time_limit (knobs, 10.0), t0 = ml_now ();
+  uint64_t greedy_peak;
+  if ((rc = _ml_greedy_best (bufs, plan->offset, NULL, &greedy_peak, knobs, _ml_user_deadline (knobs), NULL, err)) < 0)
+    return rc;
+  plan->proven_lb = bufs->lower_bound;
+  if (greedy_peak <= bufs->lower_bound && !opt.write_model)
+    return 0;   /* the greedy plan meets the bound (the driver marks it optimal) */
+  Ilp x = { .bufs = bufs };
+  if (ilp_buffers (&x) < 0)
+    rc = ilp_oom (&x, err);
+  else if (x.m == 0)
+    {
+      /* nothing holds bytes (empty buffers or empty lifetimes): offset 0
+       * for all is optimal, and GLPK refuses a model without rows */
+      ilp_clear (&x);
+      if (opt.write_model)
+        return ml_error_set (err, ML_EUNSUPPORTED, "ilp: no buffer holds bytes; there is no model to write");
+      memset (plan->offset, 0, bufs->n * sizeof *plan->offset);
+      return 0;   /* peak 0 = the bound (the driver marks it optimal) */
+    }
+  else
+    rc = ilp_model_and_solve (&x, &opt, knobs, greedy_peak, t0, limit, plan, err);
+  ilp_clear (&x);
   return rc;
 }
 
