@@ -261,20 +261,12 @@ timed_out (MlDriver *d)
 int
 main (int argc, char **argv)
 {
-  if (argc < 3)
-    {
-      fprintf (stderr, "usage: bench-viewer OUT.json [memlens-view options] FILE\n");
-      return 2;
-    }
   static Bench b = {
     .d = { .interval_ms = 5, .deadline_s = 600, .step = step, .timed_out = timed_out },
   };
-  b.out = argv[1];
   b.frames = g_array_new (FALSE, FALSE, sizeof (double));
   b.draws = g_array_new (FALSE, FALSE, sizeof (double));
   b.cpu = g_array_new (FALSE, FALSE, sizeof (double));
   b.labels = g_array_new (FALSE, FALSE, sizeof (const char *));
-  /* the viewer's own command line: the program, then what follows OUT */
-  argv[1] = argv[0];
-  return ml_driver_run (&b.d, argc - 1, argv + 1);
+  return ml_driver_main (&b.d, argc, argv, "bench-viewer OUT.json [memlens-view options] FILE", &b.out);
 }

@@ -328,6 +328,14 @@ skip_to (WindowTest *t, StepFn fn)
   return STAY;
 }
 
+/* Ends a step that started a job: the next waits for its end. */
+static Next
+wait_for_job (WindowTest *t)
+{
+  t->d.waiting_job = TRUE;
+  return NEXT;
+}
+
 /* ---- the main script: one file ------------------------------------------------- */
 
 /* The file loads (every run starts here); the file decides the script. */
@@ -475,8 +483,7 @@ switch_strategy (WindowTest *t, MlDocument *doc)
   const char *other = g_strcmp0 (doc->runs[0]->strategy, "first-fit") == 0 ? "best-fit" : "first-fit";
   activate (t, "strategy", g_variant_new_string (other));
   check (t, ml_window_is_busy (t->d.win), "choosing %s starts a worker", other);
-  t->d.waiting_job = TRUE;
-  return NEXT;
+  return wait_for_job (t);
 }
 
 static Next
@@ -491,8 +498,7 @@ strategy_switched (WindowTest *t, MlDocument *doc)
   activate (t, "zoom-in", NULL);
   ml_timeline_view_get_time_span (tv (t, 0), &t->it0, &t->it1);
   activate (t, "compare", g_variant_new_boolean (TRUE));
-  t->d.waiting_job = TRUE;
-  return NEXT;
+  return wait_for_job (t);
 }
 
 static Next
@@ -563,8 +569,7 @@ export_and_search (WindowTest *t, MlDocument *doc)
   g_autofree char *html = out_path (t, "report.html");
   activate (t, "export", g_variant_new ("(ss)", "html", html));
   check (t, ml_window_is_busy (t->d.win), "win.export of a report starts a worker");
-  t->d.waiting_job = TRUE;
-  return NEXT;
+  return wait_for_job (t);
 }
 
 static Next
@@ -576,8 +581,7 @@ report_written (WindowTest *t, MlDocument *doc)
   check (t, t->d.job_ok && text && strstr (text, "<html") && strstr (text, "linear") && strstr (text, "<svg"),
          "the HTML report names the strategies and has pictures");
   activate (t, "compare", g_variant_new_boolean (FALSE));
-  t->d.waiting_job = TRUE;
-  return NEXT;
+  return wait_for_job (t);
 }
 
 /* Two peak points count as one plateau: within the merge window of ticks
@@ -641,8 +645,7 @@ capacity_knob (WindowTest *t, MlDocument *doc)
   ml_window_set_knob (t->d.win, "capacity", cap);
   activate (t, "apply-knobs", NULL);
   check (t, ml_window_is_busy (t->d.win), "Apply re-runs in a worker with capacity %s", cap);
-  t->d.waiting_job = TRUE;
-  return NEXT;
+  return wait_for_job (t);
 }
 
 static Next
@@ -661,8 +664,7 @@ oom_then_cancel (WindowTest *t, MlDocument *doc)
   activate (t, "compare-all", NULL);
   check (t, ml_window_is_busy (t->d.win), "Run all starts a worker");
   activate (t, "cancel", NULL);
-  t->d.waiting_job = TRUE;
-  return NEXT;
+  return wait_for_job (t);
 }
 
 /* The Knobs page's sweep: pool and buddy over three chunk sizes. */
@@ -674,8 +676,7 @@ cancelled_then_sweep (WindowTest *t, MlDocument *doc)
   ml_window_set_knob (t->d.win, "sweep-strategies", "pool,buddy");
   activate (t, "sweep-knob", NULL);
   check (t, ml_window_is_busy (t->d.win), "Sweep runs in a worker");
-  t->d.waiting_job = TRUE;
-  return NEXT;
+  return wait_for_job (t);
 }
 
 static Next
@@ -1415,19 +1416,11 @@ timed_out (MlDriver *d)
 int
 main (int argc, char **argv)
 {
-  if (argc < 3)
-    {
-      fprintf (stderr, "usage: test-viewer-window DIR [memlens-view options] FILE [FILE2]\n");
-      return 2;
-    }
   static WindowTest t = {
     .d = { .interval_ms = 30, .deadline_s = 120, .step = step, .timed_out = timed_out },
     .script = main_script,
   };
-  t.dir = argv[1];
-  /* the viewer's own command line: the program, then what follows DIR */
-  argv[1] = argv[0];
-  int rc = ml_driver_run (&t.d, argc - 1, argv + 1);
+  int rc = ml_driver_main (&t.d, argc, argv, "test-viewer-window DIR [memlens-view options] FILE [FILE2]", &t.dir);
   g_free (t.xid);
   return rc;
 }

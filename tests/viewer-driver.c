@@ -2,6 +2,8 @@
  * timer (see viewer-driver.h). */
 #include "tests/viewer-driver.h"
 
+#include <stdio.h>
+
 #include "gui/application.h"
 
 static void
@@ -45,8 +47,17 @@ on_window_added (GtkApplication *app, GtkWindow *window, MlDriver *d)
 }
 
 int
-ml_driver_run (MlDriver *d, int argc, char **argv)
+ml_driver_main (MlDriver *d, int argc, char **argv, const char *usage, const char **arg)
 {
+  if (argc < 3)
+    {
+      fprintf (stderr, "usage: %s\n", usage);
+      return 2;
+    }
+  *arg = argv[1];
+  /* the viewer's own command line: the program, then what follows ARG */
+  argv[1] = argv[0];
+  argc--, argv++;
   g_set_application_name ("memlens");
   g_autoptr (MlApplication) app = ml_application_new ();
   g_signal_connect (app, "window-added", G_CALLBACK (on_window_added), d);

@@ -2,7 +2,7 @@
  * window on a timer: for the scripted window test (tests/test-viewer-window.c)
  * and the frame-time benchmark (bench/viewer.c). Never part of memlens-view.
  *
- * ml_driver_run() starts an MlApplication on the viewer's own command line
+ * ml_driver_main() starts an MlApplication on the viewer's own command line
  * (options and files, as memlens-view takes them), watches the first
  * window it opens, waits for that window's first job (the file's load),
  * then calls @step every @interval_ms while no job runs and the window is
@@ -32,10 +32,12 @@ struct _MlDriver {
   gint64    deadline;
 };
 
-/* Runs the application on @argc / @argv (argv[0] is the program) and
- * returns the process's exit status: the application's own when it
- * refused the command line, else @d->status. */
-int  ml_driver_run (MlDriver *d, int argc, char **argv);
+/* The program's main: `PROGRAM ARG [memlens-view options] FILE...`.
+ * Without ARG and a file, prints "usage: @usage" and returns 2; else
+ * sets *@arg to ARG, runs the application on the rest (the viewer's own
+ * command line) and returns the process's exit status: the
+ * application's own when it refused the command line, else @d->status. */
+int  ml_driver_main (MlDriver *d, int argc, char **argv, const char *usage, const char **arg);
 
 /* Ends the run with exit status @status (quits the application). */
 void ml_driver_finish (MlDriver *d, int status);
