@@ -85,10 +85,20 @@ ml_application_note_opened (MlApplication *self, gboolean ok)
   self->opened |= ok;
 }
 
+/* A window opened a file (to show, or to compare). */
+static void
+on_file_opened (MlApplication *self, const char *path, MlWindow *win)
+{
+  ml_application_note_recent (self, path);
+  ml_application_note_opened (self, TRUE);
+}
+
 static MlWindow *
 new_window (MlApplication *self)
 {
   MlWindow *win = ml_window_new (GTK_APPLICATION (self));
+  ml_window_set_recent_menu (win, G_MENU_MODEL (self->recent));
+  g_signal_connect_swapped (win, "file-opened", G_CALLBACK (on_file_opened), self);
   if (self->strategy || self->compare)
     ml_window_set_initial_strategies (win, self->strategy, self->compare);
   if (self->axis)

@@ -10,8 +10,6 @@
 
 #include <string.h>
 
-#include "gui/application.h"
-
 static gboolean start_pending_compare (gpointer user);
 
 /* ---- loading ---------------------------------------------------------------- */
@@ -24,14 +22,12 @@ loaded (gpointer owner, GAsyncResult *res, MlJob *job, gboolean current)
   g_autoptr (MlDocument) doc = ml_document_load_finish (res, &error);
   if (!current)
     return doc != NULL;
-  MlApplication *app = ML_APPLICATION (gtk_window_get_application (GTK_WINDOW (self)));
   if (doc)
     {
       ml_window_show_message (self, NULL);
       g_clear_pointer (&self->doc2, ml_document_unref);   /* a new first file compares with nothing yet */
       _ml_window_apply_document (self, doc);
-      ml_application_note_recent (app, doc->box->path);
-      ml_application_note_opened (app, TRUE);
+      g_signal_emit_by_name (self, "file-opened", doc->box->path);
       if (self->compare_path)
         g_idle_add (start_pending_compare, g_object_ref (self));   /* after this job has ended */
     }
@@ -285,7 +281,7 @@ compare_loaded (gpointer owner, GAsyncResult *res, MlJob *job, gboolean current)
   g_autofree char *failed = g_strdup_printf ("Could not open %s to compare", (const char *) ml_job_get_data (job));
   gboolean shown = _ml_window_second_loaded (self, doc, error, current, TRUE, failed);
   if (shown && current && self->doc2 == doc)
-    ml_application_note_recent (ML_APPLICATION (gtk_window_get_application (GTK_WINDOW (self))), doc->box->path);
+    g_signal_emit_by_name (self, "file-opened", doc->box->path);
   return shown;
 }
 

@@ -8,7 +8,6 @@
  */
 #include "gui/window-private.h"
 
-#include "gui/application.h"
 #include "gui/memlens-resources.h"
 #include "gui/overview.h"
 #include "sim/base/units.h"
@@ -16,7 +15,7 @@
 
 G_DEFINE_FINAL_TYPE (MlWindow, ml_window, GTK_TYPE_APPLICATION_WINDOW)
 
-enum { JOB_FINISHED, N_SIGNALS };
+enum { JOB_FINISHED, FILE_OPENED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 /* ---- messages and jobs -------------------------------------------------- */
@@ -367,10 +366,6 @@ ml_window_init (MlWindow *self)
   _ml_window_view_init (self);   /* and the single keys */
   _ml_window_export_init (self);
 
-  /* the application's recent files under Open */
-  GMenuModel *recent = ml_application_get_recent_menu (ML_APPLICATION (g_application_get_default ()));
-  g_menu_append_section (self->open_menu, "Recent", recent);
-
   _ml_window_apply_document (self, NULL);
   _ml_window_show_buffer_details (self, -1);
 }
@@ -405,6 +400,8 @@ ml_window_class_init (MlWindowClass *klass)
   oc->finalize = ml_window_finalize;
   signals[JOB_FINISHED] = g_signal_new ("job-finished", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
                                         NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_BOOLEAN);
+  signals[FILE_OPENED] = g_signal_new ("file-opened", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                                       NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
 
   ml_viewer_register_resource ();
   /* the window's style, once for the display */
@@ -471,6 +468,12 @@ MlWindow *
 ml_window_new (GtkApplication *app)
 {
   return g_object_new (ML_TYPE_WINDOW, "application", app, NULL);
+}
+
+void
+ml_window_set_recent_menu (MlWindow *self, GMenuModel *recent)
+{
+  g_menu_append_section (self->open_menu, "Recent", recent);
 }
 
 MlDocument *

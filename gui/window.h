@@ -42,8 +42,14 @@ G_DECLARE_FINAL_TYPE (MlWindow, ml_window, ML, WINDOW, GtkApplicationWindow)
 
 MlWindow *ml_window_new (GtkApplication *app);
 
+/* Shows @recent (the application's recent files; the window keeps a
+ * reference) under the Open menu. */
+void ml_window_set_recent_menu (MlWindow *self, GMenuModel *recent);
+
 /* Loads @path in a worker; the window shows progress and stays usable.
- * Emits "job-finished" (gboolean ok) when done. */
+ * Emits "job-finished" (gboolean ok) when done, and before it
+ * "file-opened" (const char *path) when the file opened (a file opened
+ * to compare emits it too): the application keeps its recent files. */
 void ml_window_open_path   (MlWindow *self, const char *path);
 /* Shows the open dialog. */
 void ml_window_choose_file (MlWindow *self);
