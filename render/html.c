@@ -261,19 +261,6 @@ html_shown (const MlDocColumn *c)
   return c->flags & (ML_DOC_COL_SHOW | ML_DOC_COL_BAR);
 }
 
-/* The shown columns from @c on that a cell spanning @span covers. */
-static size_t
-html_span (const MlDocTable *t, size_t c, int span)
-{
-  size_t rest = 0;
-  for (size_t k = c; k < t->n_cols; k++)
-    rest += html_shown (&t->cols[k]);
-  if (span == ML_DOC_SPAN_REST)
-    return rest;
-  size_t n = span > 1 ? (size_t) span : 1;
-  return n < rest ? n : rest;
-}
-
 static void
 html_cell (FILE *fp, const MlDocColumn *col, const MlDocCell *cell, size_t span)
 {
@@ -331,7 +318,7 @@ html_table (FILE *fp, const MlDocTable *t)
         {
           if (!html_shown (&t->cols[c]))
             continue;
-          size_t n = html_span (t, c, r->cells[c].span);
+          size_t n = ml_doc_span (t, c, r->cells[c].span, ML_DOC_COL_SHOW | ML_DOC_COL_BAR);
           html_cell (fp, &t->cols[c], &r->cells[c], n);
           /* skip the columns the cell covers */
           for (size_t left = n - 1; left && ++c < t->n_cols;)

@@ -186,6 +186,18 @@ curves_legend (cairo_t *cr, const MlStyle *st, const MlRect *a, bool draw)
   return swatch_legend_at (cr, st, a->x + 6, a->y + _ml_font_px (st) * 0.75, labels, colors, styles, 3, draw);
 }
 
+/* The OOM's tick across panel @a, in red. */
+static void
+oom_line (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st, const MlRect *a)
+{
+  double x = ml_view_time_to_x (v, (double) s->plan->oom.tick);
+  cairo_set_line_width (cr, 2.0);
+  _ml_set_rgb (cr, ml_style_race (st), 0.9);
+  cairo_move_to (cr, round (x), a->y);
+  cairo_line_to (cr, round (x), a->y + a->h);
+  cairo_stroke (cr);
+}
+
 /* The vertical scale of the curves panel @a: bytes b sit at
  * ybase - b * yscale. */
 static void
@@ -385,14 +397,7 @@ ml_timeline_draw_curves (cairo_t *cr, const MlView *v, const MlScene *s, const M
       _ml_dashed_hline (cr, a->x, a->x + a->w, y, ml_style_race (st), 0.9, 1.5);
     }
   if (st->show_oom && s->plan->oom.hit)
-    {
-      double x = ml_view_time_to_x (v, (double) s->plan->oom.tick);
-      cairo_set_line_width (cr, 2.0);
-      _ml_set_rgb (cr, ml_style_race (st), 0.9);
-      cairo_move_to (cr, round (x), a->y);
-      cairo_line_to (cr, round (x), a->y + a->h);
-      cairo_stroke (cr);
-    }
+    oom_line (cr, v, s, st, a);
   if (st->show_peaks)
     {
       bool flat = s->curve.n && s->curve.pts[0].reserved >= s->metrics.peak;
@@ -479,14 +484,7 @@ ml_timeline_draw_frag (cairo_t *cr, const MlView *v, const MlScene *s, const MlS
       cols_free (&c);
     }
   if (st->show_oom && s->plan->oom.hit)
-    {
-      double x = ml_view_time_to_x (v, (double) s->plan->oom.tick);
-      cairo_set_line_width (cr, 2.0);
-      _ml_set_rgb (cr, ml_style_race (st), 0.9);
-      cairo_move_to (cr, round (x), a->y);
-      cairo_line_to (cr, round (x), a->y + a->h);
-      cairo_stroke (cr);
-    }
+    oom_line (cr, v, s, st, a);
   /* what the number means, said where it is drawn: for a recorded
    * caching allocator (segments at real addresses) the free bytes are its
    * cached blocks, so a high value is a split cache, not lost memory */

@@ -68,19 +68,6 @@ md_shown (const MlDocColumn *c)
   return c->flags & ML_DOC_COL_SHOW;
 }
 
-/* The shown columns from @c on that a cell spanning @span covers. */
-static size_t
-md_span (const MlDocTable *t, size_t c, int span)
-{
-  size_t rest = 0;
-  for (size_t k = c; k < t->n_cols; k++)
-    rest += md_shown (&t->cols[k]);
-  if (span == ML_DOC_SPAN_REST)
-    return rest;
-  size_t n = span > 1 ? (size_t) span : 1;
-  return n < rest ? n : rest;
-}
-
 static void
 md_row (FILE *fp, const MlDocTable *t, const MlDocRow *r)
 {
@@ -108,7 +95,7 @@ md_row (FILE *fp, const MlDocTable *t, const MlDocRow *r)
       md_inline (fp, &cell->text, true);
       fputs (" |", fp);
       /* the columns a spanning cell covers stay empty */
-      size_t n = md_span (t, c, cell->span);
+      size_t n = ml_doc_span (t, c, cell->span, ML_DOC_COL_SHOW);
       for (size_t left = n > 1 ? n - 1 : 0; left && ++c < t->n_cols;)
         if (md_shown (&t->cols[c]))
           {

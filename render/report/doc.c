@@ -345,6 +345,18 @@ ml_doc_rawf (MlDoc *doc, MlDocCell *cell, const char *fmt, ...)
   va_end (ap);
 }
 
+size_t
+ml_doc_span (const MlDocTable *t, size_t col, int span, unsigned shown)
+{
+  size_t rest = 0;
+  for (size_t k = col; k < t->n_cols; k++)
+    rest += (t->cols[k].flags & shown) != 0;
+  if (span == ML_DOC_SPAN_REST)
+    return rest;
+  size_t n = span > 1 ? (size_t) span : 1;
+  return n < rest ? n : rest;
+}
+
 void
 ml_doc_set_csv (MlDoc *doc, const MlDocTable *table)
 {

@@ -263,6 +263,10 @@ MlDocCell *ml_doc_cellf   (MlDoc *doc, MlDocRow *row, int col, const char *fmt, 
   __attribute__((format (printf, 4, 5)));
 /* Sets the cell's CSV value. */
 void       ml_doc_rawf    (MlDoc *doc, MlDocCell *cell, const char *fmt, ...) __attribute__((format (printf, 3, 4)));
+/* How many of @table's columns from @col on a cell spanning @span
+ * covers, counting only those whose flags meet @shown (what a writer
+ * shows): 1 for a plain cell, the rest of the row for ML_DOC_SPAN_REST. */
+size_t     ml_doc_span    (const MlDocTable *table, size_t col, int span, unsigned shown);
 /* Names @table as the document's CSV (its ML_DOC_COL_DATA columns). */
 void       ml_doc_set_csv (MlDoc *doc, const MlDocTable *table);
 
