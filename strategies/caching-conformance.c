@@ -266,72 +266,25 @@ replay_clear (Replay *p)
   _ml_cache_clear (&p->c);
 }
 
-/* A segment or mapped range that exists at tick 0 (event @k). */
+/* The rebuilt state's segment event @k and live block (event @k, block
+ * @i): counted, the segments listed, the blocks bound to their ids. */
 static int
-rebuild_segment (Replay *p, size_t k)
+rebuilt_segment (void *user, size_t k, bool small)
 {
+  Replay *p = user;
   const MlEvent *ev = &p->t->events[k];
-  char where[ML_TRACE_WHERE_MAX];
-  const char *pool = ml_trace_str (p->t, ev->name);
-  bool small = pool && *pool ? strcmp (pool, "small") == 0 : ev->size == ML_CACHE_SMALL_BUFFER;
-  uint32_t stream = _ml_cache_stream_index (&p->c, ev->stream);
-  int rc;
-  if (p->c.failed)
-    return replay_oom (p);
-  if (ev->kind == ML_EV_SEGMENT_MAP)
-    {
-      /* a mapped range: the ranges of one (pool, stream) are one segment */
-      if ((rc = _ml_cache_exp_add_range (&p->c, ev->addr, ev->size, stream, small)) < 0)
-        return ml_error_set (p->err, rc, rc == ML_ENOMEM ? "out of memory"
-                             : "%s: expandable range at 0x%" PRIx64 " overlaps another segment of the rebuilt state",
-                               ml_trace_event_where (p->t, k, where, sizeof where), ev->addr);
-    }
-  else if (_ml_cache_seg_add (&p->c, ev->addr, ev->size, stream, small, false) < 0)
-    return replay_oom (p);
   p->r.initial_segments++;
   p->r.rule_sized_segments += _ml_cache_rule_sized (ev->size, small) || ev->kind == ML_EV_SEGMENT_MAP;
   rec_seg_event (&p->end, ev);
   return 0;
 }
 
-/* The state at tick 0: segments, then blocks from the highest address
- * down (so each free block ends at the next live block, as it did).
- * Sets *@end0 to the first event after tick 0. */
 static int
-rebuild_initial_state (Replay *p, size_t *end0)
+rebuilt_block (void *user, size_t k, uint32_t i)
 {
-  const MlTrace *t = p->t;
-  char where[ML_TRACE_WHERE_MAX];
-  size_t first_alloc = t->n_events, e0 = 0;
-  int rc;
-  while (e0 < t->n_events && t->events[e0].tick == 0)
-    e0++;
-  *end0 = e0;
-  for (size_t k = 0; k < e0; k++)
-    {
-      const MlEvent *ev = &t->events[k];
-      if (ev->kind == ML_EV_SEGMENT_ALLOC || ev->kind == ML_EV_SEGMENT_MAP)
-        {
-          if ((rc = rebuild_segment (p, k)) < 0)
-            return rc;
-        }
-      else if (ev->kind == ML_EV_ALLOC && first_alloc == t->n_events)
-        first_alloc = k;
-    }
-  for (size_t k = e0; k-- > first_alloc && first_alloc < e0;)
-    {
-      const MlEvent *ev = &t->events[k];
-      if (ev->kind != ML_EV_ALLOC)
-        continue;
-      uint32_t i = _ml_cache_carve (&p->c, ev->addr, ev->size);
-      p->r.initial_blocks++;
-      if (i == ML_CACHE_NONE)
-        return ml_error_set (p->err, ML_EINPUT, "%s: block at 0x%" PRIx64 " of the rebuilt state is not inside a free part of a segment",
-                             ml_trace_event_where (t, k, where, sizeof where), ev->addr);
-      if ((rc = replay_bind (p, ev->id, i)) < 0)
-        return rc;
-    }
-  return 0;
+  Replay *p = user;
+  p->r.initial_blocks++;
+  return replay_bind (p, p->t->events[k].id, i);
 }
 
 /* A mismatch on allocation @k, the emulation having chosen block @i:
@@ -496,7 +449,7 @@ ml_caching_conformance (const MlTrace *t, const char *options, MlCachingConforma
   rc = replay_init (&p, t, &cfg, err);
   snprintf (p.r.options, sizeof p.r.options, "%s", options ? options : "");
   if (rc == 0)
-    rc = rebuild_initial_state (&p, &end0);
+    rc = _ml_cache_rebuild (&p.c, t, &(MlCacheRebuildCb) { rebuilt_segment, rebuilt_block, &p }, &end0, err);
   for (size_t k = end0; rc == 0 && k < t->n_events; k++)
     rc = replay_event (&p, k);
   if (rc == 0)

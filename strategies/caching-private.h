@@ -179,4 +179,23 @@ uint32_t _ml_cache_block_at (MlCache *c, uint64_t addr);
  * Returns the block or ML_CACHE_NONE when @addr is not free. */
 uint32_t _ml_cache_carve (MlCache *c, uint64_t addr, uint64_t req);
 
+/* Callbacks of _ml_cache_rebuild (either may be NULL): @segment after the
+ * segment (or mapped range) of tick-0 event @k went in, @block after the
+ * live block of alloc event @k was carved as block @i. A negative return
+ * stops the rebuild with it. */
+typedef struct {
+  int  (*segment) (void *user, size_t k, bool small);
+  int  (*block)   (void *user, size_t k, uint32_t i);
+  void  *user;
+} MlCacheRebuildCb;
+
+/* Puts @c (empty, its owner's callbacks set) in the state the snapshot
+ * @t recorded at its trace's first event: its tick-0 segments (plain, and
+ * the mapped ranges of expandable ones, one segment per pool and stream)
+ * at their addresses, then its live blocks carved at their addresses from
+ * the highest down (caching-state.c). The owner is not called. Sets
+ * *@end0 to the first event after tick 0. ML_EINPUT names a block or
+ * range that does not fit, ML_ENOMEM. */
+int      _ml_cache_rebuild (MlCache *c, const MlTrace *t, const MlCacheRebuildCb *cb, size_t *end0, MlError *err);
+
 #endif
