@@ -1,4 +1,4 @@
-/* trace-csv.c — MiniMalloc CSV: id,lower,upper,size[,offset][,alignment].
+/* csv.c — MiniMalloc CSV: id,lower,upper,size[,offset][,alignment].
  *
  * Half-open lifetimes [lower, upper). Column aliases follow the upstream
  * reader: begin/start = lower, buffer/buffer_id = id, and an "end" column
@@ -98,31 +98,145 @@ field_u64 (const char *text, const char *what, uint64_t *out, MlError *err)
   return 0;
 }
 
-int
-ml_trace_load_csv (const char *path, const MlLoadOptions *opts, MlTrace **out, MlError *err)
+/* The reader's state: the columns the header named, the rows so far. */
+typedef struct {
+  MlTrace *t;
+  Row     *rows;
+  size_t   n, cap;
+  int      col[COL__N];   /* field index of each column, -1 = absent */
+  int      ncols;
+  bool     header, end_inclusive, all_numeric;
+  uint64_t align;         /* the largest "alignment" of a row (1 = none) */
+  MlU64Map ids;           /* interned id text -> its line */
+} Csv;
+
+/* The header: which field is which column. */
+static int
+read_header (Csv *c, char **f, int nf, MlError *err)
+{
+  c->header = true;
+  /* a UTF-8 byte-order mark (spreadsheets write one) is no part of the
+   * first column's name */
+  if (nf > 0 && (unsigned char) f[0][0] == 0xef && (unsigned char) f[0][1] == 0xbb && (unsigned char) f[0][2] == 0xbf)
+    f[0] += 3;
+  c->ncols = nf;
+  for (int i = 0; i < nf; i++)
+    {
+      const char *h = f[i];
+      int k = -1;
+      if (!strcasecmp (h, "id") || !strcasecmp (h, "buffer") || !strcasecmp (h, "buffer_id")) k = COL_ID;
+      else if (!strcasecmp (h, "lower") || !strcasecmp (h, "begin") || !strcasecmp (h, "start")) k = COL_LOWER;
+      else if (!strcasecmp (h, "upper")) k = COL_UPPER;
+      else if (!strcasecmp (h, "end")) { k = COL_UPPER; c->end_inclusive = true; }
+      else if (!strcasecmp (h, "size")) k = COL_SIZE;
+      else if (!strcasecmp (h, "offset")) k = COL_OFFSET;
+      else if (!strcasecmp (h, "alignment")) k = COL_ALIGN;
+      else if (!strcasecmp (h, "hint") || !strcasecmp (h, "gaps")) continue;  /* accepted, not used */
+      else
+        return ml_error_set (err, ML_EINPUT, "unknown column \"%.40s\" (expected id,lower,upper,size[,offset])", h);
+      if (c->col[k] >= 0)
+        return ml_error_set (err, ML_EINPUT, "column \"%.40s\" appears twice", h);
+      c->col[k] = i;
+    }
+  static const char *const need[] = { "id", "lower", "upper", "size" };
+  for (int k = 0; k < 4; k++)
+    if (c->col[k] < 0)
+      return ml_error_set (err, ML_EINPUT, "the header has no \"%s\" column (expected id,lower,upper,size)", need[k]);
+  return 0;
+}
+
+/* The optional columns of a row: its offset (where a solution placed
+ * it) and its alignment. */
+static int
+read_placement (Csv *c, char **f, Row *row, const char *idtext, MlError *err)
+{
+  int rc;
+  if (c->col[COL_OFFSET] >= 0 && *f[c->col[COL_OFFSET]])
+    {
+      if ((rc = field_u64 (f[c->col[COL_OFFSET]], "offset", &row->offset, err)) < 0)
+        return rc;
+      /* the offset is where the solution placed the buffer: it must end
+       * where a plan can address (a plan file's bound), never wrap */
+      if (row->offset > ML_BUFFERS_MAX_TOTAL || row->size > ML_BUFFERS_MAX_TOTAL - row->offset)
+        return ml_error_set (err, ML_EINPUT, "buffer %.40s: offset %" PRIu64 " + size %" PRIu64 " ends past 2^60 bytes (1 EiB), "
+                             "more than any plan can address", idtext, row->offset, row->size);
+      row->has_offset = true;
+    }
+  if (c->col[COL_ALIGN] >= 0 && *f[c->col[COL_ALIGN]])
+    {
+      uint64_t a;
+      if ((rc = field_u64 (f[c->col[COL_ALIGN]], "alignment", &a, err)) < 0)
+        return rc;
+      if (a == 0 || (a & (a - 1)))
+        return ml_error_set (err, ML_EINPUT, "alignment %" PRIu64 " is not a power of two", a);
+      if (a > c->align)
+        c->align = a;
+    }
+  return 0;
+}
+
+/* A row after the header: one buffer. */
+static int
+read_row (Csv *c, char **f, int nf, const MlLineReader *r, MlError *err)
+{
+  if (nf != c->ncols)
+    return ml_error_set (err, ML_EINPUT, "%d fields, the header has %d%s", nf, c->ncols,
+                         r->missing_newline ? " (the file looks truncated)" : "");
+  if (c->n == c->cap)
+    {
+      size_t cap = c->cap ? c->cap * 2 : 1024;
+      Row *r2 = realloc (c->rows, cap * sizeof *c->rows);
+      if (!r2)
+        return ml_error_set (err, ML_ENOMEM, "out of memory");
+      c->rows = r2;
+      c->cap = cap;
+    }
+  Row *row = &c->rows[c->n];
+  memset (row, 0, sizeof *row);
+  row->line = r->lineno <= UINT32_MAX ? (uint32_t) r->lineno : 0;
+  const char *idtext = f[c->col[COL_ID]];
+  int rc;
+  if (!*idtext)
+    return ml_error_set (err, ML_EINPUT, "id is empty");
+  if (ml_parse_u64 (idtext, strlen (idtext), &row->id) < 0)
+    {
+      c->all_numeric = false;
+      row->id = c->n;
+    }
+  row->name = ml_strtab_intern0 (c->t->strings, idtext);
+  if ((rc = field_u64 (f[c->col[COL_LOWER]], "lower", &row->lower, err)) < 0
+      || (rc = field_u64 (f[c->col[COL_UPPER]], c->end_inclusive ? "end" : "upper", &row->upper, err)) < 0
+      || (rc = field_u64 (f[c->col[COL_SIZE]], "size", &row->size, err)) < 0)
+    return rc;
+  if (c->end_inclusive)
+    {
+      if (row->upper == UINT64_MAX)
+        return ml_error_set (err, ML_EINPUT, "end %" PRIu64 " is too large", row->upper);
+      row->upper++;
+    }
+  if (row->upper <= row->lower)
+    return ml_error_set (err, ML_EINPUT, "buffer %.40s: upper %" PRIu64 " <= lower %" PRIu64 " (lifetimes are half-open [lower, upper))",
+                         idtext, row->upper, row->lower);
+  if ((rc = read_placement (c, f, row, idtext, err)) < 0)
+    return rc;
+  /* duplicate ids: by the text, so "b1" and "01" are told apart */
+  uint32_t prev;
+  if (ml_u64map_get (&c->ids, row->name, &prev))
+    return ml_error_set (err, ML_EINPUT, "duplicate id %.40s (first on line %u)", idtext, prev);
+  if (ml_u64map_put (&c->ids, row->name, (uint32_t) r->lineno) < 0)
+    return ml_error_set (err, ML_ENOMEM, "out of memory");
+  c->n++;
+  return 0;
+}
+
+/* Every line of the file: the header, then the rows. */
+static int
+read_lines (Csv *c, const char *path, const MlLoadOptions *opts, MlError *err)
 {
   MlLineReader r;
   int rc = ml_lines_open (&r, path, err);
   if (rc < 0)
     return rc;
-  MlTrace *t = ml_trace_new ();
-  Row *rows = NULL;
-  size_t n = 0, cap = 0;
-  int col[COL__N];
-  bool end_inclusive = false, all_numeric = true;
-  uint64_t align = 1;
-  MlU64Map ids;
-  ml_u64map_init (&ids);
-  if (!t)
-    {
-      ml_lines_close (&r);
-      return ml_error_set (err, ML_ENOMEM, "out of memory");
-    }
-  for (int i = 0; i < COL__N; i++)
-    col[i] = -1;
-  int ncols = 0;
-  bool header = false;
-
   while ((rc = ml_lines_next (&r, err)) > 0)
     {
       if ((r.lineno & 0xffff) == 0 && opts && (rc = ml_load_progress (opts, &r, err)) < 0)
@@ -132,243 +246,125 @@ ml_trace_load_csv (const char *path, const MlLoadOptions *opts, MlTrace **out, M
       char *f[64];
       int nf = split_fields (r.line, f, 64);
       if (nf < 0)
-        {
-          rc = ml_error_set (err, ML_EINPUT, "more than 64 columns");
-          break;
-        }
-      if (!header)
-        {
-          header = true;
-          /* a UTF-8 byte-order mark (spreadsheets write one) is no part of
-           * the first column's name */
-          if (nf > 0 && (unsigned char) f[0][0] == 0xef && (unsigned char) f[0][1] == 0xbb && (unsigned char) f[0][2] == 0xbf)
-            f[0] += 3;
-          ncols = nf;
-          for (int i = 0; i < nf; i++)
-            {
-              const char *h = f[i];
-              int c = -1;
-              if (!strcasecmp (h, "id") || !strcasecmp (h, "buffer") || !strcasecmp (h, "buffer_id")) c = COL_ID;
-              else if (!strcasecmp (h, "lower") || !strcasecmp (h, "begin") || !strcasecmp (h, "start")) c = COL_LOWER;
-              else if (!strcasecmp (h, "upper")) c = COL_UPPER;
-              else if (!strcasecmp (h, "end")) { c = COL_UPPER; end_inclusive = true; }
-              else if (!strcasecmp (h, "size")) c = COL_SIZE;
-              else if (!strcasecmp (h, "offset")) c = COL_OFFSET;
-              else if (!strcasecmp (h, "alignment")) c = COL_ALIGN;
-              else if (!strcasecmp (h, "hint") || !strcasecmp (h, "gaps")) continue;  /* accepted, not used */
-              else
-                {
-                  rc = ml_error_set (err, ML_EINPUT, "unknown column \"%.40s\" (expected id,lower,upper,size[,offset])", h);
-                  break;
-                }
-              if (col[c] >= 0)
-                {
-                  rc = ml_error_set (err, ML_EINPUT, "column \"%.40s\" appears twice", h);
-                  break;
-                }
-              col[c] = i;
-            }
-          if (rc < 0)
-            break;
-          const char *need[] = { "id", "lower", "upper", "size" };
-          for (int c = 0; c < 4; c++)
-            if (col[c] < 0)
-              {
-                rc = ml_error_set (err, ML_EINPUT, "the header has no \"%s\" column (expected id,lower,upper,size)", need[c]);
-                break;
-              }
-          if (rc < 0)
-            break;
-          continue;
-        }
-      if (nf != ncols)
-        {
-          rc = ml_error_set (err, ML_EINPUT, "%d fields, the header has %d%s", nf, ncols,
-                             r.missing_newline ? " (the file looks truncated)" : "");
-          break;
-        }
-      if (n == cap)
-        {
-          cap = cap ? cap * 2 : 1024;
-          Row *r2 = realloc (rows, cap * sizeof *rows);
-          if (!r2)
-            {
-              rc = ml_error_set (err, ML_ENOMEM, "out of memory");
-              break;
-            }
-          rows = r2;
-        }
-      Row *row = &rows[n];
-      memset (row, 0, sizeof *row);
-      row->line = r.lineno <= UINT32_MAX ? (uint32_t) r.lineno : 0;
-      const char *idtext = f[col[COL_ID]];
-      if (!*idtext)
-        {
-          rc = ml_error_set (err, ML_EINPUT, "id is empty");
-          break;
-        }
-      if (ml_parse_u64 (idtext, strlen (idtext), &row->id) < 0)
-        {
-          all_numeric = false;
-          row->id = n;
-        }
-      row->name = ml_strtab_intern0 (t->strings, idtext);
-      if ((rc = field_u64 (f[col[COL_LOWER]], "lower", &row->lower, err)) < 0
-          || (rc = field_u64 (f[col[COL_UPPER]], end_inclusive ? "end" : "upper", &row->upper, err)) < 0
-          || (rc = field_u64 (f[col[COL_SIZE]], "size", &row->size, err)) < 0)
+        rc = ml_error_set (err, ML_EINPUT, "more than 64 columns");
+      else
+        rc = c->header ? read_row (c, f, nf, &r, err) : read_header (c, f, nf, err);
+      if (rc < 0)
         break;
-      if (end_inclusive)
-        {
-          if (row->upper == UINT64_MAX)
-            {
-              rc = ml_error_set (err, ML_EINPUT, "end %" PRIu64 " is too large", row->upper);
-              break;
-            }
-          row->upper++;
-        }
-      if (row->upper <= row->lower)
-        {
-          rc = ml_error_set (err, ML_EINPUT, "buffer %.40s: upper %" PRIu64 " <= lower %" PRIu64 " (lifetimes are half-open [lower, upper))",
-                             idtext, row->upper, row->lower);
-          break;
-        }
-      if (col[COL_OFFSET] >= 0 && *f[col[COL_OFFSET]])
-        {
-          if ((rc = field_u64 (f[col[COL_OFFSET]], "offset", &row->offset, err)) < 0)
-            break;
-          /* the offset is where the solution placed the buffer: it must end
-           * where a plan can address (a plan file's bound), never wrap */
-          if (row->offset > ML_BUFFERS_MAX_TOTAL || row->size > ML_BUFFERS_MAX_TOTAL - row->offset)
-            {
-              rc = ml_error_set (err, ML_EINPUT, "buffer %.40s: offset %" PRIu64 " + size %" PRIu64 " ends past 2^60 bytes (1 EiB), "
-                                 "more than any plan can address", idtext, row->offset, row->size);
-              break;
-            }
-          row->has_offset = true;
-        }
-      if (col[COL_ALIGN] >= 0 && *f[col[COL_ALIGN]])
-        {
-          uint64_t a;
-          if ((rc = field_u64 (f[col[COL_ALIGN]], "alignment", &a, err)) < 0)
-            break;
-          if (a == 0 || (a & (a - 1)))
-            {
-              rc = ml_error_set (err, ML_EINPUT, "alignment %" PRIu64 " is not a power of two", a);
-              break;
-            }
-          if (a > align)
-            align = a;
-        }
-      /* duplicate ids: by the text, so "b1" and "01" are told apart */
-      uint32_t prev;
-      if (ml_u64map_get (&ids, row->name, &prev))
-        {
-          rc = ml_error_set (err, ML_EINPUT, "duplicate id %.40s (first on line %u)", idtext, prev);
-          break;
-        }
-      if (ml_u64map_put (&ids, row->name, (uint32_t) r.lineno) < 0)
-        {
-          rc = ml_error_set (err, ML_ENOMEM, "out of memory");
-          break;
-        }
-      n++;
     }
   if (rc < 0)
     ml_error_prefix (err, "%s:%ld", path, r.lineno);
-  else if (!header)
+  else if (!c->header)
     rc = ml_error_set (err, ML_EINPUT, "%s: empty file (expected the header id,lower,upper,size)", path);
   ml_lines_close (&r);
-  ml_u64map_clear (&ids);
+  return rc;
+}
 
-  if (rc == 0 && all_numeric)
+/* Numeric ids must also be unique as numbers ("1" and "01"). */
+static int
+check_numeric_ids (const Csv *c, const char *path, MlError *err)
+{
+  int rc = 0;
+  MlU64Map num;
+  ml_u64map_init (&num);
+  for (size_t i = 0; i < c->n && rc == 0; i++)
     {
-      /* numeric ids must also be unique as numbers ("1" and "01") */
-      MlU64Map num;
-      ml_u64map_init (&num);
-      for (size_t i = 0; i < n && rc == 0; i++)
-        {
-          uint32_t first;
-          if (ml_u64map_get (&num, rows[i].id, &first))
-            rc = ml_error_set (err, ML_EINPUT, "%s:%" PRIu32 ": duplicate id %" PRIu64 " (first on line %" PRIu32 ")", path,
-                               rows[i].line, rows[i].id, first);
-          else if (ml_u64map_put (&num, rows[i].id, rows[i].line) < 0)
-            rc = ml_error_set (err, ML_ENOMEM, "out of memory");
-        }
-      ml_u64map_clear (&num);
-    }
-
-  /* events: allocs by lower (stable), frees by upper; frees first at a tick */
-  uint32_t *by_lower = NULL, *by_upper = NULL;
-  if (rc == 0)
-    {
-      by_lower = malloc ((n ? n : 1) * sizeof *by_lower);
-      by_upper = malloc ((n ? n : 1) * sizeof *by_upper);
-      if (!by_lower || !by_upper)
+      uint32_t first;
+      if (ml_u64map_get (&num, c->rows[i].id, &first))
+        rc = ml_error_set (err, ML_EINPUT, "%s:%" PRIu32 ": duplicate id %" PRIu64 " (first on line %" PRIu32 ")", path,
+                           c->rows[i].line, c->rows[i].id, first);
+      else if (ml_u64map_put (&num, c->rows[i].id, c->rows[i].line) < 0)
         rc = ml_error_set (err, ML_ENOMEM, "out of memory");
     }
-  if (rc == 0)
-    {
-      for (size_t i = 0; i < n; i++)
-        by_lower[i] = by_upper[i] = (uint32_t) i;
-      if (n && (ml_sort_indexes_by_key (by_lower, n, &rows[0].lower, sizeof (Row)) < 0
-                || ml_sort_indexes_by_key (by_upper, n, &rows[0].upper, sizeof (Row)) < 0))
-        rc = ml_error_set (err, ML_ENOMEM, "out of memory");
-    }
-  if (rc == 0 && t->cap_events < 2 * n)
+  ml_u64map_clear (&num);
+  return rc;
+}
+
+/* The events: allocs by lower (stable), frees by upper; frees first at
+ * a tick. */
+static int
+emit_events (Csv *c, const char *path, MlError *err)
+{
+  size_t n = c->n;
+  const Row *rows = c->rows;
+  MlTrace *t = c->t;
+  int rc = 0;
+  uint32_t *by_lower = malloc ((n ? n : 1) * sizeof *by_lower), *by_upper = malloc ((n ? n : 1) * sizeof *by_upper);
+  if (!by_lower || !by_upper)
+    goto oom;
+  for (size_t i = 0; i < n; i++)
+    by_lower[i] = by_upper[i] = (uint32_t) i;
+  if (n && (ml_sort_indexes_by_key (by_lower, n, &rows[0].lower, sizeof (Row)) < 0
+            || ml_sort_indexes_by_key (by_upper, n, &rows[0].upper, sizeof (Row)) < 0))
+    goto oom;
+  if (t->cap_events < 2 * n)
     {
       MlEvent *ev = realloc (t->events, 2 * (n ? n : 1) * sizeof *ev);
       if (!ev)
-        rc = ml_error_set (err, ML_ENOMEM, "out of memory");
-      else
-        {
-          t->events = ev;
-          t->cap_events = 2 * (n ? n : 1);
-        }
+        goto oom;
+      t->events = ev;
+      t->cap_events = 2 * (n ? n : 1);
     }
-  if (rc == 0)
+  size_t a = 0, b = 0;
+  bool any_offset = false;
+  while (a < n || b < n)
     {
-      size_t a = 0, b = 0;
-      bool any_offset = false;
-      while (a < n || b < n)
+      bool take_free = b < n && (a == n || rows[by_upper[b]].upper <= rows[by_lower[a]].lower);
+      const Row *row = &rows[take_free ? by_upper[b++] : by_lower[a++]];
+      MlEvent ev = {
+        .tick = take_free ? row->upper : row->lower,
+        .id = row->id,
+        .size = take_free ? 0 : row->size,
+        .time_ns = -1,
+        .kind = take_free ? ML_EV_FREE : ML_EV_ALLOC,
+        .flags = ML_EVF_HAS_ID,
+        .name = c->all_numeric ? 0 : row->name,
+      };
+      if (!take_free && row->has_offset)
         {
-          bool take_free = b < n && (a == n || rows[by_upper[b]].upper <= rows[by_lower[a]].lower);
-          const Row *row = &rows[take_free ? by_upper[b++] : by_lower[a++]];
-          MlEvent ev = {
-            .tick = take_free ? row->upper : row->lower,
-            .id = row->id,
-            .size = take_free ? 0 : row->size,
-            .time_ns = -1,
-            .kind = take_free ? ML_EV_FREE : ML_EV_ALLOC,
-            .flags = ML_EVF_HAS_ID,
-            .name = all_numeric ? 0 : row->name,
-          };
-          if (!take_free && row->has_offset)
-            {
-              ev.addr = row->offset;
-              ev.flags |= ML_EVF_HAS_ADDR;
-              any_offset = true;
-            }
-          ml_trace_append (t, &ev);   /* capacity reserved above */
-          if (ml_trace_set_origin (t, row->line) < 0)
-            {
-              rc = ml_error_set (err, ML_ENOMEM, "out of memory");
-              break;
-            }
+          ev.addr = row->offset;
+          ev.flags |= ML_EVF_HAS_ADDR;
+          any_offset = true;
         }
-      t->has_addrs = any_offset;
-      t->default_align = align;
-      t->source = ml_strtab_intern0 (t->strings, "csv");
-      t->capacity = ml_capacity_from_name (path);
+      ml_trace_append (t, &ev);   /* capacity reserved above */
+      if (ml_trace_set_origin (t, row->line) < 0)
+        goto oom;
     }
+  t->has_addrs = any_offset;
+  t->default_align = c->align;
+  t->source = ml_strtab_intern0 (t->strings, "csv");
+  t->capacity = ml_capacity_from_name (path);
+  goto out;
+oom:
+  rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+out:
   free (by_lower);
   free (by_upper);
-  free (rows);
+  return rc;
+}
+
+int
+ml_trace_load_csv (const char *path, const MlLoadOptions *opts, MlTrace **out, MlError *err)
+{
+  Csv c = { .t = ml_trace_new (), .all_numeric = true, .align = 1 };
+  for (int i = 0; i < COL__N; i++)
+    c.col[i] = -1;
+  ml_u64map_init (&c.ids);
+  if (!c.t)
+    return ml_error_set (err, ML_ENOMEM, "out of memory");
+  int rc = read_lines (&c, path, opts, err);
+  ml_u64map_clear (&c.ids);
+  if (rc == 0 && c.all_numeric)
+    rc = check_numeric_ids (&c, path, err);
+  if (rc == 0)
+    rc = emit_events (&c, path, err);
+  free (c.rows);
   if (rc < 0)
     {
-      ml_trace_free (t);
+      ml_trace_free (c.t);
       return rc;
     }
-  *out = t;
+  *out = c.t;
   return 0;
 }
 
