@@ -211,6 +211,171 @@ ml_plan_write_json (const MlPlan *p, const MlBuffers *bufs, const char *path, Ml
   return ml_out_commit (out, err);
 }
 
+/* The plan's own fields: format, version, strategy (*@out made),
+ * alignment, optimal. */
+static int
+read_plan_header (const cJSON *root, const char *path, const MlBuffers *bufs, MlPlan **out, MlError *err)
+{
+  const char *fmt = ml_json_str (root, "format");
+  if (!fmt || strcmp (fmt, "memlens-plan") != 0)
+    return ml_error_set (err, ML_EINPUT, "%s: not a memlens plan (\"format\" is not \"memlens-plan\")", path);
+  uint64_t version, align = 0;
+  int rc;
+  if ((rc = ml_json_u64 (root, "version", true, &version, err)) < 0)
+    return ml_error_prefix (err, "%s", path);
+  if (version != 1)
+    return ml_error_set (err, ML_EINPUT, "%s: plan version %" PRIu64 " is not supported (this memlens reads 1)", path, version);
+  const char *strategy = ml_json_str (root, "strategy");
+  MlPlan *p = *out = ml_plan_new (bufs->n, strategy ? strategy : "file");
+  if (!p)
+    return ml_error_set (err, ML_ENOMEM, "out of memory");
+  if ((rc = ml_json_u64 (root, "alignment", false, &align, err)) < 0)
+    return ml_error_prefix (err, "%s", path);
+  p->align = rc == 0 ? align : bufs->align;
+  p->optimal = cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (root, "optimal"));
+  return 0;
+}
+
+/* Segment @k of "segments". */
+static int
+read_segment (const cJSON *it, size_t k, const char *path, const MlBuffers *bufs, MlPlan *p, MlError *err)
+{
+  MlSegment g = { 0 };
+  uint64_t x;
+  int rc;
+  if ((rc = ml_json_u64 (it, "size", true, &g.size, err)) < 0
+      || (rc = ml_json_u64 (it, "start", false, &g.start, err)) < 0
+      || (rc = ml_json_u64 (it, "end", false, &x, err)) < 0)
+    return ml_error_prefix (err, "%s: segment %zu", path, k);
+  g.end = rc == 0 ? x : bufs->end_tick;
+  if (g.size > ML_BUFFERS_MAX_TOTAL)
+    return ml_error_set (err, ML_EINPUT, "%s: segment %zu: size %" PRIu64 " is past 2^60 bytes (1 EiB)", path, k, g.size);
+  if ((rc = ml_json_u64 (it, "addr", false, &g.addr, err)) < 0
+      || (rc = ml_json_u64 (it, "stream", false, &x, err)) < 0)
+    return ml_error_prefix (err, "%s: segment %zu", path, k);
+  if (rc == 0 && x > UINT32_MAX)
+    return ml_error_set (err, ML_EINPUT, "%s: segment %zu: stream %" PRIu64 " is past 2^32 - 1", path, k, x);
+  if (rc == 0)
+    g.stream = (uint32_t) x;
+  if (cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (it, "growable")))
+    g.flags |= ML_SEG_GROWABLE;
+  if (cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (it, "expandable")))
+    g.flags |= ML_SEG_EXPANDABLE;
+  if (cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (it, "paged")))
+    g.flags |= ML_SEG_PAGED;
+  if (ml_plan_add_segment (p, &g) < 0)
+    return ml_error_set (err, ML_ENOMEM, "out of memory");
+  return 0;
+}
+
+/* Map @k of "maps": pages [offset, offset + size) of a paged segment,
+ * mapped during [start, end). */
+static int
+read_mapping (const cJSON *it, size_t k, const char *path, MlPlan *p, MlError *err)
+{
+  MlMapping m = { 0 };
+  uint64_t seg;
+  if (ml_json_u64 (it, "segment", true, &seg, err) < 0 || ml_json_u64 (it, "offset", true, &m.offset, err) < 0
+      || ml_json_u64 (it, "size", true, &m.size, err) < 0 || ml_json_u64 (it, "start", true, &m.start, err) < 0
+      || ml_json_u64 (it, "end", true, &m.end, err) < 0)
+    return ml_error_prefix (err, "%s: map %zu", path, k);
+  if (seg >= p->n_segments || !(p->segments[seg].flags & ML_SEG_PAGED))
+    return ml_error_set (err, ML_EINPUT, "%s: map %zu: segment %" PRIu64 " is not a paged segment of the plan", path, k, seg);
+  if (m.offset > p->segments[seg].size || m.size > p->segments[seg].size - m.offset || m.start > m.end)
+    return ml_error_set (err, ML_EINPUT, "%s: map %zu: [%" PRIu64 ", +%" PRIu64 ") ticks [%" PRIu64 ", %" PRIu64
+                         ") is outside segment %" PRIu64 " or ends before it starts", path, k, m.offset, m.size, m.start, m.end, seg);
+  m.segment = (uint32_t) seg;
+  if (ml_plan_add_mapping (p, &m) < 0)
+    return ml_error_set (err, ML_ENOMEM, "out of memory");
+  return 0;
+}
+
+/* Entry @k of "buffers": by "index" when given and consistent, else by
+ * id (@ids: id -> index; ids must then be unique among the trace's
+ * buffers); @seen marks the buffers placed. */
+static int
+read_placement (const cJSON *it, size_t k, const char *path, const MlBuffers *bufs, const MlU64Map *ids, uint8_t *seen,
+                MlPlan *p, MlError *err)
+{
+  uint64_t id, seg = 0, off, index;
+  int has_index;
+  if (ml_json_u64 (it, "id", true, &id, err) < 0 || (has_index = ml_json_u64 (it, "index", false, &index, err)) < 0
+      || ml_json_u64 (it, "segment", false, &seg, err) < 0 || ml_json_u64 (it, "offset", true, &off, err) < 0)
+    return ml_error_prefix (err, "%s: buffer entry %zu", path, k);
+  uint32_t b;
+  if (has_index == 0 && index < bufs->n && bufs->buf[index].id == id)
+    b = (uint32_t) index;
+  else if (!ml_u64map_get (ids, id, &b))
+    return ml_error_set (err, ML_EINPUT, "%s: buffer entry %zu: id %" PRIu64 " is not a buffer of this trace", path, k, id);
+  if (seen[b])
+    return ml_error_set (err, ML_EINPUT, "%s: buffer entry %zu: buffer %" PRIu64 " is placed twice", path, k, id);
+  if (seg >= p->n_segments)
+    return ml_error_set (err, ML_EINPUT, "%s: buffer %" PRIu64 ": segment %" PRIu64 " does not exist (%zu segments)",
+                         path, id, seg, p->n_segments);
+  if (off > ML_BUFFERS_MAX_TOTAL)
+    return ml_error_set (err, ML_EINPUT, "%s: buffer %" PRIu64 ": offset %" PRIu64 " is past 2^60 bytes (1 EiB)", path, id, off);
+  seen[b] = 1;
+  p->segment[b] = (uint32_t) seg;
+  p->offset[b] = off;
+  return 0;
+}
+
+/* "buffers": every buffer of the trace placed exactly once. */
+static int
+read_placements (const cJSON *bs, const char *path, const MlBuffers *bufs, MlPlan *p, MlError *err)
+{
+  uint8_t *seen = calloc (bufs->n ? bufs->n : 1, 1);
+  MlU64Map ids;
+  ml_u64map_init (&ids);
+  int rc = 0;
+  if (!seen)
+    rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+  for (size_t i = 0; i < bufs->n && rc == 0; i++)
+    if (ml_u64map_put (&ids, bufs->buf[i].id, (uint32_t) i) < 0)
+      rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+  const cJSON *it;
+  size_t k = 0;
+  cJSON_ArrayForEach (it, bs)
+    {
+      if (rc < 0 || (rc = read_placement (it, k, path, bufs, &ids, seen, p, err)) < 0)
+        break;
+      k++;
+    }
+  for (size_t i = 0; i < bufs->n && rc == 0; i++)
+    if (!seen[i])
+      rc = ml_error_set (err, ML_EINPUT, "%s: buffer %" PRIu64 " (index %zu) has no placement", path, bufs->buf[i].id, i);
+  free (seen);
+  ml_u64map_clear (&ids);
+  return rc;
+}
+
+/* The plan in the document @root. */
+static int
+read_plan (const cJSON *root, const char *path, const MlBuffers *bufs, MlPlan **out, MlError *err)
+{
+  int rc;
+  if ((rc = read_plan_header (root, path, bufs, out, err)) < 0)
+    return rc;
+  MlPlan *p = *out;
+  const cJSON *segs = cJSON_GetObjectItemCaseSensitive (root, "segments");
+  const cJSON *bs = cJSON_GetObjectItemCaseSensitive (root, "buffers");
+  if (!cJSON_IsArray (segs) || !cJSON_IsArray (bs))
+    return ml_error_set (err, ML_EINPUT, "%s: needs \"segments\" and \"buffers\" arrays", path);
+  const cJSON *it;
+  size_t k = 0;
+  cJSON_ArrayForEach (it, segs)
+    if ((rc = read_segment (it, k++, path, bufs, p, err)) < 0)
+      return rc;
+  const cJSON *maps = cJSON_GetObjectItemCaseSensitive (root, "maps");
+  if (maps && !cJSON_IsArray (maps))
+    return ml_error_set (err, ML_EINPUT, "%s: \"maps\" is not an array", path);
+  k = 0;
+  cJSON_ArrayForEach (it, maps)
+    if ((rc = read_mapping (it, k++, path, p, err)) < 0)
+      return rc;
+  return read_placements (bs, path, bufs, p, err);
+}
+
 int
 ml_plan_read_json (const char *path, const MlBuffers *bufs, MlPlan **out, MlError *err)
 {
@@ -221,211 +386,14 @@ ml_plan_read_json (const char *path, const MlBuffers *bufs, MlPlan **out, MlErro
     return rc;
   cJSON *root = NULL;
   rc = ml_json_parse_doc (path, text, len, &root, err);
+  free (text);
   if (rc < 0)
-    {
-      free (text);
-      return rc;
-    }
+    return rc;
   /* a plan is memlens's own format: a key given twice is a broken or
    * hand-edited file, never something to resolve by taking the first */
-  if ((rc = ml_json_check_unique_keys (root, path, err)) < 0)
-    {
-      free (text);
-      cJSON_Delete (root);
-      return rc;
-    }
-  free (text);
   MlPlan *p = NULL;
-  const char *fmt = ml_json_str (root, "format");
-  if (!fmt || strcmp (fmt, "memlens-plan") != 0)
-    {
-      rc = ml_error_set (err, ML_EINPUT, "%s: not a memlens plan (\"format\" is not \"memlens-plan\")", path);
-      goto out;
-    }
-  uint64_t version;
-  if ((rc = ml_json_u64 (root, "version", true, &version, err)) < 0)
-    goto bad;
-  if (version != 1)
-    {
-      rc = ml_error_set (err, ML_EINPUT, "%s: plan version %" PRIu64 " is not supported (this memlens reads 1)", path, version);
-      goto out;
-    }
-  const char *strategy = ml_json_str (root, "strategy");
-  p = ml_plan_new (bufs->n, strategy ? strategy : "file");
-  if (!p)
-    {
-      rc = ml_error_set (err, ML_ENOMEM, "out of memory");
-      goto out;
-    }
-  uint64_t align = 0;
-  if ((rc = ml_json_u64 (root, "alignment", false, &align, err)) < 0)
-    goto bad;
-  p->align = rc == 0 ? align : bufs->align;
-  const cJSON *opt = cJSON_GetObjectItemCaseSensitive (root, "optimal");
-  p->optimal = cJSON_IsTrue (opt);
-  const cJSON *segs = cJSON_GetObjectItemCaseSensitive (root, "segments");
-  const cJSON *bs = cJSON_GetObjectItemCaseSensitive (root, "buffers");
-  if (!cJSON_IsArray (segs) || !cJSON_IsArray (bs))
-    {
-      rc = ml_error_set (err, ML_EINPUT, "%s: needs \"segments\" and \"buffers\" arrays", path);
-      goto out;
-    }
-  const cJSON *it;
-  size_t k = 0;
-  cJSON_ArrayForEach (it, segs)
-    {
-      MlSegment g = { 0 };
-      uint64_t x;
-      if ((rc = ml_json_u64 (it, "size", true, &g.size, err)) < 0
-          || (rc = ml_json_u64 (it, "start", false, &g.start, err)) < 0
-          || (rc = ml_json_u64 (it, "end", false, &x, err)) < 0)
-        {
-          ml_error_prefix (err, "%s: segment %zu", path, k);
-          goto out;
-        }
-      g.end = rc == 0 ? x : bufs->end_tick;
-      if (g.size > ML_BUFFERS_MAX_TOTAL)
-        {
-          rc = ml_error_set (err, ML_EINPUT, "%s: segment %zu: size %" PRIu64 " is past 2^60 bytes (1 EiB)", path, k, g.size);
-          goto out;
-        }
-      if ((rc = ml_json_u64 (it, "addr", false, &g.addr, err)) < 0
-          || (rc = ml_json_u64 (it, "stream", false, &x, err)) < 0)
-        {
-          ml_error_prefix (err, "%s: segment %zu", path, k);
-          goto out;
-        }
-      if (rc == 0 && x > UINT32_MAX)
-        {
-          rc = ml_error_set (err, ML_EINPUT, "%s: segment %zu: stream %" PRIu64 " is past 2^32 - 1", path, k, x);
-          goto out;
-        }
-      if (rc == 0)
-        g.stream = (uint32_t) x;
-      if (cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (it, "growable")))
-        g.flags |= ML_SEG_GROWABLE;
-      if (cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (it, "expandable")))
-        g.flags |= ML_SEG_EXPANDABLE;
-      if (cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (it, "paged")))
-        g.flags |= ML_SEG_PAGED;
-      if (ml_plan_add_segment (p, &g) < 0)
-        {
-          rc = ml_error_set (err, ML_ENOMEM, "out of memory");
-          goto out;
-        }
-      k++;
-    }
-  /* the pages of paged segments: [offset, offset + size) mapped during [start, end) */
-  const cJSON *maps = cJSON_GetObjectItemCaseSensitive (root, "maps");
-  if (maps && !cJSON_IsArray (maps))
-    {
-      rc = ml_error_set (err, ML_EINPUT, "%s: \"maps\" is not an array", path);
-      goto out;
-    }
-  k = 0;
-  cJSON_ArrayForEach (it, maps)
-    {
-      MlMapping m = { 0 };
-      uint64_t seg;
-      if ((rc = ml_json_u64 (it, "segment", true, &seg, err)) < 0 || (rc = ml_json_u64 (it, "offset", true, &m.offset, err)) < 0
-          || (rc = ml_json_u64 (it, "size", true, &m.size, err)) < 0 || (rc = ml_json_u64 (it, "start", true, &m.start, err)) < 0
-          || (rc = ml_json_u64 (it, "end", true, &m.end, err)) < 0)
-        {
-          ml_error_prefix (err, "%s: map %zu", path, k);
-          goto out;
-        }
-      if (seg >= p->n_segments || !(p->segments[seg].flags & ML_SEG_PAGED))
-        {
-          rc = ml_error_set (err, ML_EINPUT, "%s: map %zu: segment %" PRIu64 " is not a paged segment of the plan", path, k, seg);
-          goto out;
-        }
-      if (m.offset > p->segments[seg].size || m.size > p->segments[seg].size - m.offset || m.start > m.end)
-        {
-          rc = ml_error_set (err, ML_EINPUT, "%s: map %zu: [%" PRIu64 ", +%" PRIu64 ") ticks [%" PRIu64 ", %" PRIu64
-                             ") is outside segment %" PRIu64 " or ends before it starts", path, k, m.offset, m.size, m.start, m.end, seg);
-          goto out;
-        }
-      m.segment = (uint32_t) seg;
-      if (ml_plan_add_mapping (p, &m) < 0)
-        {
-          rc = ml_error_set (err, ML_ENOMEM, "out of memory");
-          goto out;
-        }
-      k++;
-    }
-  /* buffers: by "index" when given and consistent, else by id (ids must
-   * then be unique among the trace's buffers) */
-  uint8_t *seen = calloc (bufs->n ? bufs->n : 1, 1);
-  MlU64Map ids;
-  ml_u64map_init (&ids);
-  if (!seen)
-    {
-      rc = ml_error_set (err, ML_ENOMEM, "out of memory");
-      goto out;
-    }
-  for (size_t i = 0; i < bufs->n; i++)
-    if (ml_u64map_put (&ids, bufs->buf[i].id, (uint32_t) i) < 0)
-      {
-        rc = ml_error_set (err, ML_ENOMEM, "out of memory");
-        goto out;
-      }
-  k = 0;
-  rc = 0;
-  cJSON_ArrayForEach (it, bs)
-    {
-      uint64_t id, seg = 0, off, index;
-      int has_index;
-      if ((rc = ml_json_u64 (it, "id", true, &id, err)) < 0
-          || (has_index = rc = ml_json_u64 (it, "index", false, &index, err)) < 0
-          || (rc = ml_json_u64 (it, "segment", false, &seg, err)) < 0
-          || (rc = ml_json_u64 (it, "offset", true, &off, err)) < 0)
-        {
-          ml_error_prefix (err, "%s: buffer entry %zu", path, k);
-          break;
-        }
-      rc = 0;
-      uint32_t b;
-      if (has_index == 0 && index < bufs->n && bufs->buf[index].id == id)
-        b = (uint32_t) index;
-      else if (!ml_u64map_get (&ids, id, &b))
-        {
-          rc = ml_error_set (err, ML_EINPUT, "%s: buffer entry %zu: id %" PRIu64 " is not a buffer of this trace", path, k, id);
-          break;
-        }
-      if (seen[b])
-        {
-          rc = ml_error_set (err, ML_EINPUT, "%s: buffer entry %zu: buffer %" PRIu64 " is placed twice", path, k, id);
-          break;
-        }
-      if (seg >= p->n_segments)
-        {
-          rc = ml_error_set (err, ML_EINPUT, "%s: buffer %" PRIu64 ": segment %" PRIu64 " does not exist (%zu segments)",
-                             path, id, seg, p->n_segments);
-          break;
-        }
-      if (off > ML_BUFFERS_MAX_TOTAL)
-        {
-          rc = ml_error_set (err, ML_EINPUT, "%s: buffer %" PRIu64 ": offset %" PRIu64 " is past 2^60 bytes (1 EiB)", path, id, off);
-          break;
-        }
-      seen[b] = 1;
-      p->segment[b] = (uint32_t) seg;
-      p->offset[b] = off;
-      k++;
-    }
-  if (rc == 0)
-    for (size_t i = 0; i < bufs->n; i++)
-      if (!seen[i])
-        {
-          rc = ml_error_set (err, ML_EINPUT, "%s: buffer %" PRIu64 " (index %zu) has no placement", path, bufs->buf[i].id, i);
-          break;
-        }
-  free (seen);
-  ml_u64map_clear (&ids);
-  goto out;
-bad:
-  ml_error_prefix (err, "%s", path);
-out:
+  if ((rc = ml_json_check_unique_keys (root, path, err)) == 0)
+    rc = read_plan (root, path, bufs, &p, err);
   cJSON_Delete (root);
   if (rc < 0)
     {
