@@ -167,14 +167,24 @@ freed_before (const MlTrace *t, size_t i, uint64_t id, size_t *at)
   return false;
 }
 
-int
-ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError *err)
-{
-  if (align == 0)
-    align = trace->default_align ? trace->default_align : 1;
-  if (align & (align - 1))
-    return ml_error_set (err, ML_EUSAGE, "alignment %" PRIu64 " is not a power of two", align);
+/* The buffers being built from a trace: the live ones by id and by
+ * address, the total of their aligned sizes. */
+typedef struct {
+  const MlTrace *trace;
+  MlBuffers *b;
+  MlU64Map   by_id, by_addr;
+  uint64_t   total;
+  MlError   *err;
+  char       where[2][ML_TRACE_WHERE_MAX];
+} Build;
 
+#define WHERE(k)  ml_trace_event_where (s->trace, (k), s->where[0], sizeof s->where[0])
+#define WHERE2(k) ml_trace_event_where (s->trace, (k), s->where[1], sizeof s->where[1])
+
+/* The empty buffer table for @trace's allocations (*@n_out of them). */
+static int
+buffers_new (const MlTrace *trace, uint64_t align, MlBuffers **out, size_t *n_out, MlError *err)
+{
   MlBuffers *b = calloc (1, sizeof *b);
   if (!b)
     return ml_error_set (err, ML_ENOMEM, "out of memory");
@@ -188,7 +198,6 @@ ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError
       return ml_error_set (err, ML_EINPUT, "zero-copy alignment %" PRIu64 " is not a power of two", b->zero_copy_align);
     }
   b->end_tick = ml_trace_end_tick (trace);
-
   size_t n_alloc = 0;
   for (size_t i = 0; i < trace->n_events; i++)
     n_alloc += trace->events[i].kind == ML_EV_ALLOC;
@@ -205,184 +214,187 @@ ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError
       ml_buffers_free (b);
       return ml_error_set (err, ML_ENOMEM, "out of memory for %zu buffers", n_alloc);
     }
+  *out = b;
+  *n_out = n_alloc;
+  return 0;
+}
 
-  MlU64Map by_id, by_addr;
-  ml_u64map_init (&by_id);
-  ml_u64map_init (&by_addr);
+/* The buffer of alloc event @i: its sizes (aligned, within the total a
+ * plan can address), where it was recorded, its flags. */
+static int
+buffer_of (Build *s, size_t i, const MlEvent *ev, MlBuffer *buf)
+{
+  MlBuffers *b = s->b;
+  uint64_t align = b->align;
+  memset (buf, 0, sizeof *buf);
+  buf->id = (ev->flags & ML_EVF_HAS_ID) ? ev->id : b->n;
+  buf->size = ev->size;
+  buf->rsize = ml_align_up (ev->size, (ev->flags & ML_EVF_ZERO_COPY) ? b->zero_copy_align : align);
+  if (buf->rsize < buf->size)
+    return ml_error_set (s->err, ML_EINPUT, "%s: size %" PRIu64 " overflows when aligned to %" PRIu64,
+                         WHERE (i), ev->size, align);
+  /* Every offset a strategy computes is at most the sum of all sizes;
+   * bounding it keeps plan arithmetic inside 64 bits. */
+  if (buf->rsize > ML_BUFFERS_MAX_TOTAL - s->total)
+    return ml_error_set (s->err, ML_EINPUT, "%s: size %" PRIu64 " brings the buffers' total past 2^60 bytes (1 EiB), "
+                         "more than any plan can address", WHERE (i), ev->size);
+  s->total += buf->rsize;
+  if ((ev->flags & ML_EVF_HAS_ADDR) && ev->addr > UINT64_MAX - buf->rsize)
+    /* a recorded block must end inside the address space: one that
+     * wraps past 2^64 would sit below its own start */
+    return ml_error_set (s->err, ML_EINPUT, "%s: address 0x%" PRIx64 " + size %" PRIu64 " wraps past 2^64",
+                         WHERE (i), ev->addr, buf->rsize);
+  buf->addr = ev->addr;
+  buf->start = ev->tick;
+  buf->end = b->end_tick;
+  buf->name = ev->name;
+  buf->stack = ev->stack;
+  buf->stream = ev->stream;
+  buf->flags = (ev->flags & (ML_EVF_KIND_MASK | ML_EVF_PINNED)) | ML_BUF_NEVER_FREED;
+  if (ev->flags & ML_EVF_ZERO_COPY)
+    buf->flags |= ML_BUF_ZERO_COPY;
+  if (ev->flags & ML_EVF_NO_REUSE)
+    buf->flags |= ML_BUF_NO_REUSE;
+  if (ev->flags & ML_EVF_HAS_ADDR)
+    buf->flags |= ML_BUF_HAS_ADDR;
+  if (ev->flags & ML_EVF_CLIPPED)
+    buf->flags |= ML_BUF_CLIPPED;
+  return 0;
+}
+
+/* Alloc event @i: a new live buffer, known by its id (or address). */
+static int
+on_alloc (Build *s, size_t i, const MlEvent *ev)
+{
+  MlBuffers *b = s->b;
+  if (!(ev->flags & (ML_EVF_HAS_ID | ML_EVF_HAS_ADDR)))
+    return ml_error_set (s->err, ML_EINPUT, "%s: alloc has neither id nor addr", WHERE (i));
+  uint32_t idx = (uint32_t) b->n, other;
+  int rc = buffer_of (s, i, ev, &b->buf[idx]);
+  if (rc < 0)
+    return rc;
+  if (ev->flags & ML_EVF_HAS_ID)
+    {
+      if (ml_u64map_get (&s->by_id, ev->id, &other))
+        return ml_error_set (s->err, ML_EINPUT, "%s: duplicate id %" PRIu64 " (still live since %s)",
+                             WHERE (i), ev->id, WHERE2 (b->alloc_event[other]));
+      if (ml_u64map_put (&s->by_id, ev->id, idx) < 0)
+        return ml_error_set (s->err, ML_ENOMEM, "out of memory");
+    }
+  else if (ev->size > 0 && ml_u64map_get (&s->by_addr, ev->addr, &other))
+    return ml_error_set (s->err, ML_EINPUT, "%s: address 0x%" PRIx64 " allocated again while live (since %s)",
+                         WHERE (i), ev->addr, WHERE2 (b->alloc_event[other]));
+  if ((ev->flags & ML_EVF_HAS_ADDR) && ml_u64map_put (&s->by_addr, ev->addr, idx) < 0)
+    return ml_error_set (s->err, ML_ENOMEM, "out of memory");
+  b->alloc_event[idx] = (uint32_t) (i < UINT32_MAX ? i : UINT32_MAX);
+  b->n++;
+  return 0;
+}
+
+/* Free event @i: the live buffer it names (by id, else by address) ends. */
+static int
+on_free (Build *s, size_t i, const MlEvent *ev)
+{
+  uint32_t idx;
+  if (ev->flags & ML_EVF_HAS_ID)
+    {
+      if (!ml_u64map_get (&s->by_id, ev->id, &idx))
+        {
+          size_t was;
+          if (freed_before (s->trace, i, ev->id, &was))
+            return ml_error_set (s->err, ML_EINPUT, "%s: double free of id %" PRIu64 " (already freed at %s)",
+                                 WHERE (i), ev->id, WHERE2 (was));
+          return ml_error_set (s->err, ML_EINPUT, "%s: free of unknown id %" PRIu64, WHERE (i), ev->id);
+        }
+    }
+  else if (ev->flags & ML_EVF_HAS_ADDR)
+    {
+      if (!ml_u64map_get (&s->by_addr, ev->addr, &idx))
+        return ml_error_set (s->err, ML_EINPUT, "%s: free of unknown address 0x%" PRIx64, WHERE (i), ev->addr);
+    }
+  else
+    return ml_error_set (s->err, ML_EINPUT, "%s: free has neither id nor addr", WHERE (i));
+  MlBuffer *buf = &s->b->buf[idx];
+  buf->end = ev->tick;
+  buf->flags &= ~(uint32_t) ML_BUF_NEVER_FREED;
+  if (ev->flags & ML_EVF_CLIPPED)
+    buf->flags |= ML_BUF_CLIPPED;
+  ml_u64map_del (&s->by_id, buf->id);
+  if (buf->flags & ML_BUF_HAS_ADDR)
+    {
+      uint32_t cur;
+      if (ml_u64map_get (&s->by_addr, buf->addr, &cur) && cur == idx)
+        ml_u64map_del (&s->by_addr, buf->addr);
+    }
+  return 0;
+}
+
+/* Every event in order: ticks that never go back, allocs and frees. */
+static int
+walk_events (Build *s)
+{
+  const MlTrace *trace = s->trace;
+  uint64_t prev_tick = 0;
   int rc = 0;
-  uint64_t prev_tick = 0, total = 0;
+  for (size_t i = 0; i < trace->n_events && rc == 0; i++)
+    {
+      const MlEvent *ev = &trace->events[i];
+      if (ev->tick == UINT64_MAX)
+        /* end_tick = last tick + 1 must not wrap to 0 */
+        return ml_error_set (s->err, ML_EINPUT, "%s: tick %" PRIu64 " leaves no room for the end of the trace (at most 2^64-2)",
+                             WHERE (i), ev->tick);
+      if (ev->tick < prev_tick)
+        return ml_error_set (s->err, ML_EINPUT, "%s: tick %" PRIu64 " goes back before tick %" PRIu64,
+                             WHERE (i), ev->tick, prev_tick);
+      prev_tick = ev->tick;
+      if (ev->kind == ML_EV_ALLOC)
+        rc = on_alloc (s, i, ev);
+      else if (ev->kind == ML_EV_FREE)
+        rc = on_free (s, i, ev);
+    }
+  return rc;
+}
+
+#undef WHERE
+#undef WHERE2
+
+int
+ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError *err)
+{
+  if (align == 0)
+    align = trace->default_align ? trace->default_align : 1;
+  if (align & (align - 1))
+    return ml_error_set (err, ML_EUSAGE, "alignment %" PRIu64 " is not a power of two", align);
+  Build s = { .trace = trace, .err = err };
+  size_t n_alloc = 0;
+  int rc = buffers_new (trace, align, &s.b, &n_alloc, err);
+  if (rc < 0)
+    return rc;
+  MlBuffers *b = s.b;
+  ml_u64map_init (&s.by_id);
+  ml_u64map_init (&s.by_addr);
   /* the live maps hold the live set: up to every buffer (a snapshot's
    * dump-time blocks are all live at its start). Reserved for up to 4096
    * (128 KiB of slots, within a core's cache for a small live set), so
    * a small trace's maps do not grow by doubling */
   size_t live_guess = n_alloc < 4096 ? n_alloc : 4096;
-  if (ml_u64map_reserve (&by_id, live_guess) < 0 || ml_u64map_reserve (&by_addr, live_guess) < 0)
+  if (ml_u64map_reserve (&s.by_id, live_guess) < 0 || ml_u64map_reserve (&s.by_addr, live_guess) < 0)
     rc = ml_error_set (err, ML_ENOMEM, "out of memory for %zu buffers", n_alloc);
-  char where[2][ML_TRACE_WHERE_MAX];
-#define WHERE(k)  ml_trace_event_where (trace, (k), where[0], sizeof where[0])
-#define WHERE2(k) ml_trace_event_where (trace, (k), where[1], sizeof where[1])
-
-  for (size_t i = 0; i < trace->n_events && rc == 0; i++)
-    {
-      const MlEvent *ev = &trace->events[i];
-      if (ev->tick == UINT64_MAX)
-        {
-          /* end_tick = last tick + 1 must not wrap to 0 */
-          rc = ml_error_set (err, ML_EINPUT, "%s: tick %" PRIu64 " leaves no room for the end of the trace (at most 2^64-2)",
-                             WHERE (i), ev->tick);
-          break;
-        }
-      if (ev->tick < prev_tick)
-        {
-          rc = ml_error_set (err, ML_EINPUT, "%s: tick %" PRIu64 " goes back before tick %" PRIu64,
-                             WHERE (i), ev->tick, prev_tick);
-          break;
-        }
-      prev_tick = ev->tick;
-      if (ev->kind == ML_EV_ALLOC)
-        {
-          if (!(ev->flags & (ML_EVF_HAS_ID | ML_EVF_HAS_ADDR)))
-            {
-              rc = ml_error_set (err, ML_EINPUT, "%s: alloc has neither id nor addr", WHERE (i));
-              break;
-            }
-          uint32_t idx = (uint32_t) b->n, other;
-          MlBuffer *buf = &b->buf[idx];
-          memset (buf, 0, sizeof *buf);
-          buf->id = (ev->flags & ML_EVF_HAS_ID) ? ev->id : idx;
-          buf->size = ev->size;
-          buf->rsize = ml_align_up (ev->size, (ev->flags & ML_EVF_ZERO_COPY) ? b->zero_copy_align : align);
-          if (buf->rsize < buf->size)
-            {
-              rc = ml_error_set (err, ML_EINPUT, "%s: size %" PRIu64 " overflows when aligned to %" PRIu64,
-                                 WHERE (i), ev->size, align);
-              break;
-            }
-          /* Every offset a strategy computes is at most the sum of all
-           * sizes; bounding it keeps plan arithmetic inside 64 bits. */
-          if (buf->rsize > ML_BUFFERS_MAX_TOTAL - total)
-            {
-              rc = ml_error_set (err, ML_EINPUT, "%s: size %" PRIu64 " brings the buffers' total past 2^60 bytes (1 EiB), "
-                                 "more than any plan can address", WHERE (i), ev->size);
-              break;
-            }
-          total += buf->rsize;
-          if ((ev->flags & ML_EVF_HAS_ADDR) && ev->addr > UINT64_MAX - buf->rsize)
-            {
-              /* a recorded block must end inside the address space: one
-               * that wraps past 2^64 would sit below its own start */
-              rc = ml_error_set (err, ML_EINPUT, "%s: address 0x%" PRIx64 " + size %" PRIu64 " wraps past 2^64",
-                                 WHERE (i), ev->addr, buf->rsize);
-              break;
-            }
-          buf->addr = ev->addr;
-          buf->start = ev->tick;
-          buf->end = b->end_tick;
-          buf->name = ev->name;
-          buf->stack = ev->stack;
-          buf->stream = ev->stream;
-          buf->flags = (ev->flags & (ML_EVF_KIND_MASK | ML_EVF_PINNED)) | ML_BUF_NEVER_FREED;
-          if (ev->flags & ML_EVF_ZERO_COPY)
-            buf->flags |= ML_BUF_ZERO_COPY;
-          if (ev->flags & ML_EVF_NO_REUSE)
-            buf->flags |= ML_BUF_NO_REUSE;
-          if (ev->flags & ML_EVF_HAS_ADDR)
-            buf->flags |= ML_BUF_HAS_ADDR;
-          if (ev->flags & ML_EVF_CLIPPED)
-            buf->flags |= ML_BUF_CLIPPED;
-          if (ev->flags & ML_EVF_HAS_ID)
-            {
-              if (ml_u64map_get (&by_id, ev->id, &other))
-                {
-                  rc = ml_error_set (err, ML_EINPUT, "%s: duplicate id %" PRIu64 " (still live since %s)",
-                                     WHERE (i), ev->id, WHERE2 (b->alloc_event[other]));
-                  break;
-                }
-              if (ml_u64map_put (&by_id, ev->id, idx) < 0)
-                goto oom;
-            }
-          else if (ev->size > 0 && ml_u64map_get (&by_addr, ev->addr, &other))
-            {
-              rc = ml_error_set (err, ML_EINPUT, "%s: address 0x%" PRIx64 " allocated again while live (since %s)",
-                                 WHERE (i), ev->addr, WHERE2 (b->alloc_event[other]));
-              break;
-            }
-          if ((ev->flags & ML_EVF_HAS_ADDR) && ml_u64map_put (&by_addr, ev->addr, idx) < 0)
-            goto oom;
-          b->alloc_event[idx] = (uint32_t) (i < UINT32_MAX ? i : UINT32_MAX);
-          b->n++;
-        }
-      else if (ev->kind == ML_EV_FREE)
-        {
-          uint32_t idx;
-          bool found;
-          if (ev->flags & ML_EVF_HAS_ID)
-            {
-              found = ml_u64map_get (&by_id, ev->id, &idx);
-              if (!found)
-                {
-                  size_t was;
-                  if (freed_before (trace, i, ev->id, &was))
-                    rc = ml_error_set (err, ML_EINPUT, "%s: double free of id %" PRIu64 " (already freed at %s)",
-                                       WHERE (i), ev->id, WHERE2 (was));
-                  else
-                    rc = ml_error_set (err, ML_EINPUT, "%s: free of unknown id %" PRIu64, WHERE (i), ev->id);
-                  break;
-                }
-            }
-          else if (ev->flags & ML_EVF_HAS_ADDR)
-            {
-              found = ml_u64map_get (&by_addr, ev->addr, &idx);
-              if (!found)
-                {
-                  rc = ml_error_set (err, ML_EINPUT, "%s: free of unknown address 0x%" PRIx64, WHERE (i), ev->addr);
-                  break;
-                }
-            }
-          else
-            {
-              rc = ml_error_set (err, ML_EINPUT, "%s: free has neither id nor addr", WHERE (i));
-              break;
-            }
-          MlBuffer *buf = &b->buf[idx];
-          buf->end = ev->tick;
-          buf->flags &= ~(uint32_t) ML_BUF_NEVER_FREED;
-          if (ev->flags & ML_EVF_CLIPPED)
-            buf->flags |= ML_BUF_CLIPPED;
-          ml_u64map_del (&by_id, buf->id);
-          if (buf->flags & ML_BUF_HAS_ADDR)
-            {
-              uint32_t cur;
-              if (ml_u64map_get (&by_addr, buf->addr, &cur) && cur == idx)
-                ml_u64map_del (&by_addr, buf->addr);
-            }
-        }
-    }
-  ml_u64map_clear (&by_id);
-  ml_u64map_clear (&by_addr);
+  if (rc == 0)
+    rc = walk_events (&s);
+  ml_u64map_clear (&s.by_id);
+  ml_u64map_clear (&s.by_addr);
+  if (rc == 0 && trace->n_groups)
+    rc = map_groups (b, trace, err);
+  if (rc == 0)
+    rc = ml_buffers_index (b, err);
   if (rc < 0)
-    {
-      ml_buffers_free (b);
-      return rc;
-    }
-  if (trace->n_groups && (rc = map_groups (b, trace, err)) < 0)
-    {
-      ml_buffers_free (b);
-      return rc;
-    }
-  if ((rc = ml_buffers_index (b, err)) < 0)
     {
       ml_buffers_free (b);
       return rc;
     }
   *out = b;
   return 0;
-
-oom:
-  ml_u64map_clear (&by_id);
-  ml_u64map_clear (&by_addr);
-  ml_buffers_free (b);
-  return ml_error_set (err, ML_ENOMEM, "out of memory");
 }
 
 int
