@@ -147,18 +147,19 @@ sweep_free (Sweep *s)
 }
 
 static int
-sweep_init (Sweep *s, const MlBuffers *bufs, const MlPlan *plan, MlError *err)
+oom (MlError *err)
 {
-  memset (s, 0, sizeof *s);
-  s->bufs = bufs;
-  s->plan = plan;
+  return ml_error_set (err, ML_ENOMEM, "out of memory");
+}
+
+/* The segments side by side on one axis (s->base), each as wide as its
+ * size or the highest buffer in it (an invalid plan still gets
+ * measured), with 1-byte covered separators between. */
+static int
+lay_out_segments (Sweep *s, MlError *err)
+{
+  const MlPlan *plan = s->plan;
   size_t ns = plan->n_segments;
-  s->base = calloc (ns + 1, sizeof *s->base);
-  s->extent = calloc (ns + 1, sizeof *s->extent);
-  s->hw = calloc (ns + 1, sizeof *s->hw);
-  s->sev = malloc ((2 * ns + 2 * plan->n_maps + 1) * sizeof *s->sev);
-  if (!s->base || !s->extent || !s->hw || !s->sev)
-    goto oom;
   for (size_t g = 0; g < ns; g++)
     s->extent[g] = plan->segments[g].size;
   for (size_t i = 0; i < plan->n; i++)
@@ -166,11 +167,10 @@ sweep_init (Sweep *s, const MlBuffers *bufs, const MlPlan *plan, MlError *err)
       uint32_t g = plan->segment[i];
       if (g >= ns)
         return ml_error_set (err, ML_EINPUT, "buffer %zu is in segment %u of %zu", i, g, ns);
-      uint64_t top = plan->offset[i] + bufs->buf[i].rsize;
+      uint64_t top = plan->offset[i] + s->bufs->buf[i].rsize;
       if (top > s->extent[g])
-        s->extent[g] = top;   /* an invalid plan still gets measured */
+        s->extent[g] = top;
     }
-  /* layout: segments side by side, 1-byte covered separators between */
   uint64_t x = 0;
   for (size_t g = 0; g < ns; g++)
     {
@@ -179,10 +179,21 @@ sweep_init (Sweep *s, const MlBuffers *bufs, const MlPlan *plan, MlError *err)
         return ml_error_set (err, ML_EINPUT, "the plan's %zu segments add up to more than 2^64 bytes", ns);
       x += s->extent[g] + 1;
     }
+  return 0;
+}
+
+/* The coverage tree over every boundary on the axis: segment ends and
+ * separators, mappings, buffers. */
+static int
+build_cover (Sweep *s, MlError *err)
+{
+  const MlPlan *plan = s->plan;
+  const MlBuffers *bufs = s->bufs;
+  size_t ns = plan->n_segments;
   size_t cap = 2 * plan->n + 3 * ns + 2 * plan->n_maps + 2, m = 0;
   s->cov.xs = malloc (cap * sizeof *s->cov.xs);
   if (!s->cov.xs)
-    goto oom;
+    return oom (err);
   for (size_t g = 0; g < ns; g++)
     {
       s->cov.xs[m++] = s->base[g];
@@ -211,35 +222,51 @@ sweep_init (Sweep *s, const MlBuffers *bufs, const MlPlan *plan, MlError *err)
     nodes <<= 1;
   s->cov.t = calloc (2 * nodes + 2, sizeof *s->cov.t);
   if (!s->cov.t)
-    goto oom;
+    return oom (err);
   if (s->cov.m)
     build (&s->cov, 1, 0, s->cov.m);
-  /* the pieces of the paged segments */
+  return 0;
+}
+
+/* The pieces of each paged segment: its ends and its mappings' ends,
+ * sorted (s->pieces[piece_first[g] .. piece_first[g + 1])). */
+static int
+paged_pieces (Sweep *s, MlError *err)
+{
+  const MlPlan *plan = s->plan;
+  size_t ns = plan->n_segments, np = 0;
   s->piece_first = calloc (ns + 1, sizeof *s->piece_first);
   s->pieces = malloc ((2 * plan->n_maps + 2 * ns + 1) * sizeof *s->pieces);
   if (!s->piece_first || !s->pieces)
-    goto oom;
-  {
-    size_t np = 0;
-    for (size_t g = 0; g < ns; g++)
-      {
-        s->piece_first[g] = np;
-        if (!(plan->segments[g].flags & ML_SEG_PAGED))
-          continue;
-        size_t first = np;
-        s->pieces[np++] = 0;
-        s->pieces[np++] = s->extent[g];
-        for (size_t k = 0; k < plan->n_maps; k++)
-          if (plan->maps[k].segment == g)
-            {
-              s->pieces[np++] = plan->maps[k].offset;
-              s->pieces[np++] = plan->maps[k].offset + plan->maps[k].size;
-            }
-        np = first + ml_sort_unique_u64 (s->pieces + first, np - first);
-      }
-    s->piece_first[ns] = np;
-  }
-  /* everything starts covered: separators forever, segments until reserved */
+    return oom (err);
+  for (size_t g = 0; g < ns; g++)
+    {
+      s->piece_first[g] = np;
+      if (!(plan->segments[g].flags & ML_SEG_PAGED))
+        continue;
+      size_t first = np;
+      s->pieces[np++] = 0;
+      s->pieces[np++] = s->extent[g];
+      for (size_t k = 0; k < plan->n_maps; k++)
+        if (plan->maps[k].segment == g)
+          {
+            s->pieces[np++] = plan->maps[k].offset;
+            s->pieces[np++] = plan->maps[k].offset + plan->maps[k].size;
+          }
+      np = first + ml_sort_unique_u64 (s->pieces + first, np - first);
+    }
+  s->piece_first[ns] = np;
+  return 0;
+}
+
+/* Everything starts covered: separators forever, segments until
+ * reserved; the reservations (segments, then a paged segment's mappings
+ * as seg = ns + k) in time order. */
+static void
+cover_unreserved (Sweep *s)
+{
+  const MlPlan *plan = s->plan;
+  size_t ns = plan->n_segments;
   for (size_t g = 0; g < ns; g++)
     {
       cover (&s->cov, s->base[g] + s->extent[g], s->base[g] + s->extent[g] + 1, +1);
@@ -251,7 +278,6 @@ sweep_init (Sweep *s, const MlBuffers *bufs, const MlPlan *plan, MlError *err)
       s->sev[s->n_sev++] = (SegEv) { plan->segments[g].start, (uint32_t) g, 1 };
       s->sev[s->n_sev++] = (SegEv) { plan->segments[g].end, (uint32_t) g, 0 };
     }
-  /* a paged segment's mappings come after the segments (seg = ns + k) */
   for (size_t k = 0; k < plan->n_maps; k++)
     if (plan->maps[k].start < plan->maps[k].end)
       {
@@ -259,57 +285,80 @@ sweep_init (Sweep *s, const MlBuffers *bufs, const MlPlan *plan, MlError *err)
         s->sev[s->n_sev++] = (SegEv) { plan->maps[k].end, (uint32_t) (ns + k), 0 };
       }
   qsort (s->sev, s->n_sev, sizeof *s->sev, cmp_segev);
-  /* high-water steps of growable segments: allocations happen in buffer
-   * order, so one pass over the buffers finds them */
+}
+
+/* The high-water steps of growable segments: allocations happen in
+ * buffer order, so one pass over the buffers finds them (a first pass
+ * counts them per segment, a second stores them). */
+static int
+growable_steps (Sweep *s, MlError *err)
+{
+  const MlPlan *plan = s->plan;
+  const MlBuffers *bufs = s->bufs;
+  size_t ns = plan->n_segments;
   s->step_first = calloc (ns + 2, sizeof *s->step_first);
   s->step_next = calloc (ns + 1, sizeof *s->step_next);
   if (!s->step_first || !s->step_next)
-    goto oom;
-  {
-    size_t total = 0;
-    for (size_t pass = 0; pass < 2; pass++)
-      {
-        memset (s->hw, 0, (ns + 1) * sizeof *s->hw);
-        size_t *fill = pass ? s->step_next : NULL;
-        for (size_t i = 0; i < plan->n; i++)
-          {
-            uint32_t g = plan->segment[i];
-            if (!(plan->segments[g].flags & ML_SEG_GROWABLE) || !bufs->buf[i].rsize)
-              continue;
-            uint64_t top = plan->offset[i] + bufs->buf[i].rsize;
-            if (top > s->hw[g])
-              {
-                s->hw[g] = top;
-                if (pass == 0)
-                  s->step_first[g + 1]++;
-                else
-                  s->steps[fill[g]++] = top;
-              }
-          }
-        if (pass == 0)
-          {
-            for (size_t g = 0; g < ns; g++)
-              s->step_first[g + 1] += s->step_first[g];
-            total = s->step_first[ns];
-            s->steps = malloc ((total ? total : 1) * sizeof *s->steps);
-            if (!s->steps)
-              goto oom;
-            for (size_t g = 0; g < ns; g++)
-              s->step_next[g] = s->step_first[g];
-          }
-      }
-    for (size_t g = 0; g < ns; g++)
-      {
-        s->step_next[g] = s->step_first[g];
-        s->hw[g] = 0;
-      }
-  }
+    return oom (err);
+  for (size_t pass = 0; pass < 2; pass++)
+    {
+      memset (s->hw, 0, (ns + 1) * sizeof *s->hw);
+      size_t *fill = pass ? s->step_next : NULL;
+      for (size_t i = 0; i < plan->n; i++)
+        {
+          uint32_t g = plan->segment[i];
+          if (!(plan->segments[g].flags & ML_SEG_GROWABLE) || !bufs->buf[i].rsize)
+            continue;
+          uint64_t top = plan->offset[i] + bufs->buf[i].rsize;
+          if (top > s->hw[g])
+            {
+              s->hw[g] = top;
+              if (pass == 0)
+                s->step_first[g + 1]++;
+              else
+                s->steps[fill[g]++] = top;
+            }
+        }
+      if (pass == 0)
+        {
+          for (size_t g = 0; g < ns; g++)
+            s->step_first[g + 1] += s->step_first[g];
+          size_t total = s->step_first[ns];
+          s->steps = malloc ((total ? total : 1) * sizeof *s->steps);
+          if (!s->steps)
+            return oom (err);
+          for (size_t g = 0; g < ns; g++)
+            s->step_next[g] = s->step_first[g];
+        }
+    }
+  for (size_t g = 0; g < ns; g++)
+    {
+      s->step_next[g] = s->step_first[g];
+      s->hw[g] = 0;
+    }
   return 0;
-oom:
-  sweep_free (s);
-  return ml_error_set (err, ML_ENOMEM, "out of memory");
 }
 
+/* On an error the caller frees what was made (sweep_free). */
+static int
+sweep_init (Sweep *s, const MlBuffers *bufs, const MlPlan *plan, MlError *err)
+{
+  memset (s, 0, sizeof *s);
+  s->bufs = bufs;
+  s->plan = plan;
+  size_t ns = plan->n_segments;
+  s->base = calloc (ns + 1, sizeof *s->base);
+  s->extent = calloc (ns + 1, sizeof *s->extent);
+  s->hw = calloc (ns + 1, sizeof *s->hw);
+  s->sev = malloc ((2 * ns + 2 * plan->n_maps + 1) * sizeof *s->sev);
+  if (!s->base || !s->extent || !s->hw || !s->sev)
+    return oom (err);
+  int rc;
+  if ((rc = lay_out_segments (s, err)) < 0 || (rc = build_cover (s, err)) < 0 || (rc = paged_pieces (s, err)) < 0)
+    return rc;
+  cover_unreserved (s);
+  return growable_steps (s, err);
+}
 
 /* Growable segment g: the pieces above the high water are covered, one
  * cover per step so that each is later removed with the same bounds. */
