@@ -218,43 +218,46 @@ out:
   return rc;
 }
 
-int
-ml_constraints_plan (const MlBuffers *bufs, const MlStrategy *s, const MlKnobs *knobs, MlPlan *plan, MlError *err)
+/* The reduced instance the strategy plans: one unit per contiguous
+ * group (its members back to back), one per other arena buffer;
+ * zero-copy and pinned buffers are left out. */
+typedef struct {
+  MlBuffers *red;
+  uint32_t  *unit_of;   /* buffer -> unit, UINT32_MAX = none */
+  uint32_t  *rep;       /* unit -> first buffer */
+  uint64_t  *prefix;    /* a member's offset in its group */
+  size_t     units;
+} Reduced;
+
+static void
+reduced_free (Reduced *r)
 {
-  size_t n = bufs->n;
-  uint64_t align = bufs->align, end_all = bufs->end_tick;
-  /* units of the reduced instance: one per group, one per other arena buffer */
-  uint32_t *unit_of = malloc ((n ? n : 1) * sizeof *unit_of);      /* buffer -> unit, UINT32_MAX = none */
-  uint32_t *rep = malloc ((n ? n : 1) * sizeof *rep);              /* unit -> first buffer */
-  uint64_t *prefix = calloc (n ? n : 1, sizeof *prefix);           /* a member's offset in its group */
-  MlBuffers *red = calloc (1, sizeof *red);
-  MlPlan *rp = NULL;
-  uint64_t *sizes = NULL;
-  int rc = 0;
-  if (!unit_of || !rep || !prefix || !red)
-    goto oom;
-  size_t units = 0;
-  for (size_t i = 0; i < n; i++)
-    unit_of[i] = UINT32_MAX;
-  red->buf = calloc (n ? n : 1, sizeof *red->buf);
-  red->by_end = calloc (n ? n : 1, sizeof *red->by_end);
-  red->alloc_event = calloc (n ? n : 1, sizeof *red->alloc_event);
-  if (!red->buf || !red->by_end || !red->alloc_event)
-    goto oom;
+  ml_buffers_free (r->red);
+  free (r->unit_of);
+  free (r->rep);
+  free (r->prefix);
+}
+
+/* A unit per group: from its first member's start to its last one's
+ * end (the whole run when a member may not be reused), its members'
+ * sizes summed. */
+static void
+reduce_groups (const MlBuffers *bufs, Reduced *r)
+{
   for (size_t g = 0, k = 0; g < bufs->n_groups; g++)
     {
-      MlBuffer *u = &red->buf[units];
+      MlBuffer *u = &r->red->buf[r->units];
       uint64_t at = 0;
       bool no_reuse = false;
       *u = bufs->buf[bufs->group_member[k]];
       u->start = UINT64_MAX;
       u->end = 0;
-      rep[units] = bufs->group_member[k];
+      r->rep[r->units] = bufs->group_member[k];
       for (; k < bufs->group_end[g]; k++)
         {
           const MlBuffer *m = &bufs->buf[bufs->group_member[k]];
-          unit_of[bufs->group_member[k]] = (uint32_t) units;
-          prefix[bufs->group_member[k]] = at;
+          r->unit_of[bufs->group_member[k]] = (uint32_t) r->units;
+          r->prefix[bufs->group_member[k]] = at;
           at += m->rsize;
           if (m->start < u->start)
             u->start = m->start;
@@ -264,87 +267,110 @@ ml_constraints_plan (const MlBuffers *bufs, const MlStrategy *s, const MlKnobs *
         }
       u->size = u->rsize = at;
       if (no_reuse)
-        u->start = 0, u->end = end_all;
-      units++;
+        u->start = 0, u->end = bufs->end_tick;
+      r->units++;
     }
+}
+
+/* The units in allocation order (by start, stable). */
+static int
+sort_units (const MlBuffers *bufs, Reduced *r)
+{
+  size_t units = r->units, n = bufs->n;
+  MlBuffers *red = r->red;
+  uint32_t *ord = malloc ((units ? units : 1) * sizeof *ord);
+  MlBuffer *sorted = malloc ((units ? units : 1) * sizeof *sorted);
+  uint32_t *rep2 = malloc ((units ? units : 1) * sizeof *rep2), *pos = malloc ((units ? units : 1) * sizeof *pos);
+  int rc = ML_ENOMEM;
+  if (!ord || !sorted || !rep2 || !pos)
+    goto out;
+  for (size_t u = 0; u < units; u++)
+    ord[u] = (uint32_t) u;
+  if (ml_sort_indexes_by_key (ord, units, &red->buf[0].start, sizeof (MlBuffer)) < 0)
+    goto out;
+  for (size_t u = 0; u < units; u++)
+    {
+      sorted[u] = red->buf[ord[u]];
+      rep2[u] = r->rep[ord[u]];
+      pos[ord[u]] = (uint32_t) u;
+      red->alloc_event[u] = bufs->alloc_event[rep2[u]];
+    }
+  memcpy (red->buf, sorted, units * sizeof *sorted);
+  memcpy (r->rep, rep2, units * sizeof *rep2);
+  for (size_t i = 0; i < n; i++)
+    if (r->unit_of[i] != UINT32_MAX)
+      r->unit_of[i] = pos[r->unit_of[i]];
+  rc = 0;
+out:
+  free (ord), free (sorted), free (rep2), free (pos);
+  return rc;
+}
+
+static int
+reduce (const MlBuffers *bufs, Reduced *r, MlError *err)
+{
+  size_t n = bufs->n;
+  r->unit_of = malloc ((n ? n : 1) * sizeof *r->unit_of);
+  r->rep = malloc ((n ? n : 1) * sizeof *r->rep);
+  r->prefix = calloc (n ? n : 1, sizeof *r->prefix);
+  MlBuffers *red = r->red = calloc (1, sizeof *red);
+  if (!r->unit_of || !r->rep || !r->prefix || !red)
+    return ml_error_set (err, ML_ENOMEM, "out of memory");
+  for (size_t i = 0; i < n; i++)
+    r->unit_of[i] = UINT32_MAX;
+  red->buf = calloc (n ? n : 1, sizeof *red->buf);
+  red->by_end = calloc (n ? n : 1, sizeof *red->by_end);
+  red->alloc_event = calloc (n ? n : 1, sizeof *red->alloc_event);
+  if (!red->buf || !red->by_end || !red->alloc_event)
+    return ml_error_set (err, ML_ENOMEM, "out of memory");
+  reduce_groups (bufs, r);
   for (size_t i = 0; i < n; i++)
     {
       const MlBuffer *b = &bufs->buf[i];
       if (!in_arena (b) || (b->flags & ML_BUF_GROUPED))
         continue;
-      MlBuffer *u = &red->buf[units];
+      MlBuffer *u = &red->buf[r->units];
       *u = *b;
       if (b->flags & ML_BUF_NO_REUSE)
-        u->start = 0, u->end = end_all;
-      unit_of[i] = (uint32_t) units;
-      rep[units++] = (uint32_t) i;
+        u->start = 0, u->end = bufs->end_tick;
+      r->unit_of[i] = (uint32_t) r->units;
+      r->rep[r->units++] = (uint32_t) i;
     }
-  /* the reduced buffers in allocation order (by start, stable) */
-  {
-    uint32_t *ord = malloc ((units ? units : 1) * sizeof *ord);
-    MlBuffer *sorted = malloc ((units ? units : 1) * sizeof *sorted);
-    uint32_t *rep2 = malloc ((units ? units : 1) * sizeof *rep2), *pos = malloc ((units ? units : 1) * sizeof *pos);
-    if (!ord || !sorted || !rep2 || !pos)
-      {
-        free (ord), free (sorted), free (rep2), free (pos);
-        goto oom;
-      }
-    for (size_t u = 0; u < units; u++)
-      ord[u] = (uint32_t) u;
-    if (ml_sort_indexes_by_key (ord, units, &red->buf[0].start, sizeof (MlBuffer)) < 0)
-      {
-        free (ord), free (sorted), free (rep2), free (pos);
-        goto oom;
-      }
-    for (size_t u = 0; u < units; u++)
-      {
-        sorted[u] = red->buf[ord[u]];
-        rep2[u] = rep[ord[u]];
-        pos[ord[u]] = (uint32_t) u;
-        red->alloc_event[u] = bufs->alloc_event[rep2[u]];
-      }
-    memcpy (red->buf, sorted, units * sizeof *sorted);
-    memcpy (rep, rep2, units * sizeof *rep2);
-    for (size_t i = 0; i < n; i++)
-      if (unit_of[i] != UINT32_MAX)
-        unit_of[i] = pos[unit_of[i]];
-    free (ord), free (sorted), free (rep2), free (pos);
-  }
-  for (size_t u = 0; u < units; u++)
+  if (sort_units (bufs, r) < 0)
+    return ml_error_set (err, ML_ENOMEM, "out of memory");
+  for (size_t u = 0; u < r->units; u++)
     red->buf[u].flags &= ~(uint32_t) (ML_BUF_GROUPED | ML_BUF_NO_REUSE);
-  red->n = units;
-  red->align = align;
-  red->end_tick = end_all;
+  red->n = r->units;
+  red->align = bufs->align;
+  red->end_tick = bufs->end_tick;
   red->trace = bufs->trace;
   red->zero_copy_align = bufs->zero_copy_align;
-  if ((rc = ml_buffers_index (red, err)) < 0)
-    goto out;
+  return ml_buffers_index (red, err);
+}
 
-  rp = ml_plan_new (units, s->name);
-  if (!rp)
-    goto oom;
-  rp->align = plan->align;
-  if ((rc = s->plan (red, knobs, rp, err)) < 0)
-    goto out;
-  if (rp->n_segments > 1)
-    {
-      rc = ml_error_set (err, ML_EUNSUPPORTED, "%s: its plan has %zu segments; the graph's constraints need one arena",
-                         s->name, rp->n_segments);
-      goto out;
-    }
+/* What the constraints add to the plan of the reduced instance. */
+typedef struct {
+  bool   any_fixed, any_zc;
+  size_t n_blocks;
+} Added;
 
-  /* back to the whole instance: fixed buffers at their offsets, the
-   * planned ones above the highest fixed byte, groups expanded */
-  uint64_t fixed_top = 0;
-  bool any_fixed = false, any_zc = false;
+/* Back to the whole instance: fixed buffers at their offsets, the
+ * planned ones above the highest fixed byte, groups expanded; the arena
+ * (cut into max_block blocks), then each zero-copy buffer in a segment
+ * of its own. */
+static int
+expand (const MlBuffers *bufs, const Reduced *r, const MlPlan *rp, MlPlan *plan, Added *added, MlError *err)
+{
+  size_t n = bufs->n;
+  uint64_t fixed_top = 0, *sizes = NULL;
   for (size_t i = 0; i < n; i++)
     if (bufs->buf[i].flags & ML_BUF_PINNED)
       {
-        any_fixed = true;
+        added->any_fixed = true;
         if (bufs->buf[i].addr + bufs->buf[i].rsize > fixed_top)
           fixed_top = bufs->buf[i].addr + bufs->buf[i].rsize;
       }
-  fixed_top = ml_align_up (fixed_top, align);
+  fixed_top = ml_align_up (fixed_top, bufs->align);
   uint64_t arena = 0;
   for (size_t i = 0; i < n; i++)
     {
@@ -352,27 +378,27 @@ ml_constraints_plan (const MlBuffers *bufs, const MlStrategy *s, const MlKnobs *
       plan->segment[i] = 0;
       if (b->flags & ML_BUF_ZERO_COPY)
         {
-          any_zc = true;
+          added->any_zc = true;
           plan->offset[i] = 0;
           continue;
         }
-      plan->offset[i] = (b->flags & ML_BUF_PINNED) ? b->addr : fixed_top + rp->offset[unit_of[i]] + prefix[i];
+      plan->offset[i] = (b->flags & ML_BUF_PINNED) ? b->addr : fixed_top + rp->offset[r->unit_of[i]] + r->prefix[i];
       if (b->rsize && plan->offset[i] + b->rsize > arena)
         arena = plan->offset[i] + b->rsize;
     }
-  size_t n_blocks = 1;
-  if (bufs->max_block)
+  added->n_blocks = 1;
+  int rc;
+  if (bufs->max_block && (rc = split_blocks (bufs, plan->segment, plan->offset, &sizes, &added->n_blocks, err)) < 0)
+    return rc;
+  rc = 0;
+  for (size_t k = 0; k < added->n_blocks && rc == 0; k++)
     {
-      if ((rc = split_blocks (bufs, plan->segment, plan->offset, &sizes, &n_blocks, err)) < 0)
-        goto out;
-    }
-  for (size_t k = 0; k < n_blocks; k++)
-    {
-      MlSegment seg = { .size = sizes ? sizes[k] : arena, .start = 0, .end = end_all };
+      MlSegment seg = { .size = sizes ? sizes[k] : arena, .start = 0, .end = bufs->end_tick };
       if (ml_plan_add_segment (plan, &seg) < 0)
-        goto oom;
+        rc = ml_error_set (err, ML_ENOMEM, "out of memory");
     }
-  for (size_t i = 0; i < n; i++)
+  free (sizes);
+  for (size_t i = 0; i < n && rc == 0; i++)
     if (bufs->buf[i].flags & ML_BUF_ZERO_COPY)
       {
         const MlBuffer *b = &bufs->buf[i];
@@ -380,35 +406,56 @@ ml_constraints_plan (const MlBuffers *bufs, const MlStrategy *s, const MlKnobs *
                           .stream = b->stream };
         long g = ml_plan_add_segment (plan, &seg);
         if (g < 0)
-          goto oom;
-        plan->segment[i] = (uint32_t) g;
+          rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+        else
+          plan->segment[i] = (uint32_t) g;
       }
+  return rc;
+}
+
+int
+ml_constraints_plan (const MlBuffers *bufs, const MlStrategy *s, const MlKnobs *knobs, MlPlan *plan, MlError *err)
+{
+  Reduced r = { 0 };
+  MlPlan *rp = NULL;
+  Added added = { 0 };
+  int rc;
+  if ((rc = reduce (bufs, &r, err)) < 0)
+    goto out;
+  if (!(rp = ml_plan_new (r.units, s->name)))
+    {
+      rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+      goto out;
+    }
+  rp->align = plan->align;
+  if ((rc = s->plan (r.red, knobs, rp, err)) < 0)
+    goto out;
+  if (rp->n_segments > 1)
+    {
+      rc = ml_error_set (err, ML_EUNSUPPORTED, "%s: its plan has %zu segments; the graph's constraints need one arena",
+                         s->name, rp->n_segments);
+      goto out;
+    }
+  if ((rc = expand (bufs, &r, rp, plan, &added, err)) < 0)
+    goto out;
   plan->ops = rp->ops;
   plan->nodes_visited = rp->nodes_visited;
   /* a proof about the reduced instance holds for the whole one only when
    * the pass added nothing of its own (fixed region, blocks, user memory) */
-  if (!any_fixed && !any_zc && n_blocks == 1)
+  if (!added.any_fixed && !added.any_zc && added.n_blocks == 1)
     {
       plan->optimal = rp->optimal;
       plan->proven_lb = rp->proven_lb;
     }
-  {
-    char note[320];
-    snprintf (note, sizeof note, "%s%sconstraints: %zu planned units%s%s%s", rp->note ? rp->note : "", rp->note ? "; " : "",
-              units, any_fixed ? ", fixed region below" : "", any_zc ? ", zero-copy buffers in their own segments" : "",
-              n_blocks > 1 ? ", arena cut into max_block blocks" : "");
-    if (ml_plan_set_note (plan, note) < 0)
-      goto oom;
-  }
-  goto out;
-oom:
-  rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+  char note[320];
+  snprintf (note, sizeof note, "%s%sconstraints: %zu planned units%s%s%s", rp->note ? rp->note : "", rp->note ? "; " : "",
+            r.units, added.any_fixed ? ", fixed region below" : "",
+            added.any_zc ? ", zero-copy buffers in their own segments" : "",
+            added.n_blocks > 1 ? ", arena cut into max_block blocks" : "");
+  if (ml_plan_set_note (plan, note) < 0)
+    rc = ml_error_set (err, ML_ENOMEM, "out of memory");
 out:
   ml_plan_free (rp);
-  ml_buffers_free (red);
-  free (unit_of);
-  free (rep);
-  free (prefix);
-  free (sizes);
+  reduced_free (&r);
   return rc;
 }
