@@ -128,16 +128,4 @@ int     ml_plan_make_arena (MlPlan *plan, const MlBuffers *bufs) ML_MUST_CHECK;
 int ml_plan_write_json (const MlPlan *plan, const MlBuffers *bufs, const char *path, MlError *err) ML_MUST_CHECK;
 int ml_plan_read_json  (const char *path, const MlBuffers *bufs, MlPlan **out, MlError *err) ML_MUST_CHECK;
 
-/* The "recorded" plan: what the real allocator did, from the addresses in
- * the trace (segments from segment events when present, else one arena
- * from the lowest to the highest address). segment_map / segment_unmap
- * are pages of expandable segments: a map inside or right after a live
- * expandable segment's range belongs to it (else it starts one), an unmap
- * ends the mappings it covers (what is left of them goes on), so the
- * reserved bytes follow the events exactly. ML_EUNSUPPORTED when the trace
- * has no addresses. */
-int ml_plan_from_recorded (const MlBuffers *bufs, MlPlan **out, MlError *err) ML_MUST_CHECK;
-/* True when @bufs has a recorded plan (some buffer has its address). */
-bool ml_plan_has_recorded (const MlBuffers *bufs);
-
 #endif

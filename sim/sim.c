@@ -9,6 +9,7 @@
 
 #include "sim/base/jsonutil.h"
 #include "sim/constraints.h"
+#include "sim/recorded.h"
 
 double
 ml_now (void)

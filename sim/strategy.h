@@ -147,9 +147,6 @@ typedef struct MlStrategy {
   int  (*plan)    (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *err);
 } MlStrategy;
 
-/* The recorded plan (ML_STRATEGY_RECORDED) as a table entry: its plan()
- * is ml_plan_from_recorded (sim/plan.c). */
-extern const MlStrategy ml_strategy_recorded;
-
+/* The recorded plan (ML_STRATEGY_RECORDED) is declared in sim/recorded.h. */
 
 #endif

@@ -4,7 +4,7 @@
 #ifndef ML_STRATEGIES_REGISTRY_H
 #define ML_STRATEGIES_REGISTRY_H
 
-#include "sim/strategy.h"
+#include "sim/recorded.h"
 
 /* Every strategy, NULL-terminated, in the order tables list them; the
  * recorded plan (ML_STRATEGY_RECORDED) first. */

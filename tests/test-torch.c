@@ -12,6 +12,7 @@
 #include "sim/formats/kineto.h"
 #include "sim/formats/load.h"
 #include "sim/metrics.h"
+#include "sim/recorded.h"
 #include "sim/sim.h"
 #include "sim/formats/snapshot.h"
 #include "strategies/caching.h"

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "gui/document.h"
+#include "sim/recorded.h"
 #include "tests/tap.h"
 
 typedef struct {

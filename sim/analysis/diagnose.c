@@ -8,6 +8,7 @@
 #include "sim/base/jsonutil.h"
 #include "sim/base/u64map.h"
 #include "sim/base/units.h"
+#include "sim/recorded.h"
 
 static uint32_t
 site_of (const MlBuffers *bufs, const MlBuffer *b)
