@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "sim/analysis/check.h"
+#include "sim/formats/csv.h"
 #include "sim/formats/load.h"
 #include "sim/sim.h"
 #include "strategies/registry.h"

@@ -2,12 +2,16 @@
 #ifndef ML_CSV_H
 #define ML_CSV_H
 
-#include "sim/formats/load.h"
+#include "sim/buffers.h"
+#include "sim/formats/load-options.h"
+#include "sim/plan.h"
 
 /* MiniMalloc CSV: id,lower,upper,size[,offset][,alignment]. */
 int ml_trace_load_csv    (const char *path, const MlLoadOptions *opts, MlTrace **out, MlError *err);
 /* Writes the buffers of @bufs; with @plan (may be NULL) adds the offset
  * column (offsets of a one-segment plan). Requested sizes are written. */
 int ml_buffers_write_csv (const MlBuffers *bufs, const MlPlan *plan, const char *path, MlError *err);
+/* The capacity a file name implies: "A.1048576.csv" -> 1048576, else 0. */
+uint64_t ml_capacity_from_name (const char *path);
 
 #endif

@@ -13,6 +13,7 @@
 #ifndef ML_GRAPH_PRIVATE_H
 #define ML_GRAPH_PRIVATE_H
 
+#include "sim/buffers.h"
 #include "sim/formats/graph.h"
 #include "sim/base/u64map.h"
 

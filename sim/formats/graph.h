@@ -43,7 +43,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "sim/formats/load.h"
+#include "sim/formats/load-options.h"
 
 bool ml_graph_sniff (const unsigned char *head, size_t len);
 int  ml_trace_load_graph (const char *path, const MlLoadOptions *opts, MlTrace **out, MlError *err);

@@ -2,7 +2,7 @@
 #ifndef ML_JSONL_H
 #define ML_JSONL_H
 
-#include "sim/formats/load.h"
+#include "sim/formats/load-options.h"
 
 /* Native JSON Lines (docs/formats.md). */
 int ml_trace_load_jsonl  (const char *path, const MlLoadOptions *opts, MlTrace **out, MlError *err);

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stddef.h>
 
-#include "sim/formats/load.h"
+#include "sim/formats/load-options.h"
 
 /* The largest device number a trace names (as the snapshot reader). */
 #define ML_KIN_MAX_DEVICE 4095

@@ -19,7 +19,7 @@
 #ifndef ML_KINETO_H
 #define ML_KINETO_H
 
-#include "sim/formats/load.h"
+#include "sim/formats/load-options.h"
 
 bool ml_kineto_sniff (const unsigned char *head, size_t len);
 /* Reads @path (a Kineto / Chrome trace, else a graph by its keys); on

@@ -17,80 +17,6 @@
 #include "sim/formats/kineto.h"
 #include "sim/formats/snapshot.h"
 
-void
-ml_load_options_init (MlLoadOptions *opts)
-{
-  memset (opts, 0, sizeof *opts);
-  opts->device = -1;
-}
-
-/* One end of a range: "" (open), a tick (digits) or a time (a number
- * and a unit: ns, us, ms, s, m, h) in nanoseconds. */
-static int
-range_end (const char *text, size_t len, const char *whole, bool *is_time, uint64_t *out, MlError *err)
-{
-  char buf[64];
-  if (len >= sizeof buf)
-    return ml_error_set (err, ML_EUSAGE, "--range %s: \"%.*s\" is too long", whole, (int) len, text);
-  memcpy (buf, text, len);
-  buf[len] = 0;
-  size_t digits = strspn (buf, "0123456789");
-  if (digits == len)
-    {
-      *is_time = false;
-      if (ml_parse_u64 (buf, len, out) < 0)
-        return ml_error_set (err, ML_EUSAGE, "--range %s: tick \"%s\" is too large", whole, buf);
-      return 0;
-    }
-  static const struct { const char *unit; double ns; } units[] = {
-    { "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "min", 60e9 }, { "m", 60e9 }, { "h", 3600e9 },
-  };
-  char *end;
-  errno = 0;
-  double v = strtod (buf, &end);
-  if (end == buf || errno || !(v >= 0) || isinf (v) || buf[0] == '-' || buf[0] == '+' || buf[0] == ' ')
-    return ml_error_set (err, ML_EUSAGE, "--range %s: \"%s\" is neither a tick (an integer) nor a time (1.5s, 200ms, 30us, 5ns)",
-                         whole, buf);
-  for (size_t k = 0; k < sizeof units / sizeof units[0]; k++)
-    if (strcmp (end, units[k].unit) == 0)
-      {
-        double ns = v * units[k].ns;
-        if (ns >= 9.2e18)
-          return ml_error_set (err, ML_EUSAGE, "--range %s: time \"%s\" is too large", whole, buf);
-        *is_time = true;
-        *out = (uint64_t) llround (ns);
-        return 0;
-      }
-  return ml_error_set (err, ML_EUSAGE, "--range %s: \"%s\" has %s unit \"%s\" (a time takes ns, us, ms, s, m or h; a tick none)",
-                       whole, buf, *end ? "an unknown" : "no", end);
-}
-
-int
-ml_range_parse (const char *text, MlRange *out, MlError *err)
-{
-  const char *colon = strchr (text, ':');
-  if (!colon || strchr (colon + 1, ':'))
-    return ml_error_set (err, ML_EUSAGE, "--range %s: write T0:T1 (ticks, or times like 1.5s:3s; either end may be left out)",
-                         text);
-  MlRange r = { .set = true, .from = 0, .to = UINT64_MAX };
-  bool t0 = false, t1 = false;
-  size_t l0 = (size_t) (colon - text), l1 = strlen (colon + 1);
-  if (!l0 && !l1)
-    return ml_error_set (err, ML_EUSAGE, "--range %s: give a start, an end or both (T0:T1, :T1, T0:)", text);
-  int rc;
-  if (l0 && (rc = range_end (text, l0, text, &t0, &r.from, err)) < 0)
-    return rc;
-  if (l1 && (rc = range_end (colon + 1, l1, text, &t1, &r.to, err)) < 0)
-    return rc;
-  if (l0 && l1 && t0 != t1)
-    return ml_error_set (err, ML_EUSAGE, "--range %s: one end is a tick, the other a time; give both the same way", text);
-  r.times = t0 || t1;
-  if (r.from > r.to)
-    return ml_error_set (err, ML_EUSAGE, "--range %s: the start is after the end", text);
-  *out = r;
-  return 0;
-}
-
 static bool
 sniff_jsonl (const unsigned char *h, size_t len)
 {
@@ -230,17 +156,4 @@ ml_trace_save (const MlTrace *trace, const char *path, MlError *err)
     if ((*f)->save && has_ext (*f, ext))
       return (*f)->save (trace, path, err);
   return ml_error_set (err, ML_EUSAGE, "%s: cannot write format \"%s\" (use .jsonl or .csv)", path, ext);
-}
-
-int
-ml_load_progress (const MlLoadOptions *opts, const void *line_reader, MlError *err)
-{
-  const MlProgress *p = opts->progress;
-  if (!p)
-    return 0;
-  if (p->cancelled && *p->cancelled)
-    return ml_error_set (err, ML_ECANCELLED, "cancelled");
-  if (p->report)
-    p->report (p->user, ml_lines_fraction (line_reader), "loading");
-  return 0;
 }

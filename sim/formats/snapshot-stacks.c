@@ -3,6 +3,7 @@
  * read once, the stacks of blocks freed before the trace named so. */
 #include "sim/formats/snapshot-private.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

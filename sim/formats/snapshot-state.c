@@ -4,6 +4,7 @@
 #include "sim/formats/snapshot-private.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

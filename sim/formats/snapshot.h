@@ -26,7 +26,7 @@
 #ifndef ML_SNAPSHOT_H
 #define ML_SNAPSHOT_H
 
-#include "sim/formats/load.h"
+#include "sim/formats/load-options.h"
 
 bool ml_snapshot_sniff (const unsigned char *head, size_t len);
 int  ml_trace_load_snapshot (const char *path, const MlLoadOptions *opts, MlTrace **out, MlError *err);
