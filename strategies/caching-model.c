@@ -429,6 +429,8 @@ map_block (MlCache *c, uint32_t i, uint64_t size, int *rc)
     bytes = c->b[i].size;
   if (!fits (c, bytes))
     return ML_CACHE_NONE;
+  if (c->grow)
+    c->grow (c, bytes);
   uint32_t seg = c->b[i].seg;
   uint32_t m = map_range (c, i, bytes);
   if (m == ML_CACHE_NONE)
@@ -634,61 +636,6 @@ _ml_cache_exp_add_range (MlCache *c, uint64_t addr, uint64_t size, uint32_t stre
   return map_range (c, i, size) == ML_CACHE_NONE ? ML_ENOMEM : 0;
 }
 
-/* garbage_collect_cached_blocks (garbage_collection_threshold, with the
- * allowed maximum a per_process_memory_fraction sets): once reserved
- * passes the threshold's share of the allowed bytes, the large pool's
- * free blocks that are whole segments (not expandable) go back, those at
- * least as old as the average first (age: get_free_block calls on the
- * pool since the block became free), pass after pass, until the excess
- * is reclaimed or nothing more goes. */
-static void
-garbage_collect (MlCache *c)
-{
-  uint64_t threshold = (uint64_t) (c->cfg.gc_threshold * (double) c->allowed);
-  if (c->reserved <= threshold)
-    return;
-  uint64_t target = c->reserved - threshold, reclaimed = 0, total_age = 0;
-  MlTreap *t = &c->pool[0];
-  c->n_tmp = 0;
-  for (uint32_t n = ml_treap_lower_bound (t, 0, 0, NULL); n != ML_TREAP_NIL;
-       n = ml_treap_lower_bound (t, t->nodes[n].a, t->nodes[n].b + 1, NULL))
-    {
-      uint32_t i;
-      if (!ml_u64map_get (&c->free_at, t->nodes[n].b, &i) || c->b[i].prev != ML_CACHE_NONE || c->b[i].next != ML_CACHE_NONE)
-        continue;
-      if (ML_ARRAY_RESERVE (c->tmp, c->n_tmp, c->cap_tmp, 64) < 0)
-        {
-          c->failed = true;
-          return;
-        }
-      c->tmp[c->n_tmp++] = i;   /* freeable, in the pool's (stream, size, address) order */
-      total_age += c->gc_calls[0] - c->b[i].gc_base;
-    }
-  size_t count = c->n_tmp;
-  bool freed = true;
-  while (reclaimed < target && freed && count > 0)
-    {
-      double age_threshold = (double) total_age / (double) count;
-      freed = false;
-      for (size_t k = 0; k < c->n_tmp; k++)
-        {
-          uint32_t i = c->tmp[k];
-          if (i == ML_CACHE_NONE || c->s[c->b[i].seg].expandable)
-            continue;
-          uint64_t age = c->gc_calls[0] - c->b[i].gc_base, size = c->b[i].size;
-          if ((double) age >= age_threshold && _ml_cache_seg_release (c, c->b[i].seg))
-            {
-              freed = true;
-              reclaimed += size;
-              total_age -= age;
-              count--;
-              c->tmp[k] = ML_CACHE_NONE;
-            }
-        }
-    }
-  c->gc_released += reclaimed;
-}
-
 /* malloc: returns the block through *out; ML_EOOM when the capacity
  * refuses every way PyTorch tries. */
 int
@@ -706,7 +653,7 @@ _ml_cache_malloc (MlCache *c, uint64_t req, uint32_t raw_stream, uint32_t *out)
   uint32_t i = find_free (c, size, stream, small);
   int rc = 0;
   if (i == ML_CACHE_NONE && c->allowed && c->cfg.gc_threshold > 0)
-    garbage_collect (c);
+    _ml_cache_garbage_collect (c);
   if (i == ML_CACHE_NONE && c->cfg.expandable)
     {
       /* alloc_block, then release_available_cached_blocks and
@@ -730,6 +677,8 @@ _ml_cache_malloc (MlCache *c, uint64_t req, uint32_t raw_stream, uint32_t *out)
           && (c->owner_retries || c->cfg.backend == ML_CACHE_ASYNC
               || (!(release_available (c, size, stream) && fits (c, bytes)) && !(release_all (c) && fits (c, bytes)))))
         return ML_EOOM;
+      if (c->grow)
+        c->grow (c, bytes);
       MlCacheSegment tmp = { .size = bytes, .stream = stream, .small = small };
       if ((rc = c->new_seg (c, bytes, raw_stream, &tmp)) < 0)
         return rc;
@@ -748,8 +697,17 @@ _ml_cache_malloc (MlCache *c, uint64_t req, uint32_t raw_stream, uint32_t *out)
     return rc;
   c->b[i].req = req;
   c->live += req;
+  c->alloc_bytes += c->b[i].size;
   *out = i;
   return 0;
+}
+
+uint64_t
+_ml_cache_empty_cache (MlCache *c)
+{
+  uint64_t before = c->reserved;
+  release_all (c);
+  return before - c->reserved;
 }
 
 uint64_t
@@ -771,6 +729,7 @@ _ml_cache_free (MlCache *c, uint32_t i)
   MlCacheBlock *b = &c->b[i];
   b->allocated = false;
   c->live -= b->req < c->live ? b->req : c->live;
+  c->alloc_bytes -= b->size;
   uint32_t p = b->prev;
   if (is_free (c, b->next))
     {
@@ -832,6 +791,7 @@ _ml_cache_carve (MlCache *c, uint64_t addr, uint64_t req)
   c->b[i].allocated = true;
   c->b[i].req = req;
   c->live += req;
+  c->alloc_bytes += c->b[i].size;
   return i;
 }
 
@@ -848,20 +808,6 @@ _ml_cache_init (MlCache *c, const MlCacheConfig *cfg)
   ml_treap_init (&c->segs);
   ml_u64map_init (&c->streams);
   ml_u64map_init (&c->free_at);
-}
-
-void
-_ml_cache_set_capacity (MlCache *c, uint64_t device_bytes)
-{
-  c->capacity = device_bytes;
-  c->allowed = c->live_limit = 0;
-  if (!device_bytes || c->cfg.fraction <= 0 || c->cfg.fraction >= 1)
-    return;
-  uint64_t limit = (uint64_t) (c->cfg.fraction * (double) device_bytes);
-  if (c->cfg.backend == ML_CACHE_ASYNC)
-    c->live_limit = limit;   /* pytorch_memory_limits */
-  else
-    c->capacity = c->allowed = limit;
 }
 
 void

@@ -19,6 +19,7 @@
 #define ML_STRATEGIES_CACHING_PRIVATE_H
 
 #include "sim/alloc-conf.h"
+#include "strategies/caching-replay.h"
 #include "sim/trace.h"
 #include "sim/base/error.h"
 #include "sim/base/treap.h"
@@ -87,6 +88,7 @@ struct MlCache {
    * garbage_collection_threshold is a fraction of; the cudaMallocAsync
    * model limits the requested bytes live instead (live_limit) */
   uint64_t        allowed, live_limit, live;
+  uint64_t        alloc_bytes;    /* bytes of the allocated blocks (PyTorch's allocated_bytes) */
   uint64_t        gc_calls[2];    /* get_free_block calls per pool (large, small) */
   uint64_t        gc_released;    /* bytes garbage collection gave back */
   uint64_t        n_seg_alloc, n_seg_free;  /* cudaMalloc / cudaFree (map / unmap) calls */
@@ -104,6 +106,9 @@ struct MlCache {
   void (*rel_seg)  (MlCache *c, MlCacheSegment *seg);
   int  (*map_seg)  (MlCache *c, MlCacheSegment *seg, uint64_t offset, uint64_t size);
   void (*unmap_seg)(MlCache *c, MlCacheSegment *seg, uint64_t offset, uint64_t size);
+  /* may be NULL: called when malloc is about to reserve or map @bytes
+   * more, the capacity having agreed, before anything changed */
+  void (*grow)     (MlCache *c, uint64_t bytes);
   void *user;
 };
 
@@ -151,6 +156,16 @@ int      _ml_cache_malloc (MlCache *c, uint64_t req, uint32_t raw_stream, uint32
  * then every wholly free cached segment (release_cached_blocks). Returns
  * the bytes given back (0: nothing left to give). */
 uint64_t _ml_cache_release_cached (MlCache *c, uint32_t attempt, uint64_t req, uint32_t raw_stream);
+/* garbage_collect_cached_blocks: when reserved is above
+ * garbage_collection_threshold x the allowed maximum, gives back the
+ * large pool's wholly free segments, oldest first (caching-limits.c);
+ * malloc calls it. */
+void     _ml_cache_garbage_collect (MlCache *c);
+/* torch.cuda.empty_cache(): release_cached_blocks (every wholly free
+ * segment back, the whole free pages of expandable ones unmapped; the
+ * cudaMallocAsync model: its wholly free chunks, cudaMemPoolTrimTo).
+ * Returns the bytes given back. */
+uint64_t _ml_cache_empty_cache (MlCache *c);
 /* Frees block @i, merging it with its free neighbours. */
 int      _ml_cache_free (MlCache *c, uint32_t i);
 /* The largest free block (either pool). */
@@ -178,6 +193,11 @@ uint32_t _ml_cache_block_at (MlCache *c, uint64_t addr);
  * plus the rest of the free block when the split rules would not cut it.
  * Returns the block or ML_CACHE_NONE when @addr is not free. */
 uint32_t _ml_cache_carve (MlCache *c, uint64_t addr, uint64_t req);
+
+/* Why the cache holds its free bytes now, against a request of @req
+ * bytes on @raw_stream (caching-replay.h, caching-strand.c). O(free
+ * blocks). */
+void     _ml_cache_strands (MlCache *c, uint64_t req, uint32_t raw_stream, MlStrandBreakdown *out);
 
 /* Callbacks of _ml_cache_rebuild (either may be NULL): @segment after the
  * segment (or mapped range) of tick-0 event @k went in, @block after the
