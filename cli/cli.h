@@ -145,6 +145,9 @@ void cli_progress_done (void);
 
 /* 1.50 GiB style sizes, into a static rotating buffer (for printf). */
 const char *cli_size (uint64_t bytes);
+/* A fragmentation of @m as compare prints it: "0.333", or "n/a" where
+ * the plan's free space is not known (MlMetrics.frag_unknown). */
+const char *cli_frag (const MlMetrics *m, double frag, char *buf, size_t len);
 
 /* The plan to use: --plan file, else --strategy S run over @bufs, else
  * the recorded plan when the trace has addresses, else best-fit. */

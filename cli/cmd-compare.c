@@ -41,8 +41,11 @@ print_sweep (const MlKnobSweep *sw)
       if (row->oom.hit)
         snprintf (oom, sizeof oom, "%s @%" PRIu64, ml_oom_verdict_name (row->oom.verdict), row->oom.tick);
       const MlMetrics *m = &row->metrics;
-      printf ("%-12s %-16s %14" PRIu64 " %11s %+8.2f%% %8.3f %9.3f  %-22s %8" PRIu64 "\n", row->value, row->strategy->name,
-              m->peak, cli_size (m->peak), m->overhead * 100.0, m->frag_max, m->frag_at_peak, oom, row->retries);
+      char fmax[16], fpeak[16];
+      cli_frag (m, m->frag_max, fmax, sizeof fmax);
+      cli_frag (m, m->frag_at_peak, fpeak, sizeof fpeak);
+      printf ("%-12s %-16s %14" PRIu64 " %11s %+8.2f%% %8s %9s  %-22s %8" PRIu64 "\n", row->value, row->strategy->name,
+              m->peak, cli_size (m->peak), m->overhead * 100.0, fmax, fpeak, oom, row->retries);
     }
 }
 
@@ -323,8 +326,11 @@ cmd_compare (int argc, char **argv)
           char nodes[32] = "-";
           if (r->plan->ops)
             snprintf (nodes, sizeof nodes, "%.1f", (double) r->plan->nodes_visited / (double) r->plan->ops);
-          printf ("%-16s %14" PRIu64 " %11s %+8.2f%% %8.3f %9.3f  %-22s %10s %8s%s\n", r->strategy->name, m->peak, cli_size (m->peak),
-                  m->overhead * 100.0, m->frag_max, m->frag_at_peak, oom, time, nodes, r->plan->optimal ? "  optimal" : "");
+          char fmax[16], fpeak[16];
+          cli_frag (m, m->frag_max, fmax, sizeof fmax);
+          cli_frag (m, m->frag_at_peak, fpeak, sizeof fpeak);
+          printf ("%-16s %14" PRIu64 " %11s %+8.2f%% %8s %9s  %-22s %10s %8s%s\n", r->strategy->name, m->peak, cli_size (m->peak),
+                  m->overhead * 100.0, fmax, fpeak, oom, time, nodes, r->plan->optimal ? "  optimal" : "");
         }
     }
   if (have_conf && !o.json)

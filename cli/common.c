@@ -370,6 +370,16 @@ cli_progress_done (void)
 }
 
 const char *
+cli_frag (const MlMetrics *m, double frag, char *buf, size_t len)
+{
+  if (m->frag_unknown)
+    snprintf (buf, len, "n/a");
+  else
+    snprintf (buf, len, "%.3f", frag);
+  return buf;
+}
+
+const char *
 cli_size (uint64_t bytes)
 {
   static char bufs[8][32];

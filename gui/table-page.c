@@ -84,7 +84,10 @@ ml_table_page_set_runs (MlTablePage *self, MlDocument *doc, GPtrArray *runs)
         }
       ml_format_size (run->metrics.peak, a, sizeof a);
       g_snprintf (b, sizeof b, "%.1f%%", run->metrics.overhead * 100);
-      g_snprintf (c, sizeof c, "%.2f", run->metrics.frag_max);
+      if (run->metrics.frag_unknown)
+        g_snprintf (c, sizeof c, "n/a");
+      else
+        g_snprintf (c, sizeof c, "%.2f", run->metrics.frag_max);
       if (run->plan->oom.hit)
         g_snprintf (d, sizeof d, "@%" G_GUINT64_FORMAT " %s", run->plan->oom.tick,
                     ml_oom_verdict_name (run->plan->oom.verdict));

@@ -77,10 +77,11 @@ update_summary (MlWindow *self, int i)
       g_string_append_printf (s, "<b>%s</b> · ", esc);
     }
   g_autofree char *name = g_markup_escape_text (run->strategy, -1);
+  g_autofree char *frag = m->frag_unknown ? g_strdup ("n/a") : g_strdup_printf ("max %.2f, at peak %.2f", m->frag_max, m->frag_at_peak);
   g_string_append_printf (s, "<b>%s</b>   peak <b>%s</b>   lower bound %s   overhead %.1f%%   "
-                          "fragmentation max %.2f, at peak %.2f   waste %s",
+                          "fragmentation %s   waste %s",
                           name, ml_format_size (m->peak, a, sizeof a), ml_format_size (m->lower_bound, b, sizeof b),
-                          m->overhead * 100, m->frag_max, m->frag_at_peak, ml_format_size (m->internal_waste, c, sizeof c));
+                          m->overhead * 100, frag, ml_format_size (m->internal_waste, c, sizeof c));
   if (run->plan->oom.hit)
     g_string_append_printf (s, "   <span foreground='#c0392b'><b>OOM at tick %" G_GUINT64_FORMAT " (%s)</b></span>",
                             run->plan->oom.tick, ml_oom_verdict_name (run->plan->oom.verdict));

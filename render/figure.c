@@ -87,10 +87,12 @@ ml_timeline_draw_title (cairo_t *cr, const MlScene *s, const MlStyle *st, const 
   double tw = _ml_text_at (cr, st, line, a->x, a->y, AL_LEFT, VA_TOP, 1.35, true, fg, 1.0, a->w);
   (void) tw;
   const MlMetrics *m = &s->metrics;
-  int len = snprintf (line, sizeof line, "peak %s · lower bound %s (%+.1f%%) · fragmentation max %.0f%% · %zu buffers · %zu segment%s",
+  char frag[32] = "n/a";   /* the plan's free space is not known */
+  if (!m->frag_unknown)
+    snprintf (frag, sizeof frag, "%.0f%%", m->frag_max * 100.0);
+  int len = snprintf (line, sizeof line, "peak %s · lower bound %s (%+.1f%%) · fragmentation max %s · %zu buffers · %zu segment%s",
                       ml_format_size (m->peak, pk, sizeof pk), ml_format_size (m->lower_bound, lb, sizeof lb),
-                      m->overhead * 100.0, m->frag_max * 100.0, s->bufs->n, s->plan->n_segments,
-                      s->plan->n_segments == 1 ? "" : "s");
+                      m->overhead * 100.0, frag, s->bufs->n, s->plan->n_segments, s->plan->n_segments == 1 ? "" : "s");
   double sub_y = a->y + _ml_font_px (st) * 1.35 * 1.35;
   double x = a->x + _ml_text_at (cr, st, line, a->x, sub_y, AL_LEFT, VA_TOP, 1.0, false, fg, 0.75, 0);
   (void) len;

@@ -490,9 +490,13 @@ ml_timeline_draw_frag (cairo_t *cr, const MlView *v, const MlScene *s, const MlS
    * cached blocks, so a high value is a split cache, not lost memory */
   bool cached = s->plan->n_segments && s->plan->segments[0].addr;
   char text[256];
-  snprintf (text, sizeof text, "fragmentation = 1 − largest free block / free reserved bytes (max %.0f%%, mean %.0f%%)%s",
-            s->metrics.frag_max * 100.0, s->metrics.frag_mean * 100.0,
-            cached ? "; the allocator's cached free blocks count as free" : "");
+  if (s->metrics.frag_unknown)
+    snprintf (text, sizeof text, "fragmentation: n/a (the trace records how many bytes were reserved, not which: no free "
+              "blocks to measure)");
+  else
+    snprintf (text, sizeof text, "fragmentation = 1 − largest free block / free reserved bytes (max %.0f%%, mean %.0f%%)%s",
+              s->metrics.frag_max * 100.0, s->metrics.frag_mean * 100.0,
+              cached ? "; the allocator's cached free blocks count as free" : "");
   const char *labels[] = { text };
   const MlRgb colors[] = { frag_color };
   const int styles[] = { 0 };

@@ -584,7 +584,8 @@ ml_metrics_compute (const MlBuffers *bufs, const MlPlan *plan, MlMetrics *out, M
 {
   if (plan->n != bufs->n)
     return ml_error_set (err, ML_EINPUT, "the plan places %zu buffers, the trace has %zu", plan->n, bufs->n);
-  MlMetrics m = { .lower_bound = bufs->lower_bound, .lower_bound_tick = bufs->lower_bound_tick };
+  MlMetrics m = { .lower_bound = bufs->lower_bound, .lower_bound_tick = bufs->lower_bound_tick,
+                  .frag_unknown = plan->free_unknown };
   Sweep s;
   int rc = sweep_init (&s, bufs, plan, err);
   if (rc < 0)
@@ -613,6 +614,13 @@ ml_metrics_compute (const MlBuffers *bufs, const MlPlan *plan, MlMetrics *out, M
         m.internal_waste += bufs->buf[i].rsize - bufs->buf[i].size;
         m.requested_at_peak += bufs->buf[i].size;
       }
+  if (m.frag_unknown)
+    {
+      m.frag_max = m.frag_mean = m.frag_at_peak = 0;
+      m.frag_max_tick = 0;
+      for (size_t i = 0; curve && i < curve->n; i++)
+        curve->pts[i].frag = 0;
+    }
   *out = m;
   return 0;
 }

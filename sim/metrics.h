@@ -31,6 +31,9 @@ typedef struct {
   double   frag_at_peak;
   uint64_t internal_waste;
   uint64_t requested_at_peak;  /* requested bytes live at the lower-bound tick */
+  /* the plan's free space is not known (MlPlan.free_unknown): the frag_*
+   * fields are 0 and mean nothing; writers show "n/a" (JSON: null) */
+  bool     frag_unknown;
 } MlMetrics;
 
 /* One point per tick where something changed (after all of the tick's

@@ -96,6 +96,10 @@ typedef struct {
   uint64_t   retry_released; /* bytes they gave back */
   MlOom      oom;
   char      *note;           /* owned, optional: "time limit reached", ... */
+  /* the plan knows how many bytes it reserved, not which (the recorded
+   * plan of a Kineto trace: its Total Reserved counter, no segments):
+   * its free blocks and fragmentation mean nothing (MlMetrics.frag_unknown) */
+  bool       free_unknown;
 } MlPlan;
 
 /* Writes @oom as a JSON object ("null" when none hit) with its verdict

@@ -156,6 +156,7 @@ ml_plan_from_recorded (const MlBuffers *bufs, MlPlan **out, MlError *err)
            * stacked by level (bytes [v, w) of the counter are mapped while
            * it is at or above w) */
           bool counter = p->n_segments == 0 && t->n_reserved_steps;
+          p->free_unknown = counter;
           MlSegment g = { .size = hi - lo, .start = 0, .end = bufs->end_tick, .addr = lo,
                           .flags = counter ? ML_SEG_PAGED : 0 };
           for (size_t k = 0; counter && k < t->n_reserved_steps; k++)
@@ -218,6 +219,7 @@ recorded_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlErro
       memcpy (plan->segment, rec->segment, rec->n * sizeof *rec->segment);
       memcpy (plan->offset, rec->offset, rec->n * sizeof *rec->offset);
       plan->align = rec->align;
+      plan->free_unknown = rec->free_unknown;
     }
   ml_plan_free (rec);
   return rc;

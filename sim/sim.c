@@ -543,11 +543,16 @@ ml_result_write_json_members (const MlResult *r, const char *name, const MlBuffe
     }
   const MlMetrics *m = &r->metrics;
   const MlPlan *p = r->plan;
-  fprintf (fp, ",\"peak\":%" PRIu64 ",\"peak_tick\":%" PRIu64 ",\"overhead\":%.6f,\"frag_max\":%.6f,\"frag_max_tick\":%" PRIu64
-           ",\"frag_mean\":%.6f,\"frag_at_peak\":%.6f,\"internal_waste\":%" PRIu64 ",\"segments\":%zu"
+  fprintf (fp, ",\"peak\":%" PRIu64 ",\"peak_tick\":%" PRIu64 ",\"overhead\":%.6f", m->peak, m->peak_tick, m->overhead);
+  /* no fragmentation where the plan's free space is not known: null */
+  if (m->frag_unknown)
+    fputs (",\"frag_max\":null,\"frag_max_tick\":null,\"frag_mean\":null,\"frag_at_peak\":null", fp);
+  else
+    fprintf (fp, ",\"frag_max\":%.6f,\"frag_max_tick\":%" PRIu64 ",\"frag_mean\":%.6f,\"frag_at_peak\":%.6f", m->frag_max,
+             m->frag_max_tick, m->frag_mean, m->frag_at_peak);
+  fprintf (fp, ",\"internal_waste\":%" PRIu64 ",\"segments\":%zu"
            ",\"seconds\":%.6f,\"ops\":%" PRIu64 ",\"nodes_visited\":%" PRIu64 ",\"nodes_per_op\":%.3f,\"backtracks\":%" PRIu64
            ",\"optimal\":%s",
-           m->peak, m->peak_tick, m->overhead, m->frag_max, m->frag_max_tick, m->frag_mean, m->frag_at_peak,
            m->internal_waste, p->n_segments, p->seconds, p->ops, p->nodes_visited,
            p->ops ? (double) p->nodes_visited / (double) p->ops : 0.0, p->backtracks, p->optimal ? "true" : "false");
   if (p->proven_lb)

@@ -128,6 +128,28 @@ ok $? "says what the trace holds: $(cat "$T/err")"
 run stats "$SRC/tests/data/graph-branch.json" --range 1:2; ok $([ $rc -eq 2 ]; echo $?) "--range of a graph: exit 2"
 contains "$T/err" "--range reads a window of PyTorch snapshots and Kineto traces only"; ok $? "naming what it reads"
 
+# ---- the recorded plan's fragmentation: a Kineto trace records how many
+# bytes were reserved (Total Reserved), not which: n/a, not 0.000 ----
+K="$SRC/tests/data/kineto-two-threads.json"
+run compare "$K" -s recorded,best-fit; ok $rc "compare"
+grep -qE '^recorded +[0-9]+ +[0-9.]+ MiB +[-+][0-9.]+% +n/a +n/a ' "$T/out"; ok $? "the recorded row says n/a: $(grep ^recorded "$T/out")"
+grep -qE '^best-fit +[0-9]+ +[0-9.]+ MiB +[-+][0-9.]+% +0\.[0-9]{3} +0\.[0-9]{3} ' "$T/out"; ok $? "a strategy's row has its numbers"
+run compare "$K" -s recorded,best-fit --json; ok $rc "compare --json"
+python3 -c "
+import json, sys
+r = {x['strategy']: x for x in json.load(open(sys.argv[1]))['results']}
+rec, bf = r['recorded'], r['best-fit']
+sys.exit(0 if all(rec[k] is None for k in ('frag_max', 'frag_mean', 'frag_at_peak', 'frag_max_tick')) and isinstance(bf['frag_max'], float) else 1)
+" "$T/out"; ok $? "--json: null for the recorded plan, numbers for best-fit"
+run report "$K" -s recorded,best-fit -o "$T/k.csv"; ok $rc "report .csv"
+python3 -c "
+import csv, sys
+r = {x['strategy']: x for x in csv.DictReader(open(sys.argv[1]))}
+sys.exit(0 if r['recorded']['frag_max'] == '' and float(r['best-fit']['frag_max']) >= 0 else 1)
+" "$T/k.csv"; ok $? "the CSV report: empty for the recorded plan"
+run compare "$SRC/tests/data/tiny-snapshot.pickle" -s recorded; ok $rc "a snapshot's recorded plan"
+grep -qE '^recorded .* 0\.[0-9]{3} +0\.[0-9]{3} ' "$T/out"; ok $? "has its fragmentation (segments at real addresses)"
+
 # ---- bounded by the input ----
 rss stats /dev/zero --format kineto
 ok $([ $rc -eq 2 ]; echo $?) "/dev/zero: exit 2 (got $rc)"

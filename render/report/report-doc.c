@@ -76,6 +76,17 @@ cell_ratio (MlDoc *d, MlDocRow *row, int col, bool sign, int decimals, double v)
   ml_doc_rawf (d, c, "%.6f", v);
 }
 
+/* A fragmentation of @m: "n/a" (no raw value) where the plan's free
+ * space is not known. */
+static void
+cell_frag (MlDoc *d, MlDocRow *row, int col, const MlMetrics *m, double v)
+{
+  if (m->frag_unknown)
+    ml_doc_cellf (d, row, col, "n/a");
+  else
+    cell_ratio (d, row, col, false, 1, v);
+}
+
 static void
 cell_bar (MlDoc *d, MlDocRow *row, int col, uint64_t v, uint64_t max, uint64_t mark)
 {
@@ -126,8 +137,11 @@ cards (MlDoc *d, const MlReport *r)
       const MlMetrics *m = &b->res.metrics;
       ml_doc_card (d, "best plan", sz (d, m->peak),
                    ml_doc_printf (d, "%s, %+.1f%% over the lower bound", b->name, m->overhead * 100.0));
-      ml_doc_card (d, "fragmentation (best plan)", ml_doc_printf (d, "%.0f%%", m->frag_max * 100.0),
-                   ml_doc_printf (d, "max; mean %.0f%%, at the peak %.0f%%", m->frag_mean * 100.0, m->frag_at_peak * 100.0));
+      if (m->frag_unknown)
+        ml_doc_card (d, "fragmentation (best plan)", "n/a", "the trace records reserved bytes, not which");
+      else
+        ml_doc_card (d, "fragmentation (best plan)", ml_doc_printf (d, "%.0f%%", m->frag_max * 100.0),
+                     ml_doc_printf (d, "max; mean %.0f%%, at the peak %.0f%%", m->frag_mean * 100.0, m->frag_at_peak * 100.0));
     }
   if (r->knobs.capacity)
     {
@@ -265,9 +279,9 @@ strategy_row (MlDoc *d, const MlReport *r, const MlReportRow *rw, bool best, uin
   ml_doc_rawf (d, ml_doc_cell (d, row, c->lower_bound), "%" PRIu64, r->bufs->lower_bound);
   cell_bar (d, row, c->bar, m->peak, maxpeak, r->bufs->lower_bound);
   cell_ratio (d, row, c->overhead, true, 2, m->overhead);
-  cell_ratio (d, row, c->frag_max, false, 1, m->frag_max);
-  cell_ratio (d, row, c->frag_mean, false, 1, m->frag_mean);
-  cell_ratio (d, row, c->frag_at_peak, false, 1, m->frag_at_peak);
+  cell_frag (d, row, c->frag_max, m, m->frag_max);
+  cell_frag (d, row, c->frag_mean, m, m->frag_mean);
+  cell_frag (d, row, c->frag_at_peak, m, m->frag_at_peak);
   ml_doc_rawf (d, ml_doc_cell (d, row, c->internal_waste), "%" PRIu64, m->internal_waste);
   ml_doc_rawf (d, ml_doc_cellf (d, row, c->segments, "%zu", res->plan->n_segments), "%zu", res->plan->n_segments);
   MlDocCell *time = ml_report_row_is_recorded (rw) ? ml_doc_cellf (d, row, c->seconds, "–")
@@ -391,8 +405,8 @@ sweep_row (MlDoc *d, MlDocTable *t, const MlKnobSweepRow *sr, uint64_t top)
   cell_size (d, row, PEAK, m->peak);
   cell_bar (d, row, BAR, m->peak, top, sr->lower_bound);
   cell_ratio (d, row, OVERHEAD, true, 2, m->overhead);
-  cell_ratio (d, row, FRAG_MAX, false, 1, m->frag_max);
-  cell_ratio (d, row, FRAG_AT_PEAK, false, 1, m->frag_at_peak);
+  cell_frag (d, row, FRAG_MAX, m, m->frag_max);
+  cell_frag (d, row, FRAG_AT_PEAK, m, m->frag_at_peak);
   if (sr->oom.hit)
     ml_doc_cellf (d, row, OOM, "tick %" PRIu64 ": %s", sr->oom.tick, ml_oom_verdict_name (sr->oom.verdict))->tone = ML_DOC_TONE_BAD;
   else

@@ -222,11 +222,14 @@ ml_knob_sweep_write_json (FILE *fp, const MlBuffers *bufs, const MlKnobSweep *s,
           continue;
         }
       const MlMetrics *m = &row->metrics;
-      fprintf (fp, ",\"lower_bound\":%" PRIu64 ",\"peak\":%" PRIu64 ",\"overhead\":%.6f,\"frag_max\":%.6f,\"frag_at_peak\":%.6f"
-                   ",\"block_waste\":%" PRIu64 ",\"segments\":%zu,\"retries\":%" PRIu64 ",\"retry_released\":%" PRIu64
+      fprintf (fp, ",\"lower_bound\":%" PRIu64 ",\"peak\":%" PRIu64 ",\"overhead\":%.6f", row->lower_bound, m->peak, m->overhead);
+      if (m->frag_unknown)
+        fputs (",\"frag_max\":null,\"frag_at_peak\":null", fp);   /* the plan's free space is not known */
+      else
+        fprintf (fp, ",\"frag_max\":%.6f,\"frag_at_peak\":%.6f", m->frag_max, m->frag_at_peak);
+      fprintf (fp, ",\"block_waste\":%" PRIu64 ",\"segments\":%zu,\"retries\":%" PRIu64 ",\"retry_released\":%" PRIu64
                    ",\"seconds\":%.6f,\"oom\":",
-               row->lower_bound, m->peak, m->overhead, m->frag_max, m->frag_at_peak, row->block_waste, row->segments,
-               row->retries, row->retry_released, row->seconds);
+               row->block_waste, row->segments, row->retries, row->retry_released, row->seconds);
       int rc = ml_oom_write_json (&row->oom, bufs, fp, err);
       if (rc < 0)
         return rc;
