@@ -327,6 +327,19 @@ html_table (FILE *fp, const MlDocTable *t)
       fputs ("</tr>\n", fp);
     }
   fputs ("</tbody></table>\n", fp);
+  unsigned shown = ML_DOC_COL_SHOW | ML_DOC_COL_BAR;
+  if (ml_doc_table_has_note (t, shown))
+    {
+      fputs ("<p class=\"why\">", fp);
+      html_inline (fp, &t->note);
+      for (size_t c = 0; c < t->n_cols; c++)
+        if ((t->cols[c].flags & shown) && t->cols[c].note)
+          {
+            fputc (' ', fp);
+            esc (fp, t->cols[c].note);
+          }
+      fputs ("</p>\n", fp);
+    }
 }
 
 static void

@@ -35,7 +35,9 @@ table_doc (void)
   int name = ml_doc_column (d, t, "name", "name", ML_DOC_COL_SHOW | ML_DOC_COL_DATA);
   int bytes = ml_doc_column (d, t, "bytes", "bytes", ML_DOC_COL_SHOW | ML_DOC_COL_DATA | ML_DOC_COL_RIGHT);
   int tick = ml_doc_column (d, t, NULL, "tick", ML_DOC_COL_DATA);
-  ml_doc_column (d, t, "", NULL, ML_DOC_COL_BAR);
+  int bar = ml_doc_column (d, t, "", NULL, ML_DOC_COL_BAR);
+  t->cols[bar].note = "The bar says so.";
+  ml_doc_text (d, &t->note, "Small print.");
   int note = ml_doc_column (d, t, "note", NULL, ML_DOC_COL_SHOW);
   int error = ml_doc_column (d, t, NULL, "error", ML_DOC_COL_DATA);
   ml_doc_set_csv (d, t);
@@ -66,8 +68,11 @@ test_markdown_and_csv (void)
           "| name | bytes | note |\n"
           "|---|---:|---|\n"
           "| a\\|b (best) | 1.00 KiB | ok |\n"
-          "| c | error: said \"no\", twice | |\n",
-          "Markdown: shown columns only, pipes escaped, a badge in brackets, the span's columns empty");
+          "| c | error: said \"no\", twice | |\n"
+          "\n"
+          "Small print.\n",
+          "Markdown: shown columns only, pipes escaped, a badge in brackets, the span's columns empty; the "
+          "table's note without the note of the bar it does not show");
   char *csv = written (d, ml_doc_write_csv);
   is_str (csv,
           "name,bytes,tick,error\n"

@@ -127,6 +127,18 @@ md_table (FILE *fp, const MlDocTable *t)
     }
   for (const MlDocRow *r = t->rows; r; r = r->next)
     md_row (fp, t, r);
+  if (ml_doc_table_has_note (t, ML_DOC_COL_SHOW))
+    {
+      fputc ('\n', fp);
+      md_inline (fp, &t->note, false);
+      for (size_t c = 0; c < t->n_cols; c++)
+        if ((t->cols[c].flags & ML_DOC_COL_SHOW) && t->cols[c].note)
+          {
+            fputc (' ', fp);
+            md_text (fp, t->cols[c].note, false);
+          }
+      fputc ('\n', fp);
+    }
 }
 
 /* Whether Markdown shows anything of @b. */

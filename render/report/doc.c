@@ -357,6 +357,17 @@ ml_doc_span (const MlDocTable *t, size_t col, int span, unsigned shown)
   return n < rest ? n : rest;
 }
 
+bool
+ml_doc_table_has_note (const MlDocTable *t, unsigned shown)
+{
+  if (!ml_doc_text_empty (&t->note))
+    return true;
+  for (size_t c = 0; c < t->n_cols; c++)
+    if ((t->cols[c].flags & shown) && t->cols[c].note)
+      return true;
+  return false;
+}
+
 void
 ml_doc_set_csv (MlDoc *doc, const MlDocTable *table)
 {

@@ -95,6 +95,8 @@ typedef struct {
   const char *label; /* the header people read */
   const char *key;   /* the CSV header */
   unsigned    flags;
+  const char *note;  /* a sentence for the table's note, said only where
+                      * the column is shown ("The bar's black line …") */
 } MlDocColumn;
 
 /* A cell spanning the rest of its row's shown columns. */
@@ -124,6 +126,8 @@ typedef struct {
   bool         no_header; /* a list of key and value rows */
   MlDocRow    *rows, *last;
   size_t       n_rows;
+  MlDocText    note;      /* small print under the table, with the notes
+                           * of the columns shown */
 } MlDocTable;
 
 typedef enum {
@@ -267,6 +271,8 @@ void       ml_doc_rawf    (MlDoc *doc, MlDocCell *cell, const char *fmt, ...) __
  * covers, counting only those whose flags meet @shown (what a writer
  * shows): 1 for a plain cell, the rest of the row for ML_DOC_SPAN_REST. */
 size_t     ml_doc_span    (const MlDocTable *table, size_t col, int span, unsigned shown);
+/* Whether @table has a note where the columns meeting @shown are shown. */
+bool       ml_doc_table_has_note (const MlDocTable *table, unsigned shown);
 /* Names @table as the document's CSV (its ML_DOC_COL_DATA columns). */
 void       ml_doc_set_csv (MlDoc *doc, const MlDocTable *table);
 

@@ -19,8 +19,7 @@
  * limits: 200 issues, everything else whole). */
 enum { SHOW_ISSUES = 100, SHOW_INFEASIBLE = 20, SHOW_SITES = 10 };
 
-/* The header of a column of bars (drawn where a format can). */
-#define BAR_LABEL "black line: lower bound"
+
 
 static const char *
 sz (MlDoc *d, uint64_t bytes)
@@ -219,7 +218,8 @@ strategy_table (MlDoc *d, const MlReport *r, StrategyCols *c)
   c->peak = ml_doc_column (d, t, "peak", "peak", S | D | R);
   c->peak_tick = ml_doc_column (d, t, NULL, "peak_tick", D);
   c->lower_bound = ml_doc_column (d, t, NULL, "lower_bound", D);
-  c->bar = ml_doc_column (d, t, BAR_LABEL, NULL, ML_DOC_COL_BAR);
+  c->bar = ml_doc_column (d, t, "", NULL, ML_DOC_COL_BAR);
+  t->cols[c->bar].note = "The bar's black line is the lower bound.";
   c->overhead = ml_doc_column (d, t, "overhead", "overhead", S | D | R);
   c->frag_max = ml_doc_column (d, t, "frag max", "frag_max", S | D | R);
   c->frag_mean = ml_doc_column (d, t, "frag mean", "frag_mean", S | D | R);
@@ -348,7 +348,7 @@ section_strategies (MlDoc *d, const MlReport *r)
         }
       strategy_data (d, r, rw, results);
     }
-  ml_doc_text (d, ml_doc_para (d, ML_DOC_PARA_NOTE, ML_DOC_TONE_PLAIN),
+  ml_doc_text (d, &t->note,
                "Peak: the most bytes the plan reserves at once. Overhead: peak over the lower bound. Fragmentation: "
                "1 − largest free block / free bytes within the reserved space.");
 }
@@ -430,7 +430,7 @@ section_sweep (MlDoc *d, const MlReport *r)
   ml_doc_column (d, t, sw->knob, NULL, ML_DOC_COL_SHOW);
   ml_doc_column (d, t, "strategy", NULL, ML_DOC_COL_SHOW);
   ml_doc_column (d, t, "peak", NULL, ML_DOC_COL_SHOW | ML_DOC_COL_RIGHT);
-  ml_doc_column (d, t, BAR_LABEL, NULL, ML_DOC_COL_BAR);
+  ml_doc_column (d, t, "", NULL, ML_DOC_COL_BAR);
   ml_doc_column (d, t, "overhead", NULL, ML_DOC_COL_SHOW | ML_DOC_COL_RIGHT);
   ml_doc_column (d, t, "frag max", NULL, ML_DOC_COL_SHOW | ML_DOC_COL_RIGHT);
   ml_doc_column (d, t, "frag at peak", NULL, ML_DOC_COL_SHOW | ML_DOC_COL_RIGHT);
@@ -438,8 +438,7 @@ section_sweep (MlDoc *d, const MlReport *r)
   ml_doc_column (d, t, "retries", NULL, ML_DOC_COL_SHOW | ML_DOC_COL_RIGHT);
   for (size_t k = 0; k < n; k++)
     sweep_row (d, t, &sw->rows[k], top);
-  ml_doc_text (d, ml_doc_para (d, ML_DOC_PARA_NOTE, ML_DOC_TONE_PLAIN),
-               "Every strategy once per value of the knob, everything else the same.");
+  ml_doc_text (d, &t->note, "Every strategy once per value of the knob, everything else the same.");
   ml_doc_value_writer (d, d->data, "sweep", write_sweep, sw, r->bufs);
 }
 
