@@ -35,6 +35,13 @@ void     _ml_placer_remove (MlPlacer *p, uint32_t b);
 /* The highest top placed (the peak); refreshes the maxima that removals
  * left stale. */
 uint64_t _ml_placer_peak (MlPlacer *p);
+/* Caps the entries of a bucket's leaves and the children of its inner
+ * nodes (at most 64 and 32, the defaults; for tests, whose small
+ * instances then grow trees of several levels). Call before placing. */
+void     _ml_placer_set_node_limits (MlPlacer *p, uint32_t leaf, uint32_t fan);
+/* The bucket entries and summaries the placements looked at so far (a
+ * measure of their work, for tests). */
+uint64_t _ml_placer_work (const MlPlacer *p);
 /* The width of the placer's time buckets in compressed ticks (for tests). */
 uint32_t _ml_placer_bucket_leaves (const MlPlacer *p);
 /* A random placed buffer whose lifetime overlaps @b's (or @b itself when

@@ -2,6 +2,8 @@
  * that exact and ilp must match on a few hundred random small instances,
  * plan validity for every strategy, fixed-capacity infeasibility, anneal's
  * determinism and the ilp model writer. */
+#include <math.h>
+
 #include "tests/tap.h"
 #include "tests/trace-text.h"
 
@@ -1108,8 +1110,14 @@ test_placer_lowest_fit (void)
   size_t wrong = 0, wrong_peak = 0, wrong_nb = 0;
   uint32_t width[5] = { 0 };
   uint64_t leaves[5] = { 0 };
-  for (size_t sh = 0; sh < 5; sh++)
+  /* each shape twice: with the default nodes (a bucket of 400 entries is
+   * a root over a few leaves) and with leaves of 4 entries under nodes of
+   * 3 children (trees five levels tall, whose summaries skip and lift at
+   * every level) */
+  for (size_t run = 0; run < 10; run++)
     {
+      size_t sh = run % 5;
+      bool small = run >= 5;
       char *csv = malloc (N * 64 + 32);
       strcpy (csv, "id,lower,upper,size\n");
       bool tick[4200] = { false };
@@ -1128,6 +1136,7 @@ test_placer_lowest_fit (void)
           size_t l = strlen (csv);
           snprintf (csv + l, N * 64 + 32 - l, "%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", i, lo, lo + len, size);
         }
+      leaves[sh] = 0;
       for (size_t t = 0; t < 4200; t++)
         leaves[sh] += tick[t];
       leaves[sh]--;   /* elementary intervals between the distinct ticks */
@@ -1144,6 +1153,8 @@ test_placer_lowest_fit (void)
           continue;
         }
       width[sh] = _ml_placer_bucket_leaves (p);
+      if (small)
+        _ml_placer_set_node_limits (p, 4, 3);
       uint32_t order[N];
       uint64_t off[N];
       bool placed[N] = { false };
@@ -1165,7 +1176,8 @@ test_placer_lowest_fit (void)
               placed[b] = false;
               uint64_t top = highest_top (in.b, placed, off);
               if (_ml_placer_peak (p) != top && wrong_peak++ < 3)
-                printf ("# %s, step %zu: peak %" PRIu64 " after a removal, highest top %" PRIu64 "\n", shapes[sh], step,
+                printf ("# %s%s, step %zu: peak %" PRIu64 " after a removal, highest top %" PRIu64 "\n", shapes[sh],
+                        small ? " (small nodes)" : "", step,
                         _ml_placer_peak (p), top);
             }
           const MlBuffer *x = &in.b->buf[b];
@@ -1186,7 +1198,8 @@ test_placer_lowest_fit (void)
             }
           uint64_t got = _ml_placer_place (p, b, floor);
           if (got != at && wrong++ < 3)
-            printf ("# %s, buffer %u: placer %" PRIu64 ", lowest fit %" PRIu64 "\n", shapes[sh], b, got, at);
+            printf ("# %s%s, buffer %u: placer %" PRIu64 ", lowest fit %" PRIu64 "\n", shapes[sh],
+                    small ? " (small nodes)" : "", b, got, at);
           off[b] = got;
           placed[b] = true;
           uint64_t top = highest_top (in.b, placed, off);
@@ -1218,7 +1231,7 @@ test_placer_lowest_fit (void)
       _ml_placer_free (p);
       inst_free (&in);
     }
-  is_u64 (wrong, 0, "placer: every placement is the lowest fit (5 shapes x 533 placements)");
+  is_u64 (wrong, 0, "placer: every placement is the lowest fit (5 shapes x 533 placements, default and small tree nodes)");
   is_u64 (wrong_peak, 0, "placer: the peak is the highest placed top after every placement and removal (and 10 removals of the top buffer)");
   is_u64 (wrong_nb, 0, "placer: a random neighbour is a placed buffer that overlaps in time");
   printf ("# bucket widths: short %u, mixed %u, whole %u, long+short %u, equal %u leaves\n", width[0], width[1],
@@ -1226,6 +1239,65 @@ test_placer_lowest_fit (void)
   ok (width[0] >= 1 && width[0] <= 4, "placer: short lifetimes get narrow buckets (%u leaves)", width[0]);
   ok (width[2] >= leaves[2], "placer: buffers that all overlap share one bucket (%u leaves, %" PRIu64 " in the trace)",
       width[2], leaves[2]);
+}
+
+/* Buffers that all overlap one another (a training step's parameters;
+ * issue 26: 84,257 of them took 6-7 s per greedy planner): the placer
+ * used to sweep every placed buffer below the answer, n^2 / 2 entries in
+ * all. Three such shapes (one lifetime for all, nested lifetimes, and
+ * lifetimes that only share the middle tick) are placed in greedy-size's
+ * order; the tree summaries must keep the work (entries and summaries
+ * looked at) within 8 n log2 n, and the plan must be the stack the lowest
+ * fit makes of them (every buffer at the sum of the sizes placed before
+ * it, so the peak is the sum of all sizes). */
+static void
+test_placer_all_overlap_work (void)
+{
+  size_t n = tap_quick () ? 3000 : 20000;
+  static const char *shapes[] = { "one lifetime", "nested", "common middle" };
+  for (size_t sh = 0; sh < 3; sh++)
+    {
+      char *csv = malloc (n * 48 + 32);
+      size_t len = (size_t) sprintf (csv, "id,lower,upper,size\n");
+      uint64_t total = 0;
+      for (size_t i = 0; i < n; i++)
+        {
+          uint64_t lo = sh == 0 ? 0 : sh == 1 ? i : rnd (n), hi = sh == 0 ? 1 : sh == 1 ? 2 * n - i : n + 1 + rnd (n);
+          uint64_t size = 1 + rnd (4096);
+          total += size;
+          len += (size_t) sprintf (csv + len, "%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", i, lo, hi, size);
+        }
+      Inst in;
+      bool loaded = inst_load (&in, csv);
+      free (csv);
+      if (!ok (loaded, "all overlap (%s): loads", shapes[sh]))
+        continue;
+      MlPlacer *p = NULL;
+      MlError err = { 0 };
+      uint32_t *order = malloc (n * sizeof *order);
+      uint64_t *off = malloc (n * sizeof *off), peak = 0;
+      if (_ml_placer_new (in.b, &p, &err) == 0 && _ml_greedy_order (in.b, ML_ORDER_SIZE, order, &err) == 0
+          && _ml_place_in_order (in.b, p, order, off, &peak, NULL, 0, NULL) == 0)
+        {
+          uint64_t below = 0, wrong = 0, work = _ml_placer_work (p);
+          for (size_t k = 0; k < n; k++)
+            {
+              wrong += off[order[k]] != below;
+              below += in.b->buf[order[k]].rsize;
+            }
+          double bound = 8.0 * (double) n * log2 ((double) n);
+          is_u64 (wrong, 0, "all overlap (%s): each buffer sits on the ones placed before it", shapes[sh]);
+          is_u64 (peak, total, "all overlap (%s): the peak is the sum of the sizes", shapes[sh]);
+          ok ((double) work <= bound, "all overlap (%s): %zu placements looked at %" PRIu64 " entries and summaries "
+              "(at most 8 n log2 n = %.0f; a scan of the stack: %.0f)", shapes[sh], n, work, bound, (double) n * (double) (n - 1) / 2);
+        }
+      else
+        ok (0, "all overlap (%s): placed: %s", shapes[sh], err.msg);
+      _ml_placer_free (p);
+      free (order);
+      free (off);
+      inst_free (&in);
+    }
 }
 
 int
@@ -1245,5 +1317,6 @@ main (void)
   test_registry ();
   test_empty ();
   test_placer_lowest_fit ();
+  test_placer_all_overlap_work ();
   return tap_done ();
 }
