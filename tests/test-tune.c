@@ -4,6 +4,7 @@
  * argv[1] = the source root. */
 #include "sim/formats/load.h"
 #include "strategies/caching-replay.h"
+#include "strategies/caching-tune.h"
 #include "tap.h"
 
 #define KiB ((uint64_t) 1 << 10)
@@ -226,6 +227,71 @@ test_fixture (void)
   ml_trace_free (t);
 }
 
+
+/* The default grid and its answer on the snapshots of
+ * tests/data/make-tune-fixtures.py (the numbers are worked there). */
+static void
+test_answer (void)
+{
+  MlTrace *t = load ("tune-fragmentation.pickle");
+  ok (t != NULL, "tune-fragmentation.pickle loads");
+  MlTuneOpts o = { .jobs = 2 };
+  MlTune *tu = NULL;
+  MlError err = { 0 };
+  if (t && ml_tune_run (t, &o, &tu, &err) == 0)
+    {
+      is_u64 (tu->capacity, 150 * MiB, "the capacity: the recorded OOM's reserved + device free");
+      ok (tu->capacity_from_oom && tu->warm, "from the OOM, rows from the recorded state");
+      ok (tu->rows[0].r.oom && tu->rows[0].r.oom_recorded, "the recorded settings reproduce the recorded OOM");
+      ok (tu->verdict == ML_TUNE_FIX && tu->best > 0, "a setting fits");
+      if (tu->best > 0)
+        {
+          const MlTuneRow *b = &tu->rows[tu->best];
+          ok (strcmp (b->change, "expandable_segments:True") == 0, "expandable_segments:True (%s)", b->change);
+          is_u64 (b->r.reserved_peak, 120 * MiB, "peak 120 MiB");
+        }
+      bool split = false;
+      for (size_t k = 0; k < tu->n_rows; k++)
+        if (strcmp (tu->rows[k].change, "max_split_size_mb:32") == 0)
+          {
+            split = !tu->rows[k].r.oom && tu->rows[k].r.reserved_peak == 140 * MiB && tu->rows[k].r.n_malloc == 8
+                    && tu->rows[k].r.n_free == 4;
+          }
+      ok (split, "max_split_size_mb:32 fits too: 140 MiB, 8 cudaMalloc, 4 cudaFree");
+      for (size_t k = 2; k < tu->n_rows; k++)
+        ok (strcmp (tu->rows[k].settings, tu->rows[0].settings) != 0, "row %zu is not the recorded settings", k);
+    }
+  else
+    ok (0, "tune runs: %s", err.msg);
+  ml_tune_free (tu);
+  ml_trace_free (t);
+
+  t = load ("tune-capacity.pickle");
+  tu = NULL;
+  if (t && ml_tune_run (t, &o, &tu, &err) == 0)
+    {
+      ok (tu->verdict == ML_TUNE_NONE_FITS && tu->best < 0, "no setting fits");
+      is_u64 (tu->need, 180 * MiB, "100 MiB live + the 80 MiB request");
+      is_u64 (tu->shortfall, 30 * MiB, "30 MiB short of 150 MiB");
+    }
+  else
+    ok (0, "tune runs: %s", err.msg);
+  ml_tune_free (tu);
+
+  /* sweeps: the product, a bad one refused */
+  static const char *const sweeps[] = { "expandable_segments=True,False", "max_split_size_mb=64,[1:2]", NULL };
+  o.sweeps = sweeps;
+  ok (t && ml_tune_run (t, &o, &tu, &err) == ML_EUSAGE && strstr (err.msg, "max_split_size_mb"),
+      "a bad sweep value is refused: %s", err.msg);
+  static const char *const two[] = { "expandable_segments=True,False", "max_split_size_mb=64,128", NULL };
+  o.sweeps = two;
+  tu = NULL;
+  if (t && ml_tune_run (t, &o, &tu, &err) == 0)
+    is_u64 (tu->n_rows, 2 + 4, "the recorded rows, warm and cold, and 2 x 2 combinations");
+  ml_tune_free (tu);
+  ml_trace_free (t);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -234,5 +300,6 @@ main (int argc, char **argv)
   test_strands ();
   test_empty_cache ();
   test_fixture ();
+  test_answer ();
   return tap_done ();
 }
