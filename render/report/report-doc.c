@@ -125,12 +125,32 @@ static void
 cards (MlDoc *d, const MlReport *r)
 {
   const MlBuffers *bufs = r->bufs;
-  MlDocCard *c = ml_doc_card (d, "lower bound", sz (d, bufs->lower_bound),
-                           ml_doc_printf (d, "most bytes live at once (tick %" PRIu64 "); no plan needs less",
-                                          bufs->lower_bound_tick));
+  if (r->recorded_run)
+    {
+      /* what the real allocator did, and the floor under every allocator:
+       * the planners' plans are not settings a user could pick */
+      const MlMetrics *m = &r->rows[0].res.metrics;
+      MlDocCard *c = ml_doc_card (d, "reserved (recorded)", sz (d, m->peak),
+                                  ml_doc_printf (d, "the most the real allocator held (tick %" PRIu64 ")", m->peak_tick));
+      ml_doc_attrf (d, &c->attrs, "id", "recorded-peak");
+      ml_doc_attrf (d, &c->attrs, "data-bytes", "%" PRIu64, m->peak);
+    }
+  MlDocCard *c = ml_doc_card (d, r->recorded_run ? "floor (lower bound)" : "lower bound", sz (d, bufs->lower_bound),
+                              r->recorded_run
+                                ? ml_doc_printf (d, "most bytes live at once (tick %" PRIu64 "): no allocator can reserve less",
+                                                 bufs->lower_bound_tick)
+                                : ml_doc_printf (d, "most bytes live at once (tick %" PRIu64 "); no plan needs less",
+                                                 bufs->lower_bound_tick));
   ml_doc_attrf (d, &c->attrs, "id", "lower-bound");
   ml_doc_attrf (d, &c->attrs, "data-bytes", "%" PRIu64, bufs->lower_bound);
-  if (r->best >= 0)
+  if (r->recorded_run)
+    {
+      const MlMetrics *m = &r->rows[0].res.metrics;
+      if (!m->frag_unknown)
+        ml_doc_card (d, "fragmentation (recorded)", ml_doc_printf (d, "%.0f%%", m->frag_max * 100.0),
+                     ml_doc_printf (d, "max; mean %.0f%%, at the peak %.0f%%", m->frag_mean * 100.0, m->frag_at_peak * 100.0));
+    }
+  else if (r->best >= 0)
     {
       const MlReportRow *b = &r->rows[r->best];
       const MlMetrics *m = &b->res.metrics;
@@ -178,7 +198,6 @@ section_title (MlDoc *d, const MlReport *r)
   ml_doc_code (d, p, source ? source : "?");
   ml_doc_text (d, p, "; file ");
   ml_doc_code (d, p, r->trace_path);
-  cards (d, r);
 
   MlDocValue *root = d->data;
   ml_doc_value_str (d, root, "format", "memlens-report");
@@ -351,6 +370,10 @@ section_strategies (MlDoc *d, const MlReport *r)
   ml_doc_text (d, &t->note,
                "Peak: the most bytes the plan reserves at once. Overhead: peak over the lower bound. Fragmentation: "
                "1 − largest free block / free bytes within the reserved space.");
+  if (r->recorded_run)
+    ml_doc_text (d, &t->note,
+                 " The recorded row is what the real allocator did; the offline planners know the whole run in "
+                 "advance: their peak shows how near the floor a plan can come, not a setting the program could pick.");
 }
 
 /* A capacity proven infeasible: the buffers that alone cannot fit. */
@@ -551,10 +574,11 @@ write_diagnosis (FILE *fp, const void *diag, const void *bufs, MlError *err)
 }
 
 /* A table of call sites and the bytes they hold. */
-static void
-site_table (MlDoc *d, const MlBuffers *bufs, const char *what, const char *bytes, const MlSiteBlame *sites, size_t n)
+static MlDocTable *
+site_table (MlDoc *d, const MlBuffers *bufs, const char *id, const char *what, const char *bytes, const MlSiteBlame *sites,
+            size_t n)
 {
-  MlDocTable *t = ml_doc_table (d, NULL, NULL);
+  MlDocTable *t = ml_doc_table (d, id, NULL);
   ml_doc_column (d, t, what, NULL, ML_DOC_COL_SHOW);
   ml_doc_column (d, t, bytes, NULL, ML_DOC_COL_SHOW | ML_DOC_COL_RIGHT);
   ml_doc_column (d, t, "buffers", NULL, ML_DOC_COL_SHOW | ML_DOC_COL_RIGHT);
@@ -565,11 +589,12 @@ site_table (MlDoc *d, const MlBuffers *bufs, const char *what, const char *bytes
       ml_doc_cellf (d, row, 1, "%s", sz (d, sites[i].bytes));
       ml_doc_cellf (d, row, 2, "%zu", sites[i].count);
     }
+  return t;
 }
 
 /* The OOM the trace itself recorded. */
 static void
-oom_recorded (MlDoc *d, const MlBuffers *bufs, const MlDiagnosis *dg)
+oom_recorded (MlDoc *d, const MlBuffers *bufs, const MlDiagnosis *dg, bool sites)
 {
   char why[256];
   MlDocText *p = ml_doc_para (d, ML_DOC_PARA_TEXT, ML_DOC_TONE_PLAIN);
@@ -594,8 +619,8 @@ oom_recorded (MlDoc *d, const MlBuffers *bufs, const MlDiagnosis *dg)
       ml_doc_code (d, p, ml_diagnosis_user_frames (bufs->trace, dg->rec_stack, 3, frames, sizeof frames));
       ml_doc_text (d, p, ".");
     }
-  if (dg->rec_n_sites)
-    site_table (d, bufs, "live at the OOM, by call site", "bytes", dg->rec_sites, dg->rec_n_sites);
+  if (sites && dg->rec_n_sites)
+    site_table (d, bufs, NULL, "live at the OOM, by call site", "bytes", dg->rec_sites, dg->rec_n_sites);
 }
 
 /* The alignments the sizes could have been rounded to. */
@@ -630,9 +655,10 @@ section_oom (MlDoc *d, const MlReport *r)
     }
   const MlDiagnosis *dg = &r->diag;
   const MlBuffers *bufs = r->bufs;
-  ml_doc_text (d, ml_doc_heading (d, 2), "Out of memory");
-  if (dg->recorded)
-    oom_recorded (d, bufs, dg);
+  /* a run of a real allocator told its recorded OOM on the first screen */
+  ml_doc_text (d, ml_doc_heading (d, 2), r->recorded_run ? "Out of memory: details" : "Out of memory");
+  if (dg->recorded && !r->recorded_run)
+    oom_recorded (d, bufs, dg, true);
   if (dg->capacity)
     {
       char line[512], why[256];
@@ -647,9 +673,101 @@ section_oom (MlDoc *d, const MlReport *r)
         }
     }
   if (dg->oom.hit && dg->oom.request && dg->oom.buffer < bufs->n && dg->n_sites)
-    site_table (d, bufs, "call site", "live bytes", dg->sites, dg->n_sites);
+    site_table (d, bufs, NULL, "call site", "live bytes", dg->sites, dg->n_sites);
   oom_alignment (d, bufs, dg);
   ml_doc_value_writer (d, d->data, "diagnosis", write_diagnosis, dg, bufs);
+}
+
+/* ---- the first screen of a run of a real allocator -------------------------- */
+
+/* The recorded OOM in numbers: the request, the device's free bytes, the
+ * allocator's cached free bytes and the shortfall: request - (device
+ * free + cached free), the bytes that were missing however the cache
+ * had been laid out (none: the bytes were there, in pieces). */
+static void
+oom_cards (MlDoc *d, const MlBuffers *bufs, const MlDiagnosis *dg)
+{
+  const MlTrace *t = bufs->trace;
+  const char *where = t && t->n_devices ? ml_doc_printf (d, "device %u, ", t->device) : "";
+  MlDocCard *c = ml_doc_card (d, "request refused", sz (d, dg->rec_request),
+                              ml_doc_printf (d, "%sstream %u, tick %" PRIu64, where, dg->rec_stream, dg->rec_tick));
+  c->tone = ML_DOC_TONE_BAD;
+  ml_doc_attrf (d, &c->attrs, "id", "oom-request");
+  ml_doc_attrf (d, &c->attrs, "data-bytes", "%" PRIu64, dg->rec_request);
+  c = ml_doc_card (d, "device free", sz (d, dg->rec_device_free), "what the device still had outside the cache");
+  ml_doc_attrf (d, &c->attrs, "id", "oom-device-free");
+  ml_doc_attrf (d, &c->attrs, "data-bytes", "%" PRIu64, dg->rec_device_free);
+  if (!dg->rec_have_plan)
+    return;
+  c = ml_doc_card (d, "cached free", sz (d, dg->rec_cached_free),
+                   ml_doc_printf (d, "reserved %s, allocated %s; largest block %s", sz (d, dg->rec_reserved),
+                                  sz (d, dg->rec_live), sz (d, dg->rec_largest_cached)));
+  ml_doc_attrf (d, &c->attrs, "id", "oom-cached-free");
+  ml_doc_attrf (d, &c->attrs, "data-bytes", "%" PRIu64, dg->rec_cached_free);
+  uint64_t have = dg->rec_device_free + dg->rec_cached_free;
+  uint64_t short_by = dg->rec_request > have ? dg->rec_request - have : 0;
+  c = ml_doc_card (d, "shortfall", short_by ? sz (d, short_by) : "none",
+                   short_by ? "request − (device free + cached free): bytes that were not there"
+                            : "device free + cached free would hold the request: it failed on fragmentation");
+  c->tone = ML_DOC_TONE_BAD;
+  ml_doc_attrf (d, &c->attrs, "id", "oom-shortfall");
+  ml_doc_attrf (d, &c->attrs, "data-bytes", "%" PRIu64, short_by);
+}
+
+/* Who holds the memory: the live bytes by call site, at the recorded OOM
+ * when there is one, else at the peak. */
+static void
+section_holders (MlDoc *d, const MlReport *r)
+{
+  const MlDiagnosis *dg = &r->diag;
+  bool at_oom = r->have_diag && dg->recorded && dg->rec_n_sites;
+  const MlSiteBlame *sites = at_oom ? dg->rec_sites : r->holders;
+  size_t n = at_oom ? dg->rec_n_sites : r->n_holders;
+  size_t live = at_oom ? dg->rec_n_live_total : r->n_holders_live;
+  uint64_t tick = at_oom ? dg->rec_tick : r->bufs->lower_bound_tick, bytes = 0;
+  for (size_t i = 0; i < n; i++)
+    bytes += sites[i].bytes;
+  ml_doc_text (d, ml_doc_heading (d, 2), "Who holds the memory");
+  ml_doc_textf (d, ml_doc_para (d, ML_DOC_PARA_TEXT, ML_DOC_TONE_PLAIN),
+                "At the %s (tick %" PRIu64 "): %s live in %zu buffer%s from %zu call site%s, largest first.",
+                at_oom ? "OOM" : "peak", tick, sz (d, bytes), live, plural (live), n, plural (n));
+  MlDocTable *t = site_table (d, r->bufs, "holders", "call site", "bytes", sites, n);
+  if (n > SHOW_SITES)
+    row_more (d, t, ml_doc_printf (d, "… and %zu more call sites (all in the JSON report)", n - SHOW_SITES));
+
+  MlDocValue *obj = ml_doc_value_object (d, d->data, "holders");
+  ml_doc_value_str (d, obj, "at", at_oom ? "oom" : "peak");
+  ml_doc_value_u64 (d, obj, "tick", tick);
+  ml_doc_value_u64 (d, obj, "bytes", bytes);
+  ml_doc_value_u64 (d, obj, "buffers", live);
+  MlDocValue *arr = ml_doc_value_array (d, obj, "sites");
+  for (size_t i = 0; i < n; i++)
+    {
+      MlDocValue *o = ml_doc_value_object (d, arr, NULL);
+      ml_doc_value_str (d, o, "site", ml_diagnosis_site_label (r->bufs, sites[i].site));
+      ml_doc_value_u64 (d, o, "bytes", sites[i].bytes);
+      ml_doc_value_u64 (d, o, "buffers", sites[i].count);
+    }
+}
+
+/* What its reader came for, first: the recorded OOM (request, device
+ * free, shortfall, verdict), the recorded peak against the floor no
+ * allocator goes below, and who holds the memory. The allocator
+ * settings that would have fitted (the answer of `tune`, issue 27) go
+ * between the OOM and the holders once the report carries them. */
+static void
+section_first_screen (MlDoc *d, const MlReport *r)
+{
+  const MlDiagnosis *dg = &r->diag;
+  if (r->have_diag && dg->recorded)
+    {
+      ml_doc_text (d, ml_doc_heading (d, 2), "Out of memory");
+      oom_cards (d, r->bufs, dg);
+      oom_recorded (d, r->bufs, dg, false);
+      ml_doc_text (d, ml_doc_heading (d, 2), "The run");
+    }
+  cards (d, r);
+  section_holders (d, r);
 }
 
 /* ---- conflicts and races -------------------------------------------------------- */
@@ -771,12 +889,18 @@ ml_report_document (const MlReport *r, MlDoc **out, MlError *err)
   /* the JSON's members in the order of docs/report-schema.md */
   static const char *const schema[] = {
     "format", "version", "generator", "trace", "knobs", "lower_bound", "lower_bound_tick", "capacity",
-    "best", "featured", "results", "peaks", "issues", "diagnosis", "sweep",
+    "best", "featured", "holders", "results", "peaks", "issues", "diagnosis", "sweep",
   };
   for (size_t i = 0; i < sizeof schema / sizeof *schema; i++)
     ml_doc_value_absent (d, d->data, schema[i]);
   /* the sections in reading order */
   section_title (d, r);
+  /* a run of a real allocator leads with what happened; a planning
+   * instance with the strategies */
+  if (r->recorded_run)
+    section_first_screen (d, r);
+  else
+    cards (d, r);
   section_strategies (d, r);
   for (size_t i = 0; i < r->n_rows; i++)
     if (r->rows[i].res.infeasible.n)

@@ -165,6 +165,10 @@ ml_report_build (const char *trace_path, const MlBuffers *bufs, const MlStrategy
       goto fail;
   if ((rc = ml_peaks_find (bufs, 5, 10, &r->peaks, err)) < 0 || (rc = diagnose (r, err)) < 0)
     goto fail;
+  r->recorded_run = have_rec && r->n_rows && row_ran (&r->rows[0]);
+  if (r->recorded_run
+      && (rc = ml_site_blame_at (bufs, bufs->lower_bound_tick, &r->holders, &r->n_holders, &r->n_holders_live, err)) < 0)
+    goto fail;
   r->n_streams = ml_buffers_count_streams (bufs);
   r->seconds = ml_now () - t0;
   *out = r;
@@ -191,6 +195,7 @@ ml_report_free (MlReport *r)
   if (r->have_diag)
     ml_diagnosis_clear (&r->diag);
   ml_knob_sweep_free (r->sweep);
+  free (r->holders);
   free (r);
 }
 

@@ -53,6 +53,14 @@ typedef struct {
   double           seconds;     /* to build the report */
   MlKnobSweep     *sweep;       /* owned, optional: a knob over values (the
                                  * caller attaches it; the writers show it) */
+  /* a run of a real allocator (the recorded plan leads the rows: a
+   * snapshot, a Kineto or CUPTI trace): the report leads with what
+   * happened, not with the planners' table */
+  bool             recorded_run;
+  /* who holds the memory at the peak (the lower-bound tick), by call
+   * site, largest first (owned; recorded runs only) */
+  MlSiteBlame     *holders;
+  size_t           n_holders, n_holders_live;
 } MlReport;
 
 /* Builds the report of @bufs (whose trace was read from @trace_path) for

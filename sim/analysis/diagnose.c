@@ -323,6 +323,17 @@ recorded_oom (const MlBuffers *bufs, const MlRecordedOom *given, MlDiagnosis *d,
 }
 
 int
+ml_site_blame_at (const MlBuffers *bufs, uint64_t tick, MlSiteBlame **sites, size_t *n_sites, size_t *n_live,
+                  MlError *err)
+{
+  uint64_t requested = 0;
+  /* request bufs->n: no request to leave out, every buffer live at the tick */
+  if (blame_at (bufs, tick, (uint32_t) bufs->n, sites, n_sites, NULL, n_live, &requested) < 0)
+    return ml_error_set (err, ML_ENOMEM, "out of memory");
+  return 0;
+}
+
+int
 ml_diagnose (const MlBuffers *bufs, const MlPlan *plan, uint64_t capacity,
              const MlStrategy *const *alternatives, const MlKnobs *knobs,
              const MlRecordedOom *recorded, MlDiagnosis *out, MlError *err)

@@ -152,4 +152,11 @@ const char *ml_diagnosis_recorded_reason (const MlDiagnosis *diag, char *buf, si
 
 int  ml_diagnosis_write_json (const MlDiagnosis *diag, const MlBuffers *bufs, FILE *fp, MlError *err) ML_MUST_CHECK;
 
+/* Who holds the memory at @tick: the buffers live there ([start, end)
+ * holds @tick) grouped by call site (else name), largest first, as the
+ * diagnosis groups them. *@sites (caller frees) gets *@n_sites entries;
+ * *@n_live the buffers counted. */
+int  ml_site_blame_at (const MlBuffers *bufs, uint64_t tick, MlSiteBlame **sites, size_t *n_sites, size_t *n_live,
+                       MlError *err) ML_MUST_CHECK;
+
 #endif
