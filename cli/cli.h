@@ -8,23 +8,19 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <unistd.h>   /* optind */
 
 #include "sim/base/io.h"
 #include "sim/formats/load.h"
 #include "sim/sim.h"
 #include "sim/base/units.h"
 #include "strategies/registry.h"
+#include "cli/options.h"
 
 enum { EXIT_OK = 0, EXIT_PROBLEMS = 1, EXIT_BAD = 2 };
 
-typedef struct {
-  const char *name;
-  const char *summary;
-  int (*run) (int argc, char **argv);
-} MlCommand;
-
 /* Common options. */
-typedef struct {
+typedef struct MlCliOpts {
   MlLoadOptions load;
   MlKnobs       knobs;
   bool          json;
@@ -33,83 +29,27 @@ typedef struct {
   const char   *strategies;   /* comma list */
   const char   *strategy;
   const char   *plan_path;
+  unsigned      jobs;         /* --jobs: several files at a time */
   unsigned      knobs_given;  /* the MlKnob bits set on the command line */
+  int           given[64];    /* the keys of the options given, in order */
+  unsigned      n_given;
 } MlCliOpts;
 
 void cli_opts_init (MlCliOpts *o);
 
-/* Handles an option shared by commands (see CLI_COMMON_LONGOPTS); returns
- * 1 if it took it, 0 if not, or exits with EXIT_BAD on a bad value. */
+/* Reads @cmd's command line with its rows (cli/options.h): fills @o
+ * (cli_opts_init first) with the shared options and hands the command's
+ * own to cmd->option (@user is its state), defaults first. Returns
+ * CLI_PARSED with optind at the first operand; EXIT_OK after --help;
+ * EXIT_BAD after saying what is wrong. */
+#define CLI_PARSED (-1)
+int  cli_parse (const CliCommand *cmd, int argc, char **argv, MlCliOpts *o, void *user);
+/* Whether the option with @key was on the command line (not a default). */
+bool cli_given (const MlCliOpts *o, int key);
+
+/* Takes a shared option (a key of cli_shared_options) into @o; returns 1
+ * if it took it, 0 if not, or exits with EXIT_BAD on a bad value. */
 int  cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg);
-
-#define CLI_OPT_ALIGN     1001
-#define CLI_OPT_CAPACITY  1002
-#define CLI_OPT_JSON      1003
-#define CLI_OPT_FORMAT    1004
-#define CLI_OPT_DEVICE    1005
-#define CLI_OPT_TIMELIMIT 1006
-#define CLI_OPT_OPTIONS   1007
-#define CLI_OPT_SEED      1008
-#define CLI_OPT_CHUNK     1009
-#define CLI_OPT_QUIET     1010
-#define CLI_OPT_RETRIES   1011
-#define CLI_OPT_REORDER   1012
-#define CLI_OPT_DIM       1013
-#define CLI_OPT_MAXBLOCK  1014
-#define CLI_OPT_RANGE     1015
-
-#define CLI_COMMON_LONGOPTS                                        \
-  { "align",      required_argument, 0, CLI_OPT_ALIGN },           \
-  { "capacity",   required_argument, 0, CLI_OPT_CAPACITY },        \
-  { "json",       no_argument,       0, CLI_OPT_JSON },            \
-  { "format",     required_argument, 0, CLI_OPT_FORMAT },          \
-  { "device",     required_argument, 0, CLI_OPT_DEVICE },          \
-  { "time-limit", required_argument, 0, CLI_OPT_TIMELIMIT },       \
-  { "options",    required_argument, 0, CLI_OPT_OPTIONS },         \
-  { "seed",       required_argument, 0, CLI_OPT_SEED },            \
-  { "chunk",      required_argument, 0, CLI_OPT_CHUNK },           \
-  { "retries",    required_argument, 0, CLI_OPT_RETRIES },         \
-  { "reorder",    required_argument, 0, CLI_OPT_REORDER },         \
-  { "dim",        required_argument, 0, CLI_OPT_DIM },             \
-  { "max-block",  required_argument, 0, CLI_OPT_MAXBLOCK },        \
-  { "quiet",      no_argument,       0, CLI_OPT_QUIET },           \
-  { "help",       no_argument,       0, 'h' }
-
-/* --range (the load window) is not among the common options: render has
- * its own --range (the ticks to draw); the other commands add these. */
-#define CLI_RANGE_LONGOPT { "range", required_argument, 0, CLI_OPT_RANGE }
-#define CLI_RANGE_HELP \
-  "  --range T0:T1      PyTorch snapshots, Kineto traces: only ticks T0..T1\n" \
-  "                     (1000:2000) or times from the first entry (1.5s:3s,\n" \
-  "                     200ms:); either end may be left out; the rest of the file\n" \
-  "                     is skipped as it streams\n"
-
-#define CLI_COMMON_HELP \
-  "  --align N          alignment in bytes (default: 256, CSV: 1)\n" \
-  "  --capacity SIZE    device capacity, e.g. 40G, 80G, 1048576\n" \
-  "  --format NAME      input format (default: by extension or content)\n" \
-  "  --device N         PyTorch snapshots: which device (default: longest trace)\n" \
-  "  --time-limit T     per strategy, e.g. 10s, 2m (offline planners)\n" \
-  "  --options K=V,...  strategy options\n" \
-  "  --seed N           seed for randomised strategies (default 1)\n" \
-  "  --chunk SIZE       pool chunk / buddy segment size (default 4M; pool, buddy only)\n" \
-  "  --retries N        after a refusal under --capacity, give the cache back and\n" \
-  "                     retry up to N times (default 3; caching, pool, buddy: the\n" \
-  "                     fit strategies and the planners cache nothing)\n" \
-  "  --reorder memory|priority  graphs: a memory-aware op order, or GE's memory priority\n" \
-  "  --dim NAME=N       graphs: bind a symbolic dimension (repeatable)\n" \
-  "  --max-block SIZE   graphs: arena blocks of at most SIZE (offline planners)\n" \
-  "  --quiet            no progress on stderr\n" \
-  "  -h, --help         this help\n"
-
-/* Only for the commands that read o->json; the others refuse it
- * (cli_no_json). */
-#define CLI_JSON_HELP \
-  "  --json             machine-readable output on stdout\n"
-
-/* For a command that writes a file and prints nothing to parse: refuses
- * --json (EXIT_BAD, a message) instead of ignoring it; 0 when not given. */
-int  cli_no_json (const char *cmd, const MlCliOpts *o);
 
 /* Loads @path and builds its lifetimes with o->knobs.align (0 = the
  * format's default); o->knobs.capacity defaults to the capacity the input
@@ -121,7 +61,8 @@ void cli_print_notes (const char *cmd, const char *path, const MlTrace *t, bool 
 /* Prints "memlens CMD: msg" and returns @code. */
 int  cli_fail (const char *cmd, int code, const char *fmt, ...) __attribute__((format (printf, 3, 4)));
 int  cli_error (const char *cmd, const MlError *err);
-int  cli_usage (const char *cmd, const char *usage);
+/* The usage and "Run 'memlens CMD --help'" on stderr; returns EXIT_BAD. */
+int  cli_usage (const CliCommand *cmd);
 
 /* Parses a strategy list ("a,b,c" or "all"); NULL-terminated array the
  * caller frees. Prints and returns NULL on an unknown name. */
@@ -156,32 +97,20 @@ int  cli_get_plan (const char *cmd, const MlBuffers *bufs, MlCliOpts *o, MlPlan 
 void cli_install_signals (void);
 
 /* Several files (stats / compare / diagnose FILE... [--jobs N]): each in
- * a child process, N at a time, @run's output per file when @print_each
+ * a child process, o->jobs at a time, @run's output per file when @print_each
  * (in the order of the files), then one summary table (device, peak
  * reserved, peak allocated, OOM, top call site; --json: an array).
  * @first = the index of the first file in @argv (options before it).
  * Returns the worst exit status. cli_in_multi is true in the children. */
 extern bool cli_in_multi;
 int  cli_multi (const char *cmd, int (*run) (int, char **), bool print_each, int argc, char **argv, int first,
-                unsigned jobs, MlCliOpts *o);
-#define CLI_OPT_JOBS 1099
-#define CLI_JOBS_HELP "  --jobs N           several files: N at a time (default 1), then a summary table\n"
+                MlCliOpts *o);
 /* --jobs N; returns false (with a message) on a bad value */
 bool cli_jobs_option (const char *cmd, const char *arg, unsigned *jobs);
 
-int cmd_stats   (int argc, char **argv);
-int cmd_compare (int argc, char **argv);
-int cmd_plan    (int argc, char **argv);
-int cmd_check   (int argc, char **argv);
-int cmd_convert (int argc, char **argv);
-int cmd_strategies (int argc, char **argv);
-int cmd_view    (int argc, char **argv);
-int cmd_render  (int argc, char **argv);
-int cmd_diff    (int argc, char **argv);
-int cmd_diagnose (int argc, char **argv);
-int cmd_report  (int argc, char **argv);
-int cmd_trace   (int argc, char **argv);
-int cmd_replay  (int argc, char **argv);
-int cmd_fit     (int argc, char **argv);
+/* The commands (cmd-*.c), listed by cli/commands.c. */
+extern const CliCommand cli_cmd_stats, cli_cmd_compare, cli_cmd_plan, cli_cmd_check, cli_cmd_convert,
+  cli_cmd_strategies, cli_cmd_view, cli_cmd_render, cli_cmd_diff, cli_cmd_diagnose, cli_cmd_report, cli_cmd_trace,
+  cli_cmd_replay, cli_cmd_fit;
 
 #endif

@@ -1,4 +1,3 @@
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,118 +7,116 @@
 #include "sim/analysis/races.h"
 #include "sim/base/jsonutil.h"
 
-static const char usage_text[] =
-  "Usage: memlens check [OPTIONS] TRACE [PLAN.json]\n"
-  "Validates a plan against the trace: buffers whose lifetimes and bytes\n"
-  "overlap (conflicts), misaligned offsets, buffers outside their segment,\n"
-  "bytes reused across streams with no synchronisation between the free\n"
-  "and the reuse (cross-stream), and in-place writes over inputs that are\n"
-  "still read (in-place; graph inputs). See docs/races.md.\n"
-  "Without PLAN: the --strategy's plan, else the recorded addresses.\n"
-  "Exit code 1 when anything is found.\n";
-
-int
-cmd_check (int argc, char **argv)
+static void
+print_json (const char *path, const MlBuffers *bufs, const MlPlan *plan, const MlIssues *issues, size_t total)
 {
-  static const struct option longopts[] = {
-    CLI_COMMON_LONGOPTS, CLI_RANGE_LONGOPT,
-    { "strategy", required_argument, 0, 's' },
-    { 0, 0, 0, 0 },
-  };
-  MlCliOpts o;
-  cli_opts_init (&o);
-  int c;
-  optind = 1;
-  while ((c = getopt_long (argc, argv, "hs:", longopts, NULL)) != -1)
+  printf ("{\"trace\":");
+  ml_json_put_str (stdout, path);
+  printf (",\"plan\":");
+  ml_json_put_str (stdout, plan->strategy);
+  printf (",\"valid\":%s,\"counts\":{", total ? "false" : "true");
+  for (int k = 0; k < ML_ISSUE__COUNT; k++)
+    printf ("%s\"%s\":%zu", k ? "," : "", ml_issue_kind_name ((MlIssueKind) k), issues->total[k]);
+  printf ("},\"issues\":[");
+  for (size_t i = 0; i < issues->n; i++)
     {
-      if (c == 'h')
-        {
-          printf ("%s\nOptions:\n  -s, --strategy S   check this strategy's plan\n%s", usage_text, CLI_RANGE_HELP CLI_JSON_HELP CLI_COMMON_HELP);
-          return EXIT_OK;
-        }
-      if (c == 's')
-        o.strategy = optarg;
-      else if (c == '?' || !cli_common_option ("check", &o, c, optarg))
-        return cli_usage ("check", usage_text);
+      const MlIssue *is = &issues->items[i];
+      printf ("%s{\"kind\":\"%s\",\"a\":", i ? "," : "", ml_issue_kind_name (is->kind));
+      ml_json_put_u64 (stdout, bufs->buf[is->a].id);
+      printf (",\"b\":");
+      ml_json_put_u64 (stdout, bufs->buf[is->b].id);
+      printf (",\"tick\":%" PRIu64 ",\"tick_b\":%" PRIu64 ",\"segment\":%u,\"offset\":%" PRIu64 ",\"bytes\":%" PRIu64
+              ",\"stream_a\":%u,\"stream_b\":%u,\"why\":",
+              is->tick, is->tick_b, is->segment, is->offset, is->bytes, is->stream_a, is->stream_b);
+      ml_json_put_str (stdout, is->why);
+      printf ("}");
     }
-  if (optind + 1 != argc && optind + 2 != argc)
-    return cli_usage ("check", usage_text);
-  const char *path = argv[optind];
-  if (optind + 2 == argc)
-    o.plan_path = argv[optind + 1];
-  MlTrace *t;
-  MlBuffers *bufs;
-  int rc = cli_load ("check", path, &o, &t, &bufs);
-  if (rc)
-    return rc;
-  MlPlan *plan = NULL;
-  rc = cli_get_plan ("check", bufs, &o, &plan);
-  if (rc)
+  printf ("]}\n");
+}
+
+static void
+print_text (const char *path, const MlBuffers *bufs, const MlPlan *plan, const MlIssues *issues, size_t total)
+{
+  for (size_t i = 0; i < issues->n; i++)
     {
-      ml_buffers_free (bufs);
-      ml_trace_free (t);
-      return rc;
+      const MlIssue *is = &issues->items[i];
+      printf ("%-12s tick %-10" PRIu64 " segment %u offset %" PRIu64 ": %s\n",
+              ml_issue_kind_name (is->kind), is->tick, is->segment, is->offset, is->why);
     }
+  if (issues->n < total)
+    printf ("... %zu more not shown\n", total - issues->n);
+  if (total)
+    {
+      printf ("%s: %zu problem%s in the %s plan:", path, total, total == 1 ? "" : "s", plan->strategy);
+      for (int k = 0; k < ML_ISSUE__COUNT; k++)
+        if (issues->total[k])
+          printf (" %zu %s", issues->total[k], ml_issue_kind_name ((MlIssueKind) k));
+      printf ("\n");
+    }
+  else
+    printf ("%s: the %s plan is valid (%zu buffer%s, %zu segment%s)\n", path, plan->strategy, bufs->n, bufs->n == 1 ? "" : "s",
+            plan->n_segments, plan->n_segments == 1 ? "" : "s");
+}
+
+/* Checks @plan over @bufs and prints what it found. */
+static int
+check_plan (const char *path, const MlBuffers *bufs, const MlPlan *plan, bool json)
+{
   MlIssues issues;
   ml_issues_init (&issues);
   MlError err = { 0 };
+  int rc;
   if (ml_check_plan (bufs, plan, &issues, &err) < 0 || ml_check_races (bufs, plan, &issues, &err) < 0)
     rc = cli_error ("check", &err);
   else
     {
       size_t total = ml_issues_count (&issues);
-      if (o.json)
-        {
-          printf ("{\"trace\":");
-          ml_json_put_str (stdout, path);
-          printf (",\"plan\":");
-          ml_json_put_str (stdout, plan->strategy);
-          printf (",\"valid\":%s,\"counts\":{", total ? "false" : "true");
-          for (int k = 0; k < ML_ISSUE__COUNT; k++)
-            printf ("%s\"%s\":%zu", k ? "," : "", ml_issue_kind_name ((MlIssueKind) k), issues.total[k]);
-          printf ("},\"issues\":[");
-          for (size_t i = 0; i < issues.n; i++)
-            {
-              const MlIssue *is = &issues.items[i];
-              printf ("%s{\"kind\":\"%s\",\"a\":", i ? "," : "", ml_issue_kind_name (is->kind));
-              ml_json_put_u64 (stdout, bufs->buf[is->a].id);
-              printf (",\"b\":");
-              ml_json_put_u64 (stdout, bufs->buf[is->b].id);
-              printf (",\"tick\":%" PRIu64 ",\"tick_b\":%" PRIu64 ",\"segment\":%u,\"offset\":%" PRIu64 ",\"bytes\":%" PRIu64
-                      ",\"stream_a\":%u,\"stream_b\":%u,\"why\":",
-                      is->tick, is->tick_b, is->segment, is->offset, is->bytes, is->stream_a, is->stream_b);
-              ml_json_put_str (stdout, is->why);
-              printf ("}");
-            }
-          printf ("]}\n");
-        }
+      if (json)
+        print_json (path, bufs, plan, &issues, total);
       else
-        {
-          for (size_t i = 0; i < issues.n; i++)
-            {
-              const MlIssue *is = &issues.items[i];
-              printf ("%-12s tick %-10" PRIu64 " segment %u offset %" PRIu64 ": %s\n",
-                      ml_issue_kind_name (is->kind), is->tick, is->segment, is->offset, is->why);
-            }
-          if (issues.n < total)
-            printf ("... %zu more not shown\n", total - issues.n);
-          if (total)
-            {
-              printf ("%s: %zu problem%s in the %s plan:", path, total, total == 1 ? "" : "s", plan->strategy);
-              for (int k = 0; k < ML_ISSUE__COUNT; k++)
-                if (issues.total[k])
-                  printf (" %zu %s", issues.total[k], ml_issue_kind_name ((MlIssueKind) k));
-              printf ("\n");
-            }
-          else
-            printf ("%s: the %s plan is valid (%zu buffer%s, %zu segment%s)\n", path, plan->strategy, bufs->n, bufs->n == 1 ? "" : "s",
-                    plan->n_segments, plan->n_segments == 1 ? "" : "s");
-        }
+        print_text (path, bufs, plan, &issues, total);
       rc = total ? EXIT_PROBLEMS : EXIT_OK;
     }
   ml_issues_clear (&issues);
+  return rc;
+}
+
+static int
+cmd_check (int argc, char **argv)
+{
+  MlCliOpts o;
+  int rc = cli_parse (&cli_cmd_check, argc, argv, &o, NULL);
+  if (rc != CLI_PARSED)
+    return rc;
+  if (optind + 1 != argc && optind + 2 != argc)
+    return cli_usage (&cli_cmd_check);
+  const char *path = argv[optind];
+  if (optind + 2 == argc)
+    o.plan_path = argv[optind + 1];
+  MlTrace *t;
+  MlBuffers *bufs;
+  if ((rc = cli_load ("check", path, &o, &t, &bufs)))
+    return rc;
+  MlPlan *plan = NULL;
+  if ((rc = cli_get_plan ("check", bufs, &o, &plan)) == EXIT_OK)
+    rc = check_plan (path, bufs, plan, o.json);
   ml_plan_free (plan);
   ml_buffers_free (bufs);
   ml_trace_free (t);
   return rc;
 }
+
+const CliCommand cli_cmd_check = {
+  .name = "check",
+  .bit = CLI_CHECK,
+  .summary = "validate a plan against a trace: conflicts, alignment, bounds",
+  .usage = "memlens check [OPTIONS] TRACE [PLAN.json]\n",
+  .about = "Validates a plan against the trace: buffers whose lifetimes and bytes\n"
+           "overlap (conflicts), misaligned offsets, buffers outside their segment,\n"
+           "bytes reused across streams with no synchronisation between the free\n"
+           "and the reuse (cross-stream), and in-place writes over inputs that are\n"
+           "still read (in-place; graph inputs). See docs/races.md.\n"
+           "Without PLAN: the --strategy's plan, else the recorded addresses.\n"
+           "Exit code 1 when anything is found.\n",
+  .run = cmd_check,
+};

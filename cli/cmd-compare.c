@@ -1,4 +1,3 @@
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,20 +7,17 @@
 #include "sim/base/jsonutil.h"
 #include "strategies/caching-conformance.h"
 
-static const char usage_text[] =
-  "Usage: memlens compare [OPTIONS] TRACE\n"
-  "Runs each strategy over the trace and prints one row per strategy: peak,\n"
-  "overhead over the lower bound, fragmentation (max and at the peak), the\n"
-  "OOM verdict under --capacity, and time. A trace with real addresses also\n"
-  "gets the row \"recorded\": what the real allocator did. A PyTorch snapshot\n"
-  "also gets the caching emulation's conformance: the share of allocations it\n"
-  "places at the real address, replayed from the state rebuilt at the trace's start.\n"
-  "With --sweep KNOB=V1,V2,... it runs every strategy once per value instead\n"
-  "and prints one row per value and strategy (KNOB: chunk, align, capacity,\n"
-  "retries, seed, time-limit, or an --options key such as large or\n"
-  "max_split_size_mb).\n"
-  "Exit code 1 when a strategy runs out of memory under --capacity, 2 when one\n"
-  "refuses its --options (a setting the caching emulation does not model).\n";
+static const CliOption compare_options[] = {
+  { "sweep", 0, 'S', "KNOB=V1,V2,...", "one run of every strategy per value of the knob, e.g. chunk=1M,2M,4M" },
+  { NULL },
+};
+
+static int
+compare_option (MlCliOpts *o, void *user, int key, const char *arg)
+{
+  *(const char **) user = arg;   /* --sweep */
+  return 0;
+}
 
 /* --sweep: the rows as a table, or into the JSON document */
 static void
@@ -104,54 +100,236 @@ print_conformance (FILE *fp, const MlCachingConformance *r, const MlTrace *t, bo
 }
 
 
-int
+/* The trace's lines above a table. */
+static void
+print_head (const char *path, const MlTrace *t, const MlBuffers *bufs, uint64_t capacity)
+{
+  printf ("trace        %s: %zu buffers, %zu events, alignment %" PRIu64 "\n", path, bufs->n, t->n_events, bufs->align);
+  printf ("lower bound  %" PRIu64 " (%s) at tick %" PRIu64 "\n", bufs->lower_bound, cli_size (bufs->lower_bound),
+          bufs->lower_bound_tick);
+  if (capacity)
+    printf ("capacity     %" PRIu64 " (%s)\n", capacity, cli_size (capacity));
+}
+
+/* --sweep: every strategy asked for but the recorded plan (which no knob
+ * changes), once per value. */
+static int
+run_sweep (const char *path, const MlTrace *t, const MlBuffers *bufs, const MlStrategy **asked, const char *spec,
+           MlCliOpts *o)
+{
+  size_t m = 0;
+  for (size_t i = 0; asked[i]; i++)
+    if (!(asked[i]->flags & ML_STRATEGY_RECORDED))
+      asked[m++] = asked[i];
+  asked[m] = NULL;
+  if (!o->quiet)
+    cli_note_sweep ("compare", spec, asked);
+  MlKnobSweep *sw = NULL;
+  MlError serr = { 0 };
+  int rc = ml_knob_sweep_run (spec, bufs, asked, &o->knobs, &sw, &serr);
+  cli_progress_done ();
+  if (rc < 0)
+    return cli_error ("compare", &serr);
+  rc = EXIT_OK;
+  for (size_t r = 0; r < sw->n_values * sw->n_strategies; r++)
+    if (sw->rows[r].status == 0 && sw->rows[r].oom.hit)
+      rc = EXIT_PROBLEMS;
+  if (o->json)
+    {
+      printf ("{\"trace\":");
+      ml_json_put_str (stdout, path);
+      printf (",\"buffers\":%zu,\"events\":%zu,\"alignment\":%" PRIu64 ",\"lower_bound\":%" PRIu64
+              ",\"capacity\":%" PRIu64 ",\"sweep\":",
+              bufs->n, t->n_events, bufs->align, bufs->lower_bound, o->knobs.capacity);
+      if (ml_knob_sweep_write_json (stdout, bufs, sw, &serr) < 0)
+        rc = cli_error ("compare", &serr);
+      else
+        printf ("}\n");
+    }
+  else
+    {
+      print_head (path, t, bufs, o->knobs.capacity);
+      printf ("sweep        %s over %zu values, %zu strateg%s\n", sw->knob, sw->n_values, sw->n_strategies,
+              sw->n_strategies == 1 ? "y" : "ies");
+      print_sweep (sw);
+    }
+  ml_knob_sweep_free (sw);
+  return rc;
+}
+
+/* One row of the table. */
+static void
+print_row (const MlResult *r)
+{
+  if (r->status < 0)
+    {
+      /* a strategy stopped at --time-limit is no error of the input */
+      printf ("%-16s %s%s\n", r->strategy->name, r->status == ML_ETIMEOUT ? "" : "error: ", r->error);
+      return;
+    }
+  const MlMetrics *m = &r->metrics;
+  char oom[64] = "-";
+  if (r->plan->oom.hit && r->plan->oom.request)
+    snprintf (oom, sizeof oom, "%s @%" PRIu64, ml_oom_verdict_name (r->plan->oom.verdict), r->plan->oom.tick);
+  else if (r->plan->oom.hit)
+    snprintf (oom, sizeof oom, "over capacity");
+  char time[32];
+  if (r->strategy->flags & ML_STRATEGY_RECORDED)
+    snprintf (time, sizeof time, "-");
+  else if (r->plan->seconds < 1)
+    snprintf (time, sizeof time, "%.2f ms", r->plan->seconds * 1e3);
+  else
+    snprintf (time, sizeof time, "%.2f s", r->plan->seconds);
+  char nodes[32] = "-";
+  if (r->plan->ops)
+    snprintf (nodes, sizeof nodes, "%.1f", (double) r->plan->nodes_visited / (double) r->plan->ops);
+  char fmax[16], fpeak[16];
+  cli_frag (m, m->frag_max, fmax, sizeof fmax);
+  cli_frag (m, m->frag_at_peak, fpeak, sizeof fpeak);
+  printf ("%-16s %14" PRIu64 " %11s %+8.2f%% %8s %9s  %-22s %10s %8s%s\n", r->strategy->name, m->peak, cli_size (m->peak),
+          m->overhead * 100.0, fmax, fpeak, oom, time, nodes, r->plan->optimal ? "  optimal" : "");
+}
+
+/* The results of one trace, with the caching conformance when there is one. */
+typedef struct {
+  const char   *path;
+  const MlTrace *t;
+  const MlBuffers *bufs;
+  MlResult     *res;
+  size_t        n;
+  const MlCachingConformance *conf;   /* NULL: none */
+} Compared;
+
+static int
+print_json (const Compared *c, uint64_t capacity)
+{
+  const MlBuffers *bufs = c->bufs;
+  MlError err = { 0 };
+  printf ("{\"trace\":");
+  ml_json_put_str (stdout, c->path);
+  printf (",\"buffers\":%zu,\"events\":%zu,\"alignment\":%" PRIu64 ",\"lower_bound\":%" PRIu64
+          ",\"lower_bound_tick\":%" PRIu64 ",\"capacity\":%" PRIu64 ",\"results\":[",
+          bufs->n, c->t->n_events, bufs->align, bufs->lower_bound, bufs->lower_bound_tick, capacity);
+  for (size_t i = 0; i < c->n; i++)
+    {
+      if (i)
+        printf (",");
+      printf ("{");
+      if (ml_result_write_json_members (&c->res[i], c->res[i].strategy->name, bufs, stdout, &err) < 0)
+        return cli_error ("compare", &err);
+      printf ("}");
+    }
+  printf ("]");
+  if (c->conf)
+    {
+      printf (",\"caching_conformance\":");
+      print_conformance (stdout, c->conf, c->t, true);
+    }
+  printf ("}\n");
+  return EXIT_OK;
+}
+
+static void
+print_text (const Compared *c, uint64_t capacity)
+{
+  print_head (c->path, c->t, c->bufs, capacity);
+  printf ("\n%-16s %14s %11s %9s %8s %9s  %-22s %10s %8s\n", "strategy", "peak (bytes)", "peak", "overhead",
+          "frag max", "frag@peak", "OOM", "time", "nodes/op");
+  for (size_t i = 0; i < c->n; i++)
+    print_row (&c->res[i]);
+  if (c->conf)
+    {
+      printf ("\ncaching conformance (replayed from the state rebuilt at the trace's first event)\n");
+      print_conformance (stdout, c->conf, c->t, false);
+    }
+}
+
+/* Runs @list (the recorded plan first when the trace has one) into @res;
+ * -1 with *rc set when a run failed, else 0 with *rc EXIT_OK, or
+ * EXIT_PROBLEMS when a strategy ran out of memory, or EXIT_BAD when one
+ * refused its options. */
+static int
+run_all (const MlBuffers *bufs, const MlStrategy *const *list, const MlKnobs *knobs, MlResult *res, size_t *nres,
+         int *rc)
+{
+  MlError err = { 0 };
+  for (size_t i = 0; list[i]; i++)
+    {
+      if (ml_sim_evaluate (bufs, list[i], knobs, &res[*nres], &err) < 0)
+        {
+          cli_progress_done ();
+          *rc = cli_error ("compare", &err);
+          return -1;
+        }
+      (*nres)++;
+    }
+  cli_progress_done ();
+  *rc = EXIT_OK;
+  for (size_t i = 0; i < *nres; i++)
+    if (res[i].status == 0 && res[i].plan->oom.hit)
+      *rc = EXIT_PROBLEMS;
+  /* a strategy that refused its options (a bad value, an allocator
+   * setting it does not emulate) is bad usage: its row says why */
+  for (size_t i = 0; i < *nres; i++)
+    if (res[i].status == ML_EUSAGE)
+      *rc = EXIT_BAD;
+  return 0;
+}
+
+/* The table of @asked over one loaded trace. */
+static int
+compare_trace (const char *path, const MlTrace *t, const MlBuffers *bufs, const MlStrategy **asked, MlCliOpts *o)
+{
+  const MlStrategy **list = ml_sim_lineup (bufs, asked);
+  size_t n = 0;
+  while (list && list[n])
+    n++;
+  MlResult *res = calloc (n + 1, sizeof *res);
+  size_t nres = 0;
+  int rc;
+  if (!list || !res)
+    rc = cli_fail ("compare", EXIT_BAD, "out of memory");
+  else if (run_all (bufs, list, &o->knobs, res, &nres, &rc) == 0)
+    {
+      /* PyTorch snapshots: how closely `caching` reproduces the real allocator */
+      MlCachingConformance conf;
+      bool have_conf = false;
+      if (strcmp (ml_trace_str (t, t->source), "pytorch-snapshot") == 0)
+        {
+          MlError cerr = { 0 };
+          if (ml_caching_conformance (t, o->knobs.options, &conf, &cerr) == 0)
+            have_conf = true;
+          else
+            fprintf (stderr, "memlens compare: caching conformance: %s\n", cerr.msg);
+        }
+      Compared c = { path, t, bufs, res, nres, have_conf ? &conf : NULL };
+      int w = EXIT_OK;
+      if (!o->json)
+        print_text (&c, o->knobs.capacity);
+      else
+        w = print_json (&c, o->knobs.capacity);
+      if (w)
+        rc = w;
+    }
+  for (size_t i = 0; i < nres; i++)
+    ml_result_clear (&res[i]);
+  free (res);
+  free (list);
+  return rc;
+}
+
+static int
 cmd_compare (int argc, char **argv)
 {
-  static const struct option longopts[] = {
-    CLI_COMMON_LONGOPTS, CLI_RANGE_LONGOPT,
-    { "strategies", required_argument, 0, 's' },
-    { "sweep", required_argument, 0, 'S' },
-    { "jobs", required_argument, 0, CLI_OPT_JOBS },
-    { 0, 0, 0, 0 },
-  };
   const char *sweep_spec = NULL;
   MlCliOpts o;
-  cli_opts_init (&o);
-  unsigned jobs = 0;
-  int c;
-  optind = 1;
-  while ((c = getopt_long (argc, argv, "hs:", longopts, NULL)) != -1)
-    {
-      if (c == 'h')
-        {
-          printf ("%s\nOptions:\n  -s, --strategies A,B,...  strategies to run (default: %s; \"all\")\n"
-                  "  --sweep KNOB=V1,V2,...    one run per value of the knob, e.g. chunk=1M,2M,4M\n" CLI_JOBS_HELP "%s",
-                  usage_text, ml_strategies_default (), CLI_RANGE_HELP CLI_JSON_HELP CLI_COMMON_HELP);
-          return EXIT_OK;
-        }
-      if (c == 's')
-        {
-          o.strategies = optarg;
-          continue;
-        }
-      if (c == 'S')
-        {
-          sweep_spec = optarg;
-          continue;
-        }
-      if (c == CLI_OPT_JOBS)
-        {
-          if (!cli_jobs_option ("compare", optarg, &jobs))
-            return EXIT_BAD;
-          continue;
-        }
-      if (c == '?' || !cli_common_option ("compare", &o, c, optarg))
-        return cli_usage ("compare", usage_text);
-    }
-  if (!cli_in_multi && optind < argc && (optind + 1 < argc || jobs))
-    return cli_multi ("compare", cmd_compare, true, argc, argv, optind, jobs, &o);
+  int rc = cli_parse (&cli_cmd_compare, argc, argv, &o, &sweep_spec);
+  if (rc != CLI_PARSED)
+    return rc;
+  if (!cli_in_multi && optind < argc && (optind + 1 < argc || cli_given (&o, CLI_OPT_JOBS)))
+    return cli_multi ("compare", cmd_compare, true, argc, argv, optind, &o);
   if (optind + 1 != argc)
-    return cli_usage ("compare", usage_text);
+    return cli_usage (&cli_cmd_compare);
   const char *path = argv[optind];
   const MlStrategy **asked = cli_strategies ("compare", o.strategies);
   if (!asked)
@@ -159,191 +337,36 @@ cmd_compare (int argc, char **argv)
   cli_note_knobs ("compare", &o, asked);
   MlTrace *t;
   MlBuffers *bufs;
-  int rc = cli_load ("compare", path, &o, &t, &bufs);
-  if (rc)
+  if ((rc = cli_load ("compare", path, &o, &t, &bufs)) == EXIT_OK)
     {
-      free (asked);
-      return rc;
-    }
-  o.knobs.progress = cli_progress (o.quiet);
-
-  if (sweep_spec)
-    {
-      /* every strategy asked for but the recorded plan, which no knob changes */
-      size_t m = 0;
-      for (size_t i = 0; asked[i]; i++)
-        if (!(asked[i]->flags & ML_STRATEGY_RECORDED))
-          asked[m++] = asked[i];
-      asked[m] = NULL;
-      if (!o.quiet)
-        cli_note_sweep ("compare", sweep_spec, asked);
-      MlKnobSweep *sw = NULL;
-      MlError serr = { 0 };
-      rc = ml_knob_sweep_run (sweep_spec, bufs, asked, &o.knobs, &sw, &serr);
-      cli_progress_done ();
-      if (rc < 0)
-        rc = cli_error ("compare", &serr);
-      else
-        {
-          rc = EXIT_OK;
-          for (size_t r = 0; r < sw->n_values * sw->n_strategies; r++)
-            if (sw->rows[r].status == 0 && sw->rows[r].oom.hit)
-              rc = EXIT_PROBLEMS;
-          if (o.json)
-            {
-              printf ("{\"trace\":");
-              ml_json_put_str (stdout, path);
-              printf (",\"buffers\":%zu,\"events\":%zu,\"alignment\":%" PRIu64 ",\"lower_bound\":%" PRIu64
-                      ",\"capacity\":%" PRIu64 ",\"sweep\":",
-                      bufs->n, t->n_events, bufs->align, bufs->lower_bound, o.knobs.capacity);
-              if (ml_knob_sweep_write_json (stdout, bufs, sw, &serr) < 0)
-                rc = cli_error ("compare", &serr);
-              else
-                printf ("}\n");
-            }
-          else
-            {
-              printf ("trace        %s: %zu buffers, %zu events, alignment %" PRIu64 "\n", path, bufs->n, t->n_events, bufs->align);
-              printf ("lower bound  %" PRIu64 " (%s) at tick %" PRIu64 "\n", bufs->lower_bound, cli_size (bufs->lower_bound),
-                      bufs->lower_bound_tick);
-              if (o.knobs.capacity)
-                printf ("capacity     %" PRIu64 " (%s)\n", o.knobs.capacity, cli_size (o.knobs.capacity));
-              printf ("sweep        %s over %zu values, %zu strateg%s\n", sw->knob, sw->n_values, sw->n_strategies,
-                      sw->n_strategies == 1 ? "y" : "ies");
-              print_sweep (sw);
-            }
-        }
-      ml_knob_sweep_free (sw);
-      free (asked);
+      o.knobs.progress = cli_progress (o.quiet);
+      rc = sweep_spec ? run_sweep (path, t, bufs, asked, sweep_spec, &o) : compare_trace (path, t, bufs, asked, &o);
       ml_buffers_free (bufs);
       ml_trace_free (t);
-      return rc;
     }
-
-  /* the real allocator's layout first, when the trace has one */
-  const MlStrategy **list = ml_sim_lineup (bufs, asked);
   free (asked);
-  size_t n = 0;
-  while (list && list[n])
-    n++;
-  MlResult *res = calloc (n + 1, sizeof *res);
-  size_t nres = 0;
-  MlError err = { 0 };
-  int exit_code = EXIT_OK;
-  if (!list || !res)
-    {
-      exit_code = cli_fail ("compare", EXIT_BAD, "out of memory");
-      goto out;
-    }
-  for (size_t i = 0; i < n; i++)
-    {
-      if (ml_sim_evaluate (bufs, list[i], &o.knobs, &res[nres], &err) < 0)
-        {
-          cli_progress_done ();
-          exit_code = cli_error ("compare", &err);
-          goto out;
-        }
-      nres++;
-    }
-  cli_progress_done ();
-  for (size_t i = 0; i < nres; i++)
-    if (res[i].status == 0 && res[i].plan->oom.hit)
-      exit_code = EXIT_PROBLEMS;
-  /* a strategy that refused its options (a bad value, an allocator
-   * setting it does not emulate) is bad usage: its row says why */
-  for (size_t i = 0; i < nres; i++)
-    if (res[i].status == ML_EUSAGE)
-      exit_code = EXIT_BAD;
-
-  /* PyTorch snapshots: how closely `caching` reproduces the real allocator */
-  MlCachingConformance conf;
-  bool have_conf = false;
-  if (strcmp (ml_trace_str (t, t->source), "pytorch-snapshot") == 0)
-    {
-      MlError cerr = { 0 };
-      if (ml_caching_conformance (t, o.knobs.options, &conf, &cerr) == 0)
-        have_conf = true;
-      else
-        fprintf (stderr, "memlens compare: caching conformance: %s\n", cerr.msg);
-    }
-  if (o.json)
-    {
-      printf ("{\"trace\":");
-      ml_json_put_str (stdout, path);
-      printf (",\"buffers\":%zu,\"events\":%zu,\"alignment\":%" PRIu64 ",\"lower_bound\":%" PRIu64
-              ",\"lower_bound_tick\":%" PRIu64 ",\"capacity\":%" PRIu64 ",\"results\":[",
-              bufs->n, t->n_events, bufs->align, bufs->lower_bound, bufs->lower_bound_tick, o.knobs.capacity);
-      for (size_t i = 0; i < nres; i++)
-        {
-          if (i)
-            printf (",");
-          printf ("{");
-          if (ml_result_write_json_members (&res[i], res[i].strategy->name, bufs, stdout, &err) < 0)
-            {
-              exit_code = cli_error ("compare", &err);
-              goto out;
-            }
-          printf ("}");
-        }
-      printf ("]");
-      if (have_conf)
-        {
-          printf (",\"caching_conformance\":");
-          print_conformance (stdout, &conf, t, true);
-        }
-      printf ("}\n");
-    }
-  else
-    {
-      printf ("trace        %s: %zu buffers, %zu events, alignment %" PRIu64 "\n", path, bufs->n, t->n_events, bufs->align);
-      printf ("lower bound  %" PRIu64 " (%s) at tick %" PRIu64 "\n", bufs->lower_bound, cli_size (bufs->lower_bound), bufs->lower_bound_tick);
-      if (o.knobs.capacity)
-        printf ("capacity     %" PRIu64 " (%s)\n", o.knobs.capacity, cli_size (o.knobs.capacity));
-      printf ("\n%-16s %14s %11s %9s %8s %9s  %-22s %10s %8s\n", "strategy", "peak (bytes)", "peak", "overhead",
-              "frag max", "frag@peak", "OOM", "time", "nodes/op");
-      for (size_t i = 0; i < nres; i++)
-        {
-          const MlResult *r = &res[i];
-          if (r->status < 0)
-            {
-              /* a strategy stopped at --time-limit is no error of the input */
-              printf ("%-16s %s%s\n", r->strategy->name, r->status == ML_ETIMEOUT ? "" : "error: ", r->error);
-              continue;
-            }
-          const MlMetrics *m = &r->metrics;
-          char oom[64] = "-";
-          if (r->plan->oom.hit && r->plan->oom.request)
-            snprintf (oom, sizeof oom, "%s @%" PRIu64, ml_oom_verdict_name (r->plan->oom.verdict), r->plan->oom.tick);
-          else if (r->plan->oom.hit)
-            snprintf (oom, sizeof oom, "over capacity");
-          char time[32];
-          if (r->strategy->flags & ML_STRATEGY_RECORDED)
-            snprintf (time, sizeof time, "-");
-          else if (r->plan->seconds < 1)
-            snprintf (time, sizeof time, "%.2f ms", r->plan->seconds * 1e3);
-          else
-            snprintf (time, sizeof time, "%.2f s", r->plan->seconds);
-          char nodes[32] = "-";
-          if (r->plan->ops)
-            snprintf (nodes, sizeof nodes, "%.1f", (double) r->plan->nodes_visited / (double) r->plan->ops);
-          char fmax[16], fpeak[16];
-          cli_frag (m, m->frag_max, fmax, sizeof fmax);
-          cli_frag (m, m->frag_at_peak, fpeak, sizeof fpeak);
-          printf ("%-16s %14" PRIu64 " %11s %+8.2f%% %8s %9s  %-22s %10s %8s%s\n", r->strategy->name, m->peak, cli_size (m->peak),
-                  m->overhead * 100.0, fmax, fpeak, oom, time, nodes, r->plan->optimal ? "  optimal" : "");
-        }
-    }
-  if (have_conf && !o.json)
-    {
-      printf ("\ncaching conformance (replayed from the state rebuilt at the trace's first event)\n");
-      print_conformance (stdout, &conf, t, false);
-    }
-out:
-  for (size_t i = 0; i < nres; i++)
-    ml_result_clear (&res[i]);
-  free (res);
-  free (list);
-  ml_buffers_free (bufs);
-  ml_trace_free (t);
-  return exit_code;
+  return rc;
 }
+
+const CliCommand cli_cmd_compare = {
+  .name = "compare",
+  .bit = CLI_COMPARE,
+  .summary = "run strategies over a trace: peak, overhead, fragmentation, OOM, time",
+  .usage = "memlens compare [OPTIONS] TRACE\n"
+           "memlens compare [OPTIONS] TRACE... [--jobs N]   (one table per file, then a summary)\n",
+  .about = "Runs each strategy over the trace and prints one row per strategy: peak,\n"
+           "overhead over the lower bound, fragmentation (max and at the peak), the\n"
+           "OOM verdict under --capacity, and time. A trace with real addresses also\n"
+           "gets the row \"recorded\": what the real allocator did. A PyTorch snapshot\n"
+           "also gets the caching emulation's conformance: the share of allocations it\n"
+           "places at the real address, replayed from the state rebuilt at the trace's start.\n"
+           "With --sweep KNOB=V1,V2,... it runs every strategy once per value instead\n"
+           "and prints one row per value and strategy (KNOB: chunk, align, capacity,\n"
+           "retries, seed, time-limit, or an --options key such as large or\n"
+           "max_split_size_mb).\n"
+           "Exit code 1 when a strategy runs out of memory under --capacity, 2 when one\n"
+           "refuses its --options (a setting the caching emulation does not model).\n",
+  .options = compare_options,
+  .option = compare_option,
+  .run = cmd_compare,
+};

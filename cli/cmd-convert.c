@@ -1,4 +1,3 @@
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,37 +6,39 @@
 #include "sim/formats/csv.h"
 #include "sim/formats/jsonl.h"
 
-static const char usage_text[] =
-  "Usage: memlens convert [OPTIONS] IN OUT\n"
-  "Converts a trace. IN: any format memlens reads; OUT by extension:\n"
-  ".jsonl (native trace, keeps everything) or .csv (the planning\n"
-  "instance: one row per buffer).\n";
+static void
+list_formats (FILE *fp)
+{
+  fprintf (fp, "\nInput formats (--format NAME; extensions in brackets):\n");
+  for (const MlTraceFormat *const *f = ml_trace_formats (); *f; f++)
+    fprintf (fp, "  %-17s [%s] %s\n", (*f)->name, (*f)->extensions, (*f)->description);
+}
 
-int
+/* Writes @t as the planning instance: one CSV row per buffer, unaligned. */
+static int
+write_csv (const char *in, const MlTrace *t, const char *out)
+{
+  MlError err = { 0 };
+  MlBuffers *bufs;
+  if (ml_buffers_build (t, 1, &bufs, &err) < 0)
+    {
+      ml_error_prefix (&err, "%s", in);
+      return cli_error ("convert", &err);
+    }
+  int rc = ml_buffers_write_csv (bufs, NULL, out, &err) < 0 ? cli_error ("convert", &err) : EXIT_OK;
+  ml_buffers_free (bufs);
+  return rc;
+}
+
+static int
 cmd_convert (int argc, char **argv)
 {
-  static const struct option longopts[] = { CLI_COMMON_LONGOPTS, CLI_RANGE_LONGOPT, { 0, 0, 0, 0 } };
   MlCliOpts o;
-  cli_opts_init (&o);
-  int c;
-  optind = 1;
-  while ((c = getopt_long (argc, argv, "h", longopts, NULL)) != -1)
-    {
-      if (c == 'h')
-        {
-          printf ("%s\nOptions:\n%s", usage_text, CLI_RANGE_HELP CLI_COMMON_HELP);
-          printf ("\nInput formats (--format NAME; extensions in brackets):\n");
-          for (const MlTraceFormat *const *f = ml_trace_formats (); *f; f++)
-            printf ("  %-17s [%s] %s\n", (*f)->name, (*f)->extensions, (*f)->description);
-          return EXIT_OK;
-        }
-      if (c == '?' || !cli_common_option ("convert", &o, c, optarg))
-        return cli_usage ("convert", usage_text);
-    }
+  int rc = cli_parse (&cli_cmd_convert, argc, argv, &o, NULL);
+  if (rc != CLI_PARSED)
+    return rc;
   if (optind + 2 != argc)
-    return cli_usage ("convert", usage_text);
-  if (cli_no_json ("convert", &o))
-    return EXIT_BAD;
+    return cli_usage (&cli_cmd_convert);
   const char *in = argv[optind], *out = argv[optind + 1];
   char ext[16];
   ml_path_ext (out, ext, sizeof ext, NULL);
@@ -49,35 +50,37 @@ cmd_convert (int argc, char **argv)
   if (ml_trace_load (in, &o.load, &t, &err) < 0)
     return cli_error ("convert", &err);
   cli_print_notes ("convert", in, t, o.quiet);
-  int rc = EXIT_OK;
   if (strcmp (ext, "csv") == 0)
-    {
-      MlBuffers *bufs;
-      if (ml_buffers_build (t, 1, &bufs, &err) < 0)
-        {
-          ml_error_prefix (&err, "%s", in);
-          rc = cli_error ("convert", &err);
-        }
-      else
-        {
-          if (ml_buffers_write_csv (bufs, NULL, out, &err) < 0)
-            rc = cli_error ("convert", &err);
-          ml_buffers_free (bufs);
-        }
-    }
-  else if (ml_trace_write_jsonl (t, out, &err) < 0)
-    rc = cli_error ("convert", &err);
+    rc = write_csv (in, t, out);
+  else
+    rc = ml_trace_write_jsonl (t, out, &err) < 0 ? cli_error ("convert", &err) : EXIT_OK;
   if (rc == EXIT_OK && !o.quiet)
     fprintf (stderr, "wrote %s (%zu events)\n", out, t->n_events);
   ml_trace_free (t);
   return rc;
 }
 
-int
+const CliCommand cli_cmd_convert = {
+  .name = "convert",
+  .bit = CLI_CONVERT,
+  .summary = "convert between trace formats (.jsonl, .csv)",
+  .usage = "memlens convert [OPTIONS] IN OUT\n",
+  .about = "Converts a trace. IN: any format memlens reads; OUT by extension:\n"
+           ".jsonl (native trace, keeps everything) or .csv (the planning\n"
+           "instance: one row per buffer).\n",
+  .more_help = list_formats,
+  .run = cmd_convert,
+};
+
+static int
 cmd_strategies (int argc, char **argv)
 {
-  (void) argc;
-  (void) argv;
+  MlCliOpts o;
+  int rc = cli_parse (&cli_cmd_strategies, argc, argv, &o, NULL);
+  if (rc != CLI_PARSED)
+    return rc;
+  if (optind != argc)
+    return cli_usage (&cli_cmd_strategies);
   for (const MlStrategy *const *s = ml_strategies_all (); *s; s++)
     {
       const char *kind = ((*s)->flags & ML_STRATEGY_RECORDED) ? "trace" : (*s)->kind == ML_STRATEGY_ONLINE ? "online" : "offline";
@@ -105,3 +108,14 @@ cmd_strategies (int argc, char **argv)
     }
   return EXIT_OK;
 }
+
+const CliCommand cli_cmd_strategies = {
+  .name = "strategies",
+  .bit = CLI_STRATEGIES,
+  .summary = "list the allocation strategies",
+  .usage = "memlens strategies\n",
+  .about = "Lists the allocation strategies, one a line: name, kind (online, offline,\n"
+           "trace), what it does, and in brackets whether it is in the default set,\n"
+           "whether it proves optimality, and the knobs and --options keys it reads.\n",
+  .run = cmd_strategies,
+};

@@ -1,5 +1,4 @@
 /* memlens diagnose — why a trace runs out of memory under a capacity. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,22 +8,33 @@
 #include "render/report/report.h"
 #include "sim/base/jsonutil.h"
 
-static const char usage_text[] =
-  "Usage: memlens diagnose [OPTIONS] TRACE [--capacity SIZE] [--strategy S]\n"
-  "A trace that recorded an OOM (PyTorch snapshot) gets that OOM first: the\n"
-  "request, the device's free bytes, reserved, allocated and cached free bytes\n"
-  "and the largest cached block at that moment, the verdict (capacity: cached\n"
-  "free + device free < request; fragmentation otherwise), the call site and\n"
-  "what was live. Without --capacity the capacity is the device memory the\n"
-  "OOM implies (reserved + device free).\n"
-  "Then the trace is replayed with strategy S (default: caching when built,\n"
-  "else best-fit) under the capacity, with the refused request included, and\n"
-  "the first allocation that fails is explained: the verdict (fragmentation:\n"
-  "enough free bytes but no block large enough; capacity: not enough bytes),\n"
-  "live / reserved / free bytes and the largest free block, the buffers to\n"
-  "blame by call site, which other strategies fit and with how much headroom,\n"
-  "and what another alignment would save. Exit code 1 when the trace recorded\n"
-  "an OOM or the strategy runs out of memory.\n";
+/* The allocator diagnose replays unless told: PyTorch's when built. */
+static const char *
+default_strategy (void)
+{
+  return ml_strategy_find ("caching") ? "caching" : "best-fit";
+}
+
+static const CliOption diagnose_options[] = {
+  { "strategy", 's', 's', "S", "the allocator to diagnose", NULL, default_strategy },
+  { "strategies", 0, 'S', "A,B,...", "the alternatives to try, or \"all\"", "all" },
+  { "capacity", 0, CLI_OPT_CAPACITY, "SIZE", "the device capacity, e.g. 40G, 80G, 1048576 (default: the device "
+    "memory a recorded OOM implies, reserved + device free; else the capacity the input names, a JSONL trace's "
+    "\"capacity\" or a CSV named NAME.BYTES.csv; else the device's memory as the trace records it)" },
+  { NULL },
+};
+
+static int
+diagnose_option (MlCliOpts *o, void *user, int key, const char *arg)
+{
+  if (key == 's')
+    o->strategy = arg;
+  else if (key == 'S')
+    o->strategies = arg;
+  else
+    cli_common_option ("diagnose", o, key, arg);
+  return 0;
+}
 
 /* The verdict's name in capitals, as the terminal shows it. */
 static const char *
@@ -91,88 +101,92 @@ print_recorded (const char *path, const MlBuffers *bufs, const MlDiagnosis *d)
   putchar ('\n');
 }
 
+/* The replay under the capacity: fits, or the OOM with its blame. */
 static void
-print_text (const char *path, const MlBuffers *bufs, const MlDiagnosis *d, const char *capacity_from)
+print_replay (const char *path, const MlBuffers *bufs, const MlDiagnosis *d)
 {
-  if (d->recorded)
-    print_recorded (path, bufs, d);
-  if (d->capacity)
+  printf ("%s under %s with %s: ", path, cli_size (d->capacity), d->strategy);
+  if (!d->oom.hit)
     {
-      if (d->recorded)
-        printf ("what would fit: the trace replayed with the refused %s request live at tick %" PRIu64 ", under %s (%s)\n",
-                cli_size (d->rec_request), d->rec_tick, cli_size (d->capacity), capacity_from);
-      printf ("%s under %s with %s: ", path, cli_size (d->capacity), d->strategy);
-      if (!d->oom.hit)
-        printf ("fits (peak %s, headroom %s)\n", cli_size (d->peak),
-                cli_size (d->capacity > d->peak ? d->capacity - d->peak : 0));
-      else if (!d->oom.request)
-        printf ("over the capacity (peak %s); no single request to blame\n", cli_size (d->peak));
-      else
-        {
-          printf ("out of memory\n");
-          print_oom_line (bufs, &d->oom);
-          printf ("\n  blame: live at the OOM by call site (%zu buffer%s, %s requested)\n", d->n_live_total,
-                  d->n_live_total == 1 ? "" : "s", cli_size (d->requested_live));
-          for (size_t i = 0; i < d->n_sites && i < 10; i++)
-            {
-              const MlSiteBlame *s = &d->sites[i];
-              printf ("    %11s  %5zu buffer%s  %s (largest: buffer %" PRIu64 ", %s)\n", cli_size (s->bytes), s->count,
-                      s->count == 1 ? " " : "s", ml_diagnosis_site_label (bufs, s->site), bufs->buf[s->largest].id,
-                      cli_size (bufs->buf[s->largest].rsize));
-            }
-          if (d->n_sites > 10)
-            printf ("    ... %zu more call sites\n", d->n_sites - 10);
-          printf ("  the largest live buffers:\n");
-          for (size_t i = 0; i < d->n_live && i < 5; i++)
-            {
-              const MlBuffer *b = &bufs->buf[d->live[i]];
-              char label[256];
-              printf ("    %11s  buffer %-8" PRIu64 " %-32s ticks [%" PRIu64 ", %" PRIu64 ") stream %u\n",
-                      cli_size (b->rsize), b->id, ml_report_buffer_label (bufs, d->live[i], label, sizeof label),
-                      b->start, b->end, b->stream);
-            }
-        }
-      printf ("\n  lower bound of the trace: %s", cli_size (d->lower_bound));
-      if (d->lower_bound > d->capacity)
-        printf (" — more than the capacity: no strategy can fit without freeing sooner or shrinking buffers\n");
-      else
-        printf (" — a planner could fit it with %s to spare\n", cli_size (d->capacity - d->lower_bound));
-      if (d->n_alts)
-        {
-          printf ("\n  other strategies under %s (needs: the peak once the capacity is lifted at the OOM):\n",
-                  cli_size (d->capacity));
-          for (size_t i = 0; i < d->n_alts; i++)
-            {
-              const MlDiagAlt *a = &d->alts[i];
-              if (a->status == ML_EINFEASIBLE && a->infeasible.n)
-                {
-                  char why[512];
-                  printf ("    %-16s does not fit: proven, no layout fits the capacity: %s\n", a->name,
-                          ml_infeasible_describe (&a->infeasible, bufs, false, why, sizeof why));
-                  for (size_t k = 0; k < a->infeasible.n && k < 10; k++)
-                    {
-                      const MlBuffer *b = &bufs->buf[a->infeasible.buffers[k]];
-                      char label[256];
-                      printf ("      %11s  buffer %-8" PRIu64 " %-32s ticks [%" PRIu64 ", %" PRIu64 ")\n", cli_size (b->rsize), b->id,
-                              ml_report_buffer_label (bufs, a->infeasible.buffers[k], label, sizeof label), b->start, b->end);
-                    }
-                  if (a->infeasible.n > 10)
-                    printf ("      ... %zu more buffers\n", a->infeasible.n - 10);
-                }
-              else if (a->status == ML_EINFEASIBLE)
-                printf ("    %-16s does not fit: proven, no layout fits the capacity\n", a->name);
-              else if (a->status < 0)
-                printf ("    %-16s error (%s)\n", a->name, ml_error_code_name (a->status));
-              else if (!a->oom.hit)
-                printf ("    %-16s fits: peak %s, headroom %s\n", a->name, cli_size (a->peak), cli_size (d->capacity - a->peak));
-              else if (a->oom.request)
-                printf ("    %-16s OOM at tick %" PRIu64 " (%s), needs %s\n", a->name, a->oom.tick,
-                        ml_oom_verdict_name (a->oom.verdict), cli_size (a->peak));
-              else
-                printf ("    %-16s over the capacity: needs %s\n", a->name, cli_size (a->peak));
-            }
-        }
+      printf ("fits (peak %s, headroom %s)\n", cli_size (d->peak), cli_size (d->capacity > d->peak ? d->capacity - d->peak : 0));
+      return;
     }
+  if (!d->oom.request)
+    {
+      printf ("over the capacity (peak %s); no single request to blame\n", cli_size (d->peak));
+      return;
+    }
+  printf ("out of memory\n");
+  print_oom_line (bufs, &d->oom);
+  printf ("\n  blame: live at the OOM by call site (%zu buffer%s, %s requested)\n", d->n_live_total,
+          d->n_live_total == 1 ? "" : "s", cli_size (d->requested_live));
+  for (size_t i = 0; i < d->n_sites && i < 10; i++)
+    {
+      const MlSiteBlame *s = &d->sites[i];
+      printf ("    %11s  %5zu buffer%s  %s (largest: buffer %" PRIu64 ", %s)\n", cli_size (s->bytes), s->count,
+              s->count == 1 ? " " : "s", ml_diagnosis_site_label (bufs, s->site), bufs->buf[s->largest].id,
+              cli_size (bufs->buf[s->largest].rsize));
+    }
+  if (d->n_sites > 10)
+    printf ("    ... %zu more call sites\n", d->n_sites - 10);
+  printf ("  the largest live buffers:\n");
+  for (size_t i = 0; i < d->n_live && i < 5; i++)
+    {
+      const MlBuffer *b = &bufs->buf[d->live[i]];
+      char label[256];
+      printf ("    %11s  buffer %-8" PRIu64 " %-32s ticks [%" PRIu64 ", %" PRIu64 ") stream %u\n",
+              cli_size (b->rsize), b->id, ml_report_buffer_label (bufs, d->live[i], label, sizeof label),
+              b->start, b->end, b->stream);
+    }
+}
+
+/* A strategy proven not to fit, with the buffers that prove it. */
+static void
+print_infeasible (const MlBuffers *bufs, const MlDiagAlt *a)
+{
+  char why[512];
+  printf ("    %-16s does not fit: proven, no layout fits the capacity: %s\n", a->name,
+          ml_infeasible_describe (&a->infeasible, bufs, false, why, sizeof why));
+  for (size_t k = 0; k < a->infeasible.n && k < 10; k++)
+    {
+      const MlBuffer *b = &bufs->buf[a->infeasible.buffers[k]];
+      char label[256];
+      printf ("      %11s  buffer %-8" PRIu64 " %-32s ticks [%" PRIu64 ", %" PRIu64 ")\n", cli_size (b->rsize), b->id,
+              ml_report_buffer_label (bufs, a->infeasible.buffers[k], label, sizeof label), b->start, b->end);
+    }
+  if (a->infeasible.n > 10)
+    printf ("      ... %zu more buffers\n", a->infeasible.n - 10);
+}
+
+/* The other strategies under the capacity. */
+static void
+print_alts (const MlBuffers *bufs, const MlDiagnosis *d)
+{
+  printf ("\n  other strategies under %s (needs: the peak once the capacity is lifted at the OOM):\n",
+          cli_size (d->capacity));
+  for (size_t i = 0; i < d->n_alts; i++)
+    {
+      const MlDiagAlt *a = &d->alts[i];
+      if (a->status == ML_EINFEASIBLE && a->infeasible.n)
+        print_infeasible (bufs, a);
+      else if (a->status == ML_EINFEASIBLE)
+        printf ("    %-16s does not fit: proven, no layout fits the capacity\n", a->name);
+      else if (a->status < 0)
+        printf ("    %-16s error (%s)\n", a->name, ml_error_code_name (a->status));
+      else if (!a->oom.hit)
+        printf ("    %-16s fits: peak %s, headroom %s\n", a->name, cli_size (a->peak), cli_size (d->capacity - a->peak));
+      else if (a->oom.request)
+        printf ("    %-16s OOM at tick %" PRIu64 " (%s), needs %s\n", a->name, a->oom.tick,
+                ml_oom_verdict_name (a->oom.verdict), cli_size (a->peak));
+      else
+        printf ("    %-16s over the capacity: needs %s\n", a->name, cli_size (a->peak));
+    }
+}
+
+/* What another alignment would cost or save. */
+static void
+print_align (const MlBuffers *bufs, const MlDiagnosis *d)
+{
   bool req = d->oom.hit && d->oom.request;
   printf ("\n  alignment (rounding of every size): %s\n", req ? "live at the OOM tick, and the lower bound" : "the lower bound");
   const MlAlignWhatIf *cur = NULL;
@@ -201,139 +215,174 @@ print_text (const char *path, const MlBuffers *bufs, const MlDiagnosis *d, const
     }
 }
 
-int
+static void
+print_text (const char *path, const MlBuffers *bufs, const MlDiagnosis *d, const char *capacity_from)
+{
+  if (d->recorded)
+    print_recorded (path, bufs, d);
+  if (d->capacity)
+    {
+      if (d->recorded)
+        printf ("what would fit: the trace replayed with the refused %s request live at tick %" PRIu64 ", under %s (%s)\n",
+                cli_size (d->rec_request), d->rec_tick, cli_size (d->capacity), capacity_from);
+      print_replay (path, bufs, d);
+      printf ("\n  lower bound of the trace: %s", cli_size (d->lower_bound));
+      if (d->lower_bound > d->capacity)
+        printf (" — more than the capacity: no strategy can fit without freeing sooner or shrinking buffers\n");
+      else
+        printf (" — a planner could fit it with %s to spare\n", cli_size (d->capacity - d->lower_bound));
+      if (d->n_alts)
+        print_alts (bufs, d);
+    }
+  print_align (bufs, d);
+}
+
+static int
+print_json (const char *path, const MlBuffers *run, const MlDiagnosis *d, const char *capacity_from)
+{
+  const MlTrace *t = run->trace;
+  MlError err = { 0 };
+  int rc = EXIT_OK;
+  printf ("{\"trace\":");
+  ml_json_put_str (stdout, path);
+  printf (",\"device\":%u,\"alignment\":%" PRIu64 ",\"capacity_from\":", t->device, run->align);
+  ml_json_put_str (stdout, capacity_from);
+  if (ml_trace_allocator_settings (t))
+    {
+      printf (",\"allocator_settings\":");
+      ml_json_put_str (stdout, ml_trace_allocator_settings (t));
+    }
+  printf (",\"diagnosis\":");
+  if (ml_diagnosis_write_json (d, run, stdout, &err) < 0)
+    rc = cli_error ("diagnose", &err);
+  printf ("}\n");
+  return rc;
+}
+
+/* The capacity to diagnose under, and where it comes from: --capacity,
+ * else the device memory a recorded OOM implies, else the file name's,
+ * else the device's. */
+static const char *
+choose_capacity (const MlTrace *t, const MlRecordedOom *rec, MlCliOpts *o)
+{
+  if (o->knobs.capacity)
+    return "--capacity";
+  if (ml_recorded_oom_capacity (rec))
+    {
+      o->knobs.capacity = ml_recorded_oom_capacity (rec);
+      return "the device memory the OOM implies: reserved + device free";
+    }
+  o->knobs.capacity = t->capacity ? t->capacity : t->device_total;
+  return t->capacity ? "from the file name" : "the device's memory, from the trace";
+}
+
+/* Replays @run with the strategy (or the plan given) under the capacity
+ * and explains the first failure. */
+static int
+diagnose_run (const char *path, const MlBuffers *run, const MlRecordedOom *rec, const MlStrategy *const *alts,
+              const char *capacity_from, MlCliOpts *o)
+{
+  MlPlan *plan = NULL;
+  int rc = cli_get_plan ("diagnose", run, o, &plan);
+  if (rc != EXIT_OK)
+    return rc;
+  if (!plan->oom.hit && o->knobs.capacity)
+    {
+      /* the recorded plan or a plan file: measured against the capacity */
+      MlMetrics m;
+      if (ml_metrics_compute (run, plan, &m, NULL, NULL) == 0 && m.peak > o->knobs.capacity)
+        ml_oom_over_capacity (&plan->oom);
+    }
+  MlDiagnosis d;
+  MlError err = { 0 };
+  o->knobs.progress = NULL;
+  if (ml_diagnose (run, plan, o->knobs.capacity, alts, &o->knobs, rec->found ? rec : NULL, &d, &err) < 0)
+    rc = cli_error ("diagnose", &err);
+  else
+    {
+      if (o->json)
+        rc = print_json (path, run, &d, capacity_from);
+      else
+        print_text (path, run, &d, capacity_from);
+      if (rc == EXIT_OK)
+        rc = d.oom.hit || d.recorded ? EXIT_PROBLEMS : EXIT_OK;
+      ml_diagnosis_clear (&d);
+    }
+  ml_plan_free (plan);
+  return rc;
+}
+
+/* One loaded trace: its recorded OOM, the capacity, the replay. */
+static int
+diagnose_trace (const char *path, const MlTrace *t, const MlBuffers *bufs, const MlStrategy *const *alts, MlCliOpts *o)
+{
+  MlRecordedOom rec;
+  MlError err = { 0 };
+  if (ml_recorded_oom (bufs, &rec, &err) < 0)
+    return cli_error ("diagnose", &err);
+  const char *capacity_from = choose_capacity (t, &rec, o);
+  if (!o->knobs.capacity && !rec.found)
+    return cli_fail ("diagnose", EXIT_BAD, "%s: give --capacity (e.g. --capacity 80G); the trace records no OOM to explain", path);
+  /* the replay includes the request the real allocator refused */
+  MlBuffers *replay = NULL;
+  if (rec.found && ml_recorded_oom_replay (bufs, &rec, &replay, &err) < 0)
+    return cli_error ("diagnose", &err);
+  int rc = diagnose_run (path, replay ? replay : bufs, &rec, alts, capacity_from, o);
+  ml_buffers_free (replay);
+  return rc;
+}
+
+static int
 cmd_diagnose (int argc, char **argv)
 {
-  static const struct option longopts[] = {
-    CLI_COMMON_LONGOPTS, CLI_RANGE_LONGOPT,
-    { "strategy", required_argument, 0, 's' },
-    { "strategies", required_argument, 0, 'S' },
-    { "jobs", required_argument, 0, CLI_OPT_JOBS },
-    { 0, 0, 0, 0 },
-  };
-  MlCliOpts o;
-  cli_opts_init (&o);
-  unsigned jobs = 0;
-  int c;
-  optind = 1;
-  while ((c = getopt_long (argc, argv, "hs:", longopts, NULL)) != -1)
-    {
-      if (c == 'h')
-        {
-          printf ("%s\nOptions:\n  -s, --strategy S   the allocator to diagnose (default caching, else best-fit)\n"
-                  "  --strategies A,B   the alternatives to try (default: all)\n" CLI_JOBS_HELP "%s", usage_text,
-                  CLI_RANGE_HELP CLI_JSON_HELP CLI_COMMON_HELP);
-          return EXIT_OK;
-        }
-      if (c == 's')
-        o.strategy = optarg;
-      else if (c == 'S')
-        o.strategies = optarg;
-      else if (c == CLI_OPT_JOBS)
-        {
-          if (!cli_jobs_option ("diagnose", optarg, &jobs))
-            return EXIT_BAD;
-        }
-      else if (c == '?' || !cli_common_option ("diagnose", &o, c, optarg))
-        return cli_usage ("diagnose", usage_text);
-    }
-  if (!cli_in_multi && optind < argc && (optind + 1 < argc || jobs))
-    return cli_multi ("diagnose", cmd_diagnose, true, argc, argv, optind, jobs, &o);
+  MlCliOpts opts, *o = &opts;
+  int rc = cli_parse (&cli_cmd_diagnose, argc, argv, o, NULL);
+  if (rc != CLI_PARSED)
+    return rc;
+  if (!cli_in_multi && optind < argc && (optind + 1 < argc || cli_given (o, CLI_OPT_JOBS)))
+    return cli_multi ("diagnose", cmd_diagnose, true, argc, argv, optind, o);
   if (optind + 1 != argc)
-    return cli_usage ("diagnose", usage_text);
-  if (!o.strategy)
-    o.strategy = ml_strategy_find ("caching") ? "caching" : "best-fit";
-  if (!ml_strategy_find (o.strategy))
-    return cli_fail ("diagnose", EXIT_BAD, "unknown strategy \"%s\" (see 'memlens strategies')", o.strategy);
-  const MlStrategy **alts = cli_strategies ("diagnose", o.strategies ? o.strategies : "all");
+    return cli_usage (&cli_cmd_diagnose);
+  if (!o->strategy)
+    o->strategy = default_strategy ();
+  if (!ml_strategy_find (o->strategy))
+    return cli_fail ("diagnose", EXIT_BAD, "unknown strategy \"%s\" (see 'memlens strategies')", o->strategy);
+  const MlStrategy **alts = cli_strategies ("diagnose", o->strategies);
   if (!alts)
     return EXIT_BAD;
   const char *path = argv[optind];
   MlTrace *t;
   MlBuffers *bufs;
-  int rc = cli_load ("diagnose", path, &o, &t, &bufs);
-  if (rc)
+  if ((rc = cli_load ("diagnose", path, o, &t, &bufs)) == EXIT_OK)
     {
-      free (alts);
-      return rc;
+      rc = diagnose_trace (path, t, bufs, alts, o);
+      ml_buffers_free (bufs);
+      ml_trace_free (t);
     }
-  MlRecordedOom rec;
-  MlError err = { 0 };
-  MlBuffers *replay = NULL;
-  const char *capacity_from = "--capacity";
-  if (ml_recorded_oom (bufs, &rec, &err) < 0)
-    {
-      rc = cli_error ("diagnose", &err);
-      goto out;
-    }
-  if (!o.knobs.capacity && ml_recorded_oom_capacity (&rec))
-    {
-      o.knobs.capacity = ml_recorded_oom_capacity (&rec);
-      capacity_from = "the device memory the OOM implies: reserved + device free";
-    }
-  else if (!o.knobs.capacity)
-    {
-      o.knobs.capacity = t->capacity ? t->capacity : t->device_total;
-      capacity_from = t->capacity ? "from the file name" : "the device's memory, from the trace";
-    }
-  if (!o.knobs.capacity && !rec.found)
-    {
-      rc = cli_fail ("diagnose", EXIT_BAD, "%s: give --capacity (e.g. --capacity 80G); the trace records no OOM to explain", path);
-      goto out;
-    }
-  /* the replay includes the request the real allocator refused */
-  if (rec.found && ml_recorded_oom_replay (bufs, &rec, &replay, &err) < 0)
-    {
-      rc = cli_error ("diagnose", &err);
-      goto out;
-    }
-  const MlBuffers *run = replay ? replay : bufs;
-  MlPlan *plan = NULL;
-  rc = cli_get_plan ("diagnose", run, &o, &plan);
-  if (rc == EXIT_OK && !plan->oom.hit && o.knobs.capacity)
-    {
-      /* the recorded plan or a plan file: measured against the capacity */
-      MlMetrics m;
-      if (ml_metrics_compute (run, plan, &m, NULL, NULL) == 0 && m.peak > o.knobs.capacity)
-        ml_oom_over_capacity (&plan->oom);
-    }
-  if (rc == EXIT_OK)
-    {
-      MlDiagnosis d;
-      o.knobs.progress = NULL;
-      if (ml_diagnose (run, plan, o.knobs.capacity, alts, &o.knobs, rec.found ? &rec : NULL, &d, &err) < 0)
-        rc = cli_error ("diagnose", &err);
-      else
-        {
-          rc = d.oom.hit ? EXIT_PROBLEMS : EXIT_OK;
-          if (o.json)
-            {
-              printf ("{\"trace\":");
-              ml_json_put_str (stdout, path);
-              printf (",\"device\":%u,\"alignment\":%" PRIu64 ",\"capacity_from\":", t->device, run->align);
-              ml_json_put_str (stdout, capacity_from);
-              if (ml_trace_allocator_settings (t))
-                {
-                  printf (",\"allocator_settings\":");
-                  ml_json_put_str (stdout, ml_trace_allocator_settings (t));
-                }
-              printf (",\"diagnosis\":");
-              if (ml_diagnosis_write_json (&d, run, stdout, &err) < 0)
-                rc = cli_error ("diagnose", &err);
-              printf ("}\n");
-            }
-          else
-            print_text (path, run, &d, capacity_from);
-          if (rc == EXIT_OK)
-            rc = d.oom.hit || d.recorded ? EXIT_PROBLEMS : EXIT_OK;
-          ml_diagnosis_clear (&d);
-        }
-      ml_plan_free (plan);
-    }
-out:
-  ml_buffers_free (replay);
   free (alts);
-  ml_buffers_free (bufs);
-  ml_trace_free (t);
   return rc;
 }
+
+const CliCommand cli_cmd_diagnose = {
+  .name = "diagnose",
+  .bit = CLI_DIAGNOSE,
+  .summary = "explain an out-of-memory under a capacity: verdict, blame, what would fit",
+  .usage = "memlens diagnose [OPTIONS] TRACE [--capacity SIZE] [--strategy S]\n",
+  .about = "A trace that recorded an OOM (PyTorch snapshot) gets that OOM first: the\n"
+           "request, the device's free bytes, reserved, allocated and cached free bytes\n"
+           "and the largest cached block at that moment, the verdict (capacity: cached\n"
+           "free + device free < request; fragmentation otherwise), the call site and\n"
+           "what was live. Without --capacity the capacity is the device memory the\n"
+           "OOM implies (reserved + device free).\n"
+           "Then the trace is replayed with strategy S (default: caching when built,\n"
+           "else best-fit) under the capacity, with the refused request included, and\n"
+           "the first allocation that fails is explained: the verdict (fragmentation:\n"
+           "enough free bytes but no block large enough; capacity: not enough bytes),\n"
+           "live / reserved / free bytes and the largest free block, the buffers to\n"
+           "blame by call site, which other strategies fit and with how much headroom,\n"
+           "and what another alignment would save. Exit code 1 when the trace recorded\n"
+           "an OOM or the strategy runs out of memory.\n",
+  .options = diagnose_options,
+  .option = diagnose_option,
+  .run = cmd_diagnose,
+};

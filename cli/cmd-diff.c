@@ -1,5 +1,4 @@
 /* memlens diff — two runs compared: peaks and bytes per call site. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,25 +11,18 @@
 #include "render/diff-html.h"
 #endif
 
-static const char usage_text[] =
-  "Usage: memlens diff [OPTIONS] A B\n"
-  "Compares two traces of the same program (snapshots, profiler traces,\n"
-  "JSONL, any two formats): the peak of each and the difference, and per\n"
-  "call site the bytes live at A's peak and at B's peak, largest change\n"
-  "first; call sites only in B are \"new\", only in A \"gone\". Allocations\n"
-  "are paired per call site in order, restarting at each mark (annotation)\n"
-  "both traces share.\n";
+static const CliOption diff_options[] = {
+  { "output", 'o', 'o', "FILE", "also write the report: .html (both runs' active memory on one scale, and the "
+    "table), written atomically" },
+  { NULL },
+};
 
-static const char diff_help[] =
-  "  -o, --output FILE  also write the report: .html (both runs' active memory\n"
-  "                     on one scale, and the table), written atomically\n"
-  "  --align N          alignment in bytes (default: 256, CSV: 1)\n"
-  "  --format NAME      input format of both (default: by extension or content)\n"
-  "  --device N         PyTorch snapshots: which device (default: longest trace)\n"
-  CLI_RANGE_HELP
-  "  --json             machine-readable output\n"
-  "  --quiet            no progress on stderr\n"
-  "  -h, --help         this help\n";
+static int
+diff_option (MlCliOpts *o, void *user, int key, const char *arg)
+{
+  o->output = arg;
+  return 0;
+}
 
 static void
 print_signed (FILE *fp, int64_t v)
@@ -112,39 +104,40 @@ print_json (const MlDiff *d, const char *pa, const char *pb)
   printf ("]}\n");
 }
 
-int
+#ifdef HAVE_RENDER
+/* The HTML report: both runs' plans drawn on one scale beside the table. */
+static int
+write_html (const MlDiff *d, const char *pa, const MlBuffers *ba, MlCliOpts *oa, const char *pb, const MlBuffers *bb,
+            MlCliOpts *ob)
+{
+  MlPlan *plan_a = NULL, *plan_b = NULL;
+  int rc = cli_get_plan ("diff", ba, oa, &plan_a);
+  if (rc == EXIT_OK)
+    rc = cli_get_plan ("diff", bb, ob, &plan_b);
+  if (rc == EXIT_OK)
+    {
+      MlError err = { 0 };
+      MlDiffSide sa = { pa, ba, plan_a }, sb = { pb, bb, plan_b };
+      if (ml_diff_write_html_file (oa->output, d, &sa, &sb, &err) < 0)
+        rc = cli_error ("diff", &err);
+      else if (!oa->quiet)
+        fprintf (stderr, "memlens diff: wrote %s\n", oa->output);
+    }
+  ml_plan_free (plan_a);
+  ml_plan_free (plan_b);
+  return rc;
+}
+#endif
+
+static int
 cmd_diff (int argc, char **argv)
 {
-  static const struct option longopts[] = {
-    { "output", required_argument, 0, 'o' },
-    { "align", required_argument, 0, CLI_OPT_ALIGN },
-    { "format", required_argument, 0, CLI_OPT_FORMAT },
-    { "device", required_argument, 0, CLI_OPT_DEVICE },
-    { "range", required_argument, 0, CLI_OPT_RANGE },
-    { "json", no_argument, 0, CLI_OPT_JSON },
-    { "quiet", no_argument, 0, CLI_OPT_QUIET },
-    { "help", no_argument, 0, 'h' },
-    { 0, 0, 0, 0 },
-  };
   MlCliOpts o;
-  cli_opts_init (&o);
-  int c;
-  optind = 1;
-  while ((c = getopt_long (argc, argv, "ho:", longopts, NULL)) != -1)
-    {
-      switch (c)
-        {
-        case 'h':
-          printf ("%s\nOptions:\n%s", usage_text, diff_help);
-          return EXIT_OK;
-        case 'o': o.output = optarg; break;
-        default:
-          if (c == '?' || !cli_common_option ("diff", &o, c, optarg))
-            return cli_usage ("diff", usage_text);
-        }
-    }
+  int rc = cli_parse (&cli_cmd_diff, argc, argv, &o, NULL);
+  if (rc != CLI_PARSED)
+    return rc;
   if (optind + 2 != argc)
-    return cli_usage ("diff", usage_text);
+    return cli_usage (&cli_cmd_diff);
   const char *pa = argv[optind], *pb = argv[optind + 1];
   if (o.output)
     {
@@ -158,7 +151,7 @@ cmd_diff (int argc, char **argv)
   MlCliOpts ob = o;
   MlTrace *ta = NULL, *tb = NULL;
   MlBuffers *ba = NULL, *bb = NULL;
-  int rc = cli_load ("diff", pa, &o, &ta, &ba);
+  rc = cli_load ("diff", pa, &o, &ta, &ba);
   if (rc == EXIT_OK)
     rc = cli_load ("diff", pb, &ob, &tb, &bb);
   MlDiff d = { 0 };
@@ -174,22 +167,7 @@ cmd_diff (int argc, char **argv)
     }
 #ifdef HAVE_RENDER
   if (rc == EXIT_OK && o.output)
-    {
-      MlPlan *plan_a = NULL, *plan_b = NULL;
-      rc = cli_get_plan ("diff", ba, &o, &plan_a);
-      if (rc == EXIT_OK)
-        rc = cli_get_plan ("diff", bb, &ob, &plan_b);
-      if (rc == EXIT_OK)
-        {
-          MlDiffSide sa = { pa, ba, plan_a }, sb = { pb, bb, plan_b };
-          if (ml_diff_write_html_file (o.output, &d, &sa, &sb, &err) < 0)
-            rc = cli_error ("diff", &err);
-          else if (!o.quiet)
-            fprintf (stderr, "memlens diff: wrote %s\n", o.output);
-        }
-      ml_plan_free (plan_a);
-      ml_plan_free (plan_b);
-    }
+    rc = write_html (&d, pa, ba, &o, pb, bb, &ob);
 #endif
   ml_diff_clear (&d);
   ml_buffers_free (ba);
@@ -198,3 +176,19 @@ cmd_diff (int argc, char **argv)
   ml_trace_free (tb);
   return rc;
 }
+
+const CliCommand cli_cmd_diff = {
+  .name = "diff",
+  .bit = CLI_DIFF,
+  .summary = "compare two runs: each peak, the change, bytes per call site at each peak",
+  .usage = "memlens diff [OPTIONS] A B\n",
+  .about = "Compares two traces of the same program (snapshots, profiler traces,\n"
+           "JSONL, any two formats): the peak of each and the difference, and per\n"
+           "call site the bytes live at A's peak and at B's peak, largest change\n"
+           "first; call sites only in B are \"new\", only in A \"gone\". Allocations\n"
+           "are paired per call site in order, restarting at each mark (annotation)\n"
+           "both traces share.\n",
+  .options = diff_options,
+  .option = diff_option,
+  .run = cmd_diff,
+};

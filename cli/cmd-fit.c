@@ -9,7 +9,6 @@
  * fitting. A heuristic's peak need not grow with b, so a larger b may fit
  * again past that boundary; the lower bound's row is monotone and bounds
  * every strategy. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,14 +16,6 @@
 #include "cli/cli.h"
 #include "sim/analysis/check.h"
 #include "sim/base/jsonutil.h"
-
-static const char usage_text[] =
-  "Usage: memlens fit [OPTIONS] GRAPH --capacity SIZE --dim NAME\n"
-  "For each strategy, the largest value of the graph's symbolic dimension\n"
-  "NAME (e.g. the batch B in \"shape\":[\"B\",3,224,224]) whose plan fits\n"
-  "under the capacity, with the peaks at that value and the next; every\n"
-  "plan is checked. The row \"lower-bound\" is the most any strategy can\n"
-  "reach. Other dimensions are bound with --dim NAME=N.\n";
 
 typedef struct {
   uint64_t b, peak;
@@ -322,53 +313,185 @@ write_html (FILE *fp, const Fit *f, Row *rows, size_t n)
                "</body></html>\n", f->dim, f->dim);
 }
 
-int
+static const CliOption fit_options[] = {
+  { "dim", 0, CLI_OPT_DIM, "NAME", "the dimension to search (once); NAME=N binds another (repeatable)" },
+  { "capacity", 0, CLI_OPT_CAPACITY, "SIZE", "the capacity to fit under, e.g. 40G (needed)" },
+  { "max", 0, CLI_OPT_OWN, "N", "the largest value to try", "1048576" },
+  { "output", 'o', 'o', "FILE", "the report: .html (table and plot), .svg (the plot), .json" },
+  { NULL },
+};
+
+static int
+fit_option (MlCliOpts *o, void *user, int key, const char *arg)
+{
+  Fit *f = user;
+  switch (key)
+    {
+    case CLI_OPT_OWN:
+      if (ml_parse_u64 (arg, strlen (arg), &f->max) < 0 || f->max == 0)
+        return cli_fail ("fit", EXIT_BAD, "--max %s: not a positive integer", arg);
+      return 0;
+    case 'o':
+      o->output = arg;
+      return 0;
+    case CLI_OPT_DIM:
+      if (strchr (arg, '='))
+        break;
+      if (f->dim)
+        return cli_fail ("fit", EXIT_BAD, "--dim %s: fit searches one dimension (already %s); bind others with NAME=N",
+                         arg, f->dim);
+      f->dim = arg;
+      return 0;
+    }
+  cli_common_option ("fit", o, key, arg);
+  return 0;
+}
+
+/* The graph must load at dimension 1, with a clear message otherwise. */
+static int
+probe (Fit *f)
+{
+  MlTrace *t;
+  MlBuffers *bufs;
+  char dims[1200];
+  snprintf (dims, sizeof dims, "%s%s%s=1", f->fixed_dims ? f->fixed_dims : "", f->fixed_dims ? "," : "", f->dim);
+  f->o->load.dims = dims;
+  int rc = cli_load ("fit", f->path, f->o, &t, &bufs);
+  f->o->load.dims = f->fixed_dims;
+  if (rc)
+    return rc;
+  ml_buffers_free (bufs);
+  ml_trace_free (t);
+  return EXIT_OK;
+}
+
+/* Each row's search, then the curve: a grid over [1, 1.25 x the largest]
+ * beside the search's points. */
+static void
+evaluate (Fit *f, Row *rows, size_t n)
+{
+  const MlProgress *prog = cli_progress (f->o->quiet);
+  uint64_t xmax = 1;
+  for (size_t i = 0; i < n; i++)
+    {
+      if (prog)
+        prog->report (prog->user, (double) i / (double) n, rows[i].name);
+      search (f, &rows[i]);
+      if (!rows[i].error[0] && rows[i].largest + 1 > xmax)
+        xmax = rows[i].largest + 1;
+    }
+  uint64_t top = xmax + xmax / 4 > f->max ? f->max : xmax + xmax / 4;
+  f->plot_top = top;
+  for (int k = 1; k <= 16; k++)
+    {
+      uint64_t b = (top * (uint64_t) k + 15) / 16;
+      for (size_t i = 0; i < n; i++)
+        {
+          uint64_t p;
+          if (!rows[i].error[0] && b >= 1)
+            peak_at (f, &rows[i], b, &p);
+        }
+    }
+  cli_progress_done ();
+  for (size_t i = 0; i < n; i++)
+    qsort (rows[i].pts, rows[i].n_pts, sizeof *rows[i].pts, cmp_point);
+}
+
+static void
+print_text (const Fit *f, const Row *rows, size_t n)
+{
+  printf ("%s: the largest %s that fits under %s, per strategy (each plan checked)\n", f->path, f->dim,
+          cli_size (f->capacity));
+  printf ("%-18s %10s %26s %26s %6s\n", "strategy", f->dim, "peak at it", "peak at +1", "plans");
+  for (size_t i = 0; i < n; i++)
+    {
+      const Row *r = &rows[i];
+      if (r->error[0])
+        {
+          printf ("%-18s error: %s\n", r->name, r->error);
+          continue;
+        }
+      char bb[32], p0[64] = "-", p1[64] = "-";
+      snprintf (bb, sizeof bb, "%" PRIu64 "%s", r->largest, r->capped ? "+" : "");
+      if (r->largest)
+        snprintf (p0, sizeof p0, "%" PRIu64 " (%s)", r->peak, cli_size (r->peak));
+      if (!r->capped)
+        snprintf (p1, sizeof p1, "%" PRIu64 " (%s)", r->peak_next, cli_size (r->peak_next));
+      printf ("%-18s %10s %26s %26s %6zu\n", r->name, bb, p0, p1, r->evals);
+    }
+  for (size_t i = 0; i < n; i++)
+    if (rows[i].capped)
+      {
+        printf ("(+: still fits at --max %" PRIu64 ")\n", f->max);
+        break;
+      }
+}
+
+/* -o FILE: the report as @ext, written atomically. */
+static int
+write_output (const Fit *f, Row *rows, size_t n, const char *ext)
+{
+  MlError err = { 0 };
+  MlOut *out = ml_out_open (f->o->output, &err);
+  if (!out)
+    return cli_error ("fit", &err);
+  FILE *fp = ml_out_file (out);
+  if (strcmp (ext, "json") == 0)
+    write_json (fp, f, rows, n);
+  else if (strcmp (ext, "svg") == 0)
+    write_svg (fp, f, rows, n);
+  else
+    write_html (fp, f, rows, n);
+  if (ml_out_commit (out, &err) < 0)
+    return cli_error ("fit", &err);
+  if (!f->o->quiet)
+    fprintf (stderr, "wrote %s\n", f->o->output);
+  return EXIT_OK;
+}
+
+/* The rows (the lower bound, then each strategy of @list), evaluated,
+ * printed and written. */
+static int
+fit_rows (Fit *f, const MlStrategy *const *list, const char *ext)
+{
+  size_t n = 1;
+  while (list[n - 1])
+    n++;
+  Row *rows = calloc (n, sizeof *rows);
+  if (!rows)
+    return cli_fail ("fit", EXIT_BAD, "out of memory");
+  rows[0].name = "lower-bound";
+  for (size_t i = 1; i < n; i++)
+    rows[i].s = list[i - 1], rows[i].name = list[i - 1]->name;
+  evaluate (f, rows, n);
+  int rc = EXIT_OK;
+  bool all_failed = true;   /* the exit code: 2 when no strategy has an answer */
+  for (size_t i = 1; i < n; i++)
+    all_failed &= rows[i].error[0] != 0;
+  if (f->o->json)
+    write_json (stdout, f, rows, n);
+  else
+    print_text (f, rows, n);
+  if (f->o->output)
+    rc = write_output (f, rows, n, ext);
+  if (rc == EXIT_OK && (all_failed || rows[0].error[0]))
+    rc = EXIT_BAD;
+  for (size_t i = 0; i < n; i++)
+    free (rows[i].pts);
+  free (rows);
+  return rc;
+}
+
+static int
 cmd_fit (int argc, char **argv)
 {
-  static const struct option longopts[] = {
-    CLI_COMMON_LONGOPTS,
-    { "strategies", required_argument, 0, 's' },
-    { "output", required_argument, 0, 'o' },
-    { "max", required_argument, 0, 2001 },
-    { 0, 0, 0, 0 },
-  };
   MlCliOpts o;
-  cli_opts_init (&o);
-  Fit f = { .o = &o, .max = (uint64_t) 1 << 20 };
-  int c;
-  optind = 1;
-  while ((c = getopt_long (argc, argv, "hs:o:", longopts, NULL)) != -1)
-    {
-      if (c == 'h')
-        {
-          printf ("%s\nOptions:\n  --dim NAME         the dimension to search (once; NAME=N binds another)\n"
-                  "  -s, --strategies A,B,...  strategies (default: %s; \"all\")\n"
-                  "  --max N            the largest value to try (default 1048576)\n"
-                  "  -o, --output FILE  the report: .html (table and plot), .svg (the plot), .json\n%s",
-                  usage_text, ml_strategies_default (), CLI_JSON_HELP CLI_COMMON_HELP);
-          return EXIT_OK;
-        }
-      if (c == 's')
-        o.strategies = optarg;
-      else if (c == 'o')
-        o.output = optarg;
-      else if (c == 2001)
-        {
-          if (ml_parse_u64 (optarg, strlen (optarg), &f.max) < 0 || f.max == 0)
-            return cli_fail ("fit", EXIT_BAD, "--max %s: not a positive integer", optarg);
-        }
-      else if (c == CLI_OPT_DIM && !strchr (optarg, '='))
-        {
-          if (f.dim)
-            return cli_fail ("fit", EXIT_BAD, "--dim %s: fit searches one dimension (already %s); bind others with NAME=N",
-                             optarg, f.dim);
-          f.dim = optarg;
-        }
-      else if (c == '?' || !cli_common_option ("fit", &o, c, optarg))
-        return cli_usage ("fit", usage_text);
-    }
+  Fit f = { .o = &o };
+  int rc = cli_parse (&cli_cmd_fit, argc, argv, &o, &f);
+  if (rc != CLI_PARSED)
+    return rc;
   if (optind + 1 != argc)
-    return cli_usage ("fit", usage_text);
+    return cli_usage (&cli_cmd_fit);
   if (!f.dim)
     return cli_fail ("fit", EXIT_BAD, "which dimension? --dim NAME (e.g. --dim B)");
   if (!o.knobs.capacity)
@@ -383,122 +506,27 @@ cmd_fit (int argc, char **argv)
       if (strcmp (ext, "html") != 0 && strcmp (ext, "svg") != 0 && strcmp (ext, "json") != 0)
         return cli_fail ("fit", EXIT_BAD, "%s: write the report as .html, .svg or .json", o.output);
     }
-  /* the graph must load at dimension 1 with a clear message otherwise */
-  {
-    MlTrace *t;
-    MlBuffers *bufs;
-    char dims[1200];
-    snprintf (dims, sizeof dims, "%s%s%s=1", f.fixed_dims ? f.fixed_dims : "", f.fixed_dims ? "," : "", f.dim);
-    o.load.dims = dims;
-    int rc = cli_load ("fit", f.path, &o, &t, &bufs);
-    o.load.dims = f.fixed_dims;
-    if (rc)
-      return rc;
-    ml_buffers_free (bufs);
-    ml_trace_free (t);
-  }
+  if ((rc = probe (&f)))
+    return rc;
   const MlStrategy **list = cli_strategies ("fit", o.strategies);
   if (!list)
     return EXIT_BAD;
-  size_t n = 1;
-  while (list[n - 1])
-    n++;
-  Row *rows = calloc (n, sizeof *rows);
-  if (!rows)
-    {
-      free (list);
-      return cli_fail ("fit", EXIT_BAD, "out of memory");
-    }
-  rows[0].name = "lower-bound";
-  for (size_t i = 1; i < n; i++)
-    rows[i].s = list[i - 1], rows[i].name = list[i - 1]->name;
-  const MlProgress *prog = cli_progress (o.quiet);
-  uint64_t xmax = 1;
-  for (size_t i = 0; i < n; i++)
-    {
-      if (prog)
-        prog->report (prog->user, (double) i / (double) n, rows[i].name);
-      search (&f, &rows[i]);
-      if (!rows[i].error[0] && rows[i].largest + 1 > xmax)
-        xmax = rows[i].largest + 1;
-    }
-  /* the curve: a grid over [1, 1.25 x the largest] beside the search's points */
-  uint64_t top = xmax + xmax / 4 > f.max ? f.max : xmax + xmax / 4;
-  f.plot_top = top;
-  for (int k = 1; k <= 16; k++)
-    {
-      uint64_t b = (top * (uint64_t) k + 15) / 16;
-      for (size_t i = 0; i < n; i++)
-        {
-          uint64_t p;
-          if (!rows[i].error[0] && b >= 1)
-            peak_at (&f, &rows[i], b, &p);
-        }
-    }
-  cli_progress_done ();
-  for (size_t i = 0; i < n; i++)
-    qsort (rows[i].pts, rows[i].n_pts, sizeof *rows[i].pts, cmp_point);
-
-  int rc = EXIT_OK;
-  bool all_failed = true;   /* the exit code: 2 when no strategy has an answer */
-  for (size_t i = 1; i < n; i++)
-    all_failed &= rows[i].error[0] != 0;
-  if (o.json)
-    write_json (stdout, &f, rows, n);
-  else
-    {
-      printf ("%s: the largest %s that fits under %s, per strategy (each plan checked)\n", f.path, f.dim,
-              cli_size (f.capacity));
-      printf ("%-18s %10s %26s %26s %6s\n", "strategy", f.dim, "peak at it", "peak at +1", "plans");
-      for (size_t i = 0; i < n; i++)
-        {
-          const Row *r = &rows[i];
-          if (r->error[0])
-            {
-              printf ("%-18s error: %s\n", r->name, r->error);
-              continue;
-            }
-          char bb[32], p0[64] = "-", p1[64] = "-";
-          snprintf (bb, sizeof bb, "%" PRIu64 "%s", r->largest, r->capped ? "+" : "");
-          if (r->largest)
-            snprintf (p0, sizeof p0, "%" PRIu64 " (%s)", r->peak, cli_size (r->peak));
-          if (!r->capped)
-            snprintf (p1, sizeof p1, "%" PRIu64 " (%s)", r->peak_next, cli_size (r->peak_next));
-          printf ("%-18s %10s %26s %26s %6zu\n", r->name, bb, p0, p1, r->evals);
-        }
-      for (size_t i = 0; i < n; i++)
-        if (rows[i].capped)
-          {
-            printf ("(+: still fits at --max %" PRIu64 ")\n", f.max);
-            break;
-          }
-    }
-  if (o.output)
-    {
-      MlError err = { 0 };
-      MlOut *out = ml_out_open (o.output, &err);
-      if (!out)
-        rc = cli_error ("fit", &err);
-      else
-        {
-          FILE *fp = ml_out_file (out);
-          if (strcmp (ext, "json") == 0)
-            write_json (fp, &f, rows, n);
-          else if (strcmp (ext, "svg") == 0)
-            write_svg (fp, &f, rows, n);
-          else
-            write_html (fp, &f, rows, n);
-          if (ml_out_commit (out, &err) < 0)
-            rc = cli_error ("fit", &err);
-          else if (!o.quiet)
-            fprintf (stderr, "wrote %s\n", o.output);
-        }
-    }
-  if (rc == EXIT_OK && (all_failed || rows[0].error[0]))
-    rc = EXIT_BAD;
-  for (size_t i = 0; i < n; i++)
-    free (rows[i].pts);
-  free (rows);
+  rc = fit_rows (&f, list, ext);
   free (list);
   return rc;
 }
+
+const CliCommand cli_cmd_fit = {
+  .name = "fit",
+  .bit = CLI_FIT,
+  .summary = "the largest batch (a graph's symbolic dimension) whose plan fits a capacity, per strategy",
+  .usage = "memlens fit [OPTIONS] GRAPH --capacity SIZE --dim NAME\n",
+  .about = "For each strategy, the largest value of the graph's symbolic dimension\n"
+           "NAME (e.g. the batch B in \"shape\":[\"B\",3,224,224]) whose plan fits\n"
+           "under the capacity, with the peaks at that value and the next; every\n"
+           "plan is checked. The row \"lower-bound\" is the most any strategy can\n"
+           "reach. Other dimensions are bound with --dim NAME=N.\n",
+  .options = fit_options,
+  .option = fit_option,
+  .run = cmd_fit,
+};

@@ -1,5 +1,4 @@
 /* memlens render — the timeline figure of a trace and a plan, headless. */
-#include <getopt.h>
 #include <math.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -16,42 +15,33 @@
 #include "sim/analysis/state.h"
 #endif
 
-static const char usage_text[] =
-  "Usage: memlens render [OPTIONS] TRACE [--strategy S | --plan P.json] -o OUT.png|svg|pdf\n"
-  "Draws the address x time layout of the plan (one rectangle per buffer),\n"
-  "or the live buffers stacked over time (--view active), or the segments\n"
-  "(--view segments),\n"
-  "the live / reserved / fragmentation curves under it, the peak points,\n"
-  "issues in red and the OOM point under --capacity. Without --strategy or\n"
-  "--plan: the recorded addresses, else best-fit.\n";
+enum { OPT_RANGE = CLI_OPT_OWN, OPT_SIZE, OPT_COLOR, OPT_AXIS, OPT_TITLE, OPT_DARK, OPT_NOLABELS, OPT_VIEW, OPT_AT };
 
-static const char render_help[] =
-  "  -s, --strategy S   the plan of this strategy\n"
-  "  -p, --plan FILE    a plan written by 'memlens plan'\n"
-  "  -o, --output FILE  .png, .svg or .pdf (written atomically)\n"
-  "  --view V           address (default), active (stacked, no addresses) or\n"
-  "                     segments (each segment outlined)\n"
-  "  --at TICK          beside the figure, the allocator state at TICK: every\n"
-  "                     segment's blocks, allocated / free (cached) / unmapped\n"
-  "  --range T0:T1      only ticks [T0, T1) (either side may be empty)\n"
-  "  --size WxH         picture size in pixels (default 1600x900; at most 40 million)\n"
-  "  --color-by C       site (default), stream or kind\n"
-  "  --axis A           the x axis: time (real time, labels in ns/µs/ms/s) or\n"
-  "                     ticks (event index); default: time when every event\n"
-  "                     has one (--time-axis is the same)\n"
-  "  --title TEXT       replace the title\n"
-  "  --dark             dark background\n"
-  "  --no-labels        no buffer names on the rectangles\n";
+#define STR_(x) #x
+#define STR(x) STR_ (x)
+#ifdef HAVE_RENDER
+#define SIZE_HELP "picture size in pixels, at most " STR (ML_RENDER_MAX_PIXELS) " in all"
+#else
+#define SIZE_HELP "picture size in pixels"
+#endif
 
-#define OPT_RANGE 2001
-#define OPT_SIZE 2002
-#define OPT_COLOR 2003
-#define OPT_TIMEAXIS 2004
-#define OPT_TITLE 2005
-#define OPT_DARK 2006
-#define OPT_NOLABELS 2007
-#define OPT_VIEW 2008
-#define OPT_AT 2009
+static const CliOption render_options[] = {
+  { "output", 'o', 'o', "FILE", ".png, .svg or .pdf (written atomically)" },
+  { "view", 0, OPT_VIEW, "address|active|segments", "address: one rectangle per buffer at its offset; active: the "
+    "live buffers stacked, no addresses; segments: each segment outlined", "address" },
+  { "at", 0, OPT_AT, "TICK", "beside the figure, the allocator state at TICK: every segment's blocks, allocated / "
+    "free (cached) / unmapped" },
+  { "range", 0, OPT_RANGE, "T0:T1", "only ticks [T0, T1) (either side may be empty)" },
+  { "size", 0, OPT_SIZE, "WxH", SIZE_HELP, "1600x900" },
+  { "color-by", 0, OPT_COLOR, "site|stream|kind", "what a buffer's colour says", "site" },
+  { "axis", 0, OPT_AXIS, "time|ticks|auto", "the x axis: time (real time, labels in ns/µs/ms/s) or ticks (event "
+    "index); auto: time when every event has one", "auto" },
+  { "time-axis", 0, OPT_AXIS, "time|ticks|auto", "the same as --axis" },
+  { "title", 0, OPT_TITLE, "TEXT", "replace the title" },
+  { "dark", 0, OPT_DARK, NULL, "dark background" },
+  { "no-labels", 0, OPT_NOLABELS, NULL, "no buffer names on the rectangles" },
+  { NULL },
+};
 
 #ifdef HAVE_RENDER
 static int
@@ -128,99 +118,176 @@ draw_with_state (cairo_t *cr, int width, int height, void *data)
 }
 #endif
 
-int
-cmd_render (int argc, char **argv)
+/* The figure's settings beside the common options. */
+typedef struct {
+#ifdef HAVE_RENDER
+  MlStyle   style;
+#endif
+  double    t0, t1;
+  int       width, height;
+  long long at;
+} RenderArgs;
+
+#ifdef HAVE_RENDER
+static int
+render_option (MlCliOpts *o, void *user, int key, const char *arg)
 {
-  static const struct option longopts[] = {
-    CLI_COMMON_LONGOPTS,
-    { "strategy", required_argument, 0, 's' },
-    { "plan", required_argument, 0, 'p' },
-    { "output", required_argument, 0, 'o' },
-    { "range", required_argument, 0, OPT_RANGE },
-    { "size", required_argument, 0, OPT_SIZE },
-    { "color-by", required_argument, 0, OPT_COLOR },
-    { "axis", required_argument, 0, OPT_TIMEAXIS },
-    { "time-axis", required_argument, 0, OPT_TIMEAXIS },
-    { "title", required_argument, 0, OPT_TITLE },
-    { "dark", no_argument, 0, OPT_DARK },
-    { "no-labels", no_argument, 0, OPT_NOLABELS },
-    { "view", required_argument, 0, OPT_VIEW },
-    { "at", required_argument, 0, OPT_AT },
-    { 0, 0, 0, 0 },
-  };
-  MlCliOpts o;
-  cli_opts_init (&o);
-#ifdef HAVE_RENDER
-  MlStyle style;
-  ml_style_init (&style);
-  double t0 = -1, t1 = -1;
-  int width = 1600, height = 900;
-  long long at = -1;
-#endif
-  int c;
-  optind = 1;
-  while ((c = getopt_long (argc, argv, "hs:p:o:", longopts, NULL)) != -1)
+  RenderArgs *a = user;
+  uint64_t v;
+  switch (key)
     {
-      switch (c)
+    case 'o': o->output = arg; return 0;
+    case OPT_TITLE: a->style.title = arg; return 0;
+    case OPT_DARK: a->style.dark = true; return 0;
+    case OPT_NOLABELS: a->style.show_labels = false; return 0;
+    case OPT_RANGE:
+      if (parse_range (arg, &a->t0, &a->t1) < 0)
+        return cli_fail ("render", EXIT_BAD, "--range %s: expected T0:T1 with T0 < T1 (ticks)", arg);
+      return 0;
+    case OPT_SIZE:
+      if (parse_wxh (arg, &a->width, &a->height) < 0)
+        return cli_fail ("render", EXIT_BAD, "--size %s: expected WxH from %dx%d to %dx%d", arg, ML_RENDER_MIN_W,
+                         ML_RENDER_MIN_H, ML_RENDER_MAX_SIDE, ML_RENDER_MAX_SIDE);
+      {
+        MlError serr = { 0 };
+        if (ml_render_check_size (a->width, a->height, &serr) < 0)
+          return cli_fail ("render", EXIT_BAD, "--size: %s", serr.msg);
+      }
+      return 0;
+    case OPT_COLOR:
+      if (ml_color_by_parse (arg, &a->style.color_by) < 0)
+        return cli_fail ("render", EXIT_BAD, "--color-by %s: expected site, stream or kind", arg);
+      return 0;
+    case OPT_AXIS:
+      if (ml_time_axis_parse (arg, &a->style.time_axis) < 0)
+        return cli_fail ("render", EXIT_BAD, "--axis %s: expected time or ticks (auto: time when every event has one)", arg);
+      return 0;
+    case OPT_VIEW:
+      if (ml_plot_parse (arg, &a->style.plot) < 0)
+        return cli_fail ("render", EXIT_BAD, "--view %s: expected address, active or segments", arg);
+      return 0;
+    case OPT_AT:
+      if (ml_parse_u64 (arg, strlen (arg), &v) < 0 || v > (uint64_t) INT64_MAX)
+        return cli_fail ("render", EXIT_BAD, "--at %s: expected a tick (a whole number)", arg);
+      a->at = (long long) v;
+      return 0;
+    }
+  return 0;
+}
+
+/* The scene of @plan over @bufs, with its issues; the recorded plan
+ * fails where the real allocator did. */
+static int
+build_scene (const char *path, MlBuffers *bufs, MlPlan *plan, MlIssues *issues, MlScene **scene)
+{
+  MlError err = { 0 };
+  const char *base = strrchr (path, '/');
+  MlSceneOptions so = { .name = base ? base + 1 : path, .issues = issues };
+  const MlStrategy *rec = ml_strategy_find (plan->strategy);
+  bool recorded = rec && (rec->flags & ML_STRATEGY_RECORDED);
+  if ((recorded && ml_recorded_oom_apply (bufs, plan, &err) < 0) || ml_check_plan (bufs, plan, issues, &err) < 0
+      || ml_check_races (bufs, plan, issues, &err) < 0 || ml_scene_new (bufs, plan, &so, scene, &err) < 0)
+    return cli_error ("render", &err);
+  return EXIT_OK;
+}
+
+/* --at and --range against the trace's ticks. */
+static int
+check_ticks (const RenderArgs *a, const MlScene *scene)
+{
+  if (a->at >= (long long) scene->end_tick)
+    return cli_fail ("render", EXIT_BAD, "--at %lld: past the end of the trace (ticks 0 to %" PRIu64 ")", a->at,
+                     scene->end_tick - 1);
+  if (a->t0 >= (double) scene->end_tick)
+    return cli_fail ("render", EXIT_BAD, "--range: tick %.0f is past the end of the trace (ticks 0 to %" PRIu64 ")",
+                     a->t0, scene->end_tick);
+  return EXIT_OK;
+}
+
+/* Draws the figure (with the state at --at beside it) into the output. */
+static int
+draw (const char *path, const MlBuffers *bufs, const MlPlan *plan, const MlScene *scene, const RenderArgs *a,
+      const MlCliOpts *o)
+{
+  MlError err = { 0 };
+  MlView range;
+  ml_scene_view_init_plot (scene, a->style.plot, &range, 0, 0, a->width, a->height);
+  if (a->t0 >= 0 || a->t1 >= 0)
+    ml_view_set_time (&range, a->t0 >= 0 ? a->t0 : range.t_min, a->t1 >= 0 ? a->t1 : range.t_max);
+  MlState state = { 0 };
+  int wrc;
+  if (a->at >= 0)
+    {
+      wrc = ml_state_at (bufs, plan, (uint64_t) a->at, &state, &err);
+      if (wrc == 0)
         {
-        case 'h':
-          printf ("%s\nOptions:\n%s%s", usage_text, render_help, CLI_COMMON_HELP);
-          return EXIT_OK;
-        case 's': o.strategy = optarg; break;
-        case 'p': o.plan_path = optarg; break;
-        case 'o': o.output = optarg; break;
-#ifdef HAVE_RENDER
-        case OPT_RANGE:
-          if (parse_range (optarg, &t0, &t1) < 0)
-            return cli_fail ("render", EXIT_BAD, "--range %s: expected T0:T1 with T0 < T1 (ticks)", optarg);
-          break;
-        case OPT_SIZE:
-          if (parse_wxh (optarg, &width, &height) < 0)
-            return cli_fail ("render", EXIT_BAD, "--size %s: expected WxH from %dx%d to %dx%d", optarg, ML_RENDER_MIN_W,
-                             ML_RENDER_MIN_H, ML_RENDER_MAX_SIDE, ML_RENDER_MAX_SIDE);
-          {
-            MlError serr = { 0 };
-            if (ml_render_check_size (width, height, &serr) < 0)
-              return cli_fail ("render", EXIT_BAD, "--size: %s", serr.msg);
-          }
-          break;
-        case OPT_COLOR:
-          if (ml_color_by_parse (optarg, &style.color_by) < 0)
-            return cli_fail ("render", EXIT_BAD, "--color-by %s: expected site, stream or kind", optarg);
-          break;
-        case OPT_TIMEAXIS:
-          if (ml_time_axis_parse (optarg, &style.time_axis) < 0)
-            return cli_fail ("render", EXIT_BAD, "--axis %s: expected time or ticks (auto: time when every event has one)", optarg);
-          break;
-        case OPT_TITLE: style.title = optarg; break;
-        case OPT_DARK: style.dark = true; break;
-        case OPT_NOLABELS: style.show_labels = false; break;
-        case OPT_VIEW:
-          if (ml_plot_parse (optarg, &style.plot) < 0)
-            return cli_fail ("render", EXIT_BAD, "--view %s: expected address, active or segments", optarg);
-          break;
-        case OPT_AT:
-          {
-            uint64_t v;
-            if (ml_parse_u64 (optarg, strlen (optarg), &v) < 0 || v > (uint64_t) INT64_MAX)
-              return cli_fail ("render", EXIT_BAD, "--at %s: expected a tick (a whole number)", optarg);
-            at = (long long) v;
-            break;
-          }
-#else
-        case OPT_RANGE: case OPT_SIZE: case OPT_COLOR: case OPT_TIMEAXIS:
-        case OPT_TITLE: case OPT_DARK: case OPT_NOLABELS: case OPT_VIEW: case OPT_AT:
-          break;
-#endif
-        default:
-          if (c == '?' || !cli_common_option ("render", &o, c, optarg))
-            return cli_usage ("render", usage_text);
+          FigureAndState fs = { scene, &a->style, &range, &state, (uint64_t) a->at };
+          wrc = ml_render_to_file (o->output, a->width, a->height, draw_with_state, &fs, &err);
         }
     }
+  else
+    wrc = ml_render_figure_to_file (o->output, scene, &a->style, a->width, a->height, &range, &err);
+  ml_state_clear (&state);
+  if (wrc < 0)
+    return cli_error ("render", &err);
+  if (!o->quiet)
+    fprintf (stderr, "%s: wrote %s (%dx%d, %s plan, %zu buffers)\n", path, o->output, a->width, a->height,
+             plan->strategy, bufs->n);
+  return EXIT_OK;
+}
+
+/* Loads @path, makes the plan and its scene, and draws it. */
+static int
+render_trace (const char *path, RenderArgs *a, MlCliOpts *o)
+{
+  MlTrace *t;
+  MlBuffers *bufs;
+  int rc = cli_load ("render", path, o, &t, &bufs);
+  if (rc)
+    return rc;
+  MlPlan *plan = NULL;
+  MlIssues issues;
+  ml_issues_init (&issues);
+  MlScene *scene = NULL;
+  rc = cli_get_plan ("render", bufs, o, &plan);
+  if (rc == EXIT_OK)
+    rc = build_scene (path, bufs, plan, &issues, &scene);
+  if (rc == EXIT_OK && a->style.time_axis == ML_TIME_AXIS_TIME && !ml_scene_real_time (scene, a->style.time_axis) && !o->quiet)
+    fprintf (stderr, "memlens render: %s: its events carry no times (or one time): the x axis is in ticks\n", path);
+  if (rc == EXIT_OK)
+    rc = check_ticks (a, scene);
+  if (rc == EXIT_OK)
+    rc = draw (path, bufs, plan, scene, a, o);
+  ml_scene_free (scene);
+  ml_issues_clear (&issues);
+  ml_plan_free (plan);
+  ml_buffers_free (bufs);
+  ml_trace_free (t);
+  return rc;
+}
+#else
+static int
+render_option (MlCliOpts *o, void *user, int key, const char *arg)
+{
+  if (key == 'o')
+    o->output = arg;
+  return 0;   /* the figure's settings: refused below, with the reason */
+}
+#endif
+
+static int
+cmd_render (int argc, char **argv)
+{
+  MlCliOpts o;
+  RenderArgs a = { .t0 = -1, .t1 = -1, .at = -1 };
+#ifdef HAVE_RENDER
+  ml_style_init (&a.style);
+#endif
+  int rc = cli_parse (&cli_cmd_render, argc, argv, &o, &a);
+  if (rc != CLI_PARSED)
+    return rc;
   if (optind + 1 != argc || !o.output)
-    return cli_usage ("render", usage_text);
-  if (cli_no_json ("render", &o))
-    return EXIT_BAD;
+    return cli_usage (&cli_cmd_render);
   if (o.strategy && o.plan_path)
     return cli_fail ("render", EXIT_BAD, "give --strategy or --plan, not both");
 #ifndef HAVE_RENDER
@@ -230,67 +297,22 @@ cmd_render (int argc, char **argv)
   MlRenderFormat fmt;
   if (strcmp (o.output, "-") != 0 && ml_render_format_from_path (o.output, &fmt, &err) < 0)
     return cli_error ("render", &err);
-  const char *path = argv[optind];
-  MlTrace *t;
-  MlBuffers *bufs;
-  int rc = cli_load ("render", path, &o, &t, &bufs);
-  if (rc)
-    return rc;
-  MlPlan *plan = NULL;
-  rc = cli_get_plan ("render", bufs, &o, &plan);
-  MlIssues issues;
-  ml_issues_init (&issues);
-  MlScene *scene = NULL;
-  if (rc == EXIT_OK)
-    {
-      const char *base = strrchr (path, '/');
-      MlSceneOptions so = { .name = base ? base + 1 : path, .issues = &issues };
-      /* the recorded plan fails where the real allocator did */
-      const MlStrategy *rec = ml_strategy_find (plan->strategy);
-      bool recorded = rec && (rec->flags & ML_STRATEGY_RECORDED);
-      if ((recorded && ml_recorded_oom_apply (bufs, plan, &err) < 0) || ml_check_plan (bufs, plan, &issues, &err) < 0
-          || ml_check_races (bufs, plan, &issues, &err) < 0 || ml_scene_new (bufs, plan, &so, &scene, &err) < 0)
-        rc = cli_error ("render", &err);
-    }
-  if (rc == EXIT_OK && style.time_axis == ML_TIME_AXIS_TIME && !ml_scene_real_time (scene, style.time_axis) && !o.quiet)
-    fprintf (stderr, "memlens render: %s: its events carry no times (or one time): the x axis is in ticks\n", path);
-  if (rc == EXIT_OK && at >= (long long) scene->end_tick)
-    rc = cli_fail ("render", EXIT_BAD, "--at %lld: past the end of the trace (ticks 0 to %" PRIu64 ")", at,
-                   scene->end_tick - 1);
-  if (rc == EXIT_OK && t0 >= (double) scene->end_tick)
-    rc = cli_fail ("render", EXIT_BAD, "--range: tick %.0f is past the end of the trace (ticks 0 to %" PRIu64 ")",
-                   t0, scene->end_tick);
-  if (rc == EXIT_OK)
-    {
-      MlView range;
-      ml_scene_view_init_plot (scene, style.plot, &range, 0, 0, width, height);
-      if (t0 >= 0 || t1 >= 0)
-        ml_view_set_time (&range, t0 >= 0 ? t0 : range.t_min, t1 >= 0 ? t1 : range.t_max);
-      MlState state = { 0 };
-      int wrc;
-      if (at >= 0)
-        {
-          wrc = ml_state_at (bufs, plan, (uint64_t) at, &state, &err);
-          if (wrc == 0)
-            {
-              FigureAndState fs = { scene, &style, &range, &state, (uint64_t) at };
-              wrc = ml_render_to_file (o.output, width, height, draw_with_state, &fs, &err);
-            }
-        }
-      else
-        wrc = ml_render_figure_to_file (o.output, scene, &style, width, height, &range, &err);
-      ml_state_clear (&state);
-      if (wrc < 0)
-        rc = cli_error ("render", &err);
-      else if (!o.quiet)
-        fprintf (stderr, "%s: wrote %s (%dx%d, %s plan, %zu buffers)\n", path, o.output, width, height,
-                 plan->strategy, bufs->n);
-    }
-  ml_scene_free (scene);
-  ml_issues_clear (&issues);
-  ml_plan_free (plan);
-  ml_buffers_free (bufs);
-  ml_trace_free (t);
-  return rc;
+  return render_trace (argv[optind], &a, &o);
 #endif
 }
+
+const CliCommand cli_cmd_render = {
+  .name = "render",
+  .bit = CLI_RENDER,
+  .summary = "draw the timeline of a plan: address x time, curves, peaks, races (.png/.svg/.pdf)",
+  .usage = "memlens render [OPTIONS] TRACE [--strategy S | --plan P.json] -o OUT.png|svg|pdf\n",
+  .about = "Draws the address x time layout of the plan (one rectangle per buffer),\n"
+           "or the live buffers stacked over time (--view active), or the segments\n"
+           "(--view segments),\n"
+           "the live / reserved / fragmentation curves under it, the peak points,\n"
+           "issues in red and the OOM point under --capacity. Without --strategy or\n"
+           "--plan: the recorded addresses, else best-fit.\n",
+  .options = render_options,
+  .option = render_option,
+  .run = cmd_render,
+};

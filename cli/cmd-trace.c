@@ -9,7 +9,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
@@ -26,30 +25,60 @@
 #define ML_INJECT_NAME "libmemlens-inject.so"
 #endif
 
-static const char usage_text[] =
-  "Usage: memlens trace [OPTIONS] -- PROGRAM [ARGS...]\n"
-  "Runs PROGRAM with the CUPTI tracer injected into its CUDA driver and writes\n"
-  "its device allocations (and, when asked, kernels and synchronisations) as a\n"
-  "native trace, one file per process. Exits with the program's exit code.\n";
+enum { OPT_KERNELS = CLI_OPT_OWN, OPT_SYNC, OPT_TORCH, OPT_FLUSH, OPT_QUIET, OPT_CHECKPOINT, OPT_SITES };
 
-static const char options_text[] =
-  "Options:\n"
-  "  -o, --output PATTERN  trace file; %p = process id (default memlens-%p.jsonl);\n"
-  "                        a second device's events go to PATTERN.devN.jsonl\n"
-  "      --kernels         also record kernels (name, stream, start, end)\n"
-  "      --sync            also record synchronisations and CUDA events\n"
-  "                        (happens-before edges for the cross-stream check)\n"
-  "      --sites           record which library made each allocation (libtorch_cuda.so,\n"
-  "                        libcublasLt.so, ...) as its call site; costs some time per call\n"
-  "      --torch-tensors   PyTorch: set PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync\n"
-  "                        so every tensor is one allocation (this changes the\n"
-  "                        allocator being measured; see docs/tracing.md)\n"
-  "      --flush-ms N      flush CUPTI buffers every N ms (default 500; 0 = when they fill)\n"
-  "      --checkpoint S    rewrite the trace every S seconds while the program runs, so\n"
-  "                        a crash loses little (default 10; 0 = only at exit)\n"
-  "      --quiet           no summary on stderr\n"
-  "  -h, --help            this help\n"
-  "Environment: MEMLENS_INJECT=path of libmemlens-inject.so overrides the search.\n";
+static const CliOption trace_options[] = {
+  { "output", 'o', 'o', "PATTERN", "trace file; %p = process id; a second device's events go to PATTERN.devN.jsonl",
+    "memlens-%p.jsonl" },
+  { "kernels", 0, OPT_KERNELS, NULL, "also record kernels (name, stream, start, end)" },
+  { "sync", 0, OPT_SYNC, NULL, "also record synchronisations and CUDA events (happens-before edges for the "
+    "cross-stream check)" },
+  { "sites", 0, OPT_SITES, NULL, "record which library made each allocation (libtorch_cuda.so, libcublasLt.so, ...) "
+    "as its call site; costs some time per call" },
+  { "torch-tensors", 0, OPT_TORCH, NULL, "PyTorch: set PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync so every "
+    "tensor is one allocation (this changes the allocator being measured; see docs/tracing.md)" },
+  { "flush-ms", 0, OPT_FLUSH, "N", "flush CUPTI buffers every N ms (0 = when they fill)", "500" },
+  { "checkpoint", 0, OPT_CHECKPOINT, "S", "rewrite the trace every S seconds while the program runs, so a crash "
+    "loses little (0 = only at exit)", "10" },
+  { "quiet", 0, OPT_QUIET, NULL, "no summary on stderr" },
+  { NULL },
+};
+
+typedef struct {
+  const char *output;
+  bool        kernels, sync, sites, torch, quiet;
+  uint64_t    flush_ms, checkpoint_s;
+} TraceArgs;
+
+static int
+trace_option (MlCliOpts *o, void *user, int key, const char *arg)
+{
+  TraceArgs *a = user;
+  switch (key)
+    {
+    case 'o': a->output = arg; break;
+    case OPT_KERNELS: a->kernels = true; break;
+    case OPT_SYNC:    a->sync = true; break;
+    case OPT_SITES:   a->sites = true; break;
+    case OPT_TORCH:   a->torch = true; break;
+    case OPT_QUIET:   a->quiet = true; break;
+    case OPT_FLUSH:
+      if (ml_parse_u64 (arg, strlen (arg), &a->flush_ms) < 0 || a->flush_ms > 3600000)
+        return cli_fail ("trace", EXIT_BAD, "--flush-ms %s: expected milliseconds, 0 to 3600000", arg);
+      break;
+    case OPT_CHECKPOINT:
+      if (ml_parse_u64 (arg, strlen (arg), &a->checkpoint_s) < 0 || a->checkpoint_s > 86400)
+        return cli_fail ("trace", EXIT_BAD, "--checkpoint %s: expected seconds, 0 to 86400", arg);
+      break;
+    }
+  return 0;
+}
+
+static void
+trace_environment_help (FILE *fp)
+{
+  fputs ("Environment: MEMLENS_INJECT=path of libmemlens-inject.so overrides the search.\n", fp);
+}
 
 /* While the program runs, a signal sent to memlens trace (kill, a job
  * scheduler's SIGTERM) goes on to the program, which then writes its
@@ -152,121 +181,70 @@ explain_nothing (const char *manifest_fail)
              "calls cuInit), or it was killed before it could write (traces are written at exit).\n");
 }
 
-int
-cmd_trace (int argc, char **argv)
+/* The output pattern, absolute (the program may change directory), into
+ * @out; fails now, not after a long run, when its folder is not writable. */
+static int
+output_path (const char *output, char *out, size_t len)
 {
-  enum { OPT_KERNELS = 2001, OPT_SYNC, OPT_TORCH, OPT_FLUSH, OPT_QUIET, OPT_CHECKPOINT, OPT_SITES };
-  static const struct option longopts[] = {
-    { "output",        required_argument, 0, 'o' },
-    { "kernels",       no_argument,       0, OPT_KERNELS },
-    { "sync",          no_argument,       0, OPT_SYNC },
-    { "sites",         no_argument,       0, OPT_SITES },
-    { "torch-tensors", no_argument,       0, OPT_TORCH },
-    { "flush-ms",      required_argument, 0, OPT_FLUSH },
-    { "checkpoint",    required_argument, 0, OPT_CHECKPOINT },
-    { "quiet",         no_argument,       0, OPT_QUIET },
-    { "help",          no_argument,       0, 'h' },
-    { 0, 0, 0, 0 },
-  };
-  const char *output = "memlens-%p.jsonl";
-  bool kernels = false, sync = false, sites = false, torch = false, quiet = false;
-  uint64_t flush_ms = 500, checkpoint_s = 10;
-  int c;
-  optind = 1;
-  /* "+": stop at the first non-option, the program's name */
-  while ((c = getopt_long (argc, argv, "+ho:", longopts, NULL)) != -1)
-    {
-      switch (c)
-        {
-        case 'h':
-          printf ("%s\n%s", usage_text, options_text);
-          return EXIT_OK;
-        case 'o':
-          output = optarg;
-          break;
-        case OPT_KERNELS: kernels = true; break;
-        case OPT_SYNC:    sync = true; break;
-        case OPT_SITES:   sites = true; break;
-        case OPT_TORCH:   torch = true; break;
-        case OPT_QUIET:   quiet = true; break;
-        case OPT_FLUSH:
-          if (ml_parse_u64 (optarg, strlen (optarg), &flush_ms) < 0 || flush_ms > 3600000)
-            return cli_fail ("trace", EXIT_BAD, "--flush-ms %s: expected milliseconds, 0 to 3600000", optarg);
-          break;
-        case OPT_CHECKPOINT:
-          if (ml_parse_u64 (optarg, strlen (optarg), &checkpoint_s) < 0 || checkpoint_s > 86400)
-            return cli_fail ("trace", EXIT_BAD, "--checkpoint %s: expected seconds, 0 to 86400", optarg);
-          break;
-        default:
-          return cli_usage ("trace", usage_text);
-        }
-    }
-  if (optind >= argc)
-    return cli_fail ("trace", EXIT_BAD, "no program to run (usage: memlens trace [OPTIONS] -- PROGRAM [ARGS...])");
   if (!*output || strcmp (output, "-") == 0)
     return cli_fail ("trace", EXIT_BAD, "--output: give a file name (the trace is written when the program exits)");
-
-  /* the output pattern, absolute: the program may change directory */
-  char out_abs[PATH_MAX + 8];
   if (output[0] == '/')
-    snprintf (out_abs, sizeof out_abs, "%s", output);
+    snprintf (out, len, "%s", output);
   else
     {
       char cwd[PATH_MAX];
       if (!getcwd (cwd, sizeof cwd))
         return cli_fail ("trace", EXIT_BAD, "cannot read the current directory: %s", strerror (errno));
-      if (snprintf (out_abs, sizeof out_abs, "%s/%s", cwd, output) >= (int) sizeof out_abs)
+      if (snprintf (out, len, "%s/%s", cwd, output) >= (int) len)
         return cli_fail ("trace", EXIT_BAD, "--output %s: path too long", output);
     }
-  /* fail now, not after a long run: the trace goes where the pattern says */
-  {
-    char dir[PATH_MAX + 8];
-    snprintf (dir, sizeof dir, "%s", out_abs);
-    char *d = dirname (dir);
-    if (access (d, W_OK) != 0)
-      return cli_fail ("trace", EXIT_BAD, "--output %s: cannot write into %s: %s", output, d, strerror (errno));
-  }
-  /* the arguments are fine: now the injection library */
-  char inject[PATH_MAX];
-  if (!find_inject (inject, sizeof inject))
-    {
-      const char *env = getenv ("MEMLENS_INJECT");
-      if (env && *env)
-        return cli_fail ("trace", EXIT_BAD, "MEMLENS_INJECT=%s: no such file", env);
-      return cli_fail ("trace", EXIT_BAD, "cannot find %s beside this memlens (%s); this memlens was probably "
-                       "built without CUPTI (meson option cuda, cudatoolkit), or set MEMLENS_INJECT", ML_INJECT_NAME,
+  char dir[PATH_MAX + 8];
+  snprintf (dir, sizeof dir, "%s", out);
+  char *d = dirname (dir);
+  if (access (d, W_OK) != 0)
+    return cli_fail ("trace", EXIT_BAD, "--output %s: cannot write into %s: %s", output, d, strerror (errno));
+  return EXIT_OK;
+}
+
+/* The injection library's path into @inject, or why there is none. */
+static int
+injection_library (char *inject, size_t len)
+{
+  if (find_inject (inject, len))
+    return EXIT_OK;
+  const char *env = getenv ("MEMLENS_INJECT");
+  if (env && *env)
+    return cli_fail ("trace", EXIT_BAD, "MEMLENS_INJECT=%s: no such file", env);
+  return cli_fail ("trace", EXIT_BAD, "cannot find %s beside this memlens (%s); this memlens was probably "
+                   "built without CUPTI (meson option cuda, cudatoolkit), or set MEMLENS_INJECT", ML_INJECT_NAME,
 #ifdef ML_HAVE_CUPTI
-                       "CUPTI was found at build time"
+                   "CUPTI was found at build time"
 #else
-                       "CUPTI was not found at build time"
+                   "CUPTI was not found at build time"
 #endif
-                       );
-    }
+                   );
+}
 
-  char manifest[PATH_MAX];
-  const char *tmpdir = getenv ("TMPDIR");
-  snprintf (manifest, sizeof manifest, "%s/memlens-trace-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-  int mfd = mkstemp (manifest);
-  if (mfd < 0)
-    return cli_fail ("trace", EXIT_BAD, "cannot create a temporary file in %s: %s", tmpdir ? tmpdir : "/tmp", strerror (errno));
-  close (mfd);
-
+/* The tracer's settings, for the program's environment. */
+static void
+set_environment (const TraceArgs *a, const char *inject, const char *out_abs, const char *manifest)
+{
   const char *prev = getenv ("CUDA_INJECTION64_PATH");
-  if (prev && *prev && strcmp (prev, inject) != 0 && !quiet)
+  if (prev && *prev && strcmp (prev, inject) != 0 && !a->quiet)
     fprintf (stderr, "memlens trace: replacing CUDA_INJECTION64_PATH=%s\n", prev);
   char kinds[64] = "";
-  snprintf (kinds, sizeof kinds, "%s,%s,%s", kernels ? "kernels" : "", sync ? "sync" : "", sites ? "sites" : "");
+  snprintf (kinds, sizeof kinds, "%s,%s,%s", a->kernels ? "kernels" : "", a->sync ? "sync" : "", a->sites ? "sites" : "");
   char flush[24];
-  snprintf (flush, sizeof flush, "%llu", (unsigned long long) flush_ms);
+  snprintf (flush, sizeof flush, "%llu", (unsigned long long) a->flush_ms);
   setenv ("CUDA_INJECTION64_PATH", inject, 1);
   setenv ("MEMLENS_TRACE_OUTPUT", out_abs, 1);
   setenv ("MEMLENS_TRACE_MANIFEST", manifest, 1);
   setenv ("MEMLENS_TRACE_KINDS", kinds, 1);
   setenv ("MEMLENS_TRACE_FLUSH_MS", flush, 1);
   char ckpt_s[24];
-  snprintf (ckpt_s, sizeof ckpt_s, "%llu", (unsigned long long) checkpoint_s);
+  snprintf (ckpt_s, sizeof ckpt_s, "%llu", (unsigned long long) a->checkpoint_s);
   setenv ("MEMLENS_TRACE_CHECKPOINT_S", ckpt_s, 1);
-  if (torch)
+  if (a->torch)
     {
       const char *conf = getenv ("PYTORCH_CUDA_ALLOC_CONF");
       char buf[1024];
@@ -274,13 +252,19 @@ cmd_trace (int argc, char **argv)
         snprintf (buf, sizeof buf, "%s,backend:cudaMallocAsync", conf);
       else
         {
-          if (conf && *conf && !quiet)
+          if (conf && *conf && !a->quiet)
             fprintf (stderr, "memlens trace: PYTORCH_CUDA_ALLOC_CONF=%s already names a backend; using backend:cudaMallocAsync\n", conf);
           snprintf (buf, sizeof buf, "backend:cudaMallocAsync");
         }
       setenv ("PYTORCH_CUDA_ALLOC_CONF", buf, 1);
     }
+}
 
+/* Runs @argv (the program) and waits for it: its wait status in
+ * *status; -1 with *rc set when it could not start or run. */
+static int
+run_program (char **argv, const char *manifest, int *status, int *rc)
+{
   /* signals to memlens go on to the program (forward_signal); blocked
    * around fork so that none lands before child_pid is known */
   struct sigaction fwd, old_sa[N_FORWARDED];
@@ -311,7 +295,8 @@ cmd_trace (int argc, char **argv)
         sigaction (forwarded[i], &old_sa[i], NULL);
       sigprocmask (SIG_SETMASK, &old_mask, NULL);
       unlink (manifest);
-      return cli_fail ("trace", EXIT_BAD, "cannot start %s: %s", argv[optind], strerror (e));
+      *rc = cli_fail ("trace", EXIT_BAD, "cannot start %s: %s", argv[0], strerror (e));
+      return -1;
     }
   if (pid == 0)
     {
@@ -325,7 +310,7 @@ cmd_trace (int argc, char **argv)
         signal (SIGHUP, SIG_DFL);
       signal (SIGXFSZ, SIG_DFL);
       sigprocmask (SIG_SETMASK, &old_mask, NULL);
-      execvp (argv[optind], argv + optind);
+      execvp (argv[0], argv);
       int e = errno;
       ssize_t w = write (pfd[1], &e, sizeof e);
       (void) w;
@@ -339,8 +324,8 @@ cmd_trace (int argc, char **argv)
   while ((got = read (pfd[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR)
     ;
   close (pfd[0]);
-  int status = 0;
-  while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
+  *status = 0;
+  while (waitpid (pid, status, 0) < 0 && errno == EINTR)
     ;
   child_pid = 0;
   for (size_t i = 0; i < N_FORWARDED; i++)
@@ -348,98 +333,158 @@ cmd_trace (int argc, char **argv)
   if (got == (ssize_t) sizeof exec_errno)
     {
       unlink (manifest);
-      fprintf (stderr, "memlens trace: cannot run %s: %s\n", argv[optind], strerror (exec_errno));
-      return exec_errno == ENOENT ? 127 : 126;
+      fprintf (stderr, "memlens trace: cannot run %s: %s\n", argv[0], strerror (exec_errno));
+      *rc = exec_errno == ENOENT ? 127 : 126;
+      return -1;
     }
-  int code = WIFEXITED (status) ? WEXITSTATUS (status) : WIFSIGNALED (status) ? 128 + WTERMSIG (status) : 1;
+  return 0;
+}
 
-  /* what the tracer wrote */
+/* What the tracer wrote, read back from the manifest (one line per file:
+ * "ok", "checkpoint" or "fail" and its fields). */
+typedef struct {
+  size_t files;
+  char   first_fail[512];
+  char  *ckpt[64];   /* checkpoints of processes that never wrote their final trace */
+  size_t n_ckpt;
+  char  *done[64];   /* final files, to catch processes overwriting each other's trace */
+  size_t n_done;
+  bool   clobbered;
+} Manifest;
+
+/* A final trace: counted, said, and checked against the others. */
+static void
+manifest_ok (Manifest *m, char **f, bool quiet)
+{
+  m->files++;
+  size_t j;
+  for (j = 0; j < m->n_done && strcmp (m->done[j], f[1]) != 0; j++)
+    ;
+  if (j < m->n_done && !m->clobbered && !quiet)
+    {
+      fprintf (stderr, "memlens trace: several processes wrote %s, each replacing the last; "
+               "put %%p in --output for one file per process\n", f[1]);
+      m->clobbered = true;
+    }
+  else if (j == m->n_done && m->n_done < 64)
+    m->done[m->n_done++] = strdup (f[1]);
+  if (quiet)
+    return;
+  fprintf (stderr, "memlens trace: wrote %s: %s events (%s allocations, %s kernels, %s syncs) "
+           "from %s CUPTI records, %s dropped",
+           f[1], f[2], f[3], f[4], f[5], f[6], f[7]);
+  if (strcmp (f[8], "0") != 0)
+    fprintf (stderr, ", %s frees of memory allocated before tracing", f[8]);
+  if (strcmp (f[9], "0") != 0)
+    fprintf (stderr, ", %s lost frees implied", f[9]);
+  fputc ('\n', stderr);
+  if (strcmp (f[2], "0") == 0)
+    fprintf (stderr, "memlens trace: the program initialised CUDA but allocated no device memory%s\n",
+             strcmp (f[6], "0") == 0 ? " (CUPTI delivered no records)" : "");
+}
+
+static void
+manifest_line (Manifest *m, char *line, bool quiet)
+{
+  line[strcspn (line, "\n")] = 0;
+  char *save = NULL, *f[10] = { 0 };
+  int nf = 0;
+  for (char *tok = strtok_r (line, "\t", &save); tok && nf < 10; tok = strtok_r (NULL, "\t", &save))
+    f[nf++] = tok;
+  if (nf >= 2 && strcmp (f[0], "fail") == 0 && !m->first_fail[0])
+    snprintf (m->first_fail, sizeof m->first_fail, "%s", f[1]);
+  if (nf >= 2 && (strcmp (f[0], "checkpoint") == 0 || strcmp (f[0], "ok") == 0))
+    {
+      size_t j;
+      for (j = 0; j < m->n_ckpt && strcmp (m->ckpt[j], f[1]) != 0; j++)
+        ;
+      if (f[0][0] == 'c' && j == m->n_ckpt && m->n_ckpt < 64)
+        m->ckpt[m->n_ckpt++] = strdup (f[1]);
+      else if (f[0][0] == 'o' && j < m->n_ckpt)
+        {
+          free (m->ckpt[j]);
+          m->ckpt[j] = m->ckpt[--m->n_ckpt];
+        }
+    }
+  if (nf >= 10 && strcmp (f[0], "ok") == 0)
+    manifest_ok (m, f, quiet);
+}
+
+/* Reads and removes the manifest; says what was written, or why nothing was. */
+static void
+report_manifest (const char *manifest, bool quiet)
+{
+  Manifest m = { 0 };
   FILE *fp = fopen (manifest, "r");
-  size_t files = 0;
-  char first_fail[512] = "";
-  /* checkpoints of processes that never wrote their final trace */
-  char *ckpt[64];
-  size_t n_ckpt = 0;
-  /* final files, to catch processes overwriting each other's trace */
-  char *done[64];
-  size_t n_done = 0;
-  bool clobbered = false;
   if (fp)
     {
       char line[8192];
       while (fgets (line, sizeof line, fp))
-        {
-          line[strcspn (line, "\n")] = 0;
-          char *save = NULL, *f[10] = { 0 };
-          int nf = 0;
-          for (char *tok = strtok_r (line, "\t", &save); tok && nf < 10; tok = strtok_r (NULL, "\t", &save))
-            f[nf++] = tok;
-          if (nf >= 2 && strcmp (f[0], "fail") == 0 && !first_fail[0])
-            snprintf (first_fail, sizeof first_fail, "%s", f[1]);
-          if (nf >= 2 && (strcmp (f[0], "checkpoint") == 0 || strcmp (f[0], "ok") == 0))
-            {
-              size_t j;
-              for (j = 0; j < n_ckpt && strcmp (ckpt[j], f[1]) != 0; j++)
-                ;
-              if (f[0][0] == 'c' && j == n_ckpt && n_ckpt < 64)
-                ckpt[n_ckpt++] = strdup (f[1]);
-              else if (f[0][0] == 'o' && j < n_ckpt)
-                {
-                  free (ckpt[j]);
-                  ckpt[j] = ckpt[--n_ckpt];
-                }
-            }
-          if (nf >= 10 && strcmp (f[0], "ok") == 0)
-            {
-              files++;
-              size_t j;
-              for (j = 0; j < n_done && strcmp (done[j], f[1]) != 0; j++)
-                ;
-              if (j < n_done && !clobbered && !quiet)
-                {
-                  fprintf (stderr, "memlens trace: several processes wrote %s, each replacing the last; "
-                           "put %%p in --output for one file per process\n", f[1]);
-                  clobbered = true;
-                }
-              else if (j == n_done && n_done < 64)
-                done[n_done++] = strdup (f[1]);
-              if (!quiet)
-                {
-                  fprintf (stderr, "memlens trace: wrote %s: %s events (%s allocations, %s kernels, %s syncs) "
-                           "from %s CUPTI records, %s dropped",
-                           f[1], f[2], f[3], f[4], f[5], f[6], f[7]);
-                  if (strcmp (f[8], "0") != 0)
-                    fprintf (stderr, ", %s frees of memory allocated before tracing", f[8]);
-                  if (strcmp (f[9], "0") != 0)
-                    fprintf (stderr, ", %s lost frees implied", f[9]);
-                  fputc ('\n', stderr);
-                  if (strcmp (f[2], "0") == 0)
-                    fprintf (stderr, "memlens trace: the program initialised CUDA but allocated no device memory%s\n",
-                             strcmp (f[6], "0") == 0 ? " (CUPTI delivered no records)" : "");
-                }
-            }
-        }
+        manifest_line (&m, line, quiet);
       fclose (fp);
     }
   unlink (manifest);
-  for (size_t j = 0; j < n_done; j++)
-    free (done[j]);
-  for (size_t j = 0; j < n_ckpt; j++)
+  for (size_t j = 0; j < m.n_done; j++)
+    free (m.done[j]);
+  for (size_t j = 0; j < m.n_ckpt; j++)
     {
-      if (ckpt[j] && !quiet)
+      if (m.ckpt[j] && !quiet)
         fprintf (stderr, "memlens trace: %s holds a checkpoint only: the process did not exit normally, "
-                 "so the events after its last checkpoint are missing (the trace ends in a \"checkpoint\" mark)\n", ckpt[j]);
-      free (ckpt[j]);
-      files++;
+                 "so the events after its last checkpoint are missing (the trace ends in a \"checkpoint\" mark)\n", m.ckpt[j]);
+      free (m.ckpt[j]);
+      m.files++;
     }
-  if (files == 0 && !quiet)
-    explain_nothing (first_fail[0] ? first_fail : NULL);
+  if (m.files == 0 && !quiet)
+    explain_nothing (m.first_fail[0] ? m.first_fail : NULL);
+}
+
+static int
+cmd_trace (int argc, char **argv)
+{
+  MlCliOpts o;
+  TraceArgs a = { 0 };
+  int rc = cli_parse (&cli_cmd_trace, argc, argv, &o, &a);
+  if (rc != CLI_PARSED)
+    return rc;
+  if (optind >= argc)
+    return cli_fail ("trace", EXIT_BAD, "no program to run (usage: memlens trace [OPTIONS] -- PROGRAM [ARGS...])");
+  char out_abs[PATH_MAX + 8], inject[PATH_MAX];
+  if ((rc = output_path (a.output, out_abs, sizeof out_abs)) || (rc = injection_library (inject, sizeof inject)))
+    return rc;
+  char manifest[PATH_MAX];
+  const char *tmpdir = getenv ("TMPDIR");
+  snprintf (manifest, sizeof manifest, "%s/memlens-trace-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+  int mfd = mkstemp (manifest);
+  if (mfd < 0)
+    return cli_fail ("trace", EXIT_BAD, "cannot create a temporary file in %s: %s", tmpdir ? tmpdir : "/tmp", strerror (errno));
+  close (mfd);
+  set_environment (&a, inject, out_abs, manifest);
+  int status;
+  if (run_program (argv + optind, manifest, &status, &rc) < 0)
+    return rc;
+  int code = WIFEXITED (status) ? WEXITSTATUS (status) : WIFSIGNALED (status) ? 128 + WTERMSIG (status) : 1;
+  report_manifest (manifest, a.quiet);
   if (WIFSIGNALED (status))
     {
-      if (!quiet)
+      if (!a.quiet)
         fprintf (stderr, "memlens trace: %s was killed by signal %d (%s)\n", argv[optind], WTERMSIG (status),
                  strsignal (WTERMSIG (status)));
       die_of (WTERMSIG (status));
     }
   return code;
 }
+
+const CliCommand cli_cmd_trace = {
+  .name = "trace",
+  .bit = CLI_TRACE,
+  .summary = "run a CUDA program under the CUPTI tracer and write its allocation timeline",
+  .usage = "memlens trace [OPTIONS] -- PROGRAM [ARGS...]\n",
+  .about = "Runs PROGRAM with the CUPTI tracer injected into its CUDA driver and writes\n"
+           "its device allocations (and, when asked, kernels and synchronisations) as a\n"
+           "native trace, one file per process. Exits with the program's exit code.\n",
+  .options = trace_options,
+  .option = trace_option,
+  .more_help = trace_environment_help,
+  .run = cmd_trace,
+  .in_order = true,
+};

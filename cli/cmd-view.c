@@ -8,7 +8,6 @@
  * viewer's loading job reads (gui/document.c).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,33 +20,51 @@
 #define MEMLENS_BINDIR "/usr/local/bin"
 #endif
 
-static const char usage_text[] =
-  "Usage: memlens view [OPTIONS] [FILE [FILE2]]\n\n"
-  "Opens FILE (any format memlens reads: PyTorch snapshot, memlens trace, profiler trace,\n"
-  "MiniMalloc CSV, graph) in the GTK4 viewer: buffers by address and time, live /\n"
-  "reserved / fragmentation curves, strategies side by side, peaks, races and OOMs.\n"
-  "With FILE2, the two runs one below the other on one time and byte scale, with\n"
-  "linked zoom (also Open → Compare with… in the window).\n\n"
-  "Options:\n"
-  "  -s, --strategy NAME  strategy to show first (default: recorded when the trace\n"
-  "                       has addresses, else best-fit)\n"
-  "  -c, --compare NAME   show a second strategy below, with linked zoom\n"
-  "  -d, --device N       snapshots with several devices: the device to show\n"
-  "                       (default: the one with an OOM, else the longest trace;\n"
-  "                       the header's device selector switches)\n"
-  "  --axis A             the x axis: time (real time) or ticks (default: time\n"
-  "                       when every event has one)\n"
-  "  --range T0:T1        PyTorch snapshots, Kineto traces: load only ticks T0..T1\n"
-  "                       (1000:2000) or times from the first entry (1.5s:3s);\n"
-  "                       either end may be left out\n"
-  "  --version            the viewer's version\n"
-  "  -h, --help           this help\n\n"
-  "A file that does not open is named with the reason in the window and on\n"
-  "stderr; the exit status is then 2 unless a file opened before the window\n"
-  "closed. A bad option or value exits 2 before any window opens.\n\n"
-  "Keys: + / - zoom, 0 fit, arrows pan, Ctrl+F find, Ctrl+E export, Ctrl+O open.\n"
-  "Mouse: Ctrl+scroll zooms at the pointer, drag pans, Shift+drag zooms to a range,\n"
-  "click a buffer for its details and stack.\n";
+/* The viewer's options, checked here so that a mistyped one exits 2
+ * with the usage before a window opens (GApplication would exit 1);
+ * their values are checked by the viewer, which is also run alone. */
+static const char *
+default_axis (void)
+{
+  return "time when every event has one, else ticks";
+}
+
+static const CliOption view_options[] = {
+  { "strategy", 's', 's', "S", "strategy to show first", NULL, cli_default_strategy },
+  { "compare", 'c', 'c', "S", "show a second strategy below, with linked zoom" },
+  { "device", 'd', 'd', "N", "snapshots with several devices: the device to show (the header's device selector "
+    "switches)", NULL, cli_default_device },
+  { "axis", 0, 'a', "time|ticks", "the x axis: time (real time) or ticks", NULL, default_axis },
+  { "time-axis", 0, 'a', "time|ticks", "the same as --axis" },
+  { "range", 0, 'R', "T0:T1", "PyTorch snapshots, Kineto traces: load only ticks T0..T1 (1000:2000) or times from the first entry "
+    "(1.5s:3s); either end may be left out" },
+  { "version", 0, 'V', NULL, "the viewer's version" },
+  { NULL },
+};
+
+static int
+view_option (MlCliOpts *o, void *user, int key, const char *arg)
+{
+  if (key != 'R')
+    return 0;
+  MlRange r;
+  MlError err = { 0 };
+  if (ml_range_parse (arg, &r, &err) < 0)
+    return cli_error ("view", &err);
+  setenv ("MEMLENS_VIEW_RANGE", arg, 1);
+  return 0;
+}
+
+static void
+view_keys (FILE *fp)
+{
+  fputs ("\nA file that does not open is named with the reason in the window and on\n"
+         "stderr; the exit status is then 2 unless a file opened before the window\n"
+         "closed. A bad option or value exits 2 before any window opens.\n\n"
+         "Keys: + / - zoom, 0 fit, arrows pan, Ctrl+F find, Ctrl+E export, Ctrl+O open.\n"
+         "Mouse: Ctrl+scroll zooms at the pointer, drag pans, Shift+drag zooms to a range,\n"
+         "click a buffer for its details and stack.\n", fp);
+}
 
 static int
 try_exec (const char *path, char **argv)
@@ -59,46 +76,13 @@ try_exec (const char *path, char **argv)
   return -1;
 }
 
-int
+static int
 cmd_view (int argc, char **argv)
 {
-  /* the viewer's options, checked here so that a mistyped one exits 2
-   * with the usage before a window opens (GApplication would exit 1);
-   * their values are checked by the viewer, which is also run alone */
-  static const struct option longopts[] = {
-    { "help", no_argument, 0, 'h' },
-    { "strategy", required_argument, 0, 's' },
-    { "compare", required_argument, 0, 'c' },
-    { "device", required_argument, 0, 'd' },
-    { "axis", required_argument, 0, 'a' },
-    { "time-axis", required_argument, 0, 'a' },
-    { "version", no_argument, 0, 'V' },
-    { "self-test", required_argument, 0, 'T' },
-    { "bench", required_argument, 0, 'B' },
-    { "range", required_argument, 0, 'R' },
-    { 0, 0, 0, 0 },
-  };
-  int c;
-  optind = 1;
-  opterr = 1;
-  while ((c = getopt_long (argc, argv, "+hs:c:d:", longopts, NULL)) != -1)
-    {
-      if (c == 'h')
-        {
-          fputs (usage_text, stdout);
-          return EXIT_OK;
-        }
-      if (c == '?' || c == ':')
-        return cli_usage ("view", "Usage: memlens view [OPTIONS] [FILE [FILE2]]");
-      if (c == 'R')
-        {
-          MlRange r;
-          MlError err = { 0 };
-          if (ml_range_parse (optarg, &r, &err) < 0)
-            return cli_error ("view", &err);
-          setenv ("MEMLENS_VIEW_RANGE", optarg, 1);
-        }
-    }
+  MlCliOpts o;
+  int rc = cli_parse (&cli_cmd_view, argc, argv, &o, NULL);
+  if (rc != CLI_PARSED)
+    return rc;
   int first_file = optind;
   if (argc - first_file > 2)
     return cli_fail ("view", EXIT_BAD, "%d files: the viewer opens one, or two to compare (memlens view A B)", argc - first_file);
@@ -150,3 +134,20 @@ cmd_view (int argc, char **argv)
                    "the viewer (memlens-view) is not installed: this memlens was built without GTK 4.8 "
                    "(meson -Dgui=enabled needs libgtk-4-dev)");
 }
+
+const CliCommand cli_cmd_view = {
+  .name = "view",
+  .bit = CLI_VIEW,
+  .summary = "open a trace in the GTK4 viewer (memlens-view)",
+  .usage = "memlens view [OPTIONS] [FILE [FILE2]]\n",
+  .about = "Opens FILE (any format memlens reads: PyTorch snapshot, memlens trace, profiler trace,\n"
+           "MiniMalloc CSV, graph) in the GTK4 viewer: buffers by address and time, live /\n"
+           "reserved / fragmentation curves, strategies side by side, peaks, races and OOMs.\n"
+           "With FILE2, the two runs one below the other on one time and byte scale, with\n"
+           "linked zoom (also Open → Compare with… in the window).\n",
+  .options = view_options,
+  .option = view_option,
+  .more_help = view_keys,
+  .run = cmd_view,
+  .in_order = true,
+};

@@ -1,7 +1,6 @@
 #include "cli/cli.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -39,126 +38,11 @@ cli_error (const char *cmd, const MlError *err)
 }
 
 int
-cli_no_json (const char *cmd, const MlCliOpts *o)
+cli_usage (const CliCommand *cmd)
 {
-  if (!o->json)
-    return 0;
-  return cli_fail (cmd, EXIT_BAD, "--json does not apply to %s: it writes a file and prints only a summary on stderr", cmd);
-}
-
-int
-cli_usage (const char *cmd, const char *usage)
-{
-  fprintf (stderr, "%s\nRun 'memlens %s --help' for the options.\n", usage, cmd);
+  cli_usage_write (stderr, cmd);
+  fprintf (stderr, "\nRun 'memlens %s --help' for the options.\n", cmd->name);
   return EXIT_BAD;
-}
-
-int
-cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
-{
-  MlError err = { 0 };
-  uint64_t v;
-  switch (opt)
-    {
-    case CLI_OPT_ALIGN:
-      if (ml_parse_size (arg, &v, &err) < 0)
-        exit (cli_error (cmd, &err));
-      if (v == 0 || (v & (v - 1)))
-        exit (cli_fail (cmd, EXIT_BAD, "--align %s: the alignment must be a power of two", arg));
-      o->knobs.align = v;
-      return 1;
-    case CLI_OPT_CAPACITY:
-      if (ml_parse_size (arg, &o->knobs.capacity, &err) < 0)
-        exit (cli_error (cmd, &err));
-      if (o->knobs.capacity == 0)
-        exit (cli_fail (cmd, EXIT_BAD, "--capacity %s: must be more than 0", arg));
-      return 1;
-    case CLI_OPT_CHUNK:
-      if (ml_parse_size (arg, &o->knobs.chunk, &err) < 0)
-        exit (cli_error (cmd, &err));
-      if (o->knobs.chunk == 0)
-        exit (cli_fail (cmd, EXIT_BAD, "--chunk %s: must be more than 0", arg));
-      o->knobs_given |= ML_KNOB_CHUNK;
-      return 1;
-    case CLI_OPT_JSON:
-      o->json = true;
-      return 1;
-    case CLI_OPT_QUIET:
-      o->quiet = true;
-      return 1;
-    case CLI_OPT_FORMAT:
-      o->load.format = arg;
-      return 1;
-    case CLI_OPT_RANGE:
-      if (ml_range_parse (arg, &o->load.range, &err) < 0)
-        exit (cli_error (cmd, &err));
-      return 1;
-    case CLI_OPT_DEVICE:
-      if (ml_parse_u64 (arg, strlen (arg), &v) < 0 || v > 1024)
-        exit (cli_fail (cmd, EXIT_BAD, "--device %s: not a device number", arg));
-      o->load.device = (int) v;
-      return 1;
-    case CLI_OPT_TIMELIMIT:
-      if (ml_parse_duration (arg, &o->knobs.time_limit, &err) < 0)
-        exit (cli_error (cmd, &err));
-      o->knobs_given |= ML_KNOB_TIME_LIMIT;
-      return 1;
-    case CLI_OPT_OPTIONS:
-      o->knobs.options = arg;
-      o->load.graph_options = arg;
-      return 1;
-    case CLI_OPT_REORDER:
-      {
-        /* graph loader option: appended to --options for the graph reader */
-        static char buf[1024];
-        if (strcmp (arg, "memory") != 0 && strcmp (arg, "priority") != 0 && strcmp (arg, "none") != 0)
-          exit (cli_fail (cmd, EXIT_BAD, "--reorder %s: use memory, priority or none", arg));
-        snprintf (buf, sizeof buf, "%s%sreorder=%s", o->load.graph_options ? o->load.graph_options : "",
-                  o->load.graph_options ? "," : "", arg);
-        o->load.graph_options = buf;
-      }
-      return 1;
-    case CLI_OPT_MAXBLOCK:
-      {
-        /* graph loader option: appended for the graph reader only */
-        static char buf[1024];
-        if (ml_parse_size (arg, &v, &err) < 0)
-          exit (cli_error (cmd, &err));
-        if (v == 0)
-          exit (cli_fail (cmd, EXIT_BAD, "--max-block %s: must be more than 0", arg));
-        snprintf (buf, sizeof buf, "%s%smax_block=%" PRIu64, o->load.graph_options ? o->load.graph_options : "",
-                  o->load.graph_options ? "," : "", v);
-        o->load.graph_options = buf;
-      }
-      return 1;
-    case CLI_OPT_DIM:
-      {
-        /* symbolic graph dimensions, "B=8,S=128" for the graph reader */
-        static char buf[1024];
-        const char *eq = strchr (arg, '=');
-        if (!eq || eq == arg || ml_parse_u64 (eq + 1, strlen (eq + 1), &v) < 0 || strchr (arg, ','))
-          exit (cli_fail (cmd, EXIT_BAD, "--dim %s: use NAME=SIZE, e.g. --dim B=8", arg));
-        if (strlen (buf) + strlen (arg) + 2 > sizeof buf)
-          exit (cli_fail (cmd, EXIT_BAD, "--dim %s: too many dimensions", arg));
-        if (buf[0])
-          strcat (buf, ",");
-        strcat (buf, arg);
-        o->load.dims = buf;
-      }
-      return 1;
-    case CLI_OPT_SEED:
-      if (ml_parse_u64 (arg, strlen (arg), &o->knobs.seed) < 0)
-        exit (cli_fail (cmd, EXIT_BAD, "--seed %s: not a non-negative integer", arg));
-      o->knobs_given |= ML_KNOB_SEED;
-      return 1;
-    case CLI_OPT_RETRIES:
-      if (ml_parse_u64 (arg, strlen (arg), &v) < 0 || v > 1000)
-        exit (cli_fail (cmd, EXIT_BAD, "--retries %s: not a number from 0 to 1000", arg));
-      o->knobs.retries = (uint32_t) v;
-      o->knobs_given |= ML_KNOB_RETRIES;
-      return 1;
-    }
-  return 0;
 }
 
 void

@@ -113,7 +113,7 @@ copy_out (FILE *from, FILE *to)
 
 int
 cli_multi (const char *cmd, int (*run) (int, char **), bool print_each, int argc, char **argv, int first,
-           unsigned jobs, MlCliOpts *o)
+           MlCliOpts *o)
 {
   size_t n = (size_t) (argc - first);
   Job *job = calloc (n ? n : 1, sizeof *job);
@@ -121,8 +121,7 @@ cli_multi (const char *cmd, int (*run) (int, char **), bool print_each, int argc
   if (!job || !av)
     return cli_fail (cmd, EXIT_BAD, "out of memory");
   memcpy (av, argv, (size_t) first * sizeof *av);
-  if (!jobs)
-    jobs = 1;
+  unsigned jobs = o->jobs ? o->jobs : 1;
   size_t next = 0, running = 0, finished = 0;
   fflush (stdout);
   fflush (stderr);

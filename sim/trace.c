@@ -23,7 +23,7 @@ ml_trace_new (void)
     }
   t->n_stacks = 1;   /* stacks[0]: the empty stack */
   t->cap_stacks = 16;
-  t->default_align = 256;
+  t->default_align = ML_TRACE_ALIGN;
   return t;
 }
 

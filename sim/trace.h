@@ -20,6 +20,10 @@
 #include "sim/base/error.h"
 #include "sim/base/strtab.h"
 
+/* The alignment of a trace that names none (profiler traces, JSONL and
+ * graphs without an "alignment"). */
+#define ML_TRACE_ALIGN 256
+
 typedef enum {
   ML_EV_ALLOC = 0,      /* a buffer comes to life                         */
   ML_EV_FREE,           /* it ends (PyTorch: free_completed)              */

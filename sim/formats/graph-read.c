@@ -209,7 +209,7 @@ shape_dim (MlGraph *g, const cJSON *d, const char *tensor, uint64_t *out)
 int
 _ml_graph_read_settings (MlGraph *g, const cJSON *root, const MlLoadOptions *opts)
 {
-  uint64_t align = 256, zc_align = 0;
+  uint64_t align = ML_TRACE_ALIGN, zc_align = 0;
   int rc;
   const cJSON *al = cJSON_GetObjectItemCaseSensitive (root, "alignment");
   if (cJSON_IsObject (al))

@@ -28,6 +28,9 @@
 
 #include "sim/formats/load-options.h"
 
+/* A snapshot's default alignment: the caching allocator's kMinBlockSize. */
+#define ML_SNAPSHOT_ALIGN 512
+
 bool ml_snapshot_sniff (const unsigned char *head, size_t len);
 int  ml_trace_load_snapshot (const char *path, const MlLoadOptions *opts, MlTrace **out, MlError *err);
 /* The same from bytes in memory; @name is used in messages. */

@@ -1,0 +1,308 @@
+/* options.c — the options several commands share, and how each is read.
+ *
+ * One row per option: its name, argument, help, default and the commands
+ * that read it (cli/options.h). A command that does not read an option
+ * refuses it ("--seed does not apply to stats"), so that nothing given on
+ * the command line is silently ignored.
+ */
+#include "cli/cli.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/formats/snapshot.h"
+
+/* The commands that load a trace; those that build its buffers (every
+ * loader but convert, which writes them unaligned); those that run a
+ * strategy; those that read graphs' loader options; those that take a
+ * load window (render's --range is its own: the ticks to draw). */
+#define LOADERS  (CLI_STATS | CLI_COMPARE | CLI_PLAN | CLI_CHECK | CLI_FIT | CLI_DIAGNOSE | CLI_REPORT | CLI_DIFF \
+                  | CLI_RENDER | CLI_CONVERT | CLI_REPLAY)
+#define BUILDERS (LOADERS & ~CLI_CONVERT)
+#define PLANNERS (CLI_COMPARE | CLI_PLAN | CLI_CHECK | CLI_FIT | CLI_DIAGNOSE | CLI_REPORT | CLI_RENDER | CLI_REPLAY)
+#define GRAPHS   (LOADERS & ~CLI_DIFF)
+#define WINDOWED (LOADERS & ~(CLI_RENDER | CLI_FIT))
+#define PRINTERS (CLI_STATS | CLI_COMPARE | CLI_PLAN | CLI_CHECK | CLI_FIT | CLI_DIAGNOSE | CLI_DIFF | CLI_REPLAY)
+
+static const char *
+knob_size_text (uint64_t v)
+{
+  static char buf[32];
+  static const char units[] = "KMGT";
+  int u = -1;
+  while (u < 3 && v && v % 1024 == 0)
+    v /= 1024, u++;
+  snprintf (buf, sizeof buf, "%" PRIu64 "%s", v, u >= 0 ? (char[]) { units[u], 0 } : "");
+  return buf;
+}
+
+static const char *
+default_chunk (void)
+{
+  MlKnobs k;
+  ml_knobs_init (&k);
+  return knob_size_text (k.chunk);
+}
+
+static const char *
+default_retries (void)
+{
+  static char buf[16];
+  MlKnobs k;
+  ml_knobs_init (&k);
+  snprintf (buf, sizeof buf, "%" PRIu32, k.retries);
+  return buf;
+}
+
+static const char *
+default_seed (void)
+{
+  static char buf[24];
+  MlKnobs k;
+  ml_knobs_init (&k);
+  snprintf (buf, sizeof buf, "%" PRIu64, k.seed);
+  return buf;
+}
+
+static const char *
+default_align (void)
+{
+  static char buf[256];
+  snprintf (buf, sizeof buf, "the input's own: %d for PyTorch snapshots, a CSV's alignment column (1 without one), "
+            "a JSONL trace's or a graph's \"alignment\" (%d without one), %d for profiler traces",
+            ML_SNAPSHOT_ALIGN, ML_TRACE_ALIGN, ML_TRACE_ALIGN);
+  return buf;
+}
+
+const char *
+cli_default_strategy (void)
+{
+  static char buf[128];
+  snprintf (buf, sizeof buf, "%s when the trace has addresses, else %s", ml_strategy_initial (true)->name,
+            ml_strategy_initial (false)->name);
+  return buf;
+}
+
+const char *
+cli_default_device (void)
+{
+  return "the device that recorded an OOM, else the longest trace, else the most segment bytes";
+}
+
+static const char *
+default_capacity (void)
+{
+  return "the one the input names (a JSONL trace's \"capacity\", a CSV named NAME.BYTES.csv), else none";
+}
+
+static const char *
+default_format (void)
+{
+  return "by extension or content";
+}
+
+static const char *
+default_reorder (void)
+{
+  return "none, the graph's own order";
+}
+
+const CliOption cli_shared_options[] = {
+  { "strategies", 's', CLI_OPT_STRATEGIES, "A,B,...", "the strategies to run, or \"all\"", NULL,
+    ml_strategies_default, CLI_COMPARE | CLI_REPORT | CLI_FIT },
+  { "strategy", 's', CLI_OPT_STRATEGY, "S", "use this strategy's plan", NULL, cli_default_strategy,
+    CLI_CHECK | CLI_RENDER | CLI_REPLAY },
+  { "plan", 'p', CLI_OPT_PLAN, "FILE", "use this plan, written by 'memlens plan' (.json); not with --strategy", NULL,
+    NULL, CLI_RENDER | CLI_REPLAY },
+  { "jobs", 0, CLI_OPT_JOBS, "N", "several files: N at a time, then a summary table", "1", NULL,
+    CLI_STATS | CLI_COMPARE | CLI_DIAGNOSE },
+  { "range", 0, CLI_OPT_RANGE, "T0:T1",
+    "PyTorch snapshots, Kineto traces: only ticks T0..T1 (1000:2000) or times from the first entry (1.5s:3s, 200ms:); either end "
+    "may be left out; the rest of the file is skipped as it streams", NULL, NULL, WINDOWED },
+  { "json", 0, CLI_OPT_JSON, NULL, "machine-readable output on stdout", NULL, NULL, PRINTERS },
+  { "align", 0, CLI_OPT_ALIGN, "N", "alignment in bytes: every size is rounded up to it", NULL, default_align,
+    BUILDERS },
+  { "capacity", 0, CLI_OPT_CAPACITY, "SIZE", "device capacity, e.g. 40G, 80G, 1048576", NULL, default_capacity,
+    PLANNERS & ~(CLI_DIAGNOSE | CLI_FIT) },
+  { "format", 0, CLI_OPT_FORMAT, "NAME", "input format (the list: memlens convert --help)", NULL, default_format,
+    LOADERS },
+  { "device", 0, CLI_OPT_DEVICE, "N", "PyTorch snapshots: which device", NULL, cli_default_device, LOADERS },
+  { "time-limit", 0, CLI_OPT_TIMELIMIT, "T", "per strategy, e.g. 10s, 2m (the offline planners)", NULL, NULL, PLANNERS },
+  { "options", 0, CLI_OPT_OPTIONS, "K=V,...", "strategy options (memlens strategies lists each one's keys) and the "
+    "graph reader's (docs/formats.md)", NULL, NULL, GRAPHS },
+  { "seed", 0, CLI_OPT_SEED, "N", "seed for the randomised strategies", NULL, default_seed, PLANNERS },
+  { "chunk", 0, CLI_OPT_CHUNK, "SIZE", "pool chunk / buddy segment size (pool, buddy only)", NULL, default_chunk,
+    PLANNERS },
+  { "retries", 0, CLI_OPT_RETRIES, "N", "after a refusal under --capacity, give the cache back and retry up to N "
+    "times (caching, pool, buddy: the fit strategies and the planners cache nothing)", NULL, default_retries,
+    PLANNERS },
+  { "reorder", 0, CLI_OPT_REORDER, "memory|priority|none", "graphs: a memory-aware op order, GE's memory priority, "
+    "or the graph's own", NULL, default_reorder, GRAPHS },
+  { "dim", 0, CLI_OPT_DIM, "NAME=N", "graphs: bind a symbolic dimension (repeatable)", NULL, NULL, GRAPHS & ~CLI_FIT },
+  { "max-block", 0, CLI_OPT_MAXBLOCK, "SIZE", "graphs: arena blocks of at most SIZE (offline planners)", NULL, NULL,
+    GRAPHS },
+  { "quiet", 0, CLI_OPT_QUIET, NULL, "no progress on stderr", NULL, NULL, LOADERS },
+  { "help", 'h', 'h', NULL, "this help", NULL, NULL, CLI_ALL },
+  { NULL },
+};
+
+/* A graph loader option appended to @o's list for the graph reader
+ * ("reorder=memory", "max_block=N"); the list lives as long as the run. */
+static void
+append_graph_option (const char *cmd, MlCliOpts *o, const char *item)
+{
+  static char buf[1024];
+  const char *prev = o->load.graph_options;
+  char tmp[1024];
+  int n = snprintf (tmp, sizeof tmp, "%s%s%s", prev ? prev : "", prev ? "," : "", item);
+  if (n < 0 || (size_t) n >= sizeof tmp)
+    exit (cli_fail (cmd, EXIT_BAD, "%s: too many graph options", item));
+  memcpy (buf, tmp, (size_t) n + 1);
+  o->load.graph_options = buf;
+}
+
+/* --dim NAME=N, accumulated into "B=8,S=128" for the graph reader. */
+static void
+add_dim (const char *cmd, MlCliOpts *o, const char *arg)
+{
+  static char buf[1024];
+  uint64_t v;
+  const char *eq = strchr (arg, '=');
+  if (!eq || eq == arg || ml_parse_u64 (eq + 1, strlen (eq + 1), &v) < 0 || strchr (arg, ','))
+    exit (cli_fail (cmd, EXIT_BAD, "--dim %s: use NAME=SIZE, e.g. --dim B=8", arg));
+  if (strlen (buf) + strlen (arg) + 2 > sizeof buf)
+    exit (cli_fail (cmd, EXIT_BAD, "--dim %s: too many dimensions", arg));
+  if (buf[0])
+    strcat (buf, ",");
+  strcat (buf, arg);
+  o->load.dims = buf;
+}
+
+/* A size that must be more than 0 (--capacity, --chunk, --max-block). */
+static uint64_t
+positive_size (const char *cmd, const char *opt, const char *arg)
+{
+  MlError err = { 0 };
+  uint64_t v;
+  if (ml_parse_size (arg, &v, &err) < 0)
+    exit (cli_error (cmd, &err));
+  if (v == 0)
+    exit (cli_fail (cmd, EXIT_BAD, "--%s %s: must be more than 0", opt, arg));
+  return v;
+}
+
+/* The options that steer loading and lifetimes. */
+static int
+load_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
+{
+  MlError err = { 0 };
+  uint64_t v;
+  char item[64];
+  switch (opt)
+    {
+    case CLI_OPT_ALIGN:
+      if (ml_parse_size (arg, &v, &err) < 0)
+        exit (cli_error (cmd, &err));
+      if (v == 0 || (v & (v - 1)))
+        exit (cli_fail (cmd, EXIT_BAD, "--align %s: the alignment must be a power of two", arg));
+      o->knobs.align = v;
+      return 1;
+    case CLI_OPT_FORMAT:
+      o->load.format = arg;
+      return 1;
+    case CLI_OPT_RANGE:
+      if (ml_range_parse (arg, &o->load.range, &err) < 0)
+        exit (cli_error (cmd, &err));
+      return 1;
+    case CLI_OPT_DEVICE:
+      if (ml_parse_u64 (arg, strlen (arg), &v) < 0 || v > 1024)
+        exit (cli_fail (cmd, EXIT_BAD, "--device %s: not a device number", arg));
+      o->load.device = (int) v;
+      return 1;
+    case CLI_OPT_REORDER:
+      if (strcmp (arg, "memory") != 0 && strcmp (arg, "priority") != 0 && strcmp (arg, "none") != 0)
+        exit (cli_fail (cmd, EXIT_BAD, "--reorder %s: use memory, priority or none", arg));
+      snprintf (item, sizeof item, "reorder=%s", arg);
+      append_graph_option (cmd, o, item);
+      return 1;
+    case CLI_OPT_MAXBLOCK:
+      v = positive_size (cmd, "max-block", arg);
+      snprintf (item, sizeof item, "max_block=%" PRIu64, v);
+      append_graph_option (cmd, o, item);
+      return 1;
+    case CLI_OPT_DIM:
+      add_dim (cmd, o, arg);
+      return 1;
+    }
+  return 0;
+}
+
+/* The knobs of the strategies. */
+static int
+knob_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
+{
+  MlError err = { 0 };
+  uint64_t v;
+  switch (opt)
+    {
+    case CLI_OPT_CAPACITY:
+      o->knobs.capacity = positive_size (cmd, "capacity", arg);
+      return 1;
+    case CLI_OPT_CHUNK:
+      o->knobs.chunk = positive_size (cmd, "chunk", arg);
+      o->knobs_given |= ML_KNOB_CHUNK;
+      return 1;
+    case CLI_OPT_TIMELIMIT:
+      if (ml_parse_duration (arg, &o->knobs.time_limit, &err) < 0)
+        exit (cli_error (cmd, &err));
+      o->knobs_given |= ML_KNOB_TIME_LIMIT;
+      return 1;
+    case CLI_OPT_OPTIONS:
+      o->knobs.options = arg;
+      o->load.graph_options = arg;
+      return 1;
+    case CLI_OPT_SEED:
+      if (ml_parse_u64 (arg, strlen (arg), &o->knobs.seed) < 0)
+        exit (cli_fail (cmd, EXIT_BAD, "--seed %s: not a non-negative integer", arg));
+      o->knobs_given |= ML_KNOB_SEED;
+      return 1;
+    case CLI_OPT_RETRIES:
+      if (ml_parse_u64 (arg, strlen (arg), &v) < 0 || v > 1000)
+        exit (cli_fail (cmd, EXIT_BAD, "--retries %s: not a number from 0 to 1000", arg));
+      o->knobs.retries = (uint32_t) v;
+      o->knobs_given |= ML_KNOB_RETRIES;
+      return 1;
+    }
+  return 0;
+}
+
+int
+cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
+{
+  if (load_option (cmd, o, opt, arg) || knob_option (cmd, o, opt, arg))
+    return 1;
+  switch (opt)
+    {
+    case CLI_OPT_JSON:
+      o->json = true;
+      return 1;
+    case CLI_OPT_QUIET:
+      o->quiet = true;
+      return 1;
+    case CLI_OPT_STRATEGY:
+      o->strategy = arg;
+      return 1;
+    case CLI_OPT_STRATEGIES:
+      o->strategies = arg;
+      return 1;
+    case CLI_OPT_PLAN:
+      o->plan_path = arg;
+      return 1;
+    case CLI_OPT_JOBS:
+      if (!cli_jobs_option (cmd, arg, &o->jobs))
+        exit (EXIT_BAD);
+      return 1;
+    }
+  return 0;
+}
