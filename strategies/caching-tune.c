@@ -308,14 +308,17 @@ answer (MlTune *t)
   if (rec->status < 0)
     return;
   bool fix = t->capacity && rec->r.oom;
-  for (size_t k = 1; k < t->n_rows; k++)
-    {
-      const MlTuneRow *row = &t->rows[k];
-      if (row->cold || row->status < 0 || row->r.oom || (!fix && row->r.reserved_peak >= rec->r.reserved_peak))
-        continue;
-      if (t->best < 0 || better (row, &t->rows[t->best]))
-        t->best = (long) k;
-    }
+  /* the emulated rows first; a model's only when none will do */
+  for (int models = 0; models < 2 && t->best < 0; models++)
+    for (size_t k = 1; k < t->n_rows; k++)
+      {
+        const MlTuneRow *row = &t->rows[k];
+        if (row->cold || row->status < 0 || row->r.oom || row->r.model != (models == 1)
+            || (!fix && row->r.reserved_peak >= rec->r.reserved_peak))
+          continue;
+        if (t->best < 0 || better (row, &t->rows[t->best]))
+          t->best = (long) k;
+      }
   if (!fix)
     t->verdict = t->capacity ? ML_TUNE_FITS : ML_TUNE_NO_CAPACITY;
   else if (t->best >= 0)
