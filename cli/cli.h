@@ -111,6 +111,6 @@ bool cli_jobs_option (const char *cmd, const char *arg, unsigned *jobs);
 /* The commands (cmd-*.c), listed by cli/commands.c. */
 extern const CliCommand cli_cmd_stats, cli_cmd_compare, cli_cmd_plan, cli_cmd_check, cli_cmd_convert,
   cli_cmd_strategies, cli_cmd_view, cli_cmd_render, cli_cmd_diff, cli_cmd_diagnose, cli_cmd_report, cli_cmd_trace,
-  cli_cmd_replay, cli_cmd_fit;
+  cli_cmd_replay, cli_cmd_fit, cli_cmd_tune;
 
 #endif

@@ -5,7 +5,8 @@
 #include <string.h>
 
 static const CliCommand *const commands[] = {
-  &cli_cmd_stats, &cli_cmd_compare, &cli_cmd_plan, &cli_cmd_check, &cli_cmd_fit, &cli_cmd_diagnose, &cli_cmd_report,
+  &cli_cmd_stats, &cli_cmd_compare, &cli_cmd_plan, &cli_cmd_check, &cli_cmd_fit, &cli_cmd_diagnose, &cli_cmd_tune,
+  &cli_cmd_report,
   &cli_cmd_diff, &cli_cmd_render, &cli_cmd_convert, &cli_cmd_strategies, &cli_cmd_view, &cli_cmd_trace,
   &cli_cmd_replay, NULL,
 };

@@ -23,7 +23,8 @@
 #define PLANNERS (CLI_COMPARE | CLI_PLAN | CLI_CHECK | CLI_FIT | CLI_DIAGNOSE | CLI_REPORT | CLI_RENDER | CLI_REPLAY)
 #define GRAPHS   (LOADERS & ~CLI_DIFF)
 #define WINDOWED (LOADERS & ~(CLI_RENDER | CLI_FIT))
-#define PRINTERS (CLI_STATS | CLI_COMPARE | CLI_PLAN | CLI_CHECK | CLI_FIT | CLI_DIAGNOSE | CLI_DIFF | CLI_REPLAY)
+#define PRINTERS (CLI_STATS | CLI_COMPARE | CLI_PLAN | CLI_CHECK | CLI_FIT | CLI_DIAGNOSE | CLI_DIFF | CLI_REPLAY \
+                  | CLI_TUNE)
 
 static const char *
 knob_size_text (uint64_t v)
@@ -119,15 +120,16 @@ const CliOption cli_shared_options[] = {
     CLI_STATS | CLI_COMPARE | CLI_DIAGNOSE },
   { "range", 0, CLI_OPT_RANGE, "T0:T1",
     "PyTorch snapshots, Kineto traces: only ticks T0..T1 (1000:2000) or times from the first entry (1.5s:3s, 200ms:); either end "
-    "may be left out; the rest of the file is skipped as it streams", NULL, NULL, WINDOWED },
+    "may be left out; the rest of the file is skipped as it streams", NULL, NULL, WINDOWED | CLI_TUNE },
   { "json", 0, CLI_OPT_JSON, NULL, "machine-readable output on stdout", NULL, NULL, PRINTERS },
   { "align", 0, CLI_OPT_ALIGN, "N", "alignment in bytes: every size is rounded up to it", NULL, default_align,
     BUILDERS },
   { "capacity", 0, CLI_OPT_CAPACITY, "SIZE", "device capacity, e.g. 40G, 80G, 1048576", NULL, default_capacity,
     PLANNERS & ~(CLI_DIAGNOSE | CLI_FIT) },
   { "format", 0, CLI_OPT_FORMAT, "NAME", "input format (the list: memlens convert --help)", NULL, default_format,
-    LOADERS },
-  { "device", 0, CLI_OPT_DEVICE, "N", "PyTorch snapshots: which device", NULL, cli_default_device, LOADERS },
+    LOADERS | CLI_TUNE },
+  { "device", 0, CLI_OPT_DEVICE, "N", "PyTorch snapshots: which device", NULL, cli_default_device,
+    LOADERS | CLI_TUNE },
   { "time-limit", 0, CLI_OPT_TIMELIMIT, "T", "per strategy, e.g. 10s, 2m (the offline planners)", NULL, NULL, PLANNERS },
   { "options", 0, CLI_OPT_OPTIONS, "K=V,...", "strategy options (memlens strategies lists each one's keys) and the "
     "graph reader's (docs/formats.md)", NULL, NULL, GRAPHS },
@@ -142,7 +144,7 @@ const CliOption cli_shared_options[] = {
   { "dim", 0, CLI_OPT_DIM, "NAME=N", "graphs: bind a symbolic dimension (repeatable)", NULL, NULL, GRAPHS & ~CLI_FIT },
   { "max-block", 0, CLI_OPT_MAXBLOCK, "SIZE", "graphs: arena blocks of at most SIZE (offline planners)", NULL, NULL,
     GRAPHS },
-  { "quiet", 0, CLI_OPT_QUIET, NULL, "no progress on stderr", NULL, NULL, LOADERS },
+  { "quiet", 0, CLI_OPT_QUIET, NULL, "no progress on stderr", NULL, NULL, LOADERS | CLI_TUNE },
   { "help", 'h', 'h', NULL, "this help", NULL, NULL, CLI_ALL },
   { NULL },
 };

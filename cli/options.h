@@ -36,7 +36,8 @@ enum {
   CLI_VIEW       = 1u << 11,
   CLI_TRACE      = 1u << 12,
   CLI_REPLAY     = 1u << 13,
-  CLI_ALL        = (1u << 14) - 1,
+  CLI_TUNE       = 1u << 14,
+  CLI_ALL        = (1u << 15) - 1,
 };
 
 typedef struct CliOption {

@@ -25,6 +25,8 @@
 #ifndef ML_STRATEGIES_CACHING_TUNE_H
 #define ML_STRATEGIES_CACHING_TUNE_H
 
+#include <stdio.h>
+
 #include "strategies/caching-replay.h"
 
 typedef struct {
@@ -71,5 +73,10 @@ typedef struct {
  * error and the others go on. Free with ml_tune_free(). */
 int  ml_tune_run (const MlTrace *trace, const MlTuneOpts *opts, MlTune **out, MlError *err) ML_MUST_CHECK;
 void ml_tune_free (MlTune *tune);
+
+/* Writes @tune as one JSON object (docs/report-schema.md, TUNE): the
+ * capacity, the recorded settings, each row with its numbers and strands,
+ * the answer. 0, or ML_EIO on a write error. */
+int  ml_tune_write_json (FILE *fp, const MlTune *tune, MlError *err) ML_MUST_CHECK;
 
 #endif
