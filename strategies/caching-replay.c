@@ -190,7 +190,8 @@ event (Replay *p, size_t k)
 bool
 ml_cache_replay_can_warm (const MlTrace *t)
 {
-  if (!t->has_addrs)
+  const char *source = ml_trace_str (t, t->source);
+  if (!t->has_addrs || !source || strcmp (source, "pytorch-snapshot") != 0)
     return false;
   /* segments, or nothing live (a recording that starts empty) */
   bool segments = false, blocks = false;
@@ -213,7 +214,7 @@ run (Replay *p, const MlCacheReplayOpts *opts)
   if (opts->warm)
     {
       rc = _ml_cache_rebuild (&p->c, t, &(MlCacheRebuildCb) { NULL, rebuilt_block, p }, &from, p->err);
-      p->running_peak = p->c.reserved;
+      p->running_peak = r->reserved_peak = p->c.reserved;
       r->allocated_peak = p->c.alloc_bytes;
       r->requested_peak = p->c.live;
     }

@@ -101,9 +101,9 @@ int  ml_cache_replay (const MlTrace *trace, const char *options, const MlCacheRe
                       MlError *err) ML_MUST_CHECK;
 void ml_cache_replay_clear (MlCacheReplay *r);
 
-/* True when @trace recorded a state to start from: real addresses, and
- * the segments that hold its tick-0 blocks (a PyTorch snapshot; one whose
- * trace starts from nothing starts empty). */
+/* True when @trace recorded a state to start from: a PyTorch snapshot
+ * with the segments that hold its tick-0 blocks (one whose trace starts
+ * from nothing starts empty). */
 bool ml_cache_replay_can_warm (const MlTrace *trace);
 
 #endif

@@ -3,10 +3,17 @@
 #include "strategies/caching-tune.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <string.h>
 
 #include "sim/base/jsonutil.h"
+
+/* ,"key":value (a u64 as every memlens JSON writes one) */
+static void
+put_u64 (FILE *fp, const char *key, uint64_t v)
+{
+  fprintf (fp, ",\"%s\":", key);
+  ml_json_put_u64 (fp, v);
+}
 
 static void
 put_strands (FILE *fp, const MlStrandBreakdown *s)
@@ -16,19 +23,39 @@ put_strands (FILE *fp, const MlStrandBreakdown *s)
       fputs ("null", fp);
       return;
     }
-  fprintf (fp, "{\"tick\":%" PRIu64 ",\"request\":%" PRIu64 ",\"reserved\":%" PRIu64 ",\"allocated\":%" PRIu64
-               ",\"requested\":%" PRIu64 ",\"largest_free\":%" PRIu64, s->tick, s->request, s->reserved, s->allocated,
-           s->requested, s->largest_free);
+  fputs ("{\"tick\":", fp);
+  ml_json_put_u64 (fp, s->tick);
+  put_u64 (fp, "request", s->request);
+  put_u64 (fp, "reserved", s->reserved);
+  put_u64 (fp, "allocated", s->allocated);
+  put_u64 (fp, "requested", s->requested);
+  put_u64 (fp, "largest_free", s->largest_free);
   for (int k = 0; k < ML_STRAND__COUNT; k++)
     {
       char key[32];
       snprintf (key, sizeof key, "%s", ml_strand_name ((MlStrand) k));
       for (char *c = key; *c; c++)
         *c = *c == ' ' ? '_' : *c;
-      fprintf (fp, ",\"%s\":%" PRIu64, key, s->bytes[k]);
+      put_u64 (fp, key, s->bytes[k]);
     }
   fprintf (fp, ",\"memory_viz_internal\":%.6f,\"memory_viz_fragmentation\":%.6f}", s->viz_internal,
            s->viz_fragmentation);
+}
+
+static void
+put_oom (FILE *fp, const MlCacheReplay *r)
+{
+  if (!r->oom)
+    {
+      fputs ("null", fp);
+      return;
+    }
+  fputs ("{\"tick\":", fp);
+  ml_json_put_u64 (fp, r->oom_tick);
+  put_u64 (fp, "request", r->oom_request);
+  put_u64 (fp, "live", r->oom_live);
+  put_u64 (fp, "reserved", r->oom_reserved);
+  fprintf (fp, ",\"recorded\":%s}", r->oom_recorded ? "true" : "false");
 }
 
 static void
@@ -47,17 +74,18 @@ put_row (FILE *fp, const MlTuneRow *row)
       return;
     }
   const MlCacheReplay *r = &row->r;
-  fprintf (fp, ",\"model\":%s,\"reserved_peak\":%" PRIu64 ",\"allocated_peak\":%" PRIu64 ",\"requested_peak\":%" PRIu64
-               ",\"peak_tick\":%" PRIu64 ",\"frag_at_peak\":%.6f,\"cuda_malloc\":%" PRIu64 ",\"cuda_free\":%" PRIu64
-               ",\"gc_released\":%" PRIu64 ",\"empty_cache_calls\":%" PRIu64 ",\"seconds\":%.6f,\"oom\":",
-           r->model ? "true" : "false", r->reserved_peak, r->allocated_peak, r->requested_peak, r->peak_tick,
-           r->frag_at_peak, r->n_malloc, r->n_free, r->gc_released, r->empty_cache_calls, row->seconds);
-  if (r->oom)
-    fprintf (fp, "{\"tick\":%" PRIu64 ",\"request\":%" PRIu64 ",\"live\":%" PRIu64 ",\"reserved\":%" PRIu64
-                 ",\"recorded\":%s}", r->oom_tick, r->oom_request, r->oom_live, r->oom_reserved,
-             r->oom_recorded ? "true" : "false");
-  else
-    fputs ("null", fp);
+  fprintf (fp, ",\"model\":%s", r->model ? "true" : "false");
+  put_u64 (fp, "reserved_peak", r->reserved_peak);
+  put_u64 (fp, "allocated_peak", r->allocated_peak);
+  put_u64 (fp, "requested_peak", r->requested_peak);
+  put_u64 (fp, "peak_tick", r->peak_tick);
+  fprintf (fp, ",\"frag_at_peak\":%.6f", r->frag_at_peak);
+  put_u64 (fp, "cuda_malloc", r->n_malloc);
+  put_u64 (fp, "cuda_free", r->n_free);
+  put_u64 (fp, "gc_released", r->gc_released);
+  put_u64 (fp, "empty_cache_calls", r->empty_cache_calls);
+  fprintf (fp, ",\"seconds\":%.6f,\"oom\":", row->seconds);
+  put_oom (fp, r);
   fputs (",\"strands\":{\"peak\":", fp);
   put_strands (fp, &r->at_peak);
   fputs (",\"oom\":", fp);
@@ -69,7 +97,9 @@ int
 ml_tune_write_json (FILE *fp, const MlTune *t, MlError *err)
 {
   static const char *const verdicts[] = { "no capacity", "fits", "fix", "none fits" };
-  fprintf (fp, "{\"capacity\":%" PRIu64 ",\"capacity_from\":\"%s\",\"warm\":%s,\"recorded_settings\":", t->capacity,
+  fputs ("{\"capacity\":", fp);
+  ml_json_put_u64 (fp, t->capacity);
+  fprintf (fp, ",\"capacity_from\":\"%s\",\"warm\":%s,\"recorded_settings\":",
            !t->capacity ? "none" : t->capacity_from_oom ? "recorded oom" : "--capacity", t->warm ? "true" : "false");
   ml_json_put_str (fp, t->recorded);
   fputs (",\"rows\":[", fp);
@@ -87,6 +117,8 @@ ml_tune_write_json (FILE *fp, const MlTune *t, MlError *err)
     }
   else
     fputs ("null,\"change\":null", fp);
-  fprintf (fp, ",\"need\":%" PRIu64 ",\"shortfall\":%" PRIu64 "}}", t->need, t->shortfall);
+  put_u64 (fp, "need", t->need);
+  put_u64 (fp, "shortfall", t->shortfall);
+  fputs ("}}", fp);
   return ferror (fp) ? ml_error_set (err, ML_EIO, "write error: %s", strerror (errno ? errno : EIO)) : 0;
 }

@@ -105,6 +105,17 @@ add_row (Grid *g, const char *change, bool cold)
     return grid_oom (g);
   if (!settings)
     return ml_error_set (g->err, ML_EUSAGE, "%s", local.msg);
+  MlAllocConf c;
+  if (conf_of (settings, NULL, &c, &local) == 0)
+    {
+      int rc = ml_alloc_conf_check_emulated (&c, &local);
+      ml_alloc_conf_clear (&c);
+      if (rc < 0)
+        {
+          free (settings);
+          return ml_error_set (g->err, ML_EUSAGE, "%s", local.msg);
+        }
+    }
   if (*change && (async ? !strstr (g->base, "cudaMallocAsync") && !n_changed : !n_changed))
     {
       free (settings);
