@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "render/scene.h"
+#include "render/series-svg.h"
 #include "render/timeline.h"
 
 static void
@@ -228,6 +229,20 @@ figure_svg (const MlDocFigure *f, const MlStyle *page, char **svg, MlError *err)
 static int
 html_figure (FILE *fp, const MlDocFigure *f, const MlStyle *page, MlError *err)
 {
+  if (f->view == ML_DOC_FIGURE_SERIES)
+    {
+      fputs ("<figure>", fp);
+      if (ml_render_series_svg (fp, f) < 0)
+        return ml_error_set (err, ML_ENOMEM, "out of memory for a figure");
+      if (!ml_doc_text_empty (&f->caption))
+        {
+          fputs ("<figcaption>", fp);
+          html_inline (fp, &f->caption);
+          fputs ("</figcaption>", fp);
+        }
+      fputs ("</figure>\n", fp);
+      return 0;
+    }
   char *svg = NULL;
   int rc = figure_svg (f, page, &svg, err);
   if (rc < 0)

@@ -62,6 +62,32 @@ run tune "$F" --sweep future_knob=1; ok $([ $rc -eq 2 ]; echo $?) "an unknown se
 run tune "$SRC/samples/train-step.jsonl" --capacity 2700M; ok $rc "a trace without a recorded state: rows from an empty device"
 contains "$T/out" "rows replayed from an empty device"; ok $? "and says so"
 
+# ---- the report's section ----
+run report "$F" -o "$T/r.json"
+python3 - "$T/r.json" "$T/frag.json" <<'EOF2'; ok $? "report --json carries the same tune result (answer and rows)"
+import json, sys
+r, t = json.load(open(sys.argv[1]))['tune'], json.load(open(sys.argv[2]))['tune']
+strip = lambda rows: [{k: v for k, v in x.items() if k != 'seconds'} for x in rows]
+assert r['answer'] == t['answer'] and strip(r['rows']) == strip(t['rows']), 'differs'
+EOF2
+run report "$F" -o "$T/r.md"
+contains "$T/r.md" "## Allocator settings"; ok $? "the Markdown report has the section"
+contains "$T/r.md" 'Set `expandable_segments:True`: it fits under 150.00 MiB'; ok $? "with the answer"
+if have_html; then
+  run report "$F" -o "$T/r.html"
+  python3 - "$T/r.html" <<'EOF2'; ok $? "the HTML report draws the reserved bytes under the recorded and the suggested settings on one axis"
+import re, sys
+s = open(sys.argv[1]).read()
+sec = s[s.index('<h2>Allocator settings</h2>'):]
+svg = sec[sec.index('<svg'):sec.index('</svg>')]
+assert svg.count('<polyline') == 2, svg.count('<polyline')
+assert 'reserved, recorded settings' in svg and 'reserved, expandable_segments:True' in svg
+assert 'device memory 150.00 MiB' in svg
+EOF2
+else
+  skip "the HTML report's figure" "built without cairo"
+fi
+
 # ---- the real snapshots: the recorded row is the recording ----
 S="$SHARED/data/torch-snapshots"
 if [ -d "$S" ]; then

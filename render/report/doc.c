@@ -51,6 +51,15 @@ doc_alloc (MlDoc *doc, size_t n)
   return p;
 }
 
+MlDocSeries *
+ml_doc_figure_series (MlDoc *doc, MlDocFigure *f, size_t n)
+{
+  MlDocSeries *s = n ? doc_alloc (doc, n * sizeof *s) : NULL;
+  f->series = s;
+  f->n_series = s ? n : 0;
+  return s;
+}
+
 MlDoc *
 ml_doc_new (const char *title, const char *generator)
 {

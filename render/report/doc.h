@@ -133,7 +133,18 @@ typedef struct {
 typedef enum {
   ML_DOC_FIGURE_LAYOUT,  /* address × time, curves, fragmentation */
   ML_DOC_FIGURE_ACTIVE,  /* the live buffers stacked over time */
+  ML_DOC_FIGURE_SERIES,  /* step curves of bytes over ticks on one axis (series) */
 } MlDocFigureView;
+
+/* One step curve of a SERIES figure: from x[i] on, the value is y[i]
+ * (borrowed, n points, x increasing); drawn to @x_end. */
+typedef struct {
+  const char     *label;
+  const uint64_t *x, *y;
+  size_t          n;
+  uint64_t        x_end;
+  bool            dashed;
+} MlDocSeries;
 
 typedef struct {
   const MlBuffers *bufs;         /* borrowed, as the plan and the issues */
@@ -149,6 +160,10 @@ typedef struct {
   bool             linked;       /* zoomed and panned with the others (HTML) */
   const char      *prefix;       /* for the ids of its inline SVG */
   MlDocText        caption;
+  const MlDocSeries *series;     /* SERIES: the curves (borrowed) */
+  size_t           n_series;
+  uint64_t         y_line;       /* SERIES: a horizontal line there (a capacity), 0 = none */
+  const char      *y_line_label;
 } MlDocFigure;
 
 typedef enum {
@@ -252,6 +267,9 @@ MlDocText   *ml_doc_para    (MlDoc *doc, MlDocParaKind kind, MlDocTone tone);
 MlDocCard   *ml_doc_card    (MlDoc *doc, const char *label, const char *value, const char *note);
 MlDocTable  *ml_doc_table   (MlDoc *doc, const char *id, const char *cls);
 MlDocFigure *ml_doc_figure  (MlDoc *doc);
+/* @n zeroed series for SERIES figure @f (f->series, f->n_series), to fill
+ * in; NULL (and none) when out of memory. */
+MlDocSeries *ml_doc_figure_series (MlDoc *doc, MlDocFigure *f, size_t n);
 /* Adds an attribute to @list. */
 void         ml_doc_attrf   (MlDoc *doc, MlDocAttr **list, const char *name, const char *fmt, ...)
   __attribute__((format (printf, 4, 5)));

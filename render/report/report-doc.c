@@ -3,7 +3,7 @@
  * machines read (the JSON members of docs/report-schema.md). Every writer
  * renders the same document, so a section added here shows in every
  * format. */
-#include "render/report/report.h"
+#include "render/report/report-private.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -889,7 +889,7 @@ ml_report_document (const MlReport *r, MlDoc **out, MlError *err)
   /* the JSON's members in the order of docs/report-schema.md */
   static const char *const schema[] = {
     "format", "version", "generator", "trace", "knobs", "lower_bound", "lower_bound_tick", "capacity",
-    "best", "featured", "holders", "results", "peaks", "issues", "diagnosis", "sweep",
+    "best", "featured", "holders", "results", "peaks", "issues", "diagnosis", "sweep", "tune",
   };
   for (size_t i = 0; i < sizeof schema / sizeof *schema; i++)
     ml_doc_value_absent (d, d->data, schema[i]);
@@ -909,6 +909,7 @@ ml_report_document (const MlReport *r, MlDoc **out, MlError *err)
   section_timeline (d, r);
   section_peaks (d, r);
   section_oom (d, r);
+  _ml_report_section_tune (d, r);
   section_issues (d, r);
   section_knobs (d, r);
   ml_doc_textf (d, &d->footer, "memlens %s · report format %d · built in %.2f s", MEMLENS_VERSION, ML_REPORT_VERSION,

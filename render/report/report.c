@@ -130,6 +130,21 @@ diagnose (MlReport *r, MlError *err)
   return rc;
 }
 
+/* A PyTorch snapshot's allocator settings against the default grid
+ * (strategies/caching-tune.h); a failure is kept as the section's text. */
+static void
+tune (MlReport *r)
+{
+  const MlTrace *t = r->bufs->trace;
+  const char *source = t ? ml_trace_str (t, t->source) : NULL;
+  if (!source || strcmp (source, "pytorch-snapshot") != 0)
+    return;
+  MlTuneOpts o = { .capacity = r->knobs.capacity, .jobs = 1, .curves = true };
+  MlError err = { 0 };
+  if (ml_tune_run (t, &o, &r->tune, &err) < 0)
+    snprintf (r->tune_error, sizeof r->tune_error, "%s", err.msg);
+}
+
 int
 ml_report_build (const char *trace_path, const MlBuffers *bufs, const MlStrategy *const *strategies,
                  const MlKnobs *knobs, MlReport **out, MlError *err)
@@ -169,6 +184,7 @@ ml_report_build (const char *trace_path, const MlBuffers *bufs, const MlStrategy
   if (r->recorded_run
       && (rc = ml_site_blame_at (bufs, bufs->lower_bound_tick, &r->holders, &r->n_holders, &r->n_holders_live, err)) < 0)
     goto fail;
+  tune (r);
   r->n_streams = ml_buffers_count_streams (bufs);
   r->seconds = ml_now () - t0;
   *out = r;
@@ -196,6 +212,7 @@ ml_report_free (MlReport *r)
     ml_diagnosis_clear (&r->diag);
   ml_knob_sweep_free (r->sweep);
   free (r->holders);
+  ml_tune_free (r->tune);
   free (r);
 }
 

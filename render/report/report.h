@@ -21,6 +21,7 @@
 #include "sim/analysis/diagnose.h"
 #include "sim/analysis/knob-sweep.h"
 #include "sim/sim.h"
+#include "strategies/caching-tune.h"
 
 #define ML_REPORT_VERSION 1
 
@@ -61,6 +62,9 @@ typedef struct {
    * site, largest first (owned; recorded runs only) */
   MlSiteBlame     *holders;
   size_t           n_holders, n_holders_live;
+  MlTune          *tune;        /* owned: a PyTorch snapshot's allocator settings
+                                 * (strategies/caching-tune.h), NULL otherwise */
+  char             tune_error[ML_ERROR_MAX];   /* why there is none for a snapshot */
 } MlReport;
 
 /* Builds the report of @bufs (whose trace was read from @trace_path) for
