@@ -14,6 +14,7 @@
 #include "sim/formats/load.h"
 #include "sim/sim.h"
 #include "sim/base/units.h"
+#include "strategies/caching-tune.h"
 #include "strategies/registry.h"
 #include "cli/options.h"
 
@@ -107,6 +108,10 @@ int  cli_multi (const char *cmd, int (*run) (int, char **), bool print_each, int
                 MlCliOpts *o);
 /* --jobs N; returns false (with a message) on a bad value */
 bool cli_jobs_option (const char *cmd, const char *arg, unsigned *jobs);
+
+/* The answer of a tune run and the strands of the recorded settings and
+ * the answer, as diagnose shows them (cmd-tune.c). */
+void cli_tune_print_brief (const char *path, const MlTune *t);
 
 /* The commands (cmd-*.c), listed by cli/commands.c. */
 extern const CliCommand cli_cmd_stats, cli_cmd_compare, cli_cmd_plan, cli_cmd_check, cli_cmd_convert,

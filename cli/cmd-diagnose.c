@@ -216,7 +216,7 @@ print_align (const MlBuffers *bufs, const MlDiagnosis *d)
 }
 
 static void
-print_text (const char *path, const MlBuffers *bufs, const MlDiagnosis *d, const char *capacity_from)
+print_text (const char *path, const MlBuffers *bufs, const MlDiagnosis *d, const char *capacity_from, const MlTune *tune)
 {
   if (d->recorded)
     print_recorded (path, bufs, d);
@@ -235,10 +235,12 @@ print_text (const char *path, const MlBuffers *bufs, const MlDiagnosis *d, const
         print_alts (bufs, d);
     }
   print_align (bufs, d);
+  if (tune)
+    cli_tune_print_brief (path, tune);
 }
 
 static int
-print_json (const char *path, const MlBuffers *run, const MlDiagnosis *d, const char *capacity_from)
+print_json (const char *path, const MlBuffers *run, const MlDiagnosis *d, const char *capacity_from, const MlTune *tune)
 {
   const MlTrace *t = run->trace;
   MlError err = { 0 };
@@ -255,6 +257,12 @@ print_json (const char *path, const MlBuffers *run, const MlDiagnosis *d, const 
   printf (",\"diagnosis\":");
   if (ml_diagnosis_write_json (d, run, stdout, &err) < 0)
     rc = cli_error ("diagnose", &err);
+  if (tune && rc == EXIT_OK)
+    {
+      printf (",\"tune\":");
+      if (ml_tune_write_json (stdout, tune, &err) < 0)
+        rc = cli_error ("diagnose", &err);
+    }
   printf ("}\n");
   return rc;
 }
@@ -300,10 +308,18 @@ diagnose_run (const char *path, const MlBuffers *run, const MlRecordedOom *rec, 
     rc = cli_error ("diagnose", &err);
   else
     {
+      /* a snapshot: which allocator setting would have fitted (memlens tune) */
+      MlTune *tune = NULL;
+      const char *source = ml_trace_str (run->trace, run->trace->source);
+      MlTuneOpts to = { .capacity = o->knobs.capacity, .jobs = 1 };
+      if (source && strcmp (source, "pytorch-snapshot") == 0 && ml_tune_run (run->trace, &to, &tune, &err) < 0
+          && !o->quiet)
+        fprintf (stderr, "memlens diagnose: %s: the allocator settings could not be replayed: %s\n", path, err.msg);
       if (o->json)
-        rc = print_json (path, run, &d, capacity_from);
+        rc = print_json (path, run, &d, capacity_from, tune);
       else
-        print_text (path, run, &d, capacity_from);
+        print_text (path, run, &d, capacity_from, tune);
+      ml_tune_free (tune);
       if (rc == EXIT_OK)
         rc = d.oom.hit || d.recorded ? EXIT_PROBLEMS : EXIT_OK;
       ml_diagnosis_clear (&d);

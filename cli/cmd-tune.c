@@ -105,7 +105,7 @@ static void
 print_answer (const char *path, const MlTune *t)
 {
   const MlTuneRow *rec = &t->rows[0], *best = t->best >= 0 ? &t->rows[t->best] : NULL;
-  printf ("\nanswer: ");
+  printf ("answer: ");
   switch (t->verdict)
     {
     case ML_TUNE_FIX:
@@ -148,8 +148,9 @@ print_strand_line (int w, const char *name, const char *moment, const MlStrandBr
   printf ("  %5.1f%% %8.4f\n", s->viz_internal * 100.0, s->viz_fragmentation);
 }
 
+/* The strands of every row, or (@brief) of the recorded settings and the answer. */
 static void
-print_strands (const MlTune *t)
+print_strands (const MlTune *t, bool brief)
 {
   printf ("\nwhy the cache held free bytes (reserved - requested), by the rule that kept the request from them:\n");
   int w = name_width (t);
@@ -161,6 +162,8 @@ print_strands (const MlTune *t)
     {
       const MlTuneRow *row = &t->rows[k];
       char name[512];
+      if (brief && k != 0 && (long) k != t->best)
+        continue;
       row_name (row, name, sizeof name);
       if (row->status == 0 && row->r.at_peak.valid)
         print_strand_line (w, name, "peak", &row->r.at_peak);
@@ -183,8 +186,17 @@ print_text (const char *path, const MlTrace *tr, const MlTune *t)
   printf ("rows replayed %s\n\n", t->warm ? "from the state recorded at the trace's first event (the cold start row "
                                             "for comparison)" : "from an empty device");
   print_rows (t);
+  putchar ('\n');
   print_answer (path, t);
-  print_strands (t);
+  print_strands (t, false);
+}
+
+void
+cli_tune_print_brief (const char *path, const MlTune *t)
+{
+  printf ("\nallocator settings (the default grid of memlens tune; every row: memlens tune %s)\n  ", path);
+  print_answer (path, t);
+  print_strands (t, true);
 }
 
 /* The trace alone (tune builds no lifetimes), with the loader's notes. */

@@ -62,6 +62,20 @@ run tune "$F" --sweep future_knob=1; ok $([ $rc -eq 2 ]; echo $?) "an unknown se
 run tune "$SRC/samples/train-step.jsonl" --capacity 2700M; ok $rc "a trace without a recorded state: rows from an empty device"
 contains "$T/out" "rows replayed from an empty device"; ok $? "and says so"
 
+# ---- diagnose's section ----
+run diagnose "$F"; ok $([ $rc -eq 1 ]; echo $?) "diagnose on the fragmentation OOM (exit 1: it recorded an OOM)"
+contains "$T/out" "  answer: set expandable_segments:True: it fits under 150.00 MiB"; ok $? "diagnose gives tune's answer"
+contains "$T/out" "why the cache held free bytes"; ok $? "and the strands"
+run diagnose "$F" --json
+python3 - "$T/out" "$T/frag.json" <<'EOF2'; ok $? "diagnose --json carries the same tune result"
+import json, sys
+r, t = json.load(open(sys.argv[1]))['tune'], json.load(open(sys.argv[2]))['tune']
+strip = lambda rows: [{k: v for k, v in x.items() if k != 'seconds'} for x in rows]
+assert r['answer'] == t['answer'] and strip(r['rows']) == strip(t['rows']), 'differs'
+EOF2
+run diagnose "$SRC/samples/train-step.jsonl" --capacity 2700M
+contains "$T/out" "allocator settings (the default grid"; ok $([ $? -ne 0 ]; echo $?) "not for a trace that is not a snapshot"
+
 # ---- the report's section ----
 run report "$F" -o "$T/r.json"
 python3 - "$T/r.json" "$T/frag.json" <<'EOF2'; ok $? "report --json carries the same tune result (answer and rows)"
