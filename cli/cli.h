@@ -112,6 +112,12 @@ bool cli_jobs_option (const char *cmd, const char *arg, unsigned *jobs);
 /* The answer of a tune run and the strands of the recorded settings and
  * the answer, as diagnose shows them (cmd-tune.c). */
 void cli_tune_print_brief (const char *path, const MlTune *t);
+/* tune's whole text (cmd-tune.c), and the trace alone loaded as tune loads it. */
+void cli_tune_print (const char *path, const MlTrace *trace, const MlTune *t);
+int  cli_tune_load (const char *path, MlCliOpts *o, MlTrace **t);
+/* tune over runs at several batch sizes (tune-batch.c): @spec is --batch
+ * (NULL: from the file names). */
+int  cli_tune_batches (char **paths, size_t n_paths, const char *spec, MlCliOpts *o, const MlTuneOpts *to);
 
 /* The commands (cmd-*.c), listed by cli/commands.c. */
 extern const CliCommand cli_cmd_stats, cli_cmd_compare, cli_cmd_plan, cli_cmd_check, cli_cmd_convert,

@@ -8,12 +8,13 @@
 #include "sim/base/jsonutil.h"
 #include "strategies/caching-tune.h"
 
-enum { OPT_SWEEP = CLI_OPT_OWN, OPT_COLD };
+enum { OPT_SWEEP = CLI_OPT_OWN, OPT_COLD, OPT_BATCH };
 
 typedef struct {
   const char *sweeps[17];
   size_t      n_sweeps;
   bool        cold;
+  const char *batch;
 } TuneArgs;
 
 static const CliOption tune_options[] = {
@@ -25,6 +26,9 @@ static const CliOption tune_options[] = {
   { "cold", 0, OPT_COLD, NULL, "every row from an empty device (default: from the state the snapshot recorded at the "
     "trace's first event, when it has one)" },
   { "jobs", 0, CLI_OPT_JOBS, "N", "replay N rows at a time", "1" },
+  { "batch", 0, OPT_BATCH, "N1,N2,...", "several runs of one program (one file each, in order) at these batch sizes "
+    "(default: from the file names, bs16 / batch-16 / b16), or NAME=N1,N2,... for one graph file loaded at each value "
+    "of its symbolic dimension NAME: which batch fits" },
   { NULL },
 };
 
@@ -40,6 +44,8 @@ tune_option (MlCliOpts *o, void *user, int key, const char *arg)
     }
   else if (key == OPT_COLD)
     a->cold = true;
+  else if (key == OPT_BATCH)
+    a->batch = arg;
   else
     cli_common_option ("tune", o, key, arg);
   return 0;
@@ -175,8 +181,8 @@ print_strands (const MlTune *t, bool brief)
           "calculate_fragmentation, the squared free gaps over the squared reserved bytes)\n");
 }
 
-static void
-print_text (const char *path, const MlTrace *tr, const MlTune *t)
+void
+cli_tune_print (const char *path, const MlTrace *tr, const MlTune *t)
 {
   printf ("%s: device %u", path, tr->device);
   if (t->capacity)
@@ -200,8 +206,8 @@ cli_tune_print_brief (const char *path, const MlTune *t)
 }
 
 /* The trace alone (tune builds no lifetimes), with the loader's notes. */
-static int
-load (const char *path, MlCliOpts *o, MlTrace **t)
+int
+cli_tune_load (const char *path, MlCliOpts *o, MlTrace **t)
 {
   MlError err = { 0 };
   o->load.progress = cli_progress (o->quiet);
@@ -223,14 +229,16 @@ cmd_tune (int argc, char **argv)
   int rc = cli_parse (&cli_cmd_tune, argc, argv, &o, &a);
   if (rc != CLI_PARSED)
     return rc;
-  if (optind + 1 != argc)
+  if (optind == argc)
     return cli_usage (&cli_cmd_tune);
+  MlTuneOpts to = { .capacity = o.knobs.capacity, .sweeps = a.n_sweeps ? a.sweeps : NULL, .jobs = o.jobs,
+                    .cold = a.cold, .curves = false };
+  if (optind + 1 < argc || a.batch)
+    return cli_tune_batches (argv + optind, (size_t) (argc - optind), a.batch, &o, &to);
   const char *path = argv[optind];
   MlTrace *t;
-  if ((rc = load (path, &o, &t)) != EXIT_OK)
+  if ((rc = cli_tune_load (path, &o, &t)) != EXIT_OK)
     return rc;
-  MlTuneOpts to = { .capacity = o.knobs.capacity, .sweeps = a.n_sweeps ? a.sweeps : NULL, .jobs = o.jobs,
-                    .cold = a.cold };
   MlTune *tune = NULL;
   MlError err = { 0 };
   if (ml_tune_run (t, &to, &tune, &err) < 0)
@@ -245,7 +253,7 @@ cmd_tune (int argc, char **argv)
       printf ("}\n");
     }
   else
-    print_text (path, t, tune);
+    cli_tune_print (path, t, tune);
   if (rc == EXIT_OK && tune->verdict == ML_TUNE_NONE_FITS)
     rc = EXIT_PROBLEMS;
   ml_tune_free (tune);
@@ -257,7 +265,9 @@ const CliCommand cli_cmd_tune = {
   .name = "tune",
   .bit = CLI_TUNE,
   .summary = "which PyTorch allocator setting would have avoided the OOM, and what it costs",
-  .usage = "memlens tune [OPTIONS] TRACE\n",
+  .usage = "memlens tune [OPTIONS] TRACE\n"
+           "memlens tune [OPTIONS] RUN1 RUN2 ... [--batch N1,N2,...]\n"
+           "memlens tune [OPTIONS] GRAPH --batch NAME=N1,N2,...\n",
   .about = "Replays the trace through the caching allocator's emulation under a grid of\n"
            "PYTORCH_CUDA_ALLOC_CONF settings (or --sweep's), each from the state the snapshot\n"
            "recorded at the trace's first event (a cold-start row for comparison), and prints\n"
@@ -266,6 +276,9 @@ const CliCommand cli_cmd_tune = {
            "recorded settings; then the answer (the setting that fits with the fewest changes,\n"
            "then the least reserved, or the shortfall when none does) and why the cache held\n"
            "free bytes at the peak and at the OOM, rule by rule (docs/pytorch.md, \"tune\").\n"
+           "With several runs of one program at different batch sizes it also fits each\n"
+           "allocation's size as fixed + per-sample x batch and names the largest batch that\n"
+           "fits the capacity, under the recorded settings and the answer's.\n"
            "Exit code 1 when the recorded settings run out of memory and no setting tried fits.\n",
   .options = tune_options,
   .option = tune_option,

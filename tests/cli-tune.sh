@@ -102,6 +102,43 @@ else
   skip "the HTML report's figure" "built without cairo"
 fi
 
+# ---- which batch fits ----
+G="$SRC/samples/transformer-train-step.json"
+run tune "$G" --batch B=4,8,16 --capacity 300M --json; ok $rc "a graph at three batch sizes"
+cp "$T/out" "$T/batch.json"
+L=$(python3 - "$T/batch.json" <<'EOF2'
+import json, sys
+b = json.load(open(sys.argv[1]))['batch']
+given = [p for p in b['points'] if p['given']]
+assert len(given) == 3 and all(p['predicted'] == p['actual'] for p in given), given
+assert b['leave_one_out_error'] == 0 and b['matched'] == b['template_allocations'], b
+L = b['largest']
+assert L >= 16 and any(p['batch'] == L and p['fits'] for p in b['points']), b
+print(L)
+EOF2
+); ok $? "each run's peak predicted exactly from the others (leave one out), every allocation matched; largest $L"
+run tune "$G" --batch "B=$L,$((L + 1))" --capacity 300M --json
+python3 - "$T/out" "$L" <<'EOF2'; ok $? "batch $L fits under 300 MiB and $((L + 1)) does not, by the runs' own replays"
+import json, sys
+b, L = json.load(open(sys.argv[1]))['batch'], int(sys.argv[2])
+pts = {p['batch']: p for p in b['points']}
+assert pts[L]['given'] and pts[L]['fits'] and pts[L]['actual'] == pts[L]['predicted'], pts[L]
+assert pts[L + 1]['given'] and not pts[L + 1]['fits'] and pts[L + 1]['actual'] > 300 << 20, pts[L + 1]
+EOF2
+run tune "$G" --batch B=4,8 --capacity 300M
+contains "$T/out" "uncertainty: two runs give one line per allocation"; ok $? "two runs: says no error estimate"
+cp "$F" "$T/run_bs8.pickle"; cp "$F" "$T/run-batch16.pickle"
+run tune "$T/run_bs8.pickle" "$T/run-batch16.pickle" --json; ok $rc "batch sizes from the file names"
+python3 -c "
+import json, sys
+b = json.load(open(sys.argv[1]))['batch']
+assert sorted(p['batch'] for p in b['points'] if p['given']) == [8, 16], b
+" "$T/out"; ok $? "read as 8 and 16"
+cp "$F" "$T/plain.pickle"
+run tune "$T/plain.pickle" "$T/run_bs8.pickle"; ok $([ $rc -eq 2 ]; echo $?) "a file name without a batch size: exit 2"
+contains "$T/err" "give --batch"; ok $? "asking for --batch"
+run tune "$G" --batch B=4,4; ok $([ $rc -eq 2 ]; echo $?) "two runs at one batch: exit 2"
+
 # ---- the real snapshots: the recorded row is the recording ----
 S="$SHARED/data/torch-snapshots"
 if [ -d "$S" ]; then

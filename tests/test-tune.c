@@ -3,6 +3,7 @@
  * state against the recording (tests/data fixtures); empty_cache calls.
  * argv[1] = the source root. */
 #include "sim/formats/load.h"
+#include "strategies/caching-batch.h"
 #include "strategies/caching-replay.h"
 #include "strategies/caching-tune.h"
 #include "tap.h"
@@ -292,6 +293,88 @@ test_answer (void)
   ml_trace_free (t);
 }
 
+/* Which batch fits: a graph whose batch is symbolic, loaded at three
+ * batch sizes (its tensors are affine in B): each run's peak predicted
+ * from the other two is its own replay's, and a prediction from 4 and 8
+ * of 16 is the replay of 16. */
+static MlTrace *
+load_graph (const char *name, const char *dims)
+{
+  char path[4096];
+  snprintf (path, sizeof path, "%s/samples/%s", root, name);
+  MlLoadOptions o;
+  ml_load_options_init (&o);
+  o.dims = dims;
+  MlTrace *t = NULL;
+  MlError err = { 0 };
+  if (ml_trace_load (path, &o, &t, &err) < 0)
+    printf ("# %s\n", err.msg);
+  return t;
+}
+
+static void
+test_batch (void)
+{
+  static const char *const dims[] = { "B=4", "B=8", "B=16" };
+  const uint64_t batches[] = { 4, 8, 16 };
+  MlTrace *runs[3];
+  for (int i = 0; i < 3; i++)
+    runs[i] = load_graph ("transformer-train-step.json", dims[i]);
+  if (!runs[0] || !runs[1] || !runs[2])
+    {
+      ok (0, "the graph loads at three batch sizes");
+      return;
+    }
+  MlBatchFit fit;
+  MlError err = { 0 };
+  if (ml_batch_fit ((const MlTrace *const *) runs, batches, 3, NULL, "expandable_segments=1", 0, &fit, &err) == 0)
+    {
+      is_u64 (fit.matched, fit.template_allocs, "every allocation matched across the runs");
+      ok (fit.loo_error == 0, "leaving one run out predicts its peak exactly (error %g)", fit.loo_error);
+      bool same = fit.n_points == 3;
+      for (size_t k = 0; k < fit.n_points; k++)
+        same = same && fit.points[k].given && fit.points[k].predicted == fit.points[k].actual;
+      ok (same, "each run's predicted peak is its replay's");
+      ml_batch_fit_clear (&fit);
+    }
+  else
+    ok (0, "fit: %s", err.msg);
+  /* two runs: 16 predicted from 4 and 8 */
+  MlTrace *two[2] = { runs[0], runs[1] };
+  uint64_t peak16 = 0;
+  MlCacheReplay r;
+  if (replay (runs[2], NULL, 0, false, &r) == 0)
+    peak16 = r.reserved_peak;
+  ml_cache_replay_clear (&r);
+  uint64_t cap = peak16 + 1;
+  if (ml_batch_fit ((const MlTrace *const *) two, batches, 2, NULL, NULL, cap, &fit, &err) == 0)
+    {
+      ok (fit.loo_error < 0, "two runs: no error estimate");
+      ok (fit.largest >= 16, "under the 16 run's peak + 1 B, batch 16 fits (largest %" PRIu64 ")", fit.largest);
+      /* under a quarter less, batch 16 fits exactly when its own replay does */
+      uint64_t less = peak16 - peak16 / 4;
+      bool own = false, agree = false;
+      if (replay (runs[2], NULL, less, false, &r) == 0)
+        own = !r.oom;
+      ml_cache_replay_clear (&r);
+      MlBatchFit fit2;
+      if (ml_batch_fit ((const MlTrace *const *) two, batches, 2, NULL, NULL, less, &fit2, &err) == 0)
+        {
+          agree = (fit2.largest >= 16) == own && fit2.largest >= 4;
+          ml_batch_fit_clear (&fit2);
+        }
+      ok (agree, "under %" PRIu64 " B the prediction says batch 16 %s, as its own replay", less, own ? "fits" : "does not fit");
+      ml_batch_fit_clear (&fit);
+    }
+  else
+    ok (0, "fit: %s", err.msg);
+  uint64_t same[2] = { 4, 4 };
+  ok (ml_batch_fit ((const MlTrace *const *) two, same, 2, NULL, NULL, 0, &fit, &err) == ML_EUSAGE,
+      "two runs at one batch are refused: %s", err.msg);
+  for (int i = 0; i < 3; i++)
+    ml_trace_free (runs[i]);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -301,5 +384,6 @@ main (int argc, char **argv)
   test_empty_cache ();
   test_fixture ();
   test_answer ();
+  test_batch ();
   return tap_done ();
 }
