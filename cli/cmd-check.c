@@ -110,12 +110,16 @@ const CliCommand cli_cmd_check = {
   .name = "check",
   .bit = CLI_CHECK,
   .summary = "validate a plan against a trace: conflicts, alignment, bounds",
-  .usage = "memlens check [OPTIONS] TRACE [PLAN.json]\n",
+  .usage = "memlens check [OPTIONS] TRACE [PLAN.json|PLAN.csv]\n"
+           "memlens check [OPTIONS] PLAN.csv   (a CSV with offsets: its own plan)\n",
   .about = "Validates a plan against the trace: buffers whose lifetimes and bytes\n"
            "overlap (conflicts), misaligned offsets, buffers outside their segment,\n"
            "bytes reused across streams with no synchronisation between the free\n"
            "and the reuse (cross-stream), and in-place writes over inputs that are\n"
            "still read (in-place; graph inputs). See docs/races.md.\n"
+           "PLAN is a plan 'memlens plan' wrote: JSON, or the CSV (id,lower,upper,size,\n"
+           "offset) whose rows are matched to the trace's buffers by id, each row's\n"
+           "lower, upper and size checked against its buffer.\n"
            "Without PLAN: the --strategy's plan, else the recorded addresses.\n"
            "Exit code 1 when anything is found.\n",
   .run = cmd_check,

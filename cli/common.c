@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "sim/base/io.h"
+#include "sim/formats/plan-csv.h"
 
 void
 cli_opts_init (MlCliOpts *o)
@@ -279,7 +280,10 @@ cli_get_plan (const char *cmd, const MlBuffers *bufs, MlCliOpts *o, MlPlan **pla
   if (o->plan_path)
     {
       ml_out_protect (o->plan_path);
-      if (ml_plan_read_json (o->plan_path, bufs, plan, &err) < 0)
+      char ext[16];
+      ml_path_ext (o->plan_path, ext, sizeof ext, NULL);
+      if ((strcmp (ext, "csv") == 0 ? ml_plan_read_csv (o->plan_path, bufs, plan, &err)
+                                    : ml_plan_read_json (o->plan_path, bufs, plan, &err)) < 0)
         return cli_error (cmd, &err);
       return EXIT_OK;
     }

@@ -114,7 +114,7 @@ const CliOption cli_shared_options[] = {
     ml_strategies_default, CLI_COMPARE | CLI_REPORT | CLI_FIT },
   { "strategy", 's', CLI_OPT_STRATEGY, "S", "use this strategy's plan", NULL, cli_default_strategy,
     CLI_CHECK | CLI_RENDER | CLI_REPLAY },
-  { "plan", 'p', CLI_OPT_PLAN, "FILE", "use this plan, written by 'memlens plan' (.json); not with --strategy", NULL,
+  { "plan", 'p', CLI_OPT_PLAN, "FILE", "use this plan, written by 'memlens plan' (.json or .csv); not with --strategy", NULL,
     NULL, CLI_RENDER | CLI_REPLAY },
   { "jobs", 0, CLI_OPT_JOBS, "N", "several files: N at a time, then a summary table", "1", NULL,
     CLI_STATS | CLI_COMPARE | CLI_DIAGNOSE },

@@ -66,6 +66,47 @@ run plan "$T/ex.12.csv" --strategy first-fit -o "$T/sol.csv"; ok $rc "plan write
 head -1 "$T/sol.csv" | grep -q "id,lower,upper,size,offset"; ok $? "with an offset column"
 run check "$T/sol.csv"; ok $rc "check validates the recorded offsets of the solution"
 
+# check TRACE PLAN.csv: the plan CSV that 'plan -o x.csv' writes, matched by id
+# and cross-checked against the trace (issue 25, item 1)
+run check "$T/ex.12.csv" "$T/sol.csv" --json; ok $rc "check TRACE PLAN.csv accepts the CSV plan (exit $rc: $(head -c 200 "$T/err"))"
+python3 - "$T/out" "$T/sol.csv" <<'PY'; ok $? "check TRACE PLAN.csv: valid, as the rectangles of the CSV say (Python)"
+import csv, json, sys
+r = json.load(open(sys.argv[1]))
+rows = list(csv.DictReader(open(sys.argv[2])))
+box = [(int(x["lower"]), int(x["upper"]), int(x["offset"]), int(x["offset"]) + int(x["size"])) for x in rows]
+clash = sum(1 for i in range(len(box)) for j in range(i) if box[i][0] < box[j][1] and box[j][0] < box[i][1]
+            and box[i][2] < box[j][3] and box[j][2] < box[i][3])
+assert r["valid"] is (clash == 0) and r["counts"]["conflict"] == clash and r["plan"] == "sol.csv", (r["counts"], clash)
+PY
+# b3 moved onto b1's bytes: a conflict, the one Python finds
+awk -F, 'BEGIN{OFS=","} $1=="b3"{$5=0} $1=="b1"{$5=0} {print}' "$T/sol.csv" >"$T/clash.csv"
+run check "$T/ex.12.csv" "$T/clash.csv" --json
+python3 - "$T/out" "$T/clash.csv" "$rc" <<'PY'; ok $? "check TRACE PLAN.csv: a conflicting CSV plan exits 1 with the conflicts Python finds"
+import csv, json, sys
+r = json.load(open(sys.argv[1]))
+rows = list(csv.DictReader(open(sys.argv[2])))
+box = [(int(x["lower"]), int(x["upper"]), int(x["offset"]), int(x["offset"]) + int(x["size"])) for x in rows]
+clash = sum(1 for i in range(len(box)) for j in range(i) if box[i][0] < box[j][1] and box[j][0] < box[i][1]
+            and box[i][2] < box[j][3] and box[j][2] < box[i][3])
+assert clash > 0 and r["valid"] is False and r["counts"]["conflict"] == clash and sys.argv[3] == "1", (r["counts"], clash)
+PY
+# a row that does not describe the trace's buffer: exit 2 naming the line, the id and both values
+awk -F, 'BEGIN{OFS=","} $1=="b2"{$3=$3+1} {print}' "$T/sol.csv" >"$T/other.csv"
+line=$(grep -n '^b2,' "$T/other.csv" | cut -d: -f1)
+run check "$T/ex.12.csv" "$T/other.csv"
+ok $([ $rc -eq 2 ] && contains "$T/err" "other.csv:$line: buffer b2: upper 10, but in the trace it ends at tick 9"; echo $?) "a CSV plan of another trace is refused naming the line and the values ($(cat "$T/err"))"
+grep -v '^b4,' "$T/sol.csv" >"$T/short.csv"
+run check "$T/ex.12.csv" "$T/short.csv"
+ok $([ $rc -eq 2 ] && contains "$T/err" "buffer b4 of the trace has no row"; echo $?) "a CSV plan missing a buffer is refused, naming it"
+sed 's/^b5,/b9,/' "$T/sol.csv" >"$T/unknown.csv"
+run check "$T/ex.12.csv" "$T/unknown.csv"
+ok $([ $rc -eq 2 ] && contains "$T/err" "buffer b9: the trace has no buffer with this id"; echo $?) "a CSV plan row naming no buffer is refused"
+# a trace that reuses an id after its free: the CSV plan numbers its rows by buffer index, and reads back
+printf '%s\n' '{"format":"memlens-trace","version":1,"alignment":1}' '{"kind":"alloc","id":7,"size":8}' \
+  '{"kind":"free","id":7}' '{"kind":"alloc","id":7,"size":16}' '{"kind":"free","id":7}' >"$T/reuse.jsonl"
+run plan "$T/reuse.jsonl" --strategy best-fit -o "$T/reuse.csv" && run check "$T/reuse.jsonl" "$T/reuse.csv"
+ok $([ $rc -eq 0 ] && contains "$T/out" "plan is valid (2 buffers"; echo $?) "check TRACE PLAN.csv on a trace that reuses an id"
+
 # a conflicting plan: put b1 and b3 at the same offset
 grep -q '"offset":4}' "$T/plan.json"; ok $? "best-fit put a buffer at offset 4"
 sed 's/"offset":4}/"offset":0}/' "$T/plan.json" >"$T/bad.json"

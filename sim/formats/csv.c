@@ -7,6 +7,7 @@
  * so the "recorded" plan of a solved instance is its solution.
  */
 #include "sim/formats/csv.h"
+#include "sim/formats/plan-csv.h"
 
 #include <ctype.h>
 #include <inttypes.h>
@@ -378,32 +379,20 @@ ml_buffers_write_csv (const MlBuffers *bufs, const MlPlan *plan, const char *pat
   if (!out)
     return err ? err->code : ML_EIO;
   FILE *fp = ml_out_file (out);
-  /* CSV ids must be unique; a trace may reuse an id after its free, and
-   * then the buffer's index stands in for it. CSV-born string ids stay. */
-  bool from_csv = bufs->trace && strcmp (ml_trace_str (bufs->trace, bufs->trace->source), "csv") == 0;
-  bool unique = true;
-  MlU64Map seen;
-  ml_u64map_init (&seen);
-  for (size_t i = 0; i < bufs->n && unique; i++)
+  /* CSV ids must be unique (ml_buffers_csv_id: the plan reader matches
+   * rows by the same rule) */
+  int unique = ml_buffers_csv_ids_unique (bufs, err);
+  if (unique < 0)
     {
-      if (ml_u64map_get (&seen, bufs->buf[i].id, NULL))
-        unique = false;
-      else if (ml_u64map_put (&seen, bufs->buf[i].id, 0) < 0)
-        {
-          ml_u64map_clear (&seen);
-          ml_out_abort (out);
-          return ml_error_set (err, ML_ENOMEM, "out of memory");
-        }
+      ml_out_abort (out);
+      return unique;
     }
-  ml_u64map_clear (&seen);
   fputs (plan ? "id,lower,upper,size,offset\n" : "id,lower,upper,size\n", fp);
   for (size_t i = 0; i < bufs->n; i++)
     {
       const MlBuffer *b = &bufs->buf[i];
-      if (from_csv && b->name)
-        fputs (ml_trace_str (bufs->trace, b->name), fp);
-      else
-        fprintf (fp, "%" PRIu64, unique ? b->id : (uint64_t) i);
+      char id[256];
+      fputs (ml_buffers_csv_id (bufs, i, unique, id, sizeof id), fp);
       fprintf (fp, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, b->start, b->end, b->size);
       if (plan)
         fprintf (fp, ",%" PRIu64, plan->offset[i]);
