@@ -56,7 +56,11 @@ int  cli_common_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
  * format's default); o->knobs.capacity defaults to the capacity the input
  * implies (a CSV's file name). Prints the error and returns EXIT_BAD on failure. */
 int  cli_load (const char *cmd, const char *path, MlCliOpts *o, MlTrace **trace, MlBuffers **bufs);
-/* Prints the reader's warnings about @t (MlTrace.notes) unless @quiet. */
+/* --device N naming a device that holds no memory (of a file with
+ * several): EXIT_BAD with the others listed, instead of an empty run. */
+int  cli_check_device (const char *cmd, const char *path, const MlCliOpts *o, const MlTrace *t);
+/* Prints the reader's warnings about @t (MlTrace.notes) and which device
+ * it read and why (MlTrace.device_reason) unless @quiet. */
 void cli_print_notes (const char *cmd, const char *path, const MlTrace *t, bool quiet);
 
 /* Prints "memlens CMD: msg" and returns @code. */

@@ -50,6 +50,11 @@ cmd_convert (int argc, char **argv)
   if (ml_trace_load (in, &o.load, &t, &err) < 0)
     return cli_error ("convert", &err);
   cli_print_notes ("convert", in, t, o.quiet);
+  if (cli_check_device ("convert", in, &o, t))
+    {
+      ml_trace_free (t);
+      return EXIT_BAD;
+    }
   if (strcmp (ext, "csv") == 0)
     rc = write_csv (in, t, out);
   else

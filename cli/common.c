@@ -46,11 +46,29 @@ cli_usage (const CliCommand *cmd)
   return EXIT_BAD;
 }
 
+int
+cli_check_device (const char *cmd, const char *path, const MlCliOpts *o, const MlTrace *t)
+{
+  if (o->load.device < 0 || t->n_devices < 2)
+    return EXIT_OK;
+  for (size_t d = 0; d < t->n_devices; d++)
+    if (t->devices[d].device == (uint32_t) o->load.device && ml_device_info_empty (&t->devices[d]))
+      {
+        char list[1024];
+        return cli_fail (cmd, EXIT_BAD, "%s: device %d holds no memory: no allocation in its trace, no segment at the "
+                         "dump (the others: %s)", path, o->load.device,
+                         ml_trace_list_devices (t, (uint32_t) o->load.device, list, sizeof list));
+      }
+  return EXIT_OK;
+}
+
 void
 cli_print_notes (const char *cmd, const char *path, const MlTrace *t, bool quiet)
 {
   for (size_t i = 0; i < t->n_notes && !quiet; i++)
     fprintf (stderr, "memlens %s: warning: %s: %s\n", cmd, path, ml_trace_str (t, t->notes[i]));
+  if (t->device_reason && !quiet)
+    fprintf (stderr, "memlens %s: %s: %s\n", cmd, path, ml_trace_str (t, t->device_reason));
 }
 
 int
@@ -66,8 +84,12 @@ cli_load (const char *cmd, const char *path, MlCliOpts *o, MlTrace **trace, MlBu
   if (rc < 0)
     return cli_error (cmd, &err);
   cli_print_notes (cmd, path, *trace, o->quiet);
-  if ((*trace)->device_reason && !o->quiet)
-    fprintf (stderr, "memlens %s: %s: %s\n", cmd, path, ml_trace_str (*trace, (*trace)->device_reason));
+  if (cli_check_device (cmd, path, o, *trace))
+    {
+      ml_trace_free (*trace);
+      *trace = NULL;
+      return EXIT_BAD;
+    }
   bool graph_only = o->load.dims || (o->load.graph_options && strstr (o->load.graph_options, "max_block="));
   if (graph_only && strcmp (ml_trace_str (*trace, (*trace)->source), "graph") != 0)
     {

@@ -88,7 +88,8 @@ cli_default_strategy (void)
 const char *
 cli_default_device (void)
 {
-  return "the device that recorded an OOM, else the longest trace, else the most segment bytes";
+  return "the device that recorded an OOM, else the one with the most memory: bytes reserved at the end plus bytes "
+         "allocated over the trace";
 }
 
 static const char *

@@ -311,7 +311,7 @@ ml_application_init (MlApplication *self)
   static const GOptionEntry entries[] = {
     { "strategy", 's', 0, G_OPTION_ARG_STRING, NULL, "Strategy to show first (default: recorded when the trace has addresses, else best-fit)", "NAME" },
     { "compare", 'c', 0, G_OPTION_ARG_STRING, NULL, "Show a second strategy below the first, with linked zoom", "NAME" },
-    { "device", 'd', 0, G_OPTION_ARG_STRING, NULL, "Snapshots with several devices: the device to show (default: the one with an OOM, else the longest trace)", "N" },
+    { "device", 'd', 0, G_OPTION_ARG_STRING, NULL, "Snapshots with several devices: the device to show (default: the one with an OOM, else the one with the most memory: reserved at the end plus allocated over the trace)", "N" },
     { "axis", 0, 0, G_OPTION_ARG_STRING, NULL, "The x axis: time (real time) or ticks (default: time when every event has one)", "time|ticks" },
     { "time-axis", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, NULL, "Same as --axis", "A" },
     { "version", 0, 0, G_OPTION_ARG_NONE, NULL, "Print the version", NULL },

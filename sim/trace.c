@@ -1,4 +1,5 @@
 #include "sim/trace.h"
+#include "sim/base/units.h"
 
 #include <assert.h>
 #include <inttypes.h>
@@ -256,4 +257,29 @@ ml_trace_allocator_settings (const MlTrace *t)
           return text + sizeof prefix - 1;
       }
   return NULL;
+}
+
+bool
+ml_device_info_empty (const MlDeviceInfo *di)
+{
+  return !di->actions[ML_EV_ALLOC] && !di->segments && !di->ooms;
+}
+
+const char *
+ml_trace_list_devices (const MlTrace *trace, uint32_t skip, char *buf, size_t len)
+{
+  size_t used = 0;
+  buf[0] = 0;
+  for (size_t d = 0; d < trace->n_devices && used < len; d++)
+    {
+      const MlDeviceInfo *di = &trace->devices[d];
+      if (di->device == skip)
+        continue;
+      char res[32], alloc[32];
+      used += (size_t) snprintf (buf + used, len - used, "%sdevice %u (%" PRIu64 " trace entr%s, %s reserved at the end, "
+                                 "%s allocated over the trace%s)", used ? ", " : "", di->device, di->entries,
+                                 di->entries == 1 ? "y" : "ies", ml_format_size (di->reserved_end, res, sizeof res),
+                                 ml_format_size (di->allocated_bytes, alloc, sizeof alloc), di->ooms ? ", an OOM" : "");
+    }
+  return buf;
 }

@@ -142,6 +142,7 @@ typedef struct {
   uint64_t reserved_start, reserved_end, reserved_max;
   uint64_t actions[ML_EV__COUNT]; /* trace entries by the kind they map to */
   uint64_t ooms;            /* `oom` entries (listed in device_ooms)  */
+  uint64_t allocated_bytes; /* snapshots: the bytes of the trace's alloc entries */
   uint64_t allocated_max;   /* Kineto: the largest "Total Allocated" (0 = not recorded) */
 } MlDeviceInfo;
 
@@ -258,6 +259,14 @@ ml_trace_str (const MlTrace *trace, uint32_t idx)
  * "allocator settings: max_split_size_mb=...,expandable_segments=...,
  * roundup_power2_divisions=..."): the text after the prefix, or NULL. */
 const char *ml_trace_allocator_settings (const MlTrace *trace);
+
+/* Whether @di holds no memory: no allocation in its trace, no segment at
+ * the dump, no OOM. */
+bool        ml_device_info_empty (const MlDeviceInfo *di);
+/* "device 0 (1 trace entry, 0 B reserved at the end, 0 B allocated over
+ * the trace), ..." for every device of @trace but @skip (UINT32_MAX:
+ * none), into @buf; returns @buf. */
+const char *ml_trace_list_devices (const MlTrace *trace, uint32_t skip, char *buf, size_t len);
 
 /* True when @file names a frame inside the framework (torch, its
  * generated code, triton, the Python / C / C++ runtime: "??", "<frozen

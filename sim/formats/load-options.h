@@ -25,7 +25,7 @@ typedef struct {
 int ml_range_parse (const char *text, MlRange *out, MlError *err);
 
 typedef struct {
-  int         device;   /* snapshots: which device; -1 = the longest trace */
+  int         device;   /* snapshots: which device; -1 = the reader's choice (an OOM's, else the most memory) */
   const char *format;   /* NULL = guess; else a reader's name            */
   const char *graph_options; /* graph reader: "reorder=memory,exclude=weights" */
   const char *dims;          /* graph reader: symbolic dimensions, "B=8,S=128" */

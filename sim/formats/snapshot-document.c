@@ -2,6 +2,7 @@
  * the device to read (step 1), the segments and live blocks at dump time
  * (step 2), the external annotations (step 5). */
 #include "sim/formats/snapshot-private.h"
+#include "sim/base/units.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -67,6 +68,7 @@ _ml_snap_summarize_devices (MlSnapCtx *c, const MlPkValue *segments, const MlPkV
         }
       di->entries = dt->n_all;
       memcpy (di->actions, dt->actions, sizeof di->actions);
+      di->allocated_bytes = dt->alloc_bytes;
       /* net segment bytes over the trace, then forward from the start */
       int64_t cur, max;
       if (__builtin_sub_overflow ((int64_t) di->reserved_end, dt->net, &cur))
@@ -92,51 +94,70 @@ _ml_snap_summarize_devices (MlSnapCtx *c, const MlPkValue *segments, const MlPkV
   return 0;
 }
 
-/* The default device: the one with a recorded OOM, else the longest
- * trace, else the most segment bytes; the reason is kept for the caller
- * to show when the file holds more than one device. */
+/* How much memory a device saw: the bytes reserved at the dump plus the
+ * bytes its trace allocated (segments count when the trace is short). */
+static uint64_t
+activity (const MlDeviceInfo *di)
+{
+  uint64_t a;
+  return __builtin_add_overflow (di->reserved_end, di->allocated_bytes, &a) ? UINT64_MAX : a;
+}
+
+/* --device N: a device the file holds, else an error that lists them
+ * (one without memory is the caller's to refuse: cli_check_device). */
+static int
+check_device_asked (MlSnapCtx *c, const MlPkValue *segments, const MlPkValue *traces, int64_t dev)
+{
+  const MlTrace *t = c->t;
+  size_t n_dev_traces = traces ? traces->n : 0;
+  bool known = (size_t) dev < n_dev_traces || (size_t) dev < c->n_dt;
+  for (size_t k = 0; k < segments->n && !known; k++)
+    known = _ml_snap_dev_of (segments->items[k]) == dev;
+  char list[1024];
+  if (!known)
+    return ml_error_set (c->err, ML_EINPUT, "%s: device %" PRId64 " has no segments and no trace (the file holds %zu "
+                         "device%s: %s)", c->path, dev, t->n_devices, t->n_devices == 1 ? "" : "s",
+                         ml_trace_list_devices (t, UINT32_MAX, list, sizeof list));
+  return 0;
+}
+
+/* The default device: the one with a recorded OOM, else the one with
+ * the most memory activity (reserved at the end + allocated over the
+ * trace); the reason and the others are kept for the caller to show when
+ * the file holds more than one device. */
 int
 _ml_snap_pick_device (MlSnapCtx *c, const MlPkValue *segments, const MlPkValue *traces,
                       const MlLoadOptions *opts, int64_t *out)
 {
   const MlTrace *t = c->t;
-  int64_t dev = opts->device;
-  if (dev >= 0)
+  if (opts->device >= 0)
     {
-      size_t n_dev_traces = traces ? traces->n : 0;
-      bool known = (size_t) dev < n_dev_traces || (size_t) dev < c->n_dt;
-      for (size_t k = 0; k < segments->n && !known; k++)
-        known = _ml_snap_dev_of (segments->items[k]) == dev;
-      if (!known)
-        return ml_error_set (c->err, ML_EINPUT, "%s: device %" PRId64 " has no segments and no trace (the file holds %zu device%s)",
-                             c->path, dev, t->n_devices, t->n_devices == 1 ? "" : "s");
-      *out = dev;
-      return 0;
+      int rc = check_device_asked (c, segments, traces, opts->device);
+      if (rc == 0)
+        *out = opts->device;
+      return rc;
     }
   const MlDeviceInfo *best = NULL;
-  const char *why = NULL;
   for (size_t d = 0; d < t->n_devices && !best; d++)
     if (t->devices[d].ooms)
-      best = &t->devices[d], why = "it recorded an OOM";
-  for (size_t d = 0; d < t->n_devices && !why; d++)
-    if (t->devices[d].entries && (!best || t->devices[d].entries > best->entries))
       best = &t->devices[d];
-  if (best && !why)
-    why = "the longest trace";
-  for (size_t d = 0; d < t->n_devices && !why; d++)
-    if (!best || t->devices[d].segment_bytes > best->segment_bytes)
+  bool oom = best != NULL;
+  for (size_t d = 0; d < t->n_devices && !oom; d++)
+    if (!best || activity (&t->devices[d]) > activity (best))
       best = &t->devices[d];
-  if (best && !why)
-    why = "no trace; the most segment bytes";
   *out = best ? best->device : 0;
-  if (best && t->n_devices > 1)
-    {
-      char text[256];
-      snprintf (text, sizeof text, "reading device %u of %zu: %s (%" PRIu64 " trace entries); --device N reads another",
-                best->device, t->n_devices, why, best->entries);
-      return _ml_snap_intern (c, text, &c->t->device_reason);
-    }
-  return 0;
+  if (!best || t->n_devices < 2)
+    return 0;
+  char text[1400], why[160], res[32], alloc[32], list[1024];
+  if (oom)
+    snprintf (why, sizeof why, "it recorded an OOM");
+  else
+    snprintf (why, sizeof why, "the most memory: %s reserved at the end + %s allocated over the trace",
+              ml_format_size (best->reserved_end, res, sizeof res), ml_format_size (best->allocated_bytes, alloc, sizeof alloc));
+  /* the viewer's subtitle is the text up to "; --device" */
+  snprintf (text, sizeof text, "reading device %u of %zu: %s (%" PRIu64 " trace entries); --device N reads another: %s",
+            best->device, t->n_devices, why, best->entries, ml_trace_list_devices (t, best->device, list, sizeof list));
+  return _ml_snap_intern (c, text, &c->t->device_reason);
 }
 
 /* ---- step 2: the segments and live blocks at dump time ---- */

@@ -89,6 +89,8 @@ static int
 count_entry (MlSnapCtx *c, MlSnapDevTrace *d, size_t list, uint64_t index, const MlSnapEnt *ent)
 {
   d->actions[ent->kind]++;
+  if (ent->kind == ML_EV_ALLOC && __builtin_add_overflow (d->alloc_bytes, ent->size, &d->alloc_bytes))
+    d->alloc_bytes = UINT64_MAX;
   bool over = false;
   if (ent->kind == ML_EV_SEGMENT_ALLOC || ent->kind == ML_EV_SEGMENT_MAP)
     over = __builtin_add_overflow (d->net, (int64_t) ent->size, &d->net);

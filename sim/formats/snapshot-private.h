@@ -89,6 +89,7 @@ typedef struct {
   uint64_t n_all;
   uint64_t actions[ML_EV__COUNT];
   int64_t  net, max_net;  /* segment bytes added so far, and at most */
+  uint64_t alloc_bytes;   /* the bytes of its alloc entries (saturating) */
   MlSnapOom *ooms;
   size_t   n_ooms, cap_ooms;
   /* the window (MlLoadOptions.range) */

@@ -1,8 +1,9 @@
 /* snapshot.h — PyTorch CUDA memory snapshots (torch.cuda.memory._dump_snapshot).
  *
  * The pickle is read with sim/formats/pickle.h (no Python). One device is mapped
- * to events (MlLoadOptions.device; -1 = the device with the longest
- * trace, else the one with the most segments):
+ * to events (MlLoadOptions.device; -1 = the device that recorded an OOM,
+ * else the one with the most memory: reserved at the dump + allocated
+ * over its trace):
  *
  *   tick 0      the allocator state at the trace's first event, rebuilt by
  *               undoing the trace backwards from the `segments` recorded
