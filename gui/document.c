@@ -71,6 +71,7 @@ ml_document_unref (MlDocument *doc)
       ml_buffers_free (doc->bufs);
       ml_trace_box_unref (doc->box);
       g_free (doc->oom_ticks);
+      ml_tune_free (doc->tune);
       g_free (doc);
     }
 }
@@ -344,6 +345,16 @@ build_document (MlTraceBox *box, Job *job, GError **error)
   for (size_t i = 0, k = 0; i < trace->n_events; i++)
     if (trace->events[i].kind == ML_EV_OOM)
       doc->oom_ticks[k++] = trace->events[i].tick;
+
+  /* a snapshot: which allocator setting would have fitted */
+  const char *source = ml_trace_str (trace, trace->source);
+  if (source && g_str_equal (source, "pytorch-snapshot"))
+    {
+      MlTuneOpts to = { .capacity = job->knobs.capacity, .jobs = 1, .curves = TRUE };
+      MlError terr = { 0 };
+      if (ml_tune_run (trace, &to, &doc->tune, &terr) < 0)
+        g_strlcpy (doc->tune_error, terr.msg, sizeof doc->tune_error);
+    }
 
   int n_runs = job->strategy[1] ? 2 : 1;
   for (int r = 0; r < n_runs; r++)

@@ -25,6 +25,7 @@
 #include "sim/formats/load.h"
 #include "sim/sim.h"
 #include "render/scene.h"
+#include "strategies/caching-tune.h"
 
 G_BEGIN_DECLS
 
@@ -82,6 +83,11 @@ typedef struct {
   gsize        n_oom_ticks;
   double       load_seconds;
   gint64       time0;     /* ns of the first timed event (-1: untimed) */
+  /* a PyTorch snapshot: its allocator settings against memlens tune's
+   * default grid under the capacity knob, with the reserved curves of the
+   * recorded settings and the answer (NULL otherwise, or tune_error) */
+  MlTune      *tune;
+  char         tune_error[ML_ERROR_MAX];
 } MlDocument;
 
 MlDocument *ml_document_ref   (MlDocument *doc);

@@ -16,6 +16,7 @@
 #include "gui/job.h"
 #include "gui/knobs-page.h"
 #include "gui/table-page.h"
+#include "gui/tune-page.h"
 #include "gui/window.h"
 
 G_BEGIN_DECLS
@@ -56,6 +57,7 @@ struct _MlWindow {
   MlFindPage    *find_page;
   MlTablePage   *table_page;
   MlStatePage   *state_page;
+  MlTunePage    *tune_page;
   MlKnobsPage   *knobs_page;
   GMenu     *open_menu;
 

@@ -116,6 +116,13 @@ ml_window_get_state_page (MlWindow *self)
   return self->state_page;
 }
 
+MlTunePage *
+ml_window_show_tune_page (MlWindow *self)
+{
+  _ml_window_show_page (self, self->tune_page);
+  return self->tune_page;
+}
+
 gboolean
 ml_window_show_peak (MlWindow *self, guint index)
 {

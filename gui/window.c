@@ -279,6 +279,7 @@ show_pages (MlWindow *self, MlDocument *doc, long sel, gboolean same_trace)
   ml_issues_page_set_document (self->issues_page, doc);
   ml_table_page_set_document (self->table_page, doc);
   ml_state_page_set_document (self->state_page, doc);
+  ml_tune_page_set_document (self->tune_page, doc);
   if (gtk_editable_get_text (GTK_EDITABLE (self->search_entry))[0])
     _ml_window_run_search (self);
   else
@@ -421,6 +422,7 @@ ml_window_class_init (MlWindowClass *klass)
   g_type_ensure (ML_TYPE_FIND_PAGE);
   g_type_ensure (ML_TYPE_TABLE_PAGE);
   g_type_ensure (ML_TYPE_STATE_PAGE);
+  g_type_ensure (ML_TYPE_TUNE_PAGE);
   g_type_ensure (ML_TYPE_KNOBS_PAGE);
 
   GtkWidgetClass *wc = GTK_WIDGET_CLASS (klass);
@@ -455,6 +457,7 @@ ml_window_class_init (MlWindowClass *klass)
   CHILD (find_page);
   CHILD (table_page);
   CHILD (state_page);
+  CHILD (tune_page);
   CHILD (knobs_page);
   CHILD (open_menu);
 #undef CHILD

@@ -33,6 +33,7 @@
 #include "gui/document.h"
 #include "gui/peaks-page.h"
 #include "gui/state-page.h"
+#include "gui/tune-page.h"
 #include "gui/timeline-view.h"
 
 G_BEGIN_DECLS
@@ -99,6 +100,9 @@ gboolean ml_window_show_state (MlWindow *self, guint64 tick);
 MlPeaksPage *ml_window_get_peaks_page (MlWindow *self);
 /* The State page (borrowed; for tests). */
 MlStatePage *ml_window_get_state_page (MlWindow *self);
+/* Shows the Settings page (a snapshot's allocator settings: memlens
+ * tune's answer and the reserved curves) and returns it (borrowed). */
+MlTunePage *ml_window_show_tune_page (MlWindow *self);
 /* Types @text into the knob entry @name ("align", "capacity", "chunk",
  * "time-limit", "options"); win.apply-knobs then re-runs. */
 gboolean ml_window_set_knob (MlWindow *self, const char *name, const char *text);

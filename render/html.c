@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "render/scene.h"
-#include "render/series-svg.h"
+#include "render/series.h"
 #include "render/timeline.h"
 
 static void
@@ -226,14 +226,39 @@ figure_svg (const MlDocFigure *f, const MlStyle *page, char **svg, MlError *err)
   return rc;
 }
 
-static int
-html_figure (FILE *fp, const MlDocFigure *f, const MlStyle *page, MlError *err)
+static void
+draw_series (cairo_t *cr, int width, int height, void *data)
 {
-  if (f->view == ML_DOC_FIGURE_SERIES)
+  const MlDocFigure *f = ((const void *const *) data)[0];
+  ml_render_series (cr, f->series, f->n_series, f->y_line, f->y_line_label, width, height, ((const void *const *) data)[1]);
+}
+
+/* A SERIES figure: drawn as SVG, its curves named in data attributes
+ * (label, points, highest value) for scripts and tests. */
+static int
+html_series (FILE *fp, const MlDocFigure *f, const MlStyle *page, MlError *err)
+{
+  char *svg = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream (&svg, &len);
+  if (!mem)
+    return ml_error_set (err, ML_ENOMEM, "out of memory for a figure");
+  const void *data[2] = { f, page };
+  int rc = ml_render_write (mem, ML_RENDER_SVG, f->width, f->height, draw_series, data, err);
+  fclose (mem);
+  if (rc == 0)
     {
-      fputs ("<figure>", fp);
-      if (ml_render_series_svg (fp, f) < 0)
-        return ml_error_set (err, ML_ENOMEM, "out of memory for a figure");
+      fprintf (fp, "<figure data-series=\"%zu\" data-line=\"%llu\">", f->n_series, (unsigned long long) f->y_line);
+      for (size_t k = 0; k < f->n_series; k++)
+        {
+          uint64_t top = 0;
+          for (size_t i = 0; i < f->series[k].n; i++)
+            top = f->series[k].y[i] > top ? f->series[k].y[i] : top;
+          fprintf (fp, "<data hidden=\"hidden\" value=\"%llu\" data-points=\"%zu\">", (unsigned long long) top, f->series[k].n);
+          esc (fp, f->series[k].label);
+          fputs ("</data>", fp);
+        }
+      inline_svg (fp, svg, f->prefix ? f->prefix : "s");
       if (!ml_doc_text_empty (&f->caption))
         {
           fputs ("<figcaption>", fp);
@@ -241,8 +266,16 @@ html_figure (FILE *fp, const MlDocFigure *f, const MlStyle *page, MlError *err)
           fputs ("</figcaption>", fp);
         }
       fputs ("</figure>\n", fp);
-      return 0;
     }
+  free (svg);
+  return rc;
+}
+
+static int
+html_figure (FILE *fp, const MlDocFigure *f, const MlStyle *page, MlError *err)
+{
+  if (f->view == ML_DOC_FIGURE_SERIES)
+    return html_series (fp, f, page, err);
   char *svg = NULL;
   int rc = figure_svg (f, page, &svg, err);
   if (rc < 0)

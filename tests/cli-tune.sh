@@ -93,10 +93,15 @@ if have_html; then
 import re, sys
 s = open(sys.argv[1]).read()
 sec = s[s.index('<h2>Allocator settings</h2>'):]
-svg = sec[sec.index('<svg'):sec.index('</svg>')]
-assert svg.count('<polyline') == 2, svg.count('<polyline')
-assert 'reserved, recorded settings' in svg and 'reserved, expandable_segments:True' in svg
-assert 'device memory 150.00 MiB' in svg
+fig = sec[sec.index('<figure data-series'):sec.index('</figure>')]
+assert 'data-series="2" data-line="157286400"' in fig, fig[:200]
+series = re.findall(r'<data hidden="hidden" value="(\d+)" data-points="(\d+)">([^<]*)</data>', fig)
+names = [n for _, _, n in series]
+assert names == ['reserved, recorded settings', 'reserved, expandable_segments:True'], names
+MiB = 1 << 20
+# the recorded curve peaks where serving the refused request would need (160 MiB); the answer's at 120 MiB
+assert [int(v) for v, _, _ in series] == [160 * MiB, 120 * MiB], series
+assert '<svg' in fig and fig.count('<path') >= 2
 EOF2
 else
   skip "the HTML report's figure" "built without cairo"

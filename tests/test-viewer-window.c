@@ -1265,9 +1265,27 @@ device_shown (WindowTest *t, MlDocument *doc)
   return NEXT;
 }
 
+/* A snapshot's Settings page: memlens tune's answer and the reserved
+ * bytes under the recorded settings and the answer, on one axis. */
+static Next
+settings_page (WindowTest *t, MlDocument *doc)
+{
+  MlTunePage *page = ml_window_show_tune_page (t->d.win);
+  g_autofree char *text = ml_tune_page_dup_text (page);
+  check (t, doc->tune != NULL, "a snapshot's document replays its allocator settings (memlens tune)");
+  check (t, text && strstr (text, "Allocator settings") && strstr (text, "recorded:"),
+         "the Settings page says them: %.60s", text ? text : "");
+  guint want = doc->tune ? (doc->tune->best >= 0 ? 2 : 1) : 0;
+  check (t, ml_tune_page_n_curves (page) == want, "and draws %u reserved curve%s", want, want == 1 ? "" : "s");
+  g_autofree char *path = out_path (t, "settings.txt");
+  g_file_set_contents (path, text ? text : "", -1, NULL);
+  t->shot = "window-settings.png";
+  return NEXT;
+}
+
 /* After opens: */
 static const Step device_script[] = {
-  STEP (device_named), STEP (device_choose), STEP (device_keys), STEP (device_shown),
+  STEP (device_named), STEP (settings_page), STEP (device_choose), STEP (device_keys), STEP (device_shown),
   STEP (ends), { NULL, NULL }
 };
 

@@ -160,7 +160,7 @@ print([e["size"] for t in s["device_traces"] for e in t if e["action"] == "oom"]
   ok $? "the OOM's refused request ($req B, the pickle's oom entry) is drawn in the address and active views"
 fi
 xrun "$WINDOW_TEST" "$T/out" --device 2 "$DEV3" >"$T/tap8" 2>"$T/log8"; rc=$?
-grep -q "^ok 2 - the window names the device it shows (device 2 of 3" "$T/tap8" && grep -q "^ok 5 - input: choosing device 1" "$T/tap8"
+grep -q "^ok 2 - the window names the device it shows (device 2 of 3" "$T/tap8" && grep -q "^ok [0-9]* - input: choosing device 1" "$T/tap8"
 ok $? "--device 2 opens device 2, and the selector goes to device 1 (exit $rc)"
 read -r d nb ne <"$T/out/device2.txt"
 want=$("$MEMLENS" stats --device 1 --json "$DEV3" 2>/dev/null | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["device"], j["buffers"], j["events"])')
