@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void
 gen_params_init (GenParams *p)
@@ -151,4 +152,12 @@ gen_buffers (uint64_t buffers, uint64_t live, MlTrace **t, MlBuffers **b, MlErro
       *t = NULL;
     }
   return rc;
+}
+
+double
+gen_cpu_now (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
 }

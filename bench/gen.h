@@ -29,4 +29,7 @@ int  gen_trace       (const GenParams *p, MlTrace *t);
  * success *t and *b are the caller's (ml_buffers_free, ml_trace_free). */
 int  gen_buffers     (uint64_t buffers, uint64_t live, MlTrace **t, MlBuffers **b, MlError *err);
 
+/* Seconds of CPU the process has used (every thread). */
+double gen_cpu_now (void);
+
 #endif

@@ -25,14 +25,6 @@
 #include "sim/sim.h"
 #include "strategies/planner-private.h"
 
-static double
-cpu_now (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
-}
-
 typedef struct {
   uint64_t off, top;
 } Range;
@@ -98,19 +90,19 @@ row (const char *inst, const MlBuffers *b)
       goto out;
     }
   uint64_t peak = 0;
-  double c0 = cpu_now ();
+  double c0 = gen_cpu_now ();
   if (_ml_place_in_order (b, p, order, a, &peak, NULL, 0, NULL) < 0)
     {
       fprintf (stderr, "%s: the placer ran out of memory\n", inst);
       goto out;
     }
-  double c1 = cpu_now ();
+  double c1 = gen_cpu_now ();
   if (reference (b, order, r) < 0)
     {
       fprintf (stderr, "%s: the reference ran out of memory\n", inst);
       goto out;
     }
-  double c2 = cpu_now ();
+  double c2 = gen_cpu_now ();
   size_t differ = 0;
   for (size_t i = 0; i < n; i++)
     differ += a[i] != r[i];

@@ -16,17 +16,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench/gen.h"
 #include "sim/formats/load.h"
 #include "sim/sim.h"
 #include "strategies/caching-tune.h"
-
-static double
-cpu_now (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
-}
 
 typedef struct {
   double wall, cpu;
@@ -35,7 +28,7 @@ typedef struct {
 static void
 keep_best (Time *best, double w0, double c0)
 {
-  double w = ml_now () - w0, c = cpu_now () - c0;
+  double w = ml_now () - w0, c = gen_cpu_now () - c0;
   if (best->wall == 0 || w < best->wall)
     best->wall = w;
   if (best->cpu == 0 || c < best->cpu)
@@ -49,7 +42,7 @@ grid (const MlTrace *t, unsigned jobs, Time *best, size_t *rows)
   MlTuneOpts o = { .jobs = jobs };
   MlTune *tune;
   MlError err = { 0 };
-  double w0 = ml_now (), c0 = cpu_now ();
+  double w0 = ml_now (), c0 = gen_cpu_now ();
   if (ml_tune_run (t, &o, &tune, &err) < 0)
     {
       fprintf (stderr, "bench-tune: %s\n", err.msg);
@@ -82,7 +75,7 @@ main (int argc, char **argv)
   ml_load_options_init (&lo);
   MlTrace *t;
   MlError err = { 0 };
-  double w0 = ml_now (), c0 = cpu_now ();
+  double w0 = ml_now (), c0 = gen_cpu_now ();
   if (ml_trace_load (path, &lo, &t, &err) < 0)
     {
       fprintf (stderr, "bench-tune: %s\n", err.msg);
@@ -95,7 +88,7 @@ main (int argc, char **argv)
   for (unsigned r = 0; r < repeat; r++)
     {
       MlCacheReplay rep;
-      w0 = ml_now (), c0 = cpu_now ();
+      w0 = ml_now (), c0 = gen_cpu_now ();
       if (ml_cache_replay (t, NULL, &ro, &rep, &err) < 0)
         {
           fprintf (stderr, "bench-tune: %s\n", err.msg);

@@ -73,6 +73,16 @@ _ml_cache_parse_config (const char *options, MlCacheConfig *cfg, MlError *err)
   return 0;
 }
 
+int
+_ml_cache_config_for (const MlTrace *t, const char *options, MlCacheConfig *cfg, const char **used, char *buf,
+                      size_t n, MlError *err)
+{
+  options = _ml_cache_options (t, options, buf, n);
+  if (used)
+    *used = options;
+  return _ml_cache_parse_config (options, cfg, err);
+}
+
 const char *
 _ml_cache_options (const MlTrace *t, const char *options, char *buf, size_t n)
 {

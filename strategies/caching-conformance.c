@@ -438,8 +438,7 @@ ml_caching_conformance (const MlTrace *t, const char *options, MlCachingConforma
 {
   MlCacheConfig cfg;
   char settings[256];
-  options = _ml_cache_options (t, options, settings, sizeof settings);
-  int rc = _ml_cache_parse_config (options, &cfg, err);
+  int rc = _ml_cache_config_for (t, options, &cfg, &options, settings, sizeof settings, err);
   if (rc < 0)
     return rc;
   if (!t->has_addrs)

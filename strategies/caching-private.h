@@ -127,6 +127,11 @@ void     _ml_cache_clear (MlCache *c);
  * graph loader's reorder / exclude / pin are passed over); ML_EUSAGE
  * names a bad key or value, or a setting the model does not emulate. */
 int      _ml_cache_parse_config (const char *options, MlCacheConfig *cfg, MlError *err);
+/* The settings to run @t with: @options, else those @t recorded
+ * (_ml_cache_options), parsed into @cfg; *@used (may be NULL) the text,
+ * in @buf (@n bytes) when recorded. */
+int      _ml_cache_config_for (const MlTrace *t, const char *options, MlCacheConfig *cfg, const char **used, char *buf,
+                               size_t n, MlError *err);
 /* The model's settings from parsed ones (caching-config.c). */
 void     _ml_cache_config_from (const MlAllocConf *ac, MlCacheConfig *cfg);
 /* The options to run with: @options when given, else the settings a

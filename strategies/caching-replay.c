@@ -243,8 +243,7 @@ ml_cache_replay (const MlTrace *t, const char *options, const MlCacheReplayOpts 
 {
   MlCacheConfig cfg;
   char settings[512];
-  options = _ml_cache_options (t, options, settings, sizeof settings);
-  int rc = _ml_cache_parse_config (options, &cfg, err);
+  int rc = _ml_cache_config_for (t, options, &cfg, NULL, settings, sizeof settings, err);
   if (rc < 0)
     return rc;
   if (cfg.fraction > 0 && cfg.fraction < 1 && !opts->capacity)

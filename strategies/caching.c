@@ -59,8 +59,7 @@ strat_create (MlSimContext *ctx, const MlKnobs *knobs, void **state, MlError *er
   const MlBuffers *bufs = ml_sim_buffers (ctx);
   char settings[256];
   /* a PyTorch snapshot without options: run with the settings it recorded */
-  const char *options = _ml_cache_options (bufs->trace, knobs->options, settings, sizeof settings);
-  int rc = _ml_cache_parse_config (options, &cfg, err);
+  int rc = _ml_cache_config_for (bufs->trace, knobs->options, &cfg, NULL, settings, sizeof settings, err);
   if (rc < 0)
     return rc;
   if (cfg.fraction > 0 && cfg.fraction < 1 && !knobs->capacity)

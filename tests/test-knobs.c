@@ -9,41 +9,10 @@
 #include "sim/sim.h"
 #include "strategies/caching.h"
 #include "tap.h"
+#include "hand-trace.h"
 
 #define KiB ((uint64_t) 1 << 10)
 #define MiB ((uint64_t) 1 << 20)
-
-typedef struct {
-  MlTrace *t;
-  uint64_t tick;
-} B;
-
-static B
-trace_new (void)
-{
-  return (B) { ml_trace_new (), 0 };
-}
-
-/* One event at the next tick (ticks from 0). */
-static void
-ev (B *b, MlEventKind kind, uint64_t id, uint64_t size, uint32_t stream)
-{
-  MlEvent e = { .tick = b->tick++, .id = id, .size = size, .stream = stream, .kind = (uint8_t) kind,
-                .flags = ML_EVF_HAS_ID, .time_ns = -1 };
-  must (ml_trace_append (b->t, &e) != NULL);
-}
-
-static void
-alloc (B *b, uint64_t id, uint64_t size)
-{
-  ev (b, ML_EV_ALLOC, id, size, 0);
-}
-
-static void
-release (B *b, uint64_t id)
-{
-  ev (b, ML_EV_FREE, id, 0, 0);
-}
 
 typedef struct {
   MlBuffers *bufs;

@@ -7,24 +7,12 @@
 #include "strategies/caching-replay.h"
 #include "strategies/caching-tune.h"
 #include "tap.h"
+#include "hand-trace.h"
 
 #define KiB ((uint64_t) 1 << 10)
 #define MiB ((uint64_t) 1 << 20)
 
 static const char *root = ".";
-
-typedef struct {
-  MlTrace *t;
-  uint64_t tick;
-} B;
-
-static void
-ev (B *b, MlEventKind kind, uint64_t id, uint64_t size, uint32_t stream)
-{
-  MlEvent e = { .tick = b->tick++, .id = id, .size = size, .stream = stream, .kind = (uint8_t) kind,
-                .flags = ML_EVF_HAS_ID, .time_ns = -1 };
-  must (ml_trace_append (b->t, &e) != NULL);
-}
 
 static int
 replay (const MlTrace *t, const char *options, uint64_t capacity, bool warm, MlCacheReplay *r)
@@ -52,7 +40,7 @@ replay (const MlTrace *t, const char *options, uint64_t capacity, bool warm, MlC
 static void
 test_strands (void)
 {
-  B b = { ml_trace_new (), 0 };
+  B b = trace_new ();
   ev (&b, ML_EV_ALLOC, 1, 600000, 0);
   ev (&b, ML_EV_ALLOC, 2, 12 * MiB, 0);
   ev (&b, ML_EV_ALLOC, 3, 4 * MiB + 100, 7);
@@ -119,7 +107,7 @@ test_strands (void)
    * segment (at least 20 MiB) from a 4 MiB request; a 2 MiB piece is too
    * small for it */
   ml_trace_free (b.t);
-  b = (B) { ml_trace_new (), 0 };
+  b = trace_new ();
   ev (&b, ML_EV_ALLOC, 1, 24 * MiB, 0);
   ev (&b, ML_EV_ALLOC, 2, 2 * MiB, 0);    /* 20 MiB segment, 18 MiB left */
   ev (&b, ML_EV_ALLOC, 3, 16 * MiB, 0);   /* from the 18 MiB: 2 MiB left (split: more than 1 MiB) */
@@ -143,7 +131,7 @@ test_strands (void)
 static void
 test_empty_cache (void)
 {
-  B b = { ml_trace_new (), 0 };
+  B b = trace_new ();
   ev (&b, ML_EV_ALLOC, 1, 12 * MiB, 0);
   ev (&b, ML_EV_FREE, 1, 0, 0);
   MlEvent e = { .tick = b.tick++, .addr = 1 << 30, .size = 12 * MiB, .kind = ML_EV_SEGMENT_FREE, .time_ns = -1 };
@@ -159,7 +147,7 @@ test_empty_cache (void)
   ml_cache_replay_clear (&r);
   /* followed by a segment_alloc: the allocator's own release, left to the emulation */
   ml_trace_free (b.t);
-  b = (B) { ml_trace_new (), 0 };
+  b = trace_new ();
   ev (&b, ML_EV_ALLOC, 1, 12 * MiB, 0);
   ev (&b, ML_EV_FREE, 1, 0, 0);
   e.tick = b.tick++;
@@ -176,18 +164,26 @@ test_empty_cache (void)
   ml_trace_free (b.t);
 }
 
+/* @name, under @dir of the source root, with the graph reader's @dims (may be NULL). */
 static MlTrace *
-load (const char *name)
+load_from (const char *dir, const char *name, const char *dims)
 {
   char path[4096];
-  snprintf (path, sizeof path, "%s/tests/data/%s", root, name);
+  snprintf (path, sizeof path, "%s/%s/%s", root, dir, name);
   MlLoadOptions o;
   ml_load_options_init (&o);
+  o.dims = dims;
   MlTrace *t = NULL;
   MlError err = { 0 };
   if (ml_trace_load (path, &o, &t, &err) < 0)
     printf ("# %s\n", err.msg);
   return t;
+}
+
+static MlTrace *
+load (const char *name)
+{
+  return load_from ("tests/data", name, NULL);
 }
 
 /* expandable-unmap.pickle (docs/pytorch.md): reserved peaks at 162 MiB
@@ -221,7 +217,7 @@ test_fixture (void)
   ml_cache_replay_clear (&r);
   MlError err = { 0 };
   MlCacheReplayOpts o = { .warm = true };
-  B b = { ml_trace_new (), 0 };
+  B b = trace_new ();
   ev (&b, ML_EV_ALLOC, 1, MiB, 0);
   ok (ml_cache_replay (b.t, NULL, &o, &r, &err) == ML_EUSAGE, "warm without a recorded state is refused: %s", err.msg);
   ml_trace_free (b.t);
@@ -297,21 +293,6 @@ test_answer (void)
  * batch sizes (its tensors are affine in B): each run's peak predicted
  * from the other two is its own replay's, and a prediction from 4 and 8
  * of 16 is the replay of 16. */
-static MlTrace *
-load_graph (const char *name, const char *dims)
-{
-  char path[4096];
-  snprintf (path, sizeof path, "%s/samples/%s", root, name);
-  MlLoadOptions o;
-  ml_load_options_init (&o);
-  o.dims = dims;
-  MlTrace *t = NULL;
-  MlError err = { 0 };
-  if (ml_trace_load (path, &o, &t, &err) < 0)
-    printf ("# %s\n", err.msg);
-  return t;
-}
-
 static void
 test_batch (void)
 {
@@ -319,7 +300,7 @@ test_batch (void)
   const uint64_t batches[] = { 4, 8, 16 };
   MlTrace *runs[3];
   for (int i = 0; i < 3; i++)
-    runs[i] = load_graph ("transformer-train-step.json", dims[i]);
+    runs[i] = load_from ("samples", "transformer-train-step.json", dims[i]);
   if (!runs[0] || !runs[1] || !runs[2])
     {
       ok (0, "the graph loads at three batch sizes");
