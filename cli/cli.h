@@ -16,6 +16,7 @@
 #include "sim/base/units.h"
 #include "strategies/caching-tune.h"
 #include "strategies/registry.h"
+#include "sim/analysis/diagnose.h"
 #include "cli/options.h"
 
 enum { EXIT_OK = 0, EXIT_PROBLEMS = 1, EXIT_BAD = 2 };
@@ -94,6 +95,19 @@ const char *cli_size (uint64_t bytes);
 /* A fragmentation of @m as compare prints it: "0.333", or "n/a" where
  * the plan's free space is not known (MlMetrics.frag_unknown). */
 const char *cli_frag (const MlMetrics *m, double frag, char *buf, size_t len);
+
+/* The trace's recorded OOM (ml_recorded_oom): EXIT_OK with rec->found
+ * false when it has none, else the error's exit code after saying it.
+ * The rule every command that reads a snapshot keeps: the recorded OOM is
+ * in its first lines (cli_print_recorded_oom, --json "recorded_oom") and
+ * its exit code is 1 (EXIT_PROBLEMS). */
+int  cli_recorded_oom (const char *cmd, const MlBuffers *bufs, MlRecordedOom *rec);
+/* "recorded OOM device 1, tick 12 (trace entry 11): request 70.00 MiB,
+ * device free 45.00 MiB" and a newline, on stdout. */
+void cli_print_recorded_oom (const MlTrace *t, const MlRecordedOom *rec);
+/* ,"recorded_oom":{"device":1,"tick":12,"index":11,"request":N,"device_free":N}
+ * on stdout (nothing when @rec found none). */
+void cli_json_recorded_oom (const MlTrace *t, const MlRecordedOom *rec);
 
 /* The plan to use: --plan file, else --strategy S run over @bufs, else
  * the recorded plan when the trace has addresses, else best-fit. */

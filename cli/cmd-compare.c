@@ -6,6 +6,7 @@
 #include "sim/analysis/knob-sweep.h"
 #include "sim/base/jsonutil.h"
 #include "strategies/caching-conformance.h"
+#include "strategies/caching-replay.h"
 
 static const CliOption compare_options[] = {
   { "sweep", 0, 'S', "KNOB=V1,V2,...", "one run of every strategy per value of the knob, e.g. chunk=1M,2M,4M" },
@@ -100,23 +101,53 @@ print_conformance (FILE *fp, const MlCachingConformance *r, const MlTrace *t, bo
 }
 
 
+/* One loaded trace: a trace that recorded an OOM is replayed by the
+ * strategies with the request it refused (ml_recorded_oom_replay), so that
+ * a row fits only if it could have served it; the recorded plan stays
+ * the trace's, failing where the real allocator did. */
+typedef struct {
+  const char      *path;
+  const MlTrace   *t;
+  const MlBuffers *bufs;   /* the trace's */
+  const MlBuffers *run;    /* what the strategies replay: bufs, or bufs with the refused request */
+  MlRecordedOom    rec;
+} Input;
+
 /* The trace's lines above a table. */
 static void
-print_head (const char *path, const MlTrace *t, const MlBuffers *bufs, uint64_t capacity)
+print_head (const Input *in, uint64_t capacity)
 {
-  printf ("trace        %s: %zu buffers, %zu events, alignment %" PRIu64 "\n", path, bufs->n, t->n_events, bufs->align);
+  const MlBuffers *bufs = in->bufs;
+  printf ("trace        %s: %zu buffers, %zu events, alignment %" PRIu64 "\n", in->path, bufs->n, in->t->n_events,
+          bufs->align);
+  cli_print_recorded_oom (in->t, &in->rec);
   printf ("lower bound  %" PRIu64 " (%s) at tick %" PRIu64 "\n", bufs->lower_bound, cli_size (bufs->lower_bound),
           bufs->lower_bound_tick);
+  if (in->run != bufs)
+    printf ("replayed     with the refused %s request at tick %" PRIu64 ": a strategy's row fits only if it could have "
+            "served it (lower bound %" PRIu64 ", %s)\n", cli_size (in->rec.request), in->rec.tick, in->run->lower_bound,
+            cli_size (in->run->lower_bound));
   if (capacity)
     printf ("capacity     %" PRIu64 " (%s)\n", capacity, cli_size (capacity));
+}
+
+/* ,"recorded_oom":{...},"replayed_request":{...}: what the strategies'
+ * rows replayed beside the trace. */
+static void
+json_replayed (const Input *in)
+{
+  cli_json_recorded_oom (in->t, &in->rec);
+  if (in->run != in->bufs)
+    printf (",\"replayed_request\":{\"tick\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"lower_bound\":%" PRIu64 "}",
+            in->rec.tick, in->rec.request, in->run->lower_bound);
 }
 
 /* --sweep: every strategy asked for but the recorded plan (which no knob
  * changes), once per value. */
 static int
-run_sweep (const char *path, const MlTrace *t, const MlBuffers *bufs, const MlStrategy **asked, const char *spec,
-           MlCliOpts *o)
+run_sweep (const Input *in, const MlStrategy **asked, const char *spec, MlCliOpts *o)
 {
+  const MlBuffers *bufs = in->run;
   size_t m = 0;
   for (size_t i = 0; asked[i]; i++)
     if (!(asked[i]->flags & ML_STRATEGY_RECORDED))
@@ -137,10 +168,11 @@ run_sweep (const char *path, const MlTrace *t, const MlBuffers *bufs, const MlSt
   if (o->json)
     {
       printf ("{\"trace\":");
-      ml_json_put_str (stdout, path);
+      ml_json_put_str (stdout, in->path);
+      json_replayed (in);
       printf (",\"buffers\":%zu,\"events\":%zu,\"alignment\":%" PRIu64 ",\"lower_bound\":%" PRIu64
               ",\"capacity\":%" PRIu64 ",\"sweep\":",
-              bufs->n, t->n_events, bufs->align, bufs->lower_bound, o->knobs.capacity);
+              in->bufs->n, in->t->n_events, in->bufs->align, in->bufs->lower_bound, o->knobs.capacity);
       if (ml_knob_sweep_write_json (stdout, bufs, sw, &serr) < 0)
         rc = cli_error ("compare", &serr);
       else
@@ -148,7 +180,7 @@ run_sweep (const char *path, const MlTrace *t, const MlBuffers *bufs, const MlSt
     }
   else
     {
-      print_head (path, t, bufs, o->knobs.capacity);
+      print_head (in, o->knobs.capacity);
       printf ("sweep        %s over %zu values, %zu strateg%s\n", sw->knob, sw->n_values, sw->n_strategies,
               sw->n_strategies == 1 ? "y" : "ies");
       print_sweep (sw);
@@ -157,14 +189,14 @@ run_sweep (const char *path, const MlTrace *t, const MlBuffers *bufs, const MlSt
   return rc;
 }
 
-/* One row of the table. */
+/* One row of the table, named @label. */
 static void
-print_row (const MlResult *r)
+print_row (const MlResult *r, const char *label)
 {
   if (r->status < 0)
     {
       /* a strategy stopped at --time-limit is no error of the input */
-      printf ("%-16s %s%s\n", r->strategy->name, r->status == ML_ETIMEOUT ? "" : "error: ", r->error);
+      printf ("%-16s %s%s\n", label, r->status == ML_ETIMEOUT ? "" : "error: ", r->error);
       return;
     }
   const MlMetrics *m = &r->metrics;
@@ -186,44 +218,79 @@ print_row (const MlResult *r)
   char fmax[16], fpeak[16];
   cli_frag (m, m->frag_max, fmax, sizeof fmax);
   cli_frag (m, m->frag_at_peak, fpeak, sizeof fpeak);
-  printf ("%-16s %14" PRIu64 " %11s %+8.2f%% %8s %9s  %-22s %10s %8s%s\n", r->strategy->name, m->peak, cli_size (m->peak),
+  printf ("%-16s %14" PRIu64 " %11s %+8.2f%% %8s %9s  %-22s %10s %8s%s\n", label, m->peak, cli_size (m->peak),
           m->overhead * 100.0, fmax, fpeak, oom, time, nodes, r->plan->optimal ? "  optimal" : "");
 }
 
-/* The results of one trace, with the caching conformance when there is one. */
+/* The caching emulation replayed warm: from the state rebuilt at the
+ * trace's first event (what the conformance replay starts from), under
+ * the capacity, with the recorded OOM's request (ml_cache_replay). */
+static void
+print_warm_row (const MlCacheReplay *w, uint64_t lower_bound)
+{
+  char oom[64] = "-";
+  if (w->oom)
+    snprintf (oom, sizeof oom, "OOM @%" PRIu64, w->oom_tick);
+  double over = lower_bound ? ((double) w->reserved_peak - (double) lower_bound) / (double) lower_bound : 0;
+  /* its fragmentation is measured otherwise (the largest free block at
+   * the peak; --json "caching_warm"): not in the table's columns */
+  printf ("%-16s %14" PRIu64 " %11s %+8.2f%% %8s %9s  %-22s %10s %8s\n", "caching (warm)", w->reserved_peak,
+          cli_size (w->reserved_peak), over * 100.0, "-", "-", oom, "-", "-");
+}
+
+/* The results of one trace, with the caching conformance and the warm
+ * replay when there are. */
 typedef struct {
-  const char   *path;
-  const MlTrace *t;
-  const MlBuffers *bufs;
+  const Input  *in;
   MlResult     *res;
   size_t        n;
   const MlCachingConformance *conf;   /* NULL: none */
+  const MlCacheReplay *warm;          /* NULL: none */
 } Compared;
+
+static void
+json_warm (const MlCacheReplay *w)
+{
+  printf (",\"caching_warm\":{\"start\":\"the state rebuilt at the trace's first event\",\"reserved_peak\":%" PRIu64
+          ",\"peak_tick\":%" PRIu64 ",\"largest_free_frag_at_peak\":%.6f,\"reserved_end\":%" PRIu64 ",\"oom\":",
+          w->reserved_peak, w->peak_tick, w->frag_at_peak, w->reserved_end);
+  if (w->oom)
+    printf ("{\"tick\":%" PRIu64 ",\"request\":%" PRIu64 ",\"recorded\":%s}", w->oom_tick, w->oom_request,
+            w->oom_recorded ? "true" : "false");
+  else
+    printf ("null");
+  printf ("}");
+}
 
 static int
 print_json (const Compared *c, uint64_t capacity)
 {
-  const MlBuffers *bufs = c->bufs;
+  const MlBuffers *bufs = c->in->bufs;
   MlError err = { 0 };
   printf ("{\"trace\":");
-  ml_json_put_str (stdout, c->path);
+  ml_json_put_str (stdout, c->in->path);
+  json_replayed (c->in);
   printf (",\"buffers\":%zu,\"events\":%zu,\"alignment\":%" PRIu64 ",\"lower_bound\":%" PRIu64
           ",\"lower_bound_tick\":%" PRIu64 ",\"capacity\":%" PRIu64 ",\"results\":[",
-          bufs->n, c->t->n_events, bufs->align, bufs->lower_bound, bufs->lower_bound_tick, capacity);
+          bufs->n, c->in->t->n_events, bufs->align, bufs->lower_bound, bufs->lower_bound_tick, capacity);
   for (size_t i = 0; i < c->n; i++)
     {
-      if (i)
-        printf (",");
-      printf ("{");
-      if (ml_result_write_json_members (&c->res[i], c->res[i].strategy->name, bufs, stdout, &err) < 0)
+      const MlResult *r = &c->res[i];
+      bool recorded = r->strategy->flags & ML_STRATEGY_RECORDED;
+      printf ("%s{", i ? "," : "");
+      if (ml_result_write_json_members (r, r->strategy->name, recorded ? bufs : c->in->run, stdout, &err) < 0)
         return cli_error ("compare", &err);
+      if (c->warm && strcmp (r->strategy->name, "caching") == 0)
+        printf (",\"start\":\"cold\"");
       printf ("}");
     }
   printf ("]");
+  if (c->warm)
+    json_warm (c->warm);
   if (c->conf)
     {
       printf (",\"caching_conformance\":");
-      print_conformance (stdout, c->conf, c->t, true);
+      print_conformance (stdout, c->conf, c->in->t, true);
     }
   printf ("}\n");
   return EXIT_OK;
@@ -232,35 +299,46 @@ print_json (const Compared *c, uint64_t capacity)
 static void
 print_text (const Compared *c, uint64_t capacity)
 {
-  print_head (c->path, c->t, c->bufs, capacity);
+  print_head (c->in, capacity);
   printf ("\n%-16s %14s %11s %9s %8s %9s  %-22s %10s %8s\n", "strategy", "peak (bytes)", "peak", "overhead",
           "frag max", "frag@peak", "OOM", "time", "nodes/op");
   for (size_t i = 0; i < c->n; i++)
-    print_row (&c->res[i]);
+    {
+      bool caching = strcmp (c->res[i].strategy->name, "caching") == 0;
+      print_row (&c->res[i], c->warm && caching ? "caching (cold)" : c->res[i].strategy->name);
+      if (c->warm && caching)
+        print_warm_row (c->warm, c->in->run->lower_bound);
+    }
+  if (c->warm)
+    printf ("\ncaching (cold) starts from an empty device; caching (warm) from the state rebuilt at the trace's first\n"
+            "event, as the conformance replay below: the row to hold against recorded.\n");
   if (c->conf)
     {
       printf ("\ncaching conformance (replayed from the state rebuilt at the trace's first event)\n");
-      print_conformance (stdout, c->conf, c->t, false);
+      print_conformance (stdout, c->conf, c->in->t, false);
     }
 }
 
-/* Runs @list (the recorded plan first when the trace has one) into @res;
- * -1 with *rc set when a run failed, else 0 with *rc EXIT_OK, or
- * EXIT_PROBLEMS when a strategy ran out of memory, or EXIT_BAD when one
- * refused its options. */
+/* Runs @list (the recorded plan first when the trace has one) into @res:
+ * the recorded plan over the trace, failing at its recorded OOM, the
+ * strategies over in->run. -1 with *rc set when a run failed, else 0
+ * with *rc EXIT_OK, or EXIT_PROBLEMS when a row ran out of memory, or
+ * EXIT_BAD when a strategy refused its options. */
 static int
-run_all (const MlBuffers *bufs, const MlStrategy *const *list, const MlKnobs *knobs, MlResult *res, size_t *nres,
-         int *rc)
+run_all (const Input *in, const MlStrategy *const *list, const MlKnobs *knobs, MlResult *res, size_t *nres, int *rc)
 {
   MlError err = { 0 };
   for (size_t i = 0; list[i]; i++)
     {
-      if (ml_sim_evaluate (bufs, list[i], knobs, &res[*nres], &err) < 0)
+      bool recorded = list[i]->flags & ML_STRATEGY_RECORDED;
+      if (ml_sim_evaluate (recorded ? in->bufs : in->run, list[i], knobs, &res[*nres], &err) < 0)
         {
           cli_progress_done ();
           *rc = cli_error ("compare", &err);
           return -1;
         }
+      if (recorded && res[*nres].status == 0)
+        ml_recorded_oom_mark (&in->rec, in->bufs, res[*nres].plan);
       (*nres)++;
     }
   cli_progress_done ();
@@ -276,11 +354,33 @@ run_all (const MlBuffers *bufs, const MlStrategy *const *list, const MlKnobs *kn
   return 0;
 }
 
+/* PyTorch snapshots: how closely `caching` reproduces the real allocator
+ * (the conformance) and the warm replay, when caching is in @list. */
+static void
+caching_extras (const Input *in, const MlStrategy *const *list, const MlCliOpts *o, MlCachingConformance *conf,
+                bool *have_conf, MlCacheReplay *warm, bool *have_warm)
+{
+  *have_conf = *have_warm = false;
+  if (strcmp (ml_trace_str (in->t, in->t->source), "pytorch-snapshot") != 0)
+    return;
+  MlError err = { 0 };
+  if (ml_caching_conformance (in->t, o->knobs.options, conf, &err) == 0)
+    *have_conf = true;
+  else
+    fprintf (stderr, "memlens compare: caching conformance: %s\n", err.msg);
+  bool caching = false;
+  for (size_t i = 0; list[i]; i++)
+    caching |= strcmp (list[i]->name, "caching") == 0;
+  MlCacheReplayOpts ro = { .capacity = o->knobs.capacity, .warm = true };
+  if (caching && ml_cache_replay_can_warm (in->t) && ml_cache_replay (in->t, o->knobs.options, &ro, warm, NULL) == 0)
+    *have_warm = true;
+}
+
 /* The table of @asked over one loaded trace. */
 static int
-compare_trace (const char *path, const MlTrace *t, const MlBuffers *bufs, const MlStrategy **asked, MlCliOpts *o)
+compare_trace (const Input *in, const MlStrategy **asked, MlCliOpts *o)
 {
-  const MlStrategy **list = ml_sim_lineup (bufs, asked);
+  const MlStrategy **list = ml_sim_lineup (in->bufs, asked);
   size_t n = 0;
   while (list && list[n])
     n++;
@@ -289,20 +389,15 @@ compare_trace (const char *path, const MlTrace *t, const MlBuffers *bufs, const 
   int rc;
   if (!list || !res)
     rc = cli_fail ("compare", EXIT_BAD, "out of memory");
-  else if (run_all (bufs, list, &o->knobs, res, &nres, &rc) == 0)
+  else if (run_all (in, list, &o->knobs, res, &nres, &rc) == 0)
     {
-      /* PyTorch snapshots: how closely `caching` reproduces the real allocator */
       MlCachingConformance conf;
-      bool have_conf = false;
-      if (strcmp (ml_trace_str (t, t->source), "pytorch-snapshot") == 0)
-        {
-          MlError cerr = { 0 };
-          if (ml_caching_conformance (t, o->knobs.options, &conf, &cerr) == 0)
-            have_conf = true;
-          else
-            fprintf (stderr, "memlens compare: caching conformance: %s\n", cerr.msg);
-        }
-      Compared c = { path, t, bufs, res, nres, have_conf ? &conf : NULL };
+      MlCacheReplay warm;
+      bool have_conf, have_warm;
+      caching_extras (in, list, o, &conf, &have_conf, &warm, &have_warm);
+      if (have_warm && warm.oom && rc == EXIT_OK)
+        rc = EXIT_PROBLEMS;
+      Compared c = { in, res, nres, have_conf ? &conf : NULL, have_warm ? &warm : NULL };
       int w = EXIT_OK;
       if (!o->json)
         print_text (&c, o->knobs.capacity);
@@ -310,11 +405,27 @@ compare_trace (const char *path, const MlTrace *t, const MlBuffers *bufs, const 
         w = print_json (&c, o->knobs.capacity);
       if (w)
         rc = w;
+      if (have_warm)
+        ml_cache_replay_clear (&warm);
     }
   for (size_t i = 0; i < nres; i++)
     ml_result_clear (&res[i]);
   free (res);
   free (list);
+  return rc;
+}
+
+/* The recorded OOM of the loaded trace, and the buffers the strategies
+ * replay (*replay: owned, NULL when they are the trace's). */
+static int
+prepare (Input *in, MlBuffers **replay)
+{
+  *replay = NULL;
+  int rc = cli_recorded_oom ("compare", in->bufs, &in->rec);
+  MlError err = { 0 };
+  if (rc == EXIT_OK && in->rec.found && ml_recorded_oom_replay (in->bufs, &in->rec, replay, &err) < 0)
+    rc = cli_error ("compare", &err);
+  in->run = *replay ? *replay : in->bufs;
   return rc;
 }
 
@@ -336,11 +447,18 @@ cmd_compare (int argc, char **argv)
     return EXIT_BAD;
   cli_note_knobs ("compare", &o, asked);
   MlTrace *t;
-  MlBuffers *bufs;
+  MlBuffers *bufs, *replay = NULL;
   if ((rc = cli_load ("compare", path, &o, &t, &bufs)) == EXIT_OK)
     {
-      o.knobs.progress = cli_progress (o.quiet);
-      rc = sweep_spec ? run_sweep (path, t, bufs, asked, sweep_spec, &o) : compare_trace (path, t, bufs, asked, &o);
+      Input in = { .path = path, .t = t, .bufs = bufs };
+      if ((rc = prepare (&in, &replay)) == EXIT_OK)
+        {
+          o.knobs.progress = cli_progress (o.quiet);
+          rc = sweep_spec ? run_sweep (&in, asked, sweep_spec, &o) : compare_trace (&in, asked, &o);
+          if (rc == EXIT_OK && in.rec.found)
+            rc = EXIT_PROBLEMS;   /* the file records an OOM */
+        }
+      ml_buffers_free (replay);
       ml_buffers_free (bufs);
       ml_trace_free (t);
     }
@@ -364,7 +482,13 @@ const CliCommand cli_cmd_compare = {
            "and prints one row per value and strategy (KNOB: chunk, align, capacity,\n"
            "retries, seed, time-limit, or an --options key such as large or\n"
            "max_split_size_mb).\n"
-           "Exit code 1 when a strategy runs out of memory under --capacity, 2 when one\n"
+           "A trace that recorded an OOM (a PyTorch snapshot) says so in its second line;\n"
+           "the strategies then replay the request it refused, so that a row fits only if\n"
+           "it could have served it, and the recorded row fails where the real allocator\n"
+           "did. The caching row of a snapshot starts cold, from an empty device; the row\n"
+           "caching (warm) replays from the state rebuilt at the trace's first event.\n"
+           "Exit code 1 when the trace recorded an OOM or a strategy runs out of memory\n"
+           "under --capacity, 2 when one\n"
            "refuses its --options (a setting the caching emulation does not model).\n",
   .options = compare_options,
   .option = compare_option,

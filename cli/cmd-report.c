@@ -87,7 +87,11 @@ write_report (const char *path, const MlReport *r, const ReportArgs *a, const Ml
 #endif
   if (w < 0)
     return cli_error ("report", &err);
-  bool oom = false;
+  /* the file records an OOM: exit 1, as stats, compare and diagnose */
+  MlRecordedOom rec;
+  if (cli_recorded_oom ("report", r->bufs, &rec))
+    return EXIT_BAD;
+  bool oom = rec.found;
   for (size_t i = 0; i < r->n_rows; i++)
     oom = oom || (r->rows[i].res.status == 0 && r->rows[i].res.plan && r->rows[i].res.plan->oom.hit);
   if (!o->quiet)
@@ -158,8 +162,10 @@ const CliCommand cli_cmd_report = {
            "table, the lower bound, peak points with blame, fragmentation, OOM\n"
            "verdicts under --capacity, conflicts and races, and the knobs used. The\n"
            "HTML report is one self-contained file with the timeline pictures; the\n"
-           "JSON report follows docs/report-schema.md. Exit code 1 when a strategy\n"
-           "runs out of memory under --capacity (as for compare).\n",
+           "JSON report follows docs/report-schema.md. A trace that recorded an OOM\n"
+           "(a PyTorch snapshot) gets it first, in the summary. Exit code 1 when the\n"
+           "trace recorded an OOM or a strategy runs out of memory under --capacity\n"
+           "(as for stats, compare and diagnose).\n",
   .options = report_options,
   .option = report_option,
   .run = cmd_report,

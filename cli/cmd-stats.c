@@ -133,13 +133,14 @@ json_peaks (const MlBuffers *bufs, const MlPeaks *peaks)
 }
 
 static void
-print_json (const char *path, const MlBuffers *bufs, const Totals *c, const MlPeaks *peaks)
+print_json (const char *path, const MlBuffers *bufs, const Totals *c, const MlPeaks *peaks, const MlRecordedOom *rec)
 {
   const MlTrace *t = bufs->trace;
   printf ("{\"trace\":");
   ml_json_put_str (stdout, path);
   printf (",\"source\":");
   ml_json_put_str (stdout, ml_trace_str (t, t->source));
+  cli_json_recorded_oom (t, rec);
   printf (",\"events\":%zu,\"buffers\":%zu,\"streams\":%zu,\"alignment\":%" PRIu64
           ",\"end_tick\":%" PRIu64 ",\"lower_bound\":%" PRIu64 ",\"lower_bound_tick\":%" PRIu64
           ",\"total_bytes\":%" PRIu64 ",\"requested_bytes\":%" PRIu64 ",\"never_freed\":%" PRIu64,
@@ -208,10 +209,11 @@ text_peaks (const MlBuffers *bufs, const MlPeaks *peaks)
 }
 
 static void
-print_text (const char *path, const MlBuffers *bufs, const Totals *c, const MlPeaks *peaks)
+print_text (const char *path, const MlBuffers *bufs, const Totals *c, const MlPeaks *peaks, const MlRecordedOom *rec)
 {
   const MlTrace *t = bufs->trace;
   printf ("trace        %s (%s)\n", path, ml_trace_str (t, t->source));
+  cli_print_recorded_oom (t, rec);
   printf ("events       %zu", t->n_events);
   for (int k = 0; k < ML_EV__COUNT; k++)
     if (c->kinds[k])
@@ -271,16 +273,20 @@ cmd_stats (int argc, char **argv)
   Totals c;
   count (t, bufs, &c);
   MlPeaks peaks;
+  MlRecordedOom rec;
   MlError err = { 0 };
-  if (ml_peaks_find (bufs, a.npeaks, a.nblame, &peaks, &err) < 0)
+  if ((rc = cli_recorded_oom ("stats", bufs, &rec)))
+    ;
+  else if (ml_peaks_find (bufs, a.npeaks, a.nblame, &peaks, &err) < 0)
     rc = cli_error ("stats", &err);
   else
     {
       if (o.json)
-        print_json (path, bufs, &c, &peaks);
+        print_json (path, bufs, &c, &peaks, &rec);
       else
-        print_text (path, bufs, &c, &peaks);
+        print_text (path, bufs, &c, &peaks, &rec);
       ml_peaks_free (&peaks);
+      rc = rec.found ? EXIT_PROBLEMS : EXIT_OK;   /* the file records an OOM */
     }
   ml_buffers_free (bufs);
   ml_trace_free (t);
@@ -294,7 +300,9 @@ const CliCommand cli_cmd_stats = {
   .usage = "memlens stats [OPTIONS] TRACE\n"
            "memlens stats [OPTIONS] TRACE... [--jobs N]   (one summary line per file)\n",
   .about = "Events, buffers, streams, the lower bound and when, and the top peak\n"
-           "points with the buffers that make them (largest first).\n",
+           "points with the buffers that make them (largest first). A trace that\n"
+           "recorded an OOM (a PyTorch snapshot) says so in its second line; exit code\n"
+           "1 then, as for compare, report and diagnose.\n",
   .options = stats_options,
   .option = stats_option,
   .run = cmd_stats,

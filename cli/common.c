@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "sim/base/io.h"
+#include "sim/base/jsonutil.h"
 #include "sim/formats/plan-csv.h"
 
 void
@@ -359,4 +360,31 @@ cli_jobs_option (const char *cmd, const char *arg, unsigned *jobs)
     }
   *jobs = (unsigned) v;
   return true;
+}
+
+int
+cli_recorded_oom (const char *cmd, const MlBuffers *bufs, MlRecordedOom *rec)
+{
+  MlError err = { 0 };
+  if (ml_recorded_oom (bufs, rec, &err) < 0)
+    return cli_error (cmd, &err);
+  return EXIT_OK;
+}
+
+void
+cli_print_recorded_oom (const MlTrace *t, const MlRecordedOom *rec)
+{
+  if (!rec->found)
+    return;
+  printf ("recorded OOM device %u, tick %" PRIu64 " (trace entry %" PRIu64 "): request %s, device free %s\n", t->device,
+          rec->tick, rec->index, cli_size (rec->request), cli_size (rec->device_free));
+}
+
+void
+cli_json_recorded_oom (const MlTrace *t, const MlRecordedOom *rec)
+{
+  if (!rec->found)
+    return;
+  printf (",\"recorded_oom\":{\"device\":%u,\"tick\":%" PRIu64 ",\"index\":%" PRIu64 ",\"request\":%" PRIu64
+          ",\"device_free\":%" PRIu64 "}", t->device, rec->tick, rec->index, rec->request, rec->device_free);
 }

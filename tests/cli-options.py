@@ -174,7 +174,7 @@ files = {"snapshot": os.path.join(SRC, "tests/data/tiny-snapshot.pickle"), "csv"
 got = {}
 for k, path in files.items():
     rc, out, err = run("stats", path, "--json", "--quiet")
-    got[k] = json.loads(out)["alignment"] if rc == 0 else err.strip()
+    got[k] = json.loads(out)["alignment"] if rc in (0, 1) else err.strip()   # 1: the snapshot records an OOM
 ok(got == nums, "--align: the defaults help states are the inputs' (help %s, stats %s)" % (nums, got))
 
 train = os.path.join(SRC, "samples/train-step.jsonl")

@@ -104,8 +104,8 @@ p = subprocess.run([memlens, "stats", "--jobs", "3"] + files, capture_output=Tru
 ok(p.returncode == 0 and p.stdout.count("\n") == 4 and "rank1.pickle" in p.stdout and " yes " in p.stdout,
    "stats --jobs: a header and one line per file, rank1 with its OOM")
 p = subprocess.run([memlens, "compare", "--jobs", "2", "-s", "best-fit"] + files[:2], capture_output=True, text=True)
-ok(p.returncode == 0 and p.stdout.count("== ") == 3 and p.stdout.index("rank0") < p.stdout.index("rank1")
-   and "== summary ==" in p.stdout, "compare --jobs: each file's comparison in order, then the summary")
+ok(p.returncode == 1 and p.stdout.count("== ") == 3 and p.stdout.index("rank0") < p.stdout.index("rank1")
+   and "== summary ==" in p.stdout, "compare --jobs: each file's comparison in order, then the summary (exit 1: rank1 records an OOM)")
 p = subprocess.run([memlens, "diagnose", "--jobs", "2"] + files[:2], capture_output=True, text=True)
 ok("== summary ==" in p.stdout and p.stdout.count("== ") == 3, "diagnose --jobs: each file's diagnosis, then the summary")
 p = subprocess.run([memlens, "stats", "--jobs", "2", files[0], os.path.join(tmp, "missing.pickle")],
