@@ -101,9 +101,12 @@ print_rows (const MlTune *t)
           uint64_t a = r->reserved_peak, b = rec->r.reserved_peak;
           snprintf (delta, sizeof delta, "%s%s", a >= b ? "+" : "-", cli_size (a >= b ? a - b : b - a));
         }
-      printf ("%-*s %7u %12s %12s %9.3f %-22s %10" PRIu64 " %8" PRIu64 " %12s\n", w, name, row->n_changed,
-              cli_size (r->reserved_peak), cli_size (r->allocated_peak), r->frag_at_peak, oom, r->n_malloc, r->n_free,
-              delta);
+      /* no growth: the peak is the state the replay started from, no request found it */
+      char frag[16] = "-";
+      if (r->at_peak.valid)
+        snprintf (frag, sizeof frag, "%.3f", r->frag_at_peak);
+      printf ("%-*s %7u %12s %12s %9s %-22s %10" PRIu64 " %8" PRIu64 " %12s\n", w, name, row->n_changed,
+              cli_size (r->reserved_peak), cli_size (r->allocated_peak), frag, oom, r->n_malloc, r->n_free, delta);
     }
 }
 

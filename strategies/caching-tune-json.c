@@ -79,7 +79,10 @@ put_row (FILE *fp, const MlTuneRow *row)
   put_u64 (fp, "allocated_peak", r->allocated_peak);
   put_u64 (fp, "requested_peak", r->requested_peak);
   put_u64 (fp, "peak_tick", r->peak_tick);
-  fprintf (fp, ",\"frag_at_peak\":%.6f", r->frag_at_peak);
+  if (r->at_peak.valid)
+    fprintf (fp, ",\"frag_at_peak\":%.6f", r->frag_at_peak);
+  else
+    fputs (",\"frag_at_peak\":null", fp);
   put_u64 (fp, "cuda_malloc", r->n_malloc);
   put_u64 (fp, "cuda_free", r->n_free);
   put_u64 (fp, "gc_released", r->gc_released);

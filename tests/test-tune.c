@@ -275,6 +275,30 @@ test_answer (void)
     ok (0, "tune runs: %s", err.msg);
   ml_tune_free (tu);
 
+  /* no capacity, one 3 MiB request: every emulated setting reserves a
+   * 20 MiB segment (or page), the cudaMallocAsync model a 4 MiB chunk:
+   * the model's row is the answer, said to be a model, only because no
+   * emulated row reserves less */
+  B b = trace_new ();
+  alloc (&b, 1, 3 * MiB);
+  MlTune *tm = NULL;
+  MlTuneOpts om = { .jobs = 1 };
+  if (ml_tune_run (b.t, &om, &tm, &err) == 0)
+    {
+      const MlTuneRow *best = tm->best >= 0 ? &tm->rows[tm->best] : NULL;
+      ok (tm->verdict == ML_TUNE_NO_CAPACITY && best && best->r.model && best->r.reserved_peak == 4 * MiB,
+          "with nothing emulated below the recorded 20 MiB, the model's 4 MiB is the answer (%s)",
+          best ? best->change : "none");
+      bool none_lower = true;
+      for (size_t k = 1; k < tm->n_rows; k++)
+        none_lower = none_lower && (tm->rows[k].r.model || tm->rows[k].r.reserved_peak >= 20 * MiB);
+      ok (none_lower, "every emulated row reserves 20 MiB or more");
+    }
+  else
+    ok (0, "tune runs: %s", err.msg);
+  ml_tune_free (tm);
+  ml_trace_free (b.t);
+
   /* sweeps: the product, a bad one refused */
   static const char *const sweeps[] = { "expandable_segments=True,False", "max_split_size_mb=64,[1:2]", NULL };
   o.sweeps = sweeps;

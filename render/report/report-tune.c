@@ -99,7 +99,10 @@ tune_rows (MlDoc *d, const MlTune *t)
       const MlCacheReplay *r = &row->r;
       ml_doc_cellf (d, dr, RESERVED, "%s", size_text (d, r->reserved_peak));
       ml_doc_cellf (d, dr, ALLOCATED, "%s", size_text (d, r->allocated_peak));
-      ml_doc_cellf (d, dr, FRAG, "%.3f", r->frag_at_peak);
+      if (r->at_peak.valid)
+        ml_doc_cellf (d, dr, FRAG, "%.3f", r->frag_at_peak);
+      else
+        ml_doc_cellf (d, dr, FRAG, "–");
       if (r->oom)
         ml_doc_cellf (d, dr, OOM, "tick %" PRIu64 "%s", r->oom_tick, r->oom_recorded ? " (recorded)" : "")->tone =
           ML_DOC_TONE_BAD;
@@ -113,7 +116,8 @@ tune_rows (MlDoc *d, const MlTune *t)
     }
   ml_doc_textf (d, &tb->note, "Each row replays the trace %s under the recorded settings with one change (the "
                 "cold-start row: the recorded settings from an empty device). With an OOM the reserved peak is what "
-                "serving every request would need. cudaMalloc and cudaFree count the calls (expandable segments: "
+                "serving every request would need. Frag at peak: – when nothing grew the reserved bytes (the peak "
+                "is the state the replay started from). cudaMalloc and cudaFree count the calls (expandable segments: "
                 "page maps and unmaps).", t->warm ? "from the state the snapshot recorded at its first event" : "from an empty device");
 }
 
