@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/diagnose-next.h"
 #include "sim/analysis/diagnose.h"
 #include "render/report/report.h"
 #include "sim/base/jsonutil.h"
@@ -60,12 +61,12 @@ print_oom_line (const MlBuffers *bufs, const MlOom *o)
           b->stream);
   char why[256];
   printf ("  verdict: %s — %s\n", verdict_upper (o->verdict), ml_oom_reason (o, why, sizeof why));
-  printf ("  live %s · reserved %s · free %s · largest free block %s\n", cli_size (o->live), cli_size (o->reserved),
+  printf ("  live %s · reserved %s · free %s · largest free range on the device %s\n", cli_size (o->live), cli_size (o->reserved),
           cli_size (o->free_bytes), cli_size (o->largest_free));
 }
 
 static void
-print_recorded (const char *path, const MlBuffers *bufs, const MlDiagnosis *d)
+print_recorded (const char *path, const MlBuffers *bufs, const MlDiagnosis *d, const CliShortfall *s)
 {
   const MlTrace *t = bufs->trace;
   printf ("%s: the trace records an OOM on device %u\n", path, t ? t->device : 0);
@@ -81,12 +82,14 @@ print_recorded (const char *path, const MlBuffers *bufs, const MlDiagnosis *d)
     {
       char why[256];
       printf ("  verdict: %s — %s\n", verdict_upper (d->rec_verdict), ml_diagnosis_recorded_reason (d, why, sizeof why));
-      printf ("  reserved %s · allocated %s · cached free %s (largest block %s)\n", cli_size (d->rec_reserved),
+      printf ("  reserved %s · allocated %s · cached free %s (largest free block in the cache %s)\n", cli_size (d->rec_reserved),
               cli_size (d->rec_live), cli_size (d->rec_cached_free), cli_size (d->rec_largest_cached));
       printf ("  device memory implied: %s (reserved + device free)\n", cli_size (d->rec_reserved + d->rec_device_free));
     }
   else
     printf ("  allocated %s (the trace has no addresses: reserved and cached blocks unknown)\n", cli_size (d->rec_live));
+  cli_shortfall_print (bufs, s);
+  cli_devices_print (t);
   printf ("\n  blame: live at the OOM by call site (%zu buffer%s, %s requested)\n", d->rec_n_live_total, d->rec_n_live_total == 1 ? "" : "s",
           cli_size (d->rec_requested_live));
   for (size_t i = 0; i < d->rec_n_sites && i < 10; i++)
@@ -100,6 +103,22 @@ print_recorded (const char *path, const MlBuffers *bufs, const MlDiagnosis *d)
     printf ("    ... %zu more call sites\n", d->rec_n_sites - 10);
   putchar ('\n');
 }
+
+/* Whether the replay's OOM blames what the recorded one did (the same
+ * sites, bytes and counts): one table then, not two. */
+static bool
+same_blame (const MlDiagnosis *d)
+{
+  if (!d->recorded || d->rec_n_sites != d->n_sites || d->rec_n_live_total != d->n_live_total)
+    return false;
+  for (size_t i = 0; i < d->n_sites; i++)
+    if (d->rec_sites[i].site != d->sites[i].site || d->rec_sites[i].bytes != d->sites[i].bytes
+        || d->rec_sites[i].count != d->sites[i].count)
+      return false;
+  return true;
+}
+
+static void print_blame (const MlBuffers *bufs, const MlDiagnosis *d);
 
 /* The replay under the capacity: fits, or the OOM with its blame. */
 static void
@@ -118,6 +137,26 @@ print_replay (const char *path, const MlBuffers *bufs, const MlDiagnosis *d)
     }
   printf ("out of memory\n");
   print_oom_line (bufs, &d->oom);
+  if (same_blame (d))
+    printf ("\n  blame: as at the recorded OOM above (%zu buffer%s, %s requested)\n", d->n_live_total,
+            d->n_live_total == 1 ? "" : "s", cli_size (d->requested_live));
+  else
+    print_blame (bufs, d);
+  printf ("  the largest live buffers:\n");
+  for (size_t i = 0; i < d->n_live && i < 5; i++)
+    {
+      const MlBuffer *b = &bufs->buf[d->live[i]];
+      char label[256];
+      printf ("    %11s  buffer %-8" PRIu64 " %-32s ticks [%" PRIu64 ", %" PRIu64 ") stream %u\n",
+              cli_size (b->rsize), b->id, ml_report_buffer_label (bufs, d->live[i], label, sizeof label),
+              b->start, b->end, b->stream);
+    }
+}
+
+/* The replay's blame by call site. */
+static void
+print_blame (const MlBuffers *bufs, const MlDiagnosis *d)
+{
   printf ("\n  blame: live at the OOM by call site (%zu buffer%s, %s requested)\n", d->n_live_total,
           d->n_live_total == 1 ? "" : "s", cli_size (d->requested_live));
   for (size_t i = 0; i < d->n_sites && i < 10; i++)
@@ -129,15 +168,6 @@ print_replay (const char *path, const MlBuffers *bufs, const MlDiagnosis *d)
     }
   if (d->n_sites > 10)
     printf ("    ... %zu more call sites\n", d->n_sites - 10);
-  printf ("  the largest live buffers:\n");
-  for (size_t i = 0; i < d->n_live && i < 5; i++)
-    {
-      const MlBuffer *b = &bufs->buf[d->live[i]];
-      char label[256];
-      printf ("    %11s  buffer %-8" PRIu64 " %-32s ticks [%" PRIu64 ", %" PRIu64 ") stream %u\n",
-              cli_size (b->rsize), b->id, ml_report_buffer_label (bufs, d->live[i], label, sizeof label),
-              b->start, b->end, b->stream);
-    }
 }
 
 /* A strategy proven not to fit, with the buffers that prove it. */
@@ -216,10 +246,16 @@ print_align (const MlBuffers *bufs, const MlDiagnosis *d)
 }
 
 static void
-print_text (const char *path, const MlBuffers *bufs, const MlDiagnosis *d, const char *capacity_from, const MlTune *tune)
+print_text (const char *path, const MlBuffers *bufs, const MlDiagnosis *d, const CliShortfall *s, const char *capacity_from,
+            const MlTune *tune)
 {
   if (d->recorded)
-    print_recorded (path, bufs, d);
+    print_recorded (path, bufs, d, s);
+  else if (s->has)
+    {
+      cli_shortfall_print (bufs, s);
+      putchar ('\n');
+    }
   if (d->capacity)
     {
       if (d->recorded)
@@ -240,7 +276,8 @@ print_text (const char *path, const MlBuffers *bufs, const MlDiagnosis *d, const
 }
 
 static int
-print_json (const char *path, const MlBuffers *run, const MlDiagnosis *d, const char *capacity_from, const MlTune *tune)
+print_json (const char *path, const MlBuffers *run, const MlDiagnosis *d, const CliShortfall *s, const char *capacity_from,
+            const MlTune *tune)
 {
   const MlTrace *t = run->trace;
   MlError err = { 0 };
@@ -254,6 +291,7 @@ print_json (const char *path, const MlBuffers *run, const MlDiagnosis *d, const 
       printf (",\"allocator_settings\":");
       ml_json_put_str (stdout, ml_trace_allocator_settings (t));
     }
+  cli_shortfall_json (run, s);
   printf (",\"diagnosis\":");
   if (ml_diagnosis_write_json (d, run, stdout, &err) < 0)
     rc = cli_error ("diagnose", &err);
@@ -304,8 +342,14 @@ diagnose_run (const char *path, const MlBuffers *run, const MlRecordedOom *rec, 
   MlDiagnosis d;
   MlError err = { 0 };
   o->knobs.progress = NULL;
+  CliShortfall sf = { 0 };
   if (ml_diagnose (run, plan, o->knobs.capacity, alts, &o->knobs, rec->found ? rec : NULL, &d, &err) < 0)
     rc = cli_error ("diagnose", &err);
+  else if (cli_shortfall_find (run, &d, &sf) < 0)
+    {
+      rc = cli_fail ("diagnose", EXIT_BAD, "out of memory");
+      ml_diagnosis_clear (&d);
+    }
   else
     {
       /* a snapshot: which allocator setting would have fitted (memlens tune) */
@@ -316,14 +360,15 @@ diagnose_run (const char *path, const MlBuffers *run, const MlRecordedOom *rec, 
           && !o->quiet)
         fprintf (stderr, "memlens diagnose: %s: the allocator settings could not be replayed: %s\n", path, err.msg);
       if (o->json)
-        rc = print_json (path, run, &d, capacity_from, tune);
+        rc = print_json (path, run, &d, &sf, capacity_from, tune);
       else
-        print_text (path, run, &d, capacity_from, tune);
+        print_text (path, run, &d, &sf, capacity_from, tune);
       ml_tune_free (tune);
       if (rc == EXIT_OK)
         rc = d.oom.hit || d.recorded ? EXIT_PROBLEMS : EXIT_OK;
       ml_diagnosis_clear (&d);
     }
+  cli_shortfall_clear (&sf);
   ml_plan_free (plan);
   return rc;
 }

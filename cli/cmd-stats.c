@@ -5,6 +5,7 @@
 
 #include "cli/cli.h"
 #include "sim/base/jsonutil.h"
+#include "sim/formats/snapshot.h"
 
 typedef struct {
   unsigned long npeaks, nblame;
@@ -64,14 +65,16 @@ count (const MlTrace *t, const MlBuffers *bufs, Totals *c)
 
 /* ---- JSON ---- */
 
+/* Counts by kind; @name: the kind's name (memlens's event kinds, or a
+ * snapshot's trace actions by PyTorch's names). */
 static void
-json_kinds (const uint64_t *counts)
+json_kinds (const uint64_t *counts, const char *(*name) (MlEventKind))
 {
   bool first = true;
   for (int k = 0; k < ML_EV__COUNT; k++)
     if (counts[k])
       {
-        printf ("%s\"%s\":%" PRIu64, first ? "" : ",", ml_event_kind_name ((MlEventKind) k), counts[k]);
+        printf ("%s\"%s\":%" PRIu64, first ? "" : ",", name ((MlEventKind) k), counts[k]);
         first = false;
       }
 }
@@ -87,7 +90,9 @@ json_devices (const MlTrace *t)
               ",\"reserved_end\":%" PRIu64 ",\"reserved_max\":%" PRIu64 ",\"oom\":%s,\"actions\":{",
               d ? "," : "", di->device, di->entries, di->segments, di->reserved_start, di->reserved_end,
               di->reserved_max, di->ooms ? "true" : "false");
-      json_kinds (di->actions);
+      /* a snapshot's trace actions by PyTorch's names (free_completed, annotate) */
+      bool snapshot = strcmp (ml_trace_str (t, t->source), "pytorch-snapshot") == 0;
+      json_kinds (di->actions, snapshot ? ml_snapshot_action_name : ml_event_kind_name);
       printf ("}");
       if (di->allocated_max)
         printf (",\"allocated_max\":%" PRIu64, di->allocated_max);
@@ -159,7 +164,7 @@ print_json (const char *path, const MlBuffers *bufs, const Totals *c, const MlPe
   uint64_t kinds[ML_EV__COUNT];
   for (int k = 0; k < ML_EV__COUNT; k++)
     kinds[k] = c->kinds[k];
-  json_kinds (kinds);
+  json_kinds (kinds, ml_event_kind_name);
   printf ("},\"marks\":[");
   for (size_t i = 0, m = 0; i < t->n_events && m < 100; i++)
     if (t->events[i].kind == ML_EV_MARK)

@@ -31,7 +31,9 @@ stats = json.load(open(sys.argv[2]))
 diags = [json.loads(l) for l in open(sys.argv[3]) if l.strip()]
 snap = pickle.load(open(sys.argv[4], 'rb'))
 # memlens names free_completed "free" and annotations "mark"
-kind = {'free_completed': 'free', 'annotate': 'mark', 'user_defined': 'mark'}
+# a device's actions are named as PyTorch names them (issue 25, item 5);
+# a user_defined entry is an annotation
+kind = {'user_defined': 'annotate'}
 bad = []
 devs = {str(d['device']): d for d in stats.get('devices', [])}
 if sorted(devs) != sorted(oracle):
@@ -102,7 +104,7 @@ run diagnose "$F"
 contains "$T/err" "reading device 1 of 3: it recorded an OOM"; ok $? "the OOM's device is read by default, and stderr says why"
 head -1 "$T/out" | grep -q "records an OOM on device 1"; ok $? "the recorded OOM comes first"
 contains "$T/out" "verdict: CAPACITY — cached free + device free = 55.00 MiB is less than the 70.00 MiB request"; ok $? "verdict CAPACITY (10 + 45 < 70 MiB)"
-contains "$T/out" "reserved 60.00 MiB · allocated 50.00 MiB · cached free 10.00 MiB (largest block 5.00 MiB)"; ok $? "reserved 60, allocated 50, cached free 10 (largest 5) MiB"
+contains "$T/out" "reserved 60.00 MiB · allocated 50.00 MiB · cached free 10.00 MiB (largest free block in the cache 5.00 MiB)"; ok $? "reserved 60, allocated 50, cached free 10 (largest 5) MiB"
 contains "$T/out" "called from /home/u/models.py:181 update_nodes <- /home/u/train.py:50 main"; ok $? "the OOM's call site: the user's frames, not torch's"
 contains "$T/out" "under 105.00 MiB (the device memory the OOM implies"; ok $? "capacity: reserved + device free = 105 MiB"
 grep -q "fits:" "$T/out"; [ $? -ne 0 ]; ok $? "no strategy is said to fit"

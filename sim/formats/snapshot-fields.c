@@ -231,6 +231,12 @@ _ml_snap_org_block (size_t k, size_t b)
 }
 
 const char *
+ml_snapshot_action_name (MlEventKind kind)
+{
+  return _ml_snap_action_name (kind);
+}
+
+const char *
 _ml_snap_action_name (MlEventKind k)
 {
   switch (k)

@@ -29,6 +29,10 @@
 
 #include "sim/formats/load-options.h"
 
+/* The name PyTorch gives the trace action that maps to @kind
+ * ("free_completed" for ML_EV_FREE, "annotate" for a mark), "?" else. */
+const char *ml_snapshot_action_name (MlEventKind kind);
+
 /* A snapshot's default alignment: the caching allocator's kMinBlockSize. */
 #define ML_SNAPSHOT_ALIGN 512
 
