@@ -518,11 +518,18 @@ put_roundup (Out *o, const MlAllocConf *c)
       put (o, "%u", c->divisions[0]);
       return;
     }
-  /* one entry per interval: the first covers those below it, '>' is not needed */
-  put (o, "[");
-  for (size_t k = 0; k < ML_AC_INTERVALS; k++)
-    put (o, "%s%" PRIu64 ":%u", k ? "," : "", (uint64_t) 1 << k, c->divisions[k]);
-  put (o, "]");
+  /* the first run by its last interval (a first entry fills the ones
+   * below), the last run by its first and '>', the intervals between one
+   * by one ('>' fills from the last interval named, that one included) */
+  size_t e1 = 0, sl = ML_AC_INTERVALS - 1;
+  while (e1 + 1 < ML_AC_INTERVALS && c->divisions[e1 + 1] == c->divisions[0])
+    e1++;
+  while (sl > e1 + 1 && c->divisions[sl - 1] == c->divisions[ML_AC_INTERVALS - 1])
+    sl--;
+  put (o, "[%" PRIu64 ":%u", (uint64_t) 1 << e1, c->divisions[0]);
+  for (size_t k = e1 + 1; k <= sl; k++)
+    put (o, ",%" PRIu64 ":%u", (uint64_t) 1 << k, c->divisions[k]);
+  put (o, ",>:%u]", c->divisions[sl]);
 }
 
 static const char *

@@ -25,6 +25,7 @@ ml_trace_new (void)
   t->n_stacks = 1;   /* stacks[0]: the empty stack */
   t->cap_stacks = 16;
   t->default_align = ML_TRACE_ALIGN;
+  t->ring_wrapped = -1;
   return t;
 }
 
@@ -44,6 +45,10 @@ ml_trace_free (MlTrace *t)
   free (t->group_end);
   free (t->event_origin);
   free (t->notes);
+  free (t->stream_ids);
+  free (t->pools);
+  free (t->event_meta);
+  free (t->alloc_conf);
   ml_strtab_free (t->strings);
   free (t);
 }
@@ -111,6 +116,85 @@ ml_trace_set_origin (MlTrace *t, uint64_t origin)
     }
   t->event_origin[i] = origin;
   return 0;
+}
+
+int
+ml_trace_set_meta (MlTrace *t, MlEventMeta meta)
+{
+  if (t->n_events == 0 || (!meta.compile_context && !meta.user_metadata && !t->event_meta))
+    return 0;
+  size_t i = t->n_events - 1;
+  if (i >= t->cap_meta)
+    {
+      size_t cap = t->cap_meta;
+      if (grow ((void **) &t->event_meta, &cap, t->cap_events > i + 1 ? t->cap_events : i + 1, sizeof *t->event_meta) < 0)
+        return ML_ENOMEM;
+      memset (t->event_meta + t->cap_meta, 0, (cap - t->cap_meta) * sizeof *t->event_meta);
+      t->cap_meta = cap;
+    }
+  t->event_meta[i] = meta;
+  return 0;
+}
+
+MlEventMeta
+ml_trace_event_meta (const MlTrace *t, size_t i)
+{
+  return t->event_meta && i < t->cap_meta ? t->event_meta[i] : (MlEventMeta) { 0, 0 };
+}
+
+uint32_t
+ml_trace_add_stream (MlTrace *t, uint64_t value)
+{
+  if (t->n_stream_ids >= UINT32_MAX - 1
+      || grow ((void **) &t->stream_ids, &t->cap_stream_ids, t->n_stream_ids + 1, sizeof *t->stream_ids) < 0)
+    return UINT32_MAX;
+  t->stream_ids[t->n_stream_ids] = value;
+  return (uint32_t) t->n_stream_ids++;
+}
+
+uint64_t
+ml_trace_stream_id (const MlTrace *t, uint32_t stream)
+{
+  return t->n_stream_ids && stream < t->n_stream_ids ? t->stream_ids[stream] : stream;
+}
+
+const char *
+ml_trace_stream_label (const MlTrace *t, uint32_t stream, char *buf)
+{
+  uint64_t v = ml_trace_stream_id (t, stream);
+  snprintf (buf, ML_STREAM_LABEL_MAX, v > 0xffff ? "0x%" PRIx64 : "%" PRIu64, v);
+  return buf;
+}
+
+uint32_t
+ml_trace_add_pool (MlTrace *t, int64_t first, int64_t second)
+{
+  for (size_t k = 0; k < t->n_pools; k++)
+    if (t->pools[k].first == first && t->pools[k].second == second)
+      return (uint32_t) k;
+  if (first == 0 && second == 0 && t->n_pools == 0)
+    return 0;   /* the default pool: no table needed */
+  size_t need = t->n_pools ? t->n_pools + 1 : 2;
+  if (need >= UINT32_MAX || grow ((void **) &t->pools, &t->cap_pools, need, sizeof *t->pools) < 0)
+    return UINT32_MAX;
+  if (t->n_pools == 0)
+    t->pools[t->n_pools++] = (MlPoolId) { 0, 0 };
+  t->pools[t->n_pools] = (MlPoolId) { first, second };
+  return (uint32_t) t->n_pools++;
+}
+
+MlPoolId
+ml_trace_pool_id (const MlTrace *t, uint32_t pool)
+{
+  return pool < t->n_pools ? t->pools[pool] : (MlPoolId) { 0, 0 };
+}
+
+const char *
+ml_trace_pool_label (const MlTrace *t, uint32_t pool, char *buf)
+{
+  MlPoolId id = ml_trace_pool_id (t, pool);
+  snprintf (buf, ML_POOL_LABEL_MAX, "(%" PRId64 ", %" PRId64 ")", id.first, id.second);
+  return buf;
 }
 
 int

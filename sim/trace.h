@@ -73,8 +73,8 @@ enum {
 #define ML_EVF_KIND_MASK (ML_EVF_WEIGHT | ML_EVF_ACTIVATION | ML_EVF_INPUT | ML_EVF_OUTPUT)
 
 /* One event, 64 bytes.
- *   alloc/free/free_requested: id, addr, size (requested bytes), stream
- *   segment_*:                 id (segment), addr, size, stream
+ *   alloc/free/free_requested: id, addr, size (requested bytes), stream, pool
+ *   segment_*:                 id (segment), addr, size, stream, pool
  *   kernel:                    name, stream, time_ns = start, size = end ns
  *   sync:                      sync_kind, stream, stream2, id (cuda event)
  *   oom:                       size (request), addr = device free bytes, stream
@@ -88,8 +88,11 @@ typedef struct {
   int64_t  time_ns;
   uint32_t name;
   uint32_t stack;
-  uint32_t stream;
-  uint32_t stream2;
+  uint32_t stream;     /* the trace's stream_ids[stream] when it has them */
+  union {
+    uint32_t stream2;  /* sync: the other stream */
+    uint32_t pool;     /* alloc, free, segment events: the trace's pools[pool], 0 = default */
+  };
   uint8_t  kind;       /* MlEventKind */
   uint8_t  sync_kind;  /* MlSyncKind  */
   uint16_t flags;
@@ -110,6 +113,21 @@ typedef struct {
   uint32_t func;   /* interned */
   uint32_t line;
 } MlFrame;
+
+/* A PyTorch memory pool's id (MempoolId_t, c10/cuda/MemPool.cpp): (0,
+ * 0) the default pools; (N, 0) a CUDA graph's own private pool (from its
+ * capture); (0, N) a torch.cuda.MemPool or graph_pool_handle(). */
+typedef struct {
+  int64_t first, second;
+} MlPoolId;
+
+/* What an allocation entry says besides its stack (PyTorch snapshots):
+ * the torch.compile region it ran in and the user's metadata (interned,
+ * 0 = none). */
+typedef struct {
+  uint32_t compile_context;
+  uint32_t user_metadata;
+} MlEventMeta;
 
 /* An op that writes its output into the bytes of one of its inputs (a
  * graph's in-place pair, e.g. relu_). Graph importers record one per
@@ -213,6 +231,25 @@ typedef struct MlTrace {
    * texts: "segment 2 [...] overlaps segment 5 [...]"); the CLI prints them */
   uint32_t *notes;
   size_t    n_notes, cap_notes;
+  /* streams wider than 32 bits (a PyTorch snapshot's cudaStream_t values,
+   * pointers): the reader gives each value a dense index, which events
+   * carry, and stream_ids[index] is the value (ml_trace_stream_id);
+   * none: event streams are the values themselves */
+  uint64_t *stream_ids;
+  size_t    n_stream_ids, cap_stream_ids;
+  /* memory pools (ml_trace_add_pool): pools[0] is the default (0, 0)
+   * once there are any; none: every event is in the default pool */
+  MlPoolId *pools;
+  size_t    n_pools, cap_pools;
+  /* per event, what an allocation entry adds (ml_trace_set_meta):
+   * event_meta[i] for events[i]; NULL when the input records none */
+  MlEventMeta *event_meta;
+  size_t    cap_meta;
+  /* a PyTorch snapshot's own account of its trace */
+  char     *alloc_conf;      /* the allocator settings, PyTorch's syntax (sim/alloc-conf.h; owned, NULL = none) */
+  uint64_t  ring_entries;    /* trace_alloc_max_entries, 0 = not recorded */
+  int8_t    ring_wrapped;    /* trace_alloc_overflowed: 1 yes, 0 no, -1 not recorded */
+  uint32_t  skipped_actions; /* bit k: entries of MlEventKind k were not recorded (skip_actions) */
 } MlTrace;
 
 MlTrace *ml_trace_new  (void);
@@ -229,6 +266,32 @@ int      ml_trace_reserve (MlTrace *trace, size_t n);
  * (line readers: JSONL, CSV), or the reader's own number that its
  * origin_text reads; 0 or ML_ENOMEM. */
 int      ml_trace_set_origin (MlTrace *trace, uint64_t origin);
+/* Records what the last appended event's allocation entry adds
+ * (compile context, user metadata); 0 or ML_ENOMEM. */
+int      ml_trace_set_meta (MlTrace *trace, MlEventMeta meta);
+/* Event @i's meta, zeroes when none. */
+MlEventMeta ml_trace_event_meta (const MlTrace *trace, size_t i);
+
+/* Streams: appends @value to the stream table (the caller keeps it
+ * distinct) and returns its index, UINT32_MAX when out of memory. */
+uint32_t ml_trace_add_stream (MlTrace *trace, uint64_t value);
+/* The real value of event stream @stream. */
+uint64_t ml_trace_stream_id (const MlTrace *trace, uint32_t stream);
+/* Stream @stream as shown: "0", "7", or "0x5a1200000e10" for a value
+ * past 16 bits (a pointer); @buf holds ML_STREAM_LABEL_MAX bytes. */
+#define ML_STREAM_LABEL_MAX 24
+const char *ml_trace_stream_label (const MlTrace *trace, uint32_t stream, char *buf);
+
+/* Pools: the index of pool (@first, @second), added when new (the first
+ * pool added is preceded by the default (0, 0) at index 0); UINT32_MAX
+ * when out of memory. */
+uint32_t ml_trace_add_pool (MlTrace *trace, int64_t first, int64_t second);
+/* Pool @pool's id, (0, 0) for 0 or one past the table. */
+MlPoolId ml_trace_pool_id (const MlTrace *trace, uint32_t pool);
+/* "(1, 0)"; @buf holds ML_POOL_LABEL_MAX bytes. */
+#define ML_POOL_LABEL_MAX 48
+const char *ml_trace_pool_label (const MlTrace *trace, uint32_t pool, char *buf);
+
 /* Adds a warning about the input (copied); 0 or ML_ENOMEM. */
 int      ml_trace_add_note (MlTrace *trace, const char *text);
 /* Where event @i came from, for a message: "line 12" when the reader

@@ -87,9 +87,19 @@ const char *
 _ml_cache_options (const MlTrace *t, const char *options, char *buf, size_t n)
 {
   const char *rec;
-  if ((options && *options) || !t || !(rec = ml_trace_allocator_settings (t)))
+  if ((options && *options) || !t)
     return options;
-  /* the snapshot's own allocator settings ("... (per size range ...)" cut off) */
+  /* the snapshot's own allocator settings, every key (sim/alloc-conf.h) */
+  if (t->alloc_conf)
+    {
+      if (strlen (t->alloc_conf) >= n)
+        return t->alloc_conf;   /* longer than the caller's buffer: the trace's own */
+      snprintf (buf, n, "%s", t->alloc_conf);
+      return buf;
+    }
+  if (!(rec = ml_trace_allocator_settings (t)))
+    return options;
+  /* an older reading: the tick-0 mark ("... (per size range ...)" cut off) */
   snprintf (buf, n, "%s", rec);
   buf[strcspn (buf, " ")] = 0;
   return buf;

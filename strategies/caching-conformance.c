@@ -17,7 +17,7 @@ ml_caching_rule_name (MlCachingRule r)
 {
   static const char *const names[ML_RULE__COUNT] = {
     "best-fit order", "per-stream reuse", "small/large pool", "split position", "new segment vs reuse",
-    "state diverged",
+    "state diverged", "private pool",
   };
   return (unsigned) r < ML_RULE__COUNT ? names[r] : "?";
 }
@@ -160,7 +160,7 @@ rec_seg_event (SegList *l, const MlEvent *ev)
 /* Which rule the real choice @want disagrees on, given the emulation's
  * choice (block @got_blk, made before being undone). */
 static MlCachingRule
-classify (MlCache *c, uint64_t want, uint64_t req, uint32_t raw_stream, bool emu_new_segment)
+classify (MlCache *c, uint64_t want, uint64_t req, uint32_t pool, uint32_t raw_stream, bool emu_new_segment)
 {
   uint32_t i = _ml_cache_block_at (c, want);
   if (i == ML_CACHE_NONE || c->b[i].unmapped)
@@ -171,7 +171,9 @@ classify (MlCache *c, uint64_t want, uint64_t req, uint32_t raw_stream, bool emu
   bool small = _ml_cache_round_size (&c->cfg, req) <= ML_CACHE_SMALL_SIZE;
   if (c->s[b->seg].small != small)
     return ML_RULE_POOL;
-  if (b->stream != _ml_cache_stream_index (c, raw_stream))
+  if (c->lane_pool[b->stream] != pool)
+    return ML_RULE_PRIVATE_POOL;
+  if (b->stream != _ml_cache_lane (c, pool, raw_stream))
     return ML_RULE_STREAM;
   if (b->addr != want)
     return ML_RULE_SPLIT;
@@ -310,7 +312,7 @@ replay_mismatch (Replay *p, size_t k, uint32_t *i, const Conf *before)
       p->f.next = before->next;
       p->f.synth = before->synth;
     }
-  MlCachingRule rule = classify (c, ev->addr, ev->size, ev->stream, was_new);
+  MlCachingRule rule = classify (c, ev->addr, ev->size, ev->pool, ev->stream, was_new);
   p->r.by_rule[rule]++;
   if (p->r.first_mismatch == SIZE_MAX)
     {
@@ -319,7 +321,7 @@ replay_mismatch (Replay *p, size_t k, uint32_t *i, const Conf *before)
       p->r.first_got = got;
     }
   *i = _ml_cache_carve (c, ev->addr, ev->size);
-  if (*i == ML_CACHE_NONE && (rc = _ml_cache_malloc (c, ev->size, ev->stream, i)) < 0)
+  if (*i == ML_CACHE_NONE && (rc = _ml_cache_malloc (c, ev->size, ev->pool, ev->stream, i)) < 0)
     return ml_error_set (p->err, rc, "%s: emulated allocation failed", ml_trace_event_where (p->t, k, where, sizeof where));
   return 0;
 }
@@ -334,7 +336,7 @@ replay_alloc (Replay *p, size_t k)
   uint32_t i;
   int rc;
   p->r.allocs++;
-  if ((rc = _ml_cache_malloc (&p->c, ev->size, ev->stream, &i)) < 0)
+  if ((rc = _ml_cache_malloc (&p->c, ev->size, ev->pool, ev->stream, &i)) < 0)
     return ml_error_set (p->err, rc, "%s: emulated allocation failed", ml_trace_event_where (p->t, k, where, sizeof where));
   if (p->c.b[i].addr == ev->addr)
     p->r.matched++;

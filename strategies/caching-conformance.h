@@ -18,6 +18,7 @@ typedef enum {
   ML_RULE_SPLIT,          /* the real address is inside a free block, not at its start */
   ML_RULE_NEW_SEGMENT,    /* the emulation reused a block, the real one reserved, or the reverse */
   ML_RULE_STATE,          /* the real address is not free in the emulation (state diverged) */
+  ML_RULE_PRIVATE_POOL,   /* the real block belonged to another memory pool (CUDA graph, MemPool) */
   ML_RULE__COUNT
 } MlCachingRule;
 

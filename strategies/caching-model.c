@@ -35,15 +35,51 @@ _ml_cache_rule_sized (uint64_t size, bool small)
 /* ---- blocks ---- */
 
 uint32_t
-_ml_cache_stream_index (MlCache *c, uint32_t raw)
+_ml_cache_lane (MlCache *c, uint32_t pool, uint32_t raw)
 {
   uint32_t i;
-  if (ml_u64map_get (&c->streams, raw, &i))
+  uint64_t key = (uint64_t) pool << 32 | raw;
+  if (ml_u64map_get (&c->streams, key, &i))
     return i;
   i = c->n_streams < 0xffff ? c->n_streams++ : 0xffff;
-  if (ml_u64map_put (&c->streams, raw, i) < 0)
-    c->failed = true;
+  if (ml_u64map_put (&c->streams, key, i) < 0 || ML_ARRAY_RESERVE (c->lane_pool, i, c->cap_lanes, 16) < 0)
+    {
+      c->failed = true;
+      return i;
+    }
+  c->lane_pool[i] = pool;
   return i;
+}
+
+void
+_ml_cache_pool_freeable (MlCache *c, uint32_t pool, bool freeable)
+{
+  if (pool >= c->n_freeable)
+    {
+      if (!freeable)
+        return;
+      size_t n = pool + 1;
+      bool *f = realloc (c->freeable, n * sizeof *f);
+      if (!f)
+        {
+          c->failed = true;
+          return;
+        }
+      memset (f + c->n_freeable, 0, (n - c->n_freeable) * sizeof *f);
+      c->freeable = f;
+      c->n_freeable = n;
+    }
+  c->freeable[pool] = freeable;
+}
+
+/* release_cached_blocks gives back the default pools' cached segments and
+ * those of the private pools no graph or MemPool uses any more
+ * (graph_pools_freeable). */
+static bool
+releasable (const MlCache *c, const MlCacheSegment *g)
+{
+  uint32_t pool = g->stream < c->n_streams ? c->lane_pool[g->stream] : 0;
+  return pool == 0 || (pool < c->n_freeable && c->freeable[pool]);
 }
 
 static uint32_t
@@ -562,8 +598,10 @@ static bool
 release_all (MlCache *c)
 {
   bool any = false;
+  if (c->capturing)
+    return false;   /* malloc's retry skips it while a CUDA graph capture is under way */
   for (size_t i = 0; i < c->ns; i++)
-    if (!c->s[i].expandable)
+    if (!c->s[i].expandable && releasable (c, &c->s[i]))
       any |= _ml_cache_seg_release (c, (uint32_t) i);
   for (int small = 0; small < 2; small++)
     {
@@ -573,7 +611,8 @@ release_all (MlCache *c)
            n = ml_treap_lower_bound (t, t->nodes[n].a, t->nodes[n].b + 1, NULL))
         {
           uint32_t i;
-          if (ml_u64map_get (&c->free_at, t->nodes[n].b, &i) && c->s[c->b[i].seg].expandable)
+          if (ml_u64map_get (&c->free_at, t->nodes[n].b, &i) && c->s[c->b[i].seg].expandable
+              && releasable (c, &c->s[c->b[i].seg]))
             {
               if (ML_ARRAY_RESERVE (c->tmp, c->n_tmp, c->cap_tmp, 64) < 0)
                 {
@@ -639,9 +678,9 @@ _ml_cache_exp_add_range (MlCache *c, uint64_t addr, uint64_t size, uint32_t stre
 /* malloc: returns the block through *out; ML_EOOM when the capacity
  * refuses every way PyTorch tries. */
 int
-_ml_cache_malloc (MlCache *c, uint64_t req, uint32_t raw_stream, uint32_t *out)
+_ml_cache_malloc (MlCache *c, uint64_t req, uint32_t pool, uint32_t raw_stream, uint32_t *out)
 {
-  uint32_t stream = _ml_cache_stream_index (c, raw_stream);
+  uint32_t stream = _ml_cache_lane (c, pool, raw_stream);
   if (c->failed)
     return ML_ENOMEM;
   uint64_t size = _ml_cache_round_size (&c->cfg, req);
@@ -711,13 +750,13 @@ _ml_cache_empty_cache (MlCache *c)
 }
 
 uint64_t
-_ml_cache_release_cached (MlCache *c, uint32_t attempt, uint64_t req, uint32_t raw_stream)
+_ml_cache_release_cached (MlCache *c, uint32_t attempt, uint64_t req, uint32_t pool, uint32_t raw_stream)
 {
   uint64_t before = c->reserved;
   if (c->cfg.backend == ML_CACHE_ASYNC)
     return 0;   /* the pool keeps its memory (release threshold UINT64_MAX) */
   if (attempt == 1)
-    release_available (c, _ml_cache_round_size (&c->cfg, req), _ml_cache_stream_index (c, raw_stream));
+    release_available (c, _ml_cache_round_size (&c->cfg, req), _ml_cache_lane (c, pool, raw_stream));
   if (c->reserved == before)
     release_all (c);
   return before - c->reserved;
@@ -822,6 +861,8 @@ _ml_cache_clear (MlCache *c)
   ml_treap_clear (&c->segs);
   free (c->tmp);
   ml_u64map_clear (&c->streams);
+  free (c->lane_pool);
+  free (c->freeable);
   ml_u64map_clear (&c->free_at);
 }
 

@@ -80,8 +80,16 @@ struct MlCache {
   MlTreap         unmapped[2];    /* unmapped blocks: a = stream, b = addr, value = block index */
   MlTreap         segs;           /* alive segments: a = base, value = index */
   MlU64Map        free_at;        /* free block address -> block index */
-  MlU64Map        streams;        /* raw stream -> dense index */
+  /* blocks are kept per (pool, stream), PyTorch's BlockPool per private
+   * pool and its (stream, size, address) order: a lane is one such
+   * pair, a block's and a segment's `stream` is its lane */
+  MlU64Map        streams;        /* pool << 32 | raw stream -> lane */
   uint32_t        n_streams;
+  uint32_t       *lane_pool;      /* lane -> pool (the trace's pools index) */
+  size_t          cap_lanes;
+  bool           *freeable;       /* pool -> no graph or MemPool uses it (released with the default pools) */
+  size_t          n_freeable;
+  bool            capturing;      /* a CUDA graph capture is under way: release_cached_blocks is skipped */
   uint64_t        reserved;
   uint64_t        capacity;       /* 0 = unlimited (the allowed maximum when a fraction is set) */
   /* per_process_memory_fraction: allowed_memory_maximum (0 = unset), which
@@ -147,20 +155,24 @@ bool     _ml_cache_can_start_segment (MlCache *c, uint64_t addr);
 /* True when a segment of @size in the @small pool is one the size rules
  * can produce. */
 bool     _ml_cache_rule_sized (uint64_t size, bool small);
-/* The dense index of raw stream @raw (assigned on first sight); sets
- * c->failed when out of memory (_ml_cache_malloc then fails). */
-uint32_t _ml_cache_stream_index (MlCache *c, uint32_t raw);
+/* The lane (dense index) of pool @pool and raw stream @raw, assigned on
+ * first sight; sets c->failed when out of memory (_ml_cache_malloc then
+ * fails). */
+uint32_t _ml_cache_lane (MlCache *c, uint32_t pool, uint32_t raw);
+/* Marks private pool @pool freeable (its graph or MemPool is gone:
+ * release_cached_blocks may give back its cached segments) or not. */
+void     _ml_cache_pool_freeable (MlCache *c, uint32_t pool, bool freeable);
 
 /* malloc: returns the block through *out; ML_EOOM when the capacity
  * refuses every way PyTorch tries. c->last_new_segment says whether it
  * reserved (or grew) a segment. */
-int      _ml_cache_malloc (MlCache *c, uint64_t req, uint32_t raw_stream, uint32_t *out);
+int      _ml_cache_malloc (MlCache *c, uint64_t req, uint32_t pool, uint32_t raw_stream, uint32_t *out);
 /* The retry after refusal number @attempt (from 1) of a request of @req
  * bytes on @raw_stream, in PyTorch's order: first the oversize cached
  * segments (release_available_cached_blocks, with max_split_size set),
  * then every wholly free cached segment (release_cached_blocks). Returns
  * the bytes given back (0: nothing left to give). */
-uint64_t _ml_cache_release_cached (MlCache *c, uint32_t attempt, uint64_t req, uint32_t raw_stream);
+uint64_t _ml_cache_release_cached (MlCache *c, uint32_t attempt, uint64_t req, uint32_t pool, uint32_t raw_stream);
 /* garbage_collect_cached_blocks: when reserved is above
  * garbage_collection_threshold x the allowed maximum, gives back the
  * large pool's wholly free segments, oldest first (caching-limits.c);
@@ -202,7 +214,7 @@ uint32_t _ml_cache_carve (MlCache *c, uint64_t addr, uint64_t req);
 /* Why the cache holds its free bytes now, against a request of @req
  * bytes on @raw_stream (caching-replay.h, caching-strand.c). O(free
  * blocks). */
-void     _ml_cache_strands (MlCache *c, uint64_t req, uint32_t raw_stream, MlStrandBreakdown *out);
+void     _ml_cache_strands (MlCache *c, uint64_t req, uint32_t pool, uint32_t raw_stream, MlStrandBreakdown *out);
 
 /* Callbacks of _ml_cache_rebuild (either may be NULL): @segment after the
  * segment (or mapped range) of tick-0 event @k went in, @block after the

@@ -16,6 +16,7 @@ typedef struct {
   uint64_t       running_peak; /* the highest reserved a growth has reached */
   uint64_t       req;          /* the request malloc is serving */
   uint32_t       stream;
+  uint32_t       pool;         /* the request's memory pool (MlTrace.pools) */
   size_t         k;            /* its event */
   size_t         cap_curve;
   MlError       *err;
@@ -48,7 +49,7 @@ rp_grow (MlCache *c, uint64_t bytes)
   if (c->reserved + bytes <= p->running_peak)
     return;
   p->running_peak = c->reserved + bytes;
-  _ml_cache_strands (c, p->req, p->stream, &p->r->at_peak);
+  _ml_cache_strands (c, p->req, p->pool, p->stream, &p->r->at_peak);
   p->r->at_peak.event = p->k;
   p->r->at_peak.tick = p->t->events[p->k].tick;
 }
@@ -74,8 +75,9 @@ allocate (Replay *p, size_t k, uint64_t req, uint32_t stream, bool recorded_oom,
   MlCacheReplay *r = p->r;
   p->req = req;
   p->stream = stream;
+  p->pool = p->t->events[k].kind == ML_EV_ALLOC ? p->t->events[k].pool : 0;
   p->k = k;
-  int rc = _ml_cache_malloc (&p->c, req, stream, out);
+  int rc = _ml_cache_malloc (&p->c, req, p->pool, stream, out);
   if (rc == ML_EOOM)
     {
       /* the first refusal: why, then on without the capacity */
@@ -85,12 +87,12 @@ allocate (Replay *p, size_t k, uint64_t req, uint32_t stream, bool recorded_oom,
       r->oom_request = req;
       r->oom_live = p->c.live;
       r->oom_reserved = p->c.reserved;
-      _ml_cache_strands (&p->c, req, stream, &r->at_oom);
+      _ml_cache_strands (&p->c, req, p->pool, stream, &r->at_oom);
       r->at_oom.event = k;
       r->at_oom.tick = r->oom_tick;
       p->c.capacity = 0;
       p->c.live_limit = 0;
-      rc = _ml_cache_malloc (&p->c, req, stream, out);
+      rc = _ml_cache_malloc (&p->c, req, p->pool, stream, out);
     }
   if (rc < 0)
     return rc == ML_EOOM ? ml_error_set (p->err, ML_EINPUT, "the emulation failed an allocation with no capacity")

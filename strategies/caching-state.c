@@ -15,7 +15,7 @@ rebuild_segment (MlCache *c, const MlTrace *t, size_t k, const MlCacheRebuildCb 
   char where[ML_TRACE_WHERE_MAX];
   const char *pool = ml_trace_str (t, ev->name);
   bool small = pool && *pool ? strcmp (pool, "small") == 0 : ev->size == ML_CACHE_SMALL_BUFFER;
-  uint32_t stream = _ml_cache_stream_index (c, ev->stream);
+  uint32_t stream = _ml_cache_lane (c, ev->pool, ev->stream);
   int rc;
   if (c->failed)
     return ml_error_set (err, ML_ENOMEM, "out of memory");

@@ -36,12 +36,12 @@ strand_of (const MlCache *c, uint32_t i, uint64_t size, bool small, uint32_t str
 }
 
 void
-_ml_cache_strands (MlCache *c, uint64_t req, uint32_t raw_stream, MlStrandBreakdown *out)
+_ml_cache_strands (MlCache *c, uint64_t req, uint32_t mem_pool, uint32_t raw_stream, MlStrandBreakdown *out)
 {
   memset (out, 0, sizeof *out);
   uint64_t size = _ml_cache_round_size (&c->cfg, req);
   bool small = size <= ML_CACHE_SMALL_SIZE && c->cfg.backend != ML_CACHE_ASYNC;
-  uint32_t stream = _ml_cache_stream_index (c, raw_stream);
+  uint32_t stream = _ml_cache_lane (c, mem_pool, raw_stream);
   double squares = 0;
   for (int pool = 0; pool < 2; pool++)
     {

@@ -8,13 +8,74 @@
 #include "sim/buffers.h"
 #include "strategies/caching-private.h"
 
+/* A private pool as the trace shows it: a CUDA graph's own pool (id (N,
+ * 0)) is being captured from its first allocation to its last; a pool
+ * becomes freeable (its graph or MemPool gone) at its first recorded
+ * segment_free or segment_unmap. */
+typedef struct {
+  uint64_t first_alloc, last_alloc;   /* ticks; first_alloc UINT64_MAX: none */
+  uint64_t freed;                     /* tick of its first segment release, UINT64_MAX: never */
+  bool     graph;
+} PoolLife;
+
 typedef struct {
   MlCache       cache;
   MlSimContext *ctx;
   uint32_t     *block;      /* per buffer */
   uint64_t      next_base;
   uint64_t      align;      /* the alignment knob, when above 512 B */
+  const MlBuffers *bufs;
+  PoolLife     *pools;      /* per trace pool (MlTrace.pools), NULL: none */
+  size_t        n_pools;
 } Strat;
+
+/* The lives of the trace's private pools (Strat.pools). */
+static int
+scan_pools (Strat *s, const MlTrace *t)
+{
+  if (!t || t->n_pools < 2)
+    return 0;
+  s->pools = malloc (t->n_pools * sizeof *s->pools);
+  if (!s->pools)
+    return ML_ENOMEM;
+  s->n_pools = t->n_pools;
+  for (size_t p = 0; p < t->n_pools; p++)
+    s->pools[p] = (PoolLife) { UINT64_MAX, 0, UINT64_MAX, t->pools[p].first != 0 && t->pools[p].second == 0 };
+  for (size_t k = 0; k < t->n_events; k++)
+    {
+      const MlEvent *ev = &t->events[k];
+      if (ev->kind == ML_EV_SYNC || ev->kind == ML_EV_KERNEL || !ev->pool || ev->pool >= s->n_pools)
+        continue;
+      PoolLife *l = &s->pools[ev->pool];
+      if (ev->kind == ML_EV_ALLOC && ev->tick > 0)
+        {
+          if (l->first_alloc == UINT64_MAX)
+            l->first_alloc = ev->tick;
+          l->last_alloc = ev->tick;
+        }
+      if ((ev->kind == ML_EV_SEGMENT_FREE || ev->kind == ML_EV_SEGMENT_UNMAP) && l->freed == UINT64_MAX)
+        l->freed = ev->tick;
+    }
+  return 0;
+}
+
+/* The pool of request @req (its alloc event's), and the cache told what
+ * is true at its tick: a capture under way, the pools freeable by then. */
+static uint32_t
+request_pool (Strat *s, const MlRequest *req)
+{
+  if (!s->pools)
+    return 0;
+  s->cache.capturing = false;
+  for (size_t p = 1; p < s->n_pools; p++)
+    {
+      const PoolLife *l = &s->pools[p];
+      s->cache.capturing |= l->graph && l->first_alloc <= req->tick && req->tick <= l->last_alloc;
+      _ml_cache_pool_freeable (&s->cache, (uint32_t) p, l->freed <= req->tick);
+    }
+  const MlEvent *ev = &s->bufs->trace->events[s->bufs->alloc_event[req->buffer]];
+  return ev->pool < s->n_pools ? ev->pool : 0;
+}
 
 static int
 strat_new_seg (MlCache *c, uint64_t size, uint32_t stream, MlCacheSegment *seg)
@@ -65,11 +126,14 @@ strat_create (MlSimContext *ctx, const MlKnobs *knobs, void **state, MlError *er
   if (cfg.fraction > 0 && cfg.fraction < 1 && !knobs->capacity)
     return ml_error_set (err, ML_EUSAGE, "caching: per_process_memory_fraction needs the device's memory (--capacity)");
   Strat *s = calloc (1, sizeof *s);
-  if (!s || !(s->block = calloc (bufs->n ? bufs->n : 1, sizeof *s->block)))
+  if (!s || !(s->block = calloc (bufs->n ? bufs->n : 1, sizeof *s->block)) || scan_pools (s, bufs->trace) < 0)
     {
+      if (s)
+        free (s->block);
       free (s);
       return ml_error_set (err, ML_ENOMEM, "out of memory");
     }
+  s->bufs = bufs;
   _ml_cache_init (&s->cache, &cfg);
   _ml_cache_set_capacity (&s->cache, knobs->capacity);
   s->cache.owner_retries = true;   /* the driver retries, up to --retries */
@@ -102,7 +166,7 @@ strat_alloc (void *state, const MlRequest *req, MlPlacement *out, uint64_t *visi
   Strat *s = state;
   uint32_t i;
   s->cache.visited = 0;
-  int rc = _ml_cache_malloc (&s->cache, wanted (s, req), req->stream, &i);
+  int rc = _ml_cache_malloc (&s->cache, wanted (s, req), request_pool (s, req), req->stream, &i);
   *visited += s->cache.visited;
   if (rc < 0)
     return rc;
@@ -128,7 +192,7 @@ static uint64_t
 strat_release_cached (void *state, uint32_t attempt, const MlRequest *req)
 {
   Strat *s = state;
-  return _ml_cache_release_cached (&s->cache, attempt, wanted (s, req), req->stream);
+  return _ml_cache_release_cached (&s->cache, attempt, wanted (s, req), request_pool (s, req), req->stream);
 }
 
 static uint64_t
@@ -154,6 +218,7 @@ strat_destroy (void *state)
 {
   Strat *s = state;
   _ml_cache_clear (&s->cache);
+  free (s->pools);
   free (s->block);
   free (s);
 }

@@ -171,6 +171,8 @@ test_round_trip (void)
     "pinned_reserve_segment_size_mb:4,graph_capture_record_stream_reuse:False,per_process_memory_fraction:0.3",
     "max_split_size:25165824",
     "roundup_power2_divisions:[1:2,>:4]",
+    "roundup_power2_divisions:[2:1,4:2,64:8,>:16]",
+    "roundup_power2_divisions:[1:4,2:8,4:4]",
   };
   for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++)
     {

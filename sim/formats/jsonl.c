@@ -89,6 +89,40 @@ parse_header (MlTrace *t, const cJSON *h, MlError *err)
   if (rc == 0) t->dropped_records = x;
   if ((rc = ml_json_u64 (h, "device_total", false, &x, err)) < 0) return rc;
   if (rc == 0) t->device_total = x;
+  /* what a PyTorch snapshot said of itself */
+  const char *conf = ml_json_str (h, "allocator_settings");
+  if (conf && !(t->alloc_conf = strdup (conf)))
+    return ml_error_set (err, ML_ENOMEM, "out of memory");
+  if ((rc = ml_json_u64 (h, "trace_alloc_max_entries", false, &x, err)) < 0) return rc;
+  if (rc == 0) t->ring_entries = x;
+  const cJSON *w = cJSON_GetObjectItemCaseSensitive (h, "trace_alloc_overflowed");
+  if (w && !cJSON_IsBool (w))
+    return ml_error_set (err, ML_EINPUT, "\"trace_alloc_overflowed\" is not true or false");
+  if (w)
+    t->ring_wrapped = cJSON_IsTrue (w) ? 1 : 0;
+  if ((rc = ml_json_u64 (h, "skipped_actions", false, &x, err)) < 0) return rc;
+  if (rc == 0) t->skipped_actions = (uint32_t) (x & ((1u << ML_EV__COUNT) - 1));
+  return 0;
+}
+
+/* The index of stream value @v in the trace's stream table (the values
+ * are few: a linear search, the last one found first). */
+static int
+stream_index (MlTrace *t, uint64_t v, uint32_t *out, MlError *err)
+{
+  static __thread size_t last;
+  if (last < t->n_stream_ids && t->stream_ids[last] == v)
+    return *out = (uint32_t) last, 0;
+  for (size_t k = 0; k < t->n_stream_ids; k++)
+    if (t->stream_ids[k] == v)
+      return last = k, *out = (uint32_t) k, 0;
+  if (!t->n_stream_ids && v != 0 && ml_trace_add_stream (t, 0) == UINT32_MAX)   /* 0 keeps index 0 */
+    return ml_error_set (err, ML_ENOMEM, "out of memory");
+  uint32_t i = ml_trace_add_stream (t, v);
+  if (i == UINT32_MAX)
+    return ml_error_set (err, ML_ENOMEM, "out of memory");
+  last = i;
+  *out = i;
   return 0;
 }
 
@@ -173,19 +207,26 @@ parse_event (MlTrace *t, const cJSON *o, MlU64Map *stacks, uint64_t *prev_tick, 
   if ((rc = ml_json_u64 (o, "addr", false, &ev.addr, err)) < 0) return rc;
   if (rc == 0) ev.flags |= ML_EVF_HAS_ADDR;
   if ((rc = ml_json_u64 (o, "size", false, &ev.size, err)) < 0) return rc;
+  /* streams are values (a cudaStream_t may be a 48-bit pointer): each
+   * gets a dense index, the table keeps the value */
   if ((rc = ml_json_u64 (o, "stream", false, &x, err)) < 0) return rc;
-  if (rc == 0)
-    {
-      if (x > UINT32_MAX)
-        return ml_error_set (err, ML_EINPUT, "stream %" PRIu64 " is out of range", x);
-      ev.stream = (uint32_t) x;
-    }
+  if (rc == 0 && (x || t->n_stream_ids) && (rc = stream_index (t, x, &ev.stream, err)) < 0)
+    return rc;
   if ((rc = ml_json_u64 (o, "stream2", false, &x, err)) < 0) return rc;
-  if (rc == 0)
+  if (rc == 0 && k == ML_EV_SYNC && (x || t->n_stream_ids) && (rc = stream_index (t, x, &ev.stream2, err)) < 0)
+    return rc;
+  const cJSON *pool = cJSON_GetObjectItemCaseSensitive (o, "pool");
+  if (pool)
     {
-      if (x > UINT32_MAX)
-        return ml_error_set (err, ML_EINPUT, "stream2 %" PRIu64 " is out of range", x);
-      ev.stream2 = (uint32_t) x;
+      const cJSON *a = cJSON_GetArrayItem (pool, 0), *b = cJSON_GetArrayItem (pool, 1);
+      if (!cJSON_IsArray (pool) || cJSON_GetArraySize (pool) != 2 || !cJSON_IsNumber (a) || !cJSON_IsNumber (b)
+          || a->valuedouble != (double) (int64_t) a->valuedouble || b->valuedouble != (double) (int64_t) b->valuedouble)
+        return ml_error_set (err, ML_EINPUT, "\"pool\" is not a pair of integers");
+      if (k == ML_EV_SYNC || k == ML_EV_KERNEL)
+        return ml_error_set (err, ML_EINPUT, "a %s event has no \"pool\"", kind);
+      ev.pool = ml_trace_add_pool (t, (int64_t) a->valuedouble, (int64_t) b->valuedouble);
+      if (ev.pool == UINT32_MAX)
+        return ml_error_set (err, ML_ENOMEM, "out of memory");
     }
   int64_t tn;
   if ((rc = ml_json_i64 (o, "time_ns", false, &tn, err)) < 0) return rc;
@@ -263,6 +304,10 @@ parse_event (MlTrace *t, const cJSON *o, MlU64Map *stacks, uint64_t *prev_tick, 
   if (ev.flags & ML_EVF_HAS_ADDR && (k == ML_EV_ALLOC || k == ML_EV_SEGMENT_ALLOC))
     t->has_addrs = true;
   if (!ml_trace_append (t, &ev))
+    return ml_error_set (err, ML_ENOMEM, "out of memory");
+  const char *cc = ml_json_str (o, "compile_context"), *um = ml_json_str (o, "user_metadata");
+  MlEventMeta meta = { cc && *cc ? ml_strtab_intern0 (t->strings, cc) : 0, um && *um ? ml_strtab_intern0 (t->strings, um) : 0 };
+  if (meta.compile_context == UINT32_MAX || meta.user_metadata == UINT32_MAX || ml_trace_set_meta (t, meta) < 0)
     return ml_error_set (err, ML_ENOMEM, "out of memory");
   *prev_tick = ev.tick;
   return 0;
@@ -410,6 +455,14 @@ ml_trace_write_jsonl (const MlTrace *t, const char *path, MlError *err)
     fprintf (fp, ",\"dropped_records\":%" PRIu64, t->dropped_records);
   if (t->device_total)
     fprintf (fp, ",\"device_total\":%" PRIu64, t->device_total);
+  if (t->alloc_conf)
+    fputs (",\"allocator_settings\":", fp), ml_json_put_str (fp, t->alloc_conf);
+  if (t->ring_entries)
+    fprintf (fp, ",\"trace_alloc_max_entries\":%" PRIu64, t->ring_entries);
+  if (t->ring_wrapped >= 0)
+    fprintf (fp, ",\"trace_alloc_overflowed\":%s", t->ring_wrapped ? "true" : "false");
+  if (t->skipped_actions)
+    fprintf (fp, ",\"skipped_actions\":%u", t->skipped_actions);
   fputs ("}\n", fp);
   uint64_t prev = 0;
   for (size_t i = 0; i < t->n_events; i++)
@@ -434,14 +487,21 @@ ml_trace_write_jsonl (const MlTrace *t, const char *path, MlError *err)
         fprintf (fp, ",\"end_ns\":%" PRId64, (int64_t) ev->size);
       else if (ev->size || ev->kind == ML_EV_ALLOC)
         fputs (",\"size\":", fp), ml_json_put_u64 (fp, ev->size);
-      if (ev->stream)
-        fprintf (fp, ",\"stream\":%u", ev->stream);
+      if (ml_trace_stream_id (t, ev->stream))
+        fputs (",\"stream\":", fp), ml_json_put_u64 (fp, ml_trace_stream_id (t, ev->stream));
       if (ev->kind == ML_EV_SYNC)
         {
           fprintf (fp, ",\"sync\":\"%s\"", ml_sync_kind_name ((MlSyncKind) ev->sync_kind));
-          if (ev->stream2)
-            fprintf (fp, ",\"stream2\":%u", ev->stream2);
+          if (ml_trace_stream_id (t, ev->stream2))
+            fputs (",\"stream2\":", fp), ml_json_put_u64 (fp, ml_trace_stream_id (t, ev->stream2));
         }
+      else if (ev->kind != ML_EV_KERNEL && ev->pool && ev->pool < t->n_pools)
+        fprintf (fp, ",\"pool\":[%" PRId64 ",%" PRId64 "]", t->pools[ev->pool].first, t->pools[ev->pool].second);
+      MlEventMeta meta = ml_trace_event_meta (t, i);
+      if (meta.compile_context)
+        fputs (",\"compile_context\":", fp), ml_json_put_str (fp, ml_trace_str (t, meta.compile_context));
+      if (meta.user_metadata)
+        fputs (",\"user_metadata\":", fp), ml_json_put_str (fp, ml_trace_str (t, meta.user_metadata));
       if (ev->time_ns >= 0)
         fputs (",\"time_ns\":", fp), ml_json_put_u64 (fp, (uint64_t) ev->time_ns);   /* a string above 2^53 */
       if (ev->name)

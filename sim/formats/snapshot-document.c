@@ -162,13 +162,22 @@ _ml_snap_pick_device (MlSnapCtx *c, const MlPkValue *segments, const MlPkValue *
 
 /* ---- step 2: the segments and live blocks at dump time ---- */
 
+/* What a segment's blocks add up to, to check its own totals
+ * (SegmentInfo: allocated_size of the allocated blocks, active_size and
+ * requested_size of the active ones: allocated or pending). */
+typedef struct {
+  uint64_t total, allocated, active, requested;
+  bool     req_unknown;   /* an active block without requested_size (1.13, 2.0) */
+} SegSums;
+
 /* Block @b of segment @k (at @where) that starts at *@at unless it says
  * where: a live one ("active_allocated", "active_pending_free") becomes
  * an MlSnapBlk; *@at moves to the block's end. Its requested size and
  * stack are the last of its "history" when it has no fields of its own
  * (PyTorch 1.13 / 2.0). */
 static int
-read_block (MlSnapCtx *c, const MlPkValue *bl, MlSnapWhere where, uint32_t stream, uint64_t *at)
+read_block (MlSnapCtx *c, const MlPkValue *bl, MlSnapWhere where, uint32_t stream, uint32_t pool, uint64_t *at,
+            SegSums *sum)
 {
   const MlPkValue *f[K__COUNT];
   _ml_snap_fields (bl, f);   /* one pass, keys by their tag */
@@ -184,14 +193,20 @@ read_block (MlSnapCtx *c, const MlPkValue *bl, MlSnapWhere where, uint32_t strea
   if (baddr == UINT64_MAX)
     baddr = *at;
   *at = baddr + bsize;
+  sum->total += bsize;
   if (!state || strncmp (state, "active", 6) != 0)
     return 0;
+  bool pending = strcmp (state, "active_pending_free") == 0;
   const MlPkValue *hist = _ml_snap_as_list (f[K_HISTORY]);
   const MlPkValue *last = hist && hist->n && hist->items[hist->n - 1]->kind == ML_PK_DICT
                           ? hist->items[hist->n - 1] : NULL;
   const MlPkValue *frames = f[K_FRAMES];
   if ((rc = _ml_snap_uint_value (c, f[K_REQUESTED_SIZE], "requested_size", UINT_MAX_FIELD, false, &req, where)) < 0)
     return rc;
+  sum->active += bsize;
+  sum->allocated += pending ? 0 : bsize;
+  sum->requested += req == UINT64_MAX ? 0 : req;
+  sum->req_unknown |= req == UINT64_MAX;
   if (last && (!frames || req == UINT64_MAX))
     {
       const MlPkValue *lf[K__COUNT];
@@ -204,7 +219,34 @@ read_block (MlSnapCtx *c, const MlPkValue *bl, MlSnapWhere where, uint32_t strea
     }
   if (req == UINT64_MAX)
     req = bsize;
-  return _ml_snap_add_blk (c, baddr, req, stream, 0, (MlPkValue *) frames, _ml_snap_org_block (where.k, where.b));
+  if ((rc = _ml_snap_add_blk (c, baddr, req, stream, pool, 0, (MlPkValue *) frames,
+                              _ml_snap_org_block (where.k, where.b))) < 0)
+    return rc;
+  c->blks[c->n_blks - 1].pending = pending;
+  return 0;
+}
+
+/* A segment's own totals against its blocks': a disagreement is a note
+ * naming the segment, the field and both numbers. */
+static int
+check_sums (MlSnapCtx *c, const MlPkValue *s, size_t k, const SegSums *sum, size_t n_blocks)
+{
+  static const char *const keys[] = { "allocated_size", "active_size", "requested_size" };
+  const uint64_t got[] = { sum->allocated, sum->active, sum->requested };
+  if (!n_blocks)
+    return 0;
+  for (size_t i = 0; i < 3; i++)
+    {
+      uint64_t said;
+      if (!ml_pk_get_u64 (s, keys[i], &said) || said == got[i] || (i == 2 && sum->req_unknown))
+        continue;
+      char note[256];
+      snprintf (note, sizeof note, "segments[%zu]: %s is %" PRIu64 ", its blocks add up to %" PRIu64
+                " (the figures use the blocks)", k, keys[i], said, got[i]);
+      if (ml_trace_add_note (c->t, note) < 0)
+        return _ml_snap_oom (c);
+    }
+  return 0;
 }
 
 /* Segment @k of the device read, then its blocks: they tile the segment
@@ -213,29 +255,51 @@ read_block (MlSnapCtx *c, const MlPkValue *bl, MlSnapWhere where, uint32_t strea
 static int
 read_segment (MlSnapCtx *c, const MlPkValue *s, size_t k)
 {
-  uint64_t addr = 0, size = 0, stream = 0;
+  uint64_t addr = 0, size = 0, raw_stream = 0;
+  uint32_t stream, pool = 0;
   MlSnapWhere where = { "segment", k, SIZE_MAX };
   int rc;
   if ((rc = _ml_snap_uint_field (c, s, "address", UINT_MAX_FIELD, true, &addr, where)) < 0
       || (rc = _ml_snap_uint_field (c, s, "total_size", UINT_MAX_FIELD, true, &size, where)) < 0
-      || (rc = _ml_snap_uint_field (c, s, "stream", UINT_MAX_FIELD, false, &stream, where)) < 0)
+      || (rc = _ml_snap_uint_field (c, s, "stream", UINT_MAX_FIELD, false, &raw_stream, where)) < 0
+      || (rc = _ml_snap_stream (c, raw_stream, &stream)) < 0)
     return rc;
+  const MlPkValue *pid = ml_pk_get (s, "segment_pool_id");
+  if (pid && (rc = _ml_snap_pool_of (c, pid, &pool)) < 0)
+    {
+      char said[96];
+      return rc != ML_EINPUT ? rc
+             : ml_error_set (c->err, ML_EINPUT, "%s: segment %zu: \"segment_pool_id\" is %s; expected a pair of "
+                             "integers (a MempoolId_t)", c->path, k, ml_pk_describe (pid, said, sizeof said));
+    }
   const char *type = ml_pk_get_str (s, "segment_type");
   int64_t expandable = 0;
   ml_pk_get_int (s, "is_expandable", &expandable);
   bool small = type ? strcmp (type, "small") == 0 : size == SMALL_BUFFER;
-  rc = _ml_snap_add_seg (c, addr, size, (uint32_t) stream, small, expandable != 0, _ml_snap_org_block (k, SIZE_MAX));
+  rc = _ml_snap_add_seg (c, addr, size, stream, pool, small, expandable != 0, _ml_snap_org_block (k, SIZE_MAX));
   if (rc < 0)
     return rc;
+  c->segs[c->n_segs - 1].frames = (MlPkValue *) _ml_snap_as_list (ml_pk_get (s, "frames"));
+  if (_ml_snap_grow ((void **) &c->spans, &c->cap_spans, c->n_spans + 1, sizeof *c->spans) < 0)
+    return _ml_snap_oom (c);
+  c->spans[c->n_spans++] = (struct MlSnapSpan) { addr, size, pool };
   const MlPkValue *blocks = _ml_snap_as_list (ml_pk_get (s, "blocks"));
   uint64_t at = addr;
+  SegSums sum = { 0 };
   for (size_t b = 0; blocks && b < blocks->n; b++)
     {
       where.b = b;
-      if ((rc = read_block (c, blocks->items[b], where, (uint32_t) stream, &at)) < 0)
+      if ((rc = read_block (c, blocks->items[b], where, stream, pool, &at, &sum)) < 0)
         return rc;
     }
-  return 0;
+  return check_sums (c, s, k, &sum, blocks ? blocks->n : 0);
+}
+
+static int
+cmp_span_addr (const void *a, const void *b)
+{
+  const struct MlSnapSpan *x = a, *y = b;
+  return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
 int
@@ -257,6 +321,7 @@ _ml_snap_read_segments (MlSnapCtx *c, const MlPkValue *segments)
       if (_ml_snap_dev_of (s) == c->dev && (rc = read_segment (c, s, k)) < 0)
         return rc;
     }
+  qsort (c->spans, c->n_spans, sizeof *c->spans, cmp_span_addr);
   return 0;
 }
 

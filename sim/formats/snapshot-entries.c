@@ -41,7 +41,26 @@ read_entry (MlSnapCtx *c, const MlPkValue *e, MlSnapEnt *out, MlPkValue **frames
         out->kind = (uint8_t) k;
         return _ml_snap_intern (c, ml_pk_describe (f[_ml_snap_entry_fields[k].key], said, sizeof said), &out->name);
       }
-  out->stream = (uint32_t) stream;
+  int rc;
+  if ((rc = _ml_snap_stream (c, stream, &out->stream)) < 0)
+    return rc;
+  if (f[K_POOL_ID])
+    {
+      if ((rc = _ml_snap_pool_of (c, f[K_POOL_ID], &out->pool)) == ML_EINPUT)
+        {
+          char said[96];
+          out->bad = ENT_BAD_POOL;
+          return _ml_snap_intern (c, ml_pk_describe (f[K_POOL_ID], said, sizeof said), &out->name);
+        }
+      if (rc < 0)
+        return rc;
+      out->has_pool = true;
+    }
+  /* torch.compile's region and the user's metadata (empty: none) */
+  const MlPkValue *cc = f[K_COMPILE_CONTEXT], *um = f[K_USER_METADATA];
+  if ((cc && cc->kind == ML_PK_STR && cc->len && (rc = _ml_snap_intern_val (c, cc, &out->meta.compile_context)) < 0)
+      || (um && um->kind == ML_PK_STR && um->len && (rc = _ml_snap_intern_val (c, um, &out->meta.user_metadata)) < 0))
+    return rc;
   if (time_us != UINT64_MAX)
     out->time_us = (int64_t) time_us;
   *frames = (MlPkValue *) f[K_FRAMES];
@@ -172,6 +191,7 @@ keep_after_window (MlSnapCtx *c, MlSnapDevTrace *d, uint64_t index, const MlSnap
   p->size = ent->size;
   p->stream = ent->stream;
   p->stack = ent->stack;
+  p->pool = ent->has_pool ? ent->pool : 0;
   p->origin = _ml_snap_org_entry (index, ent->kind);
   return 0;
 }

@@ -59,7 +59,9 @@ key_of (MlPkValue *k)
 {
   static const char *const names[K__COUNT] = { "", "filename", "name", "line", "action", "addr", "size", "stream",
                                                "time_us", "frames", "device_free", "user_metadata", "state",
-                                               "address", "requested_size", "history", "real_size" };
+                                               "address", "requested_size", "history", "real_size", "pool_id",
+                                               "compile_context", "forward_frames", "fx_node_op", "fx_node_name",
+                                               "fx_node_target", "fx_original_trace" };
   if (k->kind != ML_PK_STR)
     return K_OTHER;   /* only strings are tagged (numbers may be shared) */
   bool cached = (k->tag & TAG_ROLE) == TAG_KEY;
@@ -174,6 +176,52 @@ _ml_snap_dev_of (const MlPkValue *seg)
   int64_t d = 0;
   ml_pk_get_int (seg, "device", &d);
   return d;
+}
+
+int
+_ml_snap_stream (MlSnapCtx *c, uint64_t value, uint32_t *out)
+{
+  uint32_t idx;
+  if (ml_u64map_get (&c->streams, value, &idx))
+    {
+      *out = idx;
+      return 0;
+    }
+  idx = ml_trace_add_stream (c->t, value);
+  if (idx == UINT32_MAX || ml_u64map_put (&c->streams, value, idx) < 0)
+    return _ml_snap_oom (c);
+  *out = idx;
+  return 0;
+}
+
+int
+_ml_snap_pool_of (MlSnapCtx *c, const MlPkValue *v, uint32_t *out)
+{
+  const MlPkValue *l = _ml_snap_as_list (v);
+  if (!l || l->n != 2 || l->items[0]->kind != ML_PK_INT || l->items[1]->kind != ML_PK_INT)
+    return ML_EINPUT;
+  uint32_t idx = ml_trace_add_pool (c->t, l->items[0]->i, l->items[1]->i);
+  if (idx == UINT32_MAX)
+    return _ml_snap_oom (c);
+  *out = idx;
+  return 0;
+}
+
+uint32_t
+_ml_snap_pool_at (const MlSnapCtx *c, uint64_t addr)
+{
+  size_t lo = 0, hi = c->n_spans;
+  while (lo < hi)
+    {
+      size_t mid = lo + (hi - lo) / 2;
+      if (c->spans[mid].addr <= addr)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  if (lo && addr - c->spans[lo - 1].addr < c->spans[lo - 1].size)
+    return c->spans[lo - 1].pool;
+  return 0;
 }
 static int
 action_kind (const char *a, MlEventKind *k)

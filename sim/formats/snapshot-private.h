@@ -34,7 +34,9 @@
 typedef struct {
   uint64_t addr, size;
   uint64_t origin;        /* where the file has it (ORG_*), 0 = not known */
-  uint32_t stream;
+  uint32_t stream;        /* dense index (MlTrace.stream_ids) */
+  uint32_t pool;          /* MlTrace.pools index */
+  MlPkValue *frames;      /* a dump-time segment's stack at cudaMalloc */
   bool     small, expandable, gone;
 } MlSnapSeg;
 
@@ -44,21 +46,26 @@ typedef struct {
   uint32_t stream;
   uint32_t stack;         /* from a trace entry (frames NULL) */
   MlPkValue *frames;      /* from a dump-time block */
+  uint32_t pool;
   bool     gone;
   bool     freed_frames;  /* frames are the free's: allocated before the trace */
+  bool     pending;       /* active_pending_free at dump time, its free_requested not in the trace */
 } MlSnapBlk;
 
 /* A trace entry as the steps read it: what the pickle's dict says, kept
  * while the pickle streams (the entry dict itself is gone by then). */
-enum { ENT_OK, ENT_NOT_DICT, ENT_BAD_ACTION, ENT_BAD_FIELD };
+enum { ENT_OK, ENT_NOT_DICT, ENT_BAD_ACTION, ENT_BAD_FIELD, ENT_BAD_POOL };
 typedef struct {
   uint64_t addr, size;    /* oom: addr = device_free */
   int64_t  time_us;       /* -1: none (or past what ns can hold) */
-  uint32_t stack, stream;
+  uint32_t stack, stream; /* stream: dense index (MlTrace.stream_ids) */
+  uint32_t pool;          /* the entry's pool_id (MlTrace.pools), else the pool of the segment holding addr */
+  MlEventMeta meta;       /* compile_context, user_metadata */
   uint32_t name;          /* mark: its text; ENT_NOT_DICT: the pickle kind; ENT_BAD_ACTION: the action;
                            * ENT_BAD_FIELD: the value, described */
   uint8_t  kind;          /* MlEventKind; ENT_BAD_FIELD: which field (_ml_snap_entry_fields) */
   uint8_t  bad;           /* ENT_* */
+  bool     has_pool;      /* the entry says its pool_id */
 } MlSnapEnt;
 
 /* An address's first entries after the window (--range), as undoing
@@ -70,7 +77,7 @@ enum { P_ALLOC = 1, P_FREES, P_FROZEN };
 typedef struct {
   uint64_t addr, size;
   uint64_t origin;        /* the last free's entry (ORG_ENTRY) */
-  uint32_t stream, stack;
+  uint32_t stream, stack, pool;
   uint8_t  state;
 } MlSnapPost;
 
@@ -149,6 +156,12 @@ typedef struct {
   MlSnapDevTrace *dt;
   size_t      n_dt;
   MlRange     range;      /* set: only a window of the trace */
+  MlU64Map    streams;    /* stream value -> dense index (MlTrace.stream_ids) */
+  /* the dump-time segments of the device read, by address, with their
+   * pools: an entry without pool_id (files before it) is in the pool of
+   * the segment that holds its address, as memory_viz's find_pool_id */
+  struct MlSnapSpan { uint64_t addr, size; uint32_t pool; } *spans;
+  size_t      n_spans, cap_spans;
   bool        entry_failed;  /* the error came from _ml_snap_on_entry (it names the file) */
   /* entries the walk reads past, with a warning: a free of a block that
    * is already free, an alloc over a live block (entries missing inside
@@ -168,7 +181,9 @@ typedef struct {
 
 /* The keys the reader looks up in frames and trace entries. */
 enum { K_OTHER, K_FILENAME, K_NAME, K_LINE, K_ACTION, K_ADDR, K_SIZE, K_STREAM, K_TIME_US, K_FRAMES,
-       K_DEVICE_FREE, K_USER_METADATA, K_STATE, K_ADDRESS, K_REQUESTED_SIZE, K_HISTORY, K_REAL_SIZE, K__COUNT };
+       K_DEVICE_FREE, K_USER_METADATA, K_STATE, K_ADDRESS, K_REQUESTED_SIZE, K_HISTORY, K_REAL_SIZE,
+       K_POOL_ID, K_COMPILE_CONTEXT, K_FORWARD_FRAMES, K_FX_NODE_OP, K_FX_NODE_NAME, K_FX_NODE_TARGET,
+       K_FX_ORIGINAL_TRACE, K__COUNT };
 
 /* The largest value the reader takes for an address, a size, a stream:
  * 2^63-1 (an address plus a size then never wraps around 2^64); for a
@@ -234,6 +249,20 @@ const MlPkValue *_ml_snap_as_list (const MlPkValue *v);
 int  _ml_snap_check_device (MlSnapCtx *c, const MlPkValue *d, const char *what, size_t k);
 /* The "device" of a segment (0 when absent). */
 int64_t _ml_snap_dev_of (const MlPkValue *seg);
+/* The dense index of stream value @value (MlTrace.stream_ids). */
+int  _ml_snap_stream (MlSnapCtx *c, uint64_t value, uint32_t *out);
+/* The pool index (MlTrace.pools) of a pool id value, a pair of
+ * integers (segment_pool_id, pool_id); ML_EINPUT (no message) when @v is
+ * no such pair. */
+int  _ml_snap_pool_of (MlSnapCtx *c, const MlPkValue *v, uint32_t *out);
+/* The pool of the dump-time segment holding @addr, 0 when none. */
+uint32_t _ml_snap_pool_at (const MlSnapCtx *c, uint64_t addr);
+/* An entry's pool: its pool_id, else that of the segment holding its address. */
+static inline uint32_t
+_ml_snap_ent_pool (const MlSnapCtx *c, const MlSnapEnt *e)
+{
+  return e->has_pool ? e->pool : _ml_snap_pool_at (c, e->addr);
+}
 /* The event kind of an action string (cached in its tag); -1: no action. */
 int  _ml_snap_action_of (const MlPkValue *cv, MlEventKind *k);
 /* Origins (MlTrace.event_origin): trace entry @index; segments[k] (@b =
@@ -275,9 +304,9 @@ int  _ml_snap_read_annotations (MlSnapCtx *c, const MlPkValue *annotations);
 
 /* ---- snapshot-state.c: steps 3, 4 ---- */
 
-int  _ml_snap_add_seg (MlSnapCtx *c, uint64_t addr, uint64_t size, uint32_t stream, bool small, bool expandable,
-                       uint64_t origin);
-int  _ml_snap_add_blk (MlSnapCtx *c, uint64_t addr, uint64_t req, uint32_t stream, uint32_t stack,
+int  _ml_snap_add_seg (MlSnapCtx *c, uint64_t addr, uint64_t size, uint32_t stream, uint32_t pool, bool small,
+                       bool expandable, uint64_t origin);
+int  _ml_snap_add_blk (MlSnapCtx *c, uint64_t addr, uint64_t req, uint32_t stream, uint32_t pool, uint32_t stack,
                        MlPkValue *frames, uint64_t origin);
 /* True when @size is a whole number of large-pool pages (expandable segments). */
 bool _ml_snap_is_large_pages (uint64_t size);
@@ -287,7 +316,7 @@ int  _ml_snap_undo_entry (MlSnapCtx *c, const MlSnapEnt *e, uint64_t origin);
  * entry (what comes after a window first). */
 int  _ml_snap_undo_trace (MlSnapCtx *c, const MlSnapDevTrace *dt);
 /* Tick 0: the allocator settings as a mark; the segments, then the live blocks by address. */
-int  _ml_snap_emit_settings (MlSnapCtx *c, const MlPkValue *settings);
+int  _ml_snap_emit_settings (MlSnapCtx *c, const MlPkValue *settings, const MlPkValue *root);
 int  _ml_snap_emit_start_state (MlSnapCtx *c);
 
 /* ---- snapshot-replay.c: step 6 ---- */
@@ -295,6 +324,8 @@ int  _ml_snap_emit_start_state (MlSnapCtx *c);
 /* Appends an event; @origin: where the file has it (ORG_*), 0 = nowhere. */
 int  _ml_snap_emit (MlSnapCtx *c, MlEventKind kind, uint64_t tick, uint64_t id, uint64_t addr, uint64_t size,
                     uint32_t stream, int64_t time_ns, uint32_t name, uint32_t stack, uint16_t flags, uint64_t origin);
+/* Sets the pool and meta of the event just emitted. */
+int  _ml_snap_tag_last (MlSnapCtx *c, uint32_t pool, MlEventMeta meta);
 /* The annotations up to @time_us (UINT64_MAX: all that are left), one tick each. */
 int  _ml_snap_emit_annotations_until (MlSnapCtx *c, uint64_t time_us);
 /* Trace entry @i (the file's index) forward; a bad entry is an error here. */

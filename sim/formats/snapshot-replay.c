@@ -21,6 +21,16 @@ _ml_snap_emit (MlSnapCtx *c, MlEventKind kind, uint64_t tick, uint64_t id, uint6
   return 0;
 }
 
+int
+_ml_snap_tag_last (MlSnapCtx *c, uint32_t pool, MlEventMeta meta)
+{
+  MlTrace *t = c->t;
+  if (!t->n_events)
+    return 0;
+  t->events[t->n_events - 1].pool = pool;
+  return ml_trace_set_meta (t, meta) < 0 ? _ml_snap_oom (c) : 0;
+}
+
 /* Emits the annotations up to @time_us (all that are left when
  * @time_us is UINT64_MAX), one tick each. */
 int
@@ -37,6 +47,8 @@ _ml_snap_emit_annotations_until (MlSnapCtx *c, uint64_t time_us)
 
 /* ---- step 6: the trace, forward; entry @i per call, in order ---- */
 
+static int emit_entry (MlSnapCtx *c, const MlSnapEnt *e, uint64_t tick, int64_t time_ns, uint64_t org);
+
 int
 _ml_snap_walk_entry (MlSnapCtx *c, size_t i, const MlSnapEnt *e)
 {
@@ -46,6 +58,9 @@ _ml_snap_walk_entry (MlSnapCtx *c, size_t i, const MlSnapEnt *e)
   if (e->bad == ENT_BAD_ACTION)
     return ml_error_set (c->err, ML_EINPUT, "%s: device_traces[%" PRId64 "][%zu]: unknown action \"%s\"",
                          c->path, c->dev, i, e->name ? ml_trace_str (c->t, e->name) : "(none)");
+  if (e->bad == ENT_BAD_POOL)
+    return ml_error_set (c->err, ML_EINPUT, "%s: device_traces[%" PRId64 "][%zu]: \"pool_id\" is %s; expected a pair "
+                         "of integers (a MempoolId_t)", c->path, c->dev, i, ml_trace_str (c->t, e->name));
   if (e->bad == ENT_BAD_FIELD)
     {
       char where[64];
@@ -54,8 +69,6 @@ _ml_snap_walk_entry (MlSnapCtx *c, size_t i, const MlSnapEnt *e)
       return _ml_snap_bad_uint (c, where, f->name, ml_trace_str (c->t, e->name), f->max);
     }
   MlEventKind kind = e->kind;
-  uint64_t addr = e->addr, size = e->size;
-  uint32_t stream = e->stream;
   int64_t time_ns = -1;
   int rc = 0;
   if (e->time_us >= 0)
@@ -65,6 +78,30 @@ _ml_snap_walk_entry (MlSnapCtx *c, size_t i, const MlSnapEnt *e)
         return rc;
     }
   uint64_t tick = ++c->tick, org = _ml_snap_org_entry (i, kind);
+  size_t before = c->t->n_events;
+  if ((rc = emit_entry (c, e, tick, time_ns, org)) < 0)
+    return rc;
+  /* the pool and meta of what the entry made (an alloc over a live block makes two) */
+  bool pooled = kind == ML_EV_ALLOC || kind == ML_EV_FREE || kind == ML_EV_FREE_REQUESTED || kind == ML_EV_SEGMENT_ALLOC
+                || kind == ML_EV_SEGMENT_FREE || kind == ML_EV_SEGMENT_MAP || kind == ML_EV_SEGMENT_UNMAP;
+  for (size_t k = before; k < c->t->n_events; k++)
+    {
+      if (pooled)
+        c->t->events[k].pool = _ml_snap_ent_pool (c, e);
+      if (k + 1 == c->t->n_events && (rc = ml_trace_set_meta (c->t, e->meta)) < 0)
+        return _ml_snap_oom (c);
+    }
+  return 0;
+}
+
+/* The events of entry @e at @tick. */
+static int
+emit_entry (MlSnapCtx *c, const MlSnapEnt *e, uint64_t tick, int64_t time_ns, uint64_t org)
+{
+  MlEventKind kind = e->kind;
+  uint64_t addr = e->addr, size = e->size;
+  uint32_t stream = e->stream;
+  int rc;
   uint32_t st = e->stack, id;
   switch (kind)
     {
@@ -101,6 +138,10 @@ _ml_snap_walk_entry (MlSnapCtx *c, size_t i, const MlSnapEnt *e)
     case ML_EV_OOM:
       return _ml_snap_emit (c, kind, tick, 0, addr, size, (uint32_t) stream, time_ns, 0, st, 0, org);
     case ML_EV_MARK:
+      /* an annotation of a live block (torch.cuda.memory._annotate_memory,
+       * action "annotate" at the block's address): tied to its buffer */
+      if (addr && ml_u64map_get (&c->live, addr, &id))
+        return _ml_snap_emit (c, kind, tick, id, addr, 0, stream, time_ns, e->name, st, ML_EVF_HAS_ID | ML_EVF_HAS_ADDR, org);
       return _ml_snap_emit (c, kind, tick, 0, 0, 0, (uint32_t) stream, time_ns, e->name, st, 0, org);
     case ML_EV_SEGMENT_ALLOC:
     case ML_EV_SEGMENT_FREE:

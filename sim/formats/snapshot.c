@@ -167,7 +167,7 @@ load (MlSnapCtx *c, const MlPkValue *root, const MlLoadOptions *opts)
   if ((rc = _ml_snap_read_annotations (c, p.annotations)) < 0)
     return rc;
   start_tick (c, dt);
-  if ((rc = reserve_events (c, dt)) < 0 || (rc = _ml_snap_emit_settings (c, p.settings)) < 0
+  if ((rc = reserve_events (c, dt)) < 0 || (rc = _ml_snap_emit_settings (c, p.settings, root)) < 0
       || (rc = _ml_snap_emit_start_state (c)) < 0)
     return rc;
   return _ml_snap_replay (c, dt);
@@ -191,6 +191,7 @@ load_bytes (const unsigned char *data, size_t len, bool mapped, const char *name
   ml_u64map_init (&c.finfo_by_content);
   ml_u64map_init (&c.freed);
   ml_u64map_init (&c.live);
+  ml_u64map_init (&c.streams);
   MlPkDoc *doc = NULL;
   int rc = 0;
   c.t = ml_trace_new ();
@@ -202,11 +203,16 @@ load_bytes (const unsigned char *data, size_t len, bool mapped, const char *name
       c.t->has_addrs = true;
       c.t->source = ml_strtab_intern0 (c.t->strings, "pytorch-snapshot");
       c.t->origin_text = _ml_snap_origin_text;
+      uint32_t s0;
+      rc = _ml_snap_stream (&c, 0, &s0);   /* stream 0 keeps index 0 */
       MlPkStream st = { .key = "device_traces", .item = _ml_snap_on_entry, .user = &c, .progress = opts->progress,
                         .drop_input = mapped };
-      rc = ml_pk_parse_stream (data, len, &st, &doc, err);
-      if (rc < 0 && !c.entry_failed)
-        ml_error_prefix (err, "%s", name);
+      if (rc == 0)
+        {
+          rc = ml_pk_parse_stream (data, len, &st, &doc, err);
+          if (rc < 0 && !c.entry_failed)
+            ml_error_prefix (err, "%s", name);
+        }
       if (rc == 0)
         rc = load (&c, ml_pk_root (doc), opts);
     }
@@ -217,6 +223,8 @@ load_bytes (const unsigned char *data, size_t len, bool mapped, const char *name
   ml_u64map_clear (&c.finfo_by_content);
   ml_u64map_clear (&c.freed);
   ml_u64map_clear (&c.live);
+  ml_u64map_clear (&c.streams);
+  free (c.spans);
   free (c.segs);
   free (c.finfo);
   free (c.scratch);
