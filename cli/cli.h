@@ -108,6 +108,12 @@ void cli_print_recorded_oom (const MlTrace *t, const MlRecordedOom *rec);
 /* ,"recorded_oom":{"device":1,"tick":12,"index":11,"request":N,"device_free":N}
  * on stdout (nothing when @rec found none). */
 void cli_json_recorded_oom (const MlTrace *t, const MlRecordedOom *rec);
+/* stats: streams (their values), memory pools, pending frees and a
+ * snapshot's own account of its trace (allocator settings, the ring
+ * buffer, skipped actions), as JSON members (",\"stream_ids\":...") or
+ * text lines (stats-lanes.c). */
+int cli_stats_lanes_json (FILE *fp, const MlTrace *t, const MlBuffers *bufs, MlError *err);
+int cli_stats_lanes_text (FILE *fp, const MlTrace *t, const MlBuffers *bufs, MlError *err);
 
 /* The plan to use: --plan file, else --strategy S run over @bufs, else
  * the recorded plan when the trace has addresses, else best-fit. */

@@ -137,8 +137,9 @@ json_peaks (const MlBuffers *bufs, const MlPeaks *peaks)
   printf ("]}\n");
 }
 
-static void
-print_json (const char *path, const MlBuffers *bufs, const Totals *c, const MlPeaks *peaks, const MlRecordedOom *rec)
+static int
+print_json (const char *path, const MlBuffers *bufs, const Totals *c, const MlPeaks *peaks, const MlRecordedOom *rec,
+            MlError *err)
 {
   const MlTrace *t = bufs->trace;
   printf ("{\"trace\":");
@@ -153,6 +154,8 @@ print_json (const char *path, const MlBuffers *bufs, const Totals *c, const MlPe
           bufs->lower_bound_tick, c->total, c->requested, c->never);
   if (t->capacity)
     printf (",\"capacity\":%" PRIu64, t->capacity);
+  if (cli_stats_lanes_json (stdout, t, bufs, err) < 0)
+    return err->code;
   if (t->windowed)
     printf (",\"window\":{\"state_tick\":%" PRIu64 ",\"last_tick\":%" PRIu64 ",\"clipped\":%" PRIu64 "}",
             t->window_first, t->window_last, c->clipped);
@@ -174,6 +177,7 @@ print_json (const char *path, const MlBuffers *bufs, const Totals *c, const MlPe
         printf ("}");
       }
   json_peaks (bufs, peaks);
+  return 0;
 }
 
 /* ---- text ---- */
@@ -213,8 +217,9 @@ text_peaks (const MlBuffers *bufs, const MlPeaks *peaks)
     }
 }
 
-static void
-print_text (const char *path, const MlBuffers *bufs, const Totals *c, const MlPeaks *peaks, const MlRecordedOom *rec)
+static int
+print_text (const char *path, const MlBuffers *bufs, const Totals *c, const MlPeaks *peaks, const MlRecordedOom *rec,
+            MlError *err)
 {
   const MlTrace *t = bufs->trace;
   printf ("trace        %s (%s)\n", path, ml_trace_str (t, t->source));
@@ -225,7 +230,8 @@ print_text (const char *path, const MlBuffers *bufs, const Totals *c, const MlPe
       printf ("%s %s %zu", k == 0 ? ":" : ",", ml_event_kind_name ((MlEventKind) k), c->kinds[k]);
   printf ("\nbuffers      %zu (%" PRIu64 " never freed), %s in all, %s requested\n",
           bufs->n, c->never, cli_size (c->total), cli_size (c->requested));
-  printf ("streams      %zu allocating\n", c->n_streams);
+  if (cli_stats_lanes_text (stdout, t, bufs, err) < 0)
+    return err->code;
   for (size_t d = 0; d < t->n_devices; d++)
     {
       const MlDeviceInfo *di = &t->devices[d];
@@ -256,6 +262,7 @@ print_text (const char *path, const MlBuffers *bufs, const Totals *c, const MlPe
   if (n_marks > 10)
     printf ("mark         ... and %zu more\n", n_marks - 10);
   text_peaks (bufs, peaks);
+  return 0;
 }
 
 static int
@@ -286,10 +293,13 @@ cmd_stats (int argc, char **argv)
     rc = cli_error ("stats", &err);
   else
     {
-      if (o.json)
-        print_json (path, bufs, &c, &peaks, &rec);
-      else
-        print_text (path, bufs, &c, &peaks, &rec);
+      if ((o.json ? print_json (path, bufs, &c, &peaks, &rec, &err) : print_text (path, bufs, &c, &peaks, &rec, &err)) < 0)
+        {
+          ml_peaks_free (&peaks);
+          ml_buffers_free (bufs);
+          ml_trace_free (t);
+          return cli_error ("stats", &err);
+        }
       ml_peaks_free (&peaks);
       rc = rec.found ? EXIT_PROBLEMS : EXIT_OK;   /* the file records an OOM */
     }

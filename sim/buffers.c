@@ -18,6 +18,7 @@ ml_buffers_free (MlBuffers *bufs)
   free (bufs->buf);
   free (bufs->by_end);
   free (bufs->alloc_event);
+  free (bufs->free_requested);
   free (bufs->group_member);
   free (bufs->group_end);
   free (bufs);
@@ -316,7 +317,7 @@ on_free (Build *s, size_t i, const MlEvent *ev)
     return ml_error_set (s->err, ML_EINPUT, "%s: free has neither id nor addr", WHERE (i));
   MlBuffer *buf = &s->b->buf[idx];
   buf->end = ev->tick;
-  buf->flags &= ~(uint32_t) ML_BUF_NEVER_FREED;
+  buf->flags &= ~(uint32_t) (ML_BUF_NEVER_FREED | ML_BUF_PENDING);
   if (ev->flags & ML_EVF_CLIPPED)
     buf->flags |= ML_BUF_CLIPPED;
   ml_u64map_del (&s->by_id, buf->id);
@@ -329,9 +330,33 @@ on_free (Build *s, size_t i, const MlEvent *ev)
   return 0;
 }
 
+/* Free-requested event @i: the free was asked for; the block waits on
+ * other streams' work until its free completes (an unknown one is left
+ * to the free to name). */
+static int
+on_free_requested (Build *s, const MlEvent *ev, size_t n_alloc)
+{
+  MlBuffers *b = s->b;
+  uint32_t idx;
+  if (!((ev->flags & ML_EVF_HAS_ID) ? ml_u64map_get (&s->by_id, ev->id, &idx)
+        : (ev->flags & ML_EVF_HAS_ADDR) && ml_u64map_get (&s->by_addr, ev->addr, &idx)))
+    return 0;
+  if (!b->free_requested)
+    {
+      if (!(b->free_requested = malloc ((n_alloc ? n_alloc : 1) * sizeof *b->free_requested)))
+        return ml_error_set (s->err, ML_ENOMEM, "out of memory");
+      for (size_t k = 0; k < n_alloc; k++)
+        b->free_requested[k] = UINT64_MAX;
+    }
+  if (b->free_requested[idx] == UINT64_MAX)
+    b->free_requested[idx] = ev->tick;
+  b->buf[idx].flags |= ML_BUF_PENDING;
+  return 0;
+}
+
 /* Every event in order: ticks that never go back, allocs and frees. */
 static int
-walk_events (Build *s)
+walk_events (Build *s, size_t n_alloc)
 {
   const MlTrace *trace = s->trace;
   uint64_t prev_tick = 0;
@@ -351,6 +376,8 @@ walk_events (Build *s)
         rc = on_alloc (s, i, ev);
       else if (ev->kind == ML_EV_FREE)
         rc = on_free (s, i, ev);
+      else if (ev->kind == ML_EV_FREE_REQUESTED)
+        rc = on_free_requested (s, ev, n_alloc);
     }
   return rc;
 }
@@ -381,7 +408,7 @@ ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError
   if (ml_u64map_reserve (&s.by_id, live_guess) < 0 || ml_u64map_reserve (&s.by_addr, live_guess) < 0)
     rc = ml_error_set (err, ML_ENOMEM, "out of memory for %zu buffers", n_alloc);
   if (rc == 0)
-    rc = walk_events (&s);
+    rc = walk_events (&s, n_alloc);
   ml_u64map_clear (&s.by_id);
   ml_u64map_clear (&s.by_addr);
   if (rc == 0 && trace->n_groups)
@@ -418,6 +445,17 @@ ml_buffers_with (const MlBuffers *bufs, const MlBuffer *extra, uint32_t alloc_ev
   b->alloc_event[at] = alloc_event;
   memcpy (b->buf + at + 1, bufs->buf + at, (bufs->n - at) * sizeof *b->buf);
   memcpy (b->alloc_event + at + 1, bufs->alloc_event + at, (bufs->n - at) * sizeof *b->alloc_event);
+  if (bufs->free_requested)
+    {
+      if (!(b->free_requested = malloc (n * sizeof *b->free_requested)))
+        {
+          ml_buffers_free (b);
+          return ml_error_set (err, ML_ENOMEM, "out of memory");
+        }
+      memcpy (b->free_requested, bufs->free_requested, at * sizeof *b->free_requested);
+      b->free_requested[at] = UINT64_MAX;
+      memcpy (b->free_requested + at + 1, bufs->free_requested + at, (bufs->n - at) * sizeof *b->free_requested);
+    }
   b->n = n;
   b->align = bufs->align;
   b->trace = bufs->trace;

@@ -27,6 +27,8 @@ enum {
   ML_BUF_NO_REUSE    = 1 << 12,  /* no other buffer shares its bytes      */
   ML_BUF_GROUPED     = 1 << 13,  /* member of a contiguous group          */
   ML_BUF_CLIPPED     = 1 << 14,  /* a window's edge cut its lifetime (ML_EVF_CLIPPED) */
+  ML_BUF_PENDING     = 1 << 15,  /* its free was requested and never completed (PyTorch's
+                                  * active_pending_free at the end) */
 };
 
 /* 64 bytes. */
@@ -47,6 +49,10 @@ typedef struct {
   MlBuffer       *buf;        /* n, by start (allocation order)            */
   uint32_t       *by_end;     /* n indexes, sorted by end, stable          */
   uint32_t       *alloc_event;/* n: index of each buffer's alloc event     */
+  /* n: the tick its free was requested (PyTorch's free_requested: the
+   * block waits for other streams' work until `end`), UINT64_MAX when
+   * never; NULL when the trace requests none */
+  uint64_t       *free_requested;
   size_t          n;
   uint64_t        align;
   uint64_t        end_tick;   /* one past the last tick                    */

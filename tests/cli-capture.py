@@ -184,4 +184,10 @@ kw = mc._record_kwargs(legacy, 5000, "python", "all")
 ok(kw == {"enabled": True, "record_context": True, "trace_alloc_max_entries": 5000, "trace_alloc_record_context": True},
    "the 2.0 form gets enabled=True and trace_alloc_max_entries: %s" % kw)
 
+# the GPU recording script: compiles, and without a GPU says what is missing
+rec = os.path.join(src, "tools", "record-torch-snapshots.py")
+r = subprocess.run([sys.executable, rec, os.path.join(tmp, "rec")], capture_output=True, text=True)
+ok(r.returncode == 2 and ("not importable" in r.stderr or "no CUDA GPU" in r.stderr),
+   "record-torch-snapshots.py without a GPU exits 2 naming what is missing: %s" % r.stderr.strip())
+
 sys.exit(done())

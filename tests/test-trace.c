@@ -44,14 +44,16 @@ test_jsonl (void)
   const MlEvent *a = &t->events[1];
   is_u64 (a->kind, ML_EV_ALLOC, "alloc");
   is_u64 (a->addr, 0x7f0000000000ull, "hex address");
-  is_u64 (a->stream, 2, "stream");
+  is_u64 (ml_trace_stream_id (t, a->stream), 2, "stream (the value; events carry its index)");
+  ok (t->events[3].stream == a->stream, "one stream, one index");
   ok (a->flags & ML_EVF_ACTIVATION, "flag kept");
   is_str (ml_trace_str (t, t->stacks[a->stack].site), "model.py:12:forward", "call site");
   is_u64 (t->stacks[a->stack].n, 2, "two frames");
   is_u64 (t->events[2].id, UINT64_MAX, "ids above 2^53 travel as strings");
   is_u64 (t->events[3].size, 300, "kernel end");
   is_u64 (t->events[4].sync_kind, ML_SYNC_STREAM_WAIT, "sync kind");
-  is_u64 (t->events[4].stream2, 2, "stream2");
+  is_u64 (ml_trace_stream_id (t, t->events[4].stream2), 2, "stream2");
+  ok (t->events[4].stream2 == a->stream && t->events[4].stream != a->stream, "stream2 shares the stream table");
   is_u64 (t->events[5].tick, 10, "explicit tick");
   is_u64 (t->events[6].tick, 11, "implicit tick follows");
   is_u64 (t->events[6].addr, 1024, "oom device_free");

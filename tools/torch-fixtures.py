@@ -287,6 +287,152 @@ def ring_wrapped():
                                   "external_annotations": []})
 
 
+# ---- _record_memory_history(skip_actions=[...]): entries of those
+# actions are not recorded. Without free_requested: every free is its
+# free_completed alone; without alloc: the trace frees blocks it never
+# saw allocated. ----
+def skip_actions():
+    A = 0x7FB000000000
+    t = Trace()
+    t.add("segment_alloc", A, 2 * MiB, 0)
+    t.add("alloc", A, 256 * KiB, 0)
+    t.add("alloc", A + 256 * KiB, 256 * KiB, 0)
+    t.add("free_completed", A, 256 * KiB, 0)
+    t.add("alloc", A, 128 * KiB, 0)
+    segs = [segment(A, [block(128 * KiB, "active_allocated", 128 * KiB, USER), block(128 * KiB),
+                        block(256 * KiB, "active_allocated", 256 * KiB, USER), block(2 * MiB - 512 * KiB)], 0)]
+    write("skip-free-requested.pickle", {"segments": segs, "device_traces": [t.e], "allocator_settings": settings(),
+                                         "external_annotations": []})
+    t = Trace()
+    for k in range(3):
+        t.free(A + k * 256 * KiB, 256 * KiB, 0)
+    segs = [segment(A, [block(2 * MiB)], 0)]
+    write("skip-alloc.pickle", {"segments": segs, "device_traces": [t.e], "allocator_settings": settings(),
+                                "external_annotations": []})
+
+
+# ---- per entry: compile_context (torch.compile regions: "Torch-Compiled
+# Region: 0/1", pushed while a compiled region runs) and user_metadata
+# (torch.cuda.memory._set_memory_metadata: stamped on every entry until
+# changed); a group's bytes at the peak are a sum over the live blocks. ----
+def compile_context():
+    A = 0x7FC000000000
+    t = Trace()
+    t.add("segment_alloc", A, 20 * MiB, 0)
+    plan = [(0, 2 * MiB, "", "phase=load"), (2, 3 * MiB, "Torch-Compiled Region: 0/0", "phase=fwd"),
+            (5, 4 * MiB, "Torch-Compiled Region: 0/0", "phase=fwd"), (9, 1 * MiB, "Torch-Compiled Region: 1/0", "phase=bwd")]
+    for off, size, cc, um in plan:
+        t.add("alloc", A + off * MiB, size, 0, cc=cc, um=um)
+    t.free(A + 2 * MiB, 3 * MiB, 0, cc="Torch-Compiled Region: 1/0", um="phase=bwd")
+    t.add("alloc", A + 2 * MiB, 2 * MiB, 0, cc="Torch-Compiled Region: 1/0", um="phase=bwd")
+    segs = [segment(A, [block(2 * MiB, "active_allocated", 2 * MiB, USER), block(2 * MiB, "active_allocated", 2 * MiB, USER),
+                        block(1 * MiB), block(4 * MiB, "active_allocated", 4 * MiB, USER),
+                        block(1 * MiB, "active_allocated", 1 * MiB, USER), block(10 * MiB)], 0)]
+    write("compile-context.pickle", {"segments": segs, "device_traces": [t.e], "allocator_settings": settings(),
+                                     "external_annotations": []})
+
+
+# ---- annotate (torch.cuda.memory._annotate_memory(data_ptr, metadata),
+# PyTorch PR 190575): a trace entry at the live block's base address,
+# with the metadata, some time after the alloc. ----
+def annotate():
+    A = 0x7FD000000000
+    t = Trace()
+    t.add("segment_alloc", A, 2 * MiB, 0)
+    t.add("alloc", A, 256 * KiB, 0)
+    t.add("alloc", A + 256 * KiB, 512 * KiB, 0)
+    t.add("annotate", A + 256 * KiB, 0, 0, um="saved for backward")
+    t.free(A, 256 * KiB, 0)
+    segs = [segment(A, [block(256 * KiB), block(512 * KiB, "active_allocated", 512 * KiB, USER), block(MiB + 256 * KiB)], 0)]
+    write("annotate.pickle", {"segments": segs, "device_traces": [t.e], "allocator_settings": settings(),
+                              "external_annotations": []})
+
+
+# ---- compiled code: frames of Inductor's generated file carry the FX
+# node they run (fx_node_op / fx_node_name / fx_node_target and the
+# original model code, fx_original_trace; memory_viz's format_frames
+# shows them); a backward allocation carries forward_frames, the forward
+# stack of the tensor it is for. The other frames are torch's. ----
+def fx_frames():
+    A = 0x7FE000000000
+    gen = {"name": "call", "filename": "/tmp/torchinductor_u/ab/cabxyz.py", "line": 120,
+           "fx_node_op": "call_function", "fx_node_name": "mm_default", "fx_node_target": "aten.mm.default",
+           "fx_original_trace": '  File "/home/u/model.py", line 31, in forward\n    h = self.fc(x)\n'}
+    torchf = [{"name": "__call__", "filename": "/usr/lib/python3/dist-packages/torch/_inductor/codecache.py", "line": 900},
+              {"name": "_fn", "filename": "/usr/lib/python3/dist-packages/torch/_dynamo/eval_frame.py", "line": 600}]
+    bwd = [{"name": "backward", "filename": "/usr/lib/python3/dist-packages/torch/autograd/__init__.py", "line": 251}]
+    t = Trace()
+    t.add("segment_alloc", A, 2 * MiB, 0)
+    t.add("alloc", A, 256 * KiB, 0, fr=[gen] + torchf)
+    t.add("alloc", A + 256 * KiB, 256 * KiB, 0, fr=bwd,
+          forward_frames=['  File "/home/u/model.py", line 40, in forward\n', '    y = torch.relu(h)\n'])
+    segs = [segment(A, [block(256 * KiB, "active_allocated", 256 * KiB, [gen] + torchf),
+                        block(256 * KiB, "active_allocated", 256 * KiB, bwd), block(MiB + 512 * KiB)], 0)]
+    write("fx-frames.pickle", {"segments": segs, "device_traces": [t.e], "allocator_settings": settings(),
+                               "external_annotations": []})
+
+
+# ---- issue 25 item 6: call sites a user recognises. Blocks whose stacks
+# start in library code (site-packages, the standard library, torch), a
+# C++-only stack, and a block allocated before recording began (no
+# frames, no alloc in the trace). ----
+def call_sites():
+    A = 0x7FF000000000
+    lib = [{"name": "rearrange", "filename": "/usr/lib/python3/site-packages/einops/einops.py", "line": 480},
+           {"name": "run", "filename": "/usr/lib/python3.11/threading.py", "line": 975},
+           {"name": "forward", "filename": "/home/u/net.py", "line": 17}]
+    alllib = [{"name": "run", "filename": "/usr/lib/python3.11/threading.py", "line": 975},
+              {"name": "_bootstrap", "filename": "/usr/lib/python3.11/threading.py", "line": 995}]
+    cpp = [{"name": "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc", "filename": "", "line": 0},
+           {"name": "at::native::empty_cuda", "filename": "/pytorch/aten/src/ATen/native/cuda/EmptyTensor.cpp", "line": 28},
+           {"name": "at::native::mm_out_cuda", "filename": "/pytorch/aten/src/ATen/native/cuda/Blas.cpp", "line": 310}]
+    t = Trace()
+    t.add("alloc", A + 512 * KiB, 256 * KiB, 0, fr=lib)
+    t.add("alloc", A + 768 * KiB, 256 * KiB, 0, fr=alllib)
+    t.add("alloc", A + MiB, 256 * KiB, 0, fr=cpp)
+    segs = [segment(A, [block(512 * KiB, "active_allocated", 512 * KiB, []),
+                        block(256 * KiB, "active_allocated", 256 * KiB, lib),
+                        block(256 * KiB, "active_allocated", 256 * KiB, alllib),
+                        block(256 * KiB, "active_allocated", 256 * KiB, cpp), block(MiB - 256 * KiB)], 0)]
+    write("call-sites.pickle", {"segments": segs, "device_traces": [t.e], "allocator_settings": settings(),
+                                "external_annotations": []})
+
+
+# ---- a segment whose own totals disagree with its blocks (a hand-edited
+# or glued file): allocated_size says 1 MiB, its blocks 512 KiB; the
+# segment's frames (the stack at cudaMalloc) are kept. ----
+def segment_totals():
+    A = 0x7F0100000000
+    seg = segment(A, [block(512 * KiB, "active_allocated", 512 * KiB, USER), block(MiB + 512 * KiB)], 0,
+                  fr=frames(("/home/u/data.py", 7, "load")))
+    seg["allocated_size"] = MiB
+    write("segment-totals.pickle", {"segments": [seg], "device_traces": [[]], "allocator_settings": settings(),
+                                    "external_annotations": []})
+
+
+# ---- pinned host memory (PyTorch PR 182407, _record_memory_history(...,
+# record_host=True)): host_segments and host_traces beside the device's,
+# laid out as CachingHostAllocator mimics the device allocator (blocks of
+# a power-of-two size). ----
+def host_pinned():
+    A, H = 0x7F0200000000, 0x7F3000000000
+    t = Trace()
+    t.add("segment_alloc", A, 2 * MiB, 0)
+    t.add("alloc", A, MiB, 0)
+    h = Trace()
+    h.add("segment_alloc", H, 4 * MiB, 0)
+    h.add("alloc", H, 4 * MiB, 0)
+    h.add("segment_alloc", H + 4 * MiB, 8 * MiB, 0)
+    h.add("alloc", H + 4 * MiB, 8 * MiB, 0)
+    h.free(H, 4 * MiB, 0)
+    segs = [segment(A, [block(MiB, "active_allocated", MiB, USER), block(MiB)], 0)]
+    hsegs = [segment(H, [block(4 * MiB)], 0, large=True), segment(H + 4 * MiB, [block(8 * MiB, "active_allocated", 8 * MiB, USER)], 0)]
+    for s_ in hsegs:
+        s_["device"] = -1
+    write("host-pinned.pickle", {"segments": segs, "device_traces": [t.e], "allocator_settings": settings(),
+                                 "external_annotations": [], "host_segments": hsegs, "host_traces": h.e})
+
+
 def main():
     streams_64bit()
     pending_free()
@@ -296,6 +442,13 @@ def main():
     mempool()
     settings_conf()
     ring_wrapped()
+    skip_actions()
+    compile_context()
+    annotate()
+    fx_frames()
+    call_sites()
+    segment_totals()
+    host_pinned()
     print("wrote %s" % ", ".join(sorted(os.listdir(OUT))), file=sys.stderr)
 
 

@@ -470,3 +470,77 @@ _ml_snap_read_annotations (MlSnapCtx *c, const MlPkValue *annotations)
   qsort (c->anns, c->n_anns, sizeof *c->anns, cmp_ann);
   return 0;
 }
+
+/* ---- the trace's own account of what it holds ---- */
+
+/* Actions the recording skipped (_record_memory_history's skip_actions):
+ * a "skip_actions" list where the file has one, else what the device's
+ * counts show: frees completed but none requested (free_requested
+ * skipped), frees but no alloc (alloc skipped), more frees requested
+ * than blocks still pending at dump time and none completed
+ * (free_completed skipped). */
+static uint32_t
+skipped_actions (const MlSnapCtx *c, const MlSnapDevTrace *dt, const MlPkValue *settings, const MlPkValue *root)
+{
+  uint32_t bits = 0;
+  const MlPkValue *where[] = { settings, root };
+  for (size_t w = 0; w < 2; w++)
+    {
+      const MlPkValue *l = where[w] && where[w]->kind == ML_PK_DICT ? _ml_snap_as_list (ml_pk_get (where[w], "skip_actions"))
+                                                                    : NULL;
+      for (size_t k = 0; l && k < l->n; k++)
+        {
+          MlEventKind kind;
+          if (_ml_snap_action_of (l->items[k], &kind) == 0)
+            bits |= 1u << kind;
+        }
+    }
+  if (bits || !dt || !dt->n_all)
+    return bits;
+  const uint64_t *a = dt->actions;
+  size_t pending = 0;
+  for (size_t k = 0; k < c->n_blks; k++)
+    pending += c->blks[k].pending;
+  if (a[ML_EV_FREE] && !a[ML_EV_FREE_REQUESTED])
+    bits |= 1u << ML_EV_FREE_REQUESTED;
+  if (!a[ML_EV_ALLOC] && (a[ML_EV_FREE] || a[ML_EV_FREE_REQUESTED]))
+    bits |= 1u << ML_EV_ALLOC;
+  if (!a[ML_EV_FREE] && a[ML_EV_FREE_REQUESTED] > pending)
+    bits |= 1u << ML_EV_FREE;
+  return bits;
+}
+
+int
+_ml_snap_read_history (MlSnapCtx *c, const MlSnapDevTrace *dt, const MlPkValue *settings, const MlPkValue *root)
+{
+  MlTrace *t = c->t;
+  t->skipped_actions = skipped_actions (c, dt, settings, root);
+  char note[400];
+  if (t->skipped_actions)
+    {
+      size_t len = (size_t) snprintf (note, sizeof note, "not recorded:");
+      for (int k = 0; k < ML_EV__COUNT && len < sizeof note; k++)
+        if (t->skipped_actions & (1u << k))
+          len += (size_t) snprintf (note + len, sizeof note - len, " %s", _ml_snap_action_name ((MlEventKind) k));
+      if (len < sizeof note)
+        snprintf (note + len, sizeof note - len, " (skip_actions)%s%s",
+                  (t->skipped_actions & (1u << ML_EV_FREE)) ? "; a free_requested ends its block" : "",
+                  (t->skipped_actions & (1u << ML_EV_ALLOC)) ? "; blocks the trace frees are taken as allocated before it" : "");
+      if (ml_trace_add_note (t, note) < 0)
+        return _ml_snap_oom (c);
+    }
+  return 0;
+}
+
+int
+_ml_snap_note_history (MlSnapCtx *c)
+{
+  MlTrace *t = c->t;
+  if (t->ring_wrapped <= 0)
+    return 0;
+  char note[300];
+  snprintf (note, sizeof note, "the trace is the last %" PRIu64 " entries of the run: PyTorch's ring buffer "
+            "(trace_alloc_max_entries) wrapped, so blocks it frees without an alloc were allocated before it",
+            t->ring_entries);
+  return ml_trace_add_note (t, note) < 0 ? _ml_snap_oom (c) : 0;
+}

@@ -302,6 +302,19 @@ int  _ml_snap_check_overlaps (MlSnapCtx *c, const MlPkValue *segments);
 /* The device's external annotations, by time (MlSnapCtx.anns). */
 int  _ml_snap_read_annotations (MlSnapCtx *c, const MlPkValue *annotations);
 
+/* The actions the recording skipped (MlTrace.skipped_actions), with a note. */
+int  _ml_snap_read_history (MlSnapCtx *c, const MlSnapDevTrace *dt, const MlPkValue *settings, const MlPkValue *root);
+/* A note when the ring buffer wrapped (after _ml_snap_emit_settings read it). */
+int  _ml_snap_note_history (MlSnapCtx *c);
+/* The kind entry @e acts as: a free_requested ends its block when
+ * free_completed was not recorded. */
+static inline MlEventKind
+_ml_snap_kind (const MlSnapCtx *c, const MlSnapEnt *e)
+{
+  return e->kind == ML_EV_FREE_REQUESTED && (c->t->skipped_actions & (1u << ML_EV_FREE)) ? ML_EV_FREE
+         : (MlEventKind) e->kind;
+}
+
 /* ---- snapshot-state.c: steps 3, 4 ---- */
 
 int  _ml_snap_add_seg (MlSnapCtx *c, uint64_t addr, uint64_t size, uint32_t stream, uint32_t pool, bool small,

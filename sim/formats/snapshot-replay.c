@@ -98,7 +98,7 @@ _ml_snap_walk_entry (MlSnapCtx *c, size_t i, const MlSnapEnt *e)
 static int
 emit_entry (MlSnapCtx *c, const MlSnapEnt *e, uint64_t tick, int64_t time_ns, uint64_t org)
 {
-  MlEventKind kind = e->kind;
+  MlEventKind kind = _ml_snap_kind (c, e);
   uint64_t addr = e->addr, size = e->size;
   uint32_t stream = e->stream;
   int rc;
@@ -161,7 +161,7 @@ int
 _ml_snap_note_lost_entries (MlSnapCtx *c)
 {
   char note[512];
-  if (c->n_refree)
+  if (c->n_refree && !(c->t->skipped_actions & (1u << ML_EV_ALLOC)))
     {
       snprintf (note, sizeof note, "device_traces[%" PRId64 "][%" PRIu64 "] (%s at 0x%" PRIx64 "): the block there is "
                 "already free, with no alloc since its last free: the trace lost entries (recording stopped and "

@@ -124,7 +124,7 @@ _ml_snap_undo_entry (MlSnapCtx *c, const MlSnapEnt *e, uint64_t origin)
 {
   if (e->bad)
     return 0;
-  MlEventKind kind = e->kind;
+  MlEventKind kind = _ml_snap_kind (c, e);
   uint64_t addr = e->addr, size = e->size;
   uint32_t stream = e->stream, pool = _ml_snap_ent_pool (c, e);
   uint32_t idx;

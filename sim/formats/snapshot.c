@@ -162,12 +162,14 @@ load (MlSnapCtx *c, const MlPkValue *root, const MlLoadOptions *opts)
   /* the dump-time state, then back from it to the trace's (or the
    * window's) first entry */
   if ((rc = _ml_snap_read_segments (c, p.segments)) < 0 || (rc = _ml_snap_check_overlaps (c, p.segments)) < 0
+      || (rc = _ml_snap_read_history (c, dt, p.settings, root)) < 0
       || (dt && (rc = _ml_snap_undo_trace (c, dt)) < 0))
     return rc;
   if ((rc = _ml_snap_read_annotations (c, p.annotations)) < 0)
     return rc;
   start_tick (c, dt);
   if ((rc = reserve_events (c, dt)) < 0 || (rc = _ml_snap_emit_settings (c, p.settings, root)) < 0
+      || (rc = _ml_snap_note_history (c)) < 0
       || (rc = _ml_snap_emit_start_state (c)) < 0)
     return rc;
   return _ml_snap_replay (c, dt);
