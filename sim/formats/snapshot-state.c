@@ -249,17 +249,17 @@ merge_settings (MlSnapCtx *c, const MlPkValue *settings, MlAllocConf *ac)
       ac->gc_threshold = gc->kind == ML_PK_FLOAT ? gc->f : (double) gc->i;
       ac->set = ac->gc_threshold > 0 ? ac->set | ML_AC_GC_THRESHOLD : ac->set & ~(unsigned) ML_AC_GC_THRESHOLD;
     }
-  static const struct { const char *key; unsigned bit; size_t off; } flags[] = {
+  static const struct { const char *key; unsigned bit; size_t off; } flag_names[] = {
     { "expandable_segments", ML_AC_EXPANDABLE, offsetof (MlAllocConf, expandable_segments) },
     { "release_lock_on_cudamalloc", ML_AC_RELEASE_LOCK, offsetof (MlAllocConf, release_lock_on_cudamalloc) },
     { "pinned_use_cuda_host_register", ML_AC_PINNED_REGISTER, offsetof (MlAllocConf, pinned_use_host_register) },
     { "graph_capture_record_stream_reuse", ML_AC_GRAPH_STREAM_REUSE, offsetof (MlAllocConf, graph_capture_record_stream_reuse) },
   };
-  for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
-    if (ml_pk_get_int (settings, flags[k].key, &v))
+  for (size_t k = 0; k < sizeof flag_names / sizeof flag_names[0]; k++)
+    if (ml_pk_get_int (settings, flag_names[k].key, &v))
       {
-        *(bool *) ((char *) ac + flags[k].off) = v != 0;
-        ac->set = v ? ac->set | flags[k].bit : ac->set & ~flags[k].bit;
+        *(bool *) ((char *) ac + flag_names[k].off) = v != 0;
+        ac->set = v ? ac->set | flag_names[k].bit : ac->set & ~flag_names[k].bit;
       }
   if (ml_pk_get_int (settings, "pinned_num_register_threads", &v) && v > 0 && v <= 128)
     {

@@ -24,10 +24,14 @@ import sys
 
 LOOKUPS = r'(?:ml_pk_get\w*|uint_field|cJSON_GetObjectItem\w*|ml_json_(?:u64|i64|str)|num_arg)'
 COMPARES = r'(?:strcmp|strncmp|strcasecmp)'
-READERS = ['sim/formats/snapshot.c', 'sim/formats/pickle.c', 'sim/formats/kineto.c', 'sim/formats/kineto-stream.c',
-           'sim/formats/graph.c',
-           'sim/formats/jsonl.c', 'sim/formats/csv.c', 'sim/formats/load.c', 'sim/plan.c']
-PICKLE = {'sim/formats/snapshot.c', 'sim/formats/pickle.c'}
+SNAPSHOT = ['sim/formats/snapshot.c', 'sim/formats/snapshot-fields.c', 'sim/formats/snapshot-entries.c',
+            'sim/formats/snapshot-document.c', 'sim/formats/snapshot-state.c', 'sim/formats/snapshot-replay.c',
+            'sim/formats/snapshot-stacks.c']
+# every reader's file (a reader split into several files keeps its keys)
+READERS = sorted(set(SNAPSHOT) | {'sim/formats/' + f for f in os.listdir(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                                                       '..', '..', 'sim', 'formats'))
+                                  if f.endswith('.c')} | {'sim/plan.c'})
+PICKLE = set(SNAPSHOT) | {'sim/formats/pickle.c'}
 
 
 def words(root):
