@@ -33,7 +33,8 @@ print_signed (FILE *fp, int64_t v)
 static bool
 worth_a_line (const MlDiffRow *r)
 {
-  return r->a_bytes || r->b_bytes || r->status != ML_DIFF_BOTH || r->resized || r->a_allocs != r->b_allocs;
+  return r->a_bytes || r->b_bytes || r->a_max != r->b_max || r->status != ML_DIFF_BOTH || r->resized
+         || r->a_allocs != r->b_allocs;
 }
 
 static void
@@ -51,7 +52,8 @@ print_text (const MlDiff *d, const char *pa, const char *pb)
     printf ("%zu allocations paired between the %zu marks both runs share\n", d->pairs, d->anchors);
   else
     printf ("%zu allocations paired by order per call site (no marks in common)\n", d->pairs);
-  printf ("\n%-44s %12s %12s %13s %13s %8s\n", "call site", "at A's peak", "at B's peak", "change", "allocs A->B", "resized");
+  printf ("\n%-44s %12s %12s %13s %12s %12s %13s %8s\n", "call site", "at A's peak", "at B's peak", "change", "A's own max",
+          "B's own max", "allocs A->B", "resized");
   size_t shown = 0, left = 0;
   for (size_t i = 0; i < d->n_rows; i++)
     {
@@ -73,12 +75,15 @@ print_text (const MlDiff *d, const char *pa, const char *pb)
       snprintf (allocs, sizeof allocs, "%zu -> %zu", r->a_allocs, r->b_allocs);
       snprintf (ch, sizeof ch, "%s%s", r->change > 0 ? "+" : r->change < 0 ? "-" : "",
                 cli_size ((uint64_t) (r->change < 0 ? -r->change : r->change)));
-      printf ("%-44s %12s %12s %13s %13s %8zu%s\n", site, cli_size (r->a_bytes), cli_size (r->b_bytes), ch, allocs,
-              r->resized, r->status == ML_DIFF_NEW ? "  new in B" : r->status == ML_DIFF_GONE ? "  gone in B" : "");
+      printf ("%-44s %12s %12s %13s %12s %12s %13s %8zu%s\n", site, cli_size (r->a_bytes), cli_size (r->b_bytes), ch,
+              cli_size (r->a_max), cli_size (r->b_max), allocs, r->resized,
+              r->status == ML_DIFF_NEW ? "  new in B" : r->status == ML_DIFF_GONE ? "  gone in B" : "");
       shown++;
     }
   if (left)
     printf ("... %zu more call sites (--json lists them all)\n", left);
+  printf ("at A's / B's peak: the site's bytes live at that run's peak (the two peaks may fall in different\n"
+          "phases); own max: the most of the site's bytes live at once anywhere in that run.\n");
 }
 
 static void
@@ -97,9 +102,11 @@ print_json (const MlDiff *d, const char *pa, const char *pb)
       const MlDiffRow *r = &d->rows[i];
       printf ("%s{\"site\":", i ? "," : "");
       ml_json_put_str (stdout, r->site);
-      printf (",\"a_bytes\":%" PRIu64 ",\"b_bytes\":%" PRIu64 ",\"change\":%" PRId64 ",\"a_allocs\":%zu,\"b_allocs\":%zu,"
-              "\"resized\":%zu,\"status\":\"%s\"}",
-              r->a_bytes, r->b_bytes, r->change, r->a_allocs, r->b_allocs, r->resized, ml_diff_status_name (r->status));
+      printf (",\"a_bytes\":%" PRIu64 ",\"b_bytes\":%" PRIu64 ",\"change\":%" PRId64 ",\"a_allocs\":%zu,"
+              "\"b_allocs\":%zu,\"resized\":%zu,\"status\":\"%s\",\"a_max\":%" PRIu64 ",\"a_max_tick\":%" PRIu64
+              ",\"b_max\":%" PRIu64 ",\"b_max_tick\":%" PRIu64 "}",
+              r->a_bytes, r->b_bytes, r->change, r->a_allocs, r->b_allocs, r->resized, ml_diff_status_name (r->status),
+              r->a_max, r->a_max_tick, r->b_max, r->b_max_tick);
     }
   printf ("]}\n");
 }

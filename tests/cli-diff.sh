@@ -99,8 +99,19 @@ for s in sites:
     bb = sum(b["size"] for b in B if b["site"] == s and b["start"] <= tb < b["end"])
     na = sum(1 for b in A if b["site"] == s); nb = sum(1 for b in B if b["site"] == s)
     rs = sum(1 for k in pairs if k[1] == s and ka[k]["size"] != kb[k]["size"])
+    # the site's own maximum in each run (issue 25, item 7): the most of its
+    # bytes live at one tick, and the first tick it is reached
+    def own(bufs):
+        best, at = 0, 0
+        for t in range(max([b["end"] for b in bufs] + [0]) + 1):
+            v = sum(b["size"] for b in bufs if b["site"] == s and b["start"] <= t < b["end"])
+            if v > best:
+                best, at = v, t
+        return best, at
+    (am, at_a), (bm, at_b) = own(A), own(B)
     want.append({"site": s, "a_bytes": ab, "b_bytes": bb, "change": bb - ab, "a_allocs": na, "b_allocs": nb,
-                 "resized": rs, "status": "new" if na == 0 else "gone" if nb == 0 else "both"})
+                 "resized": rs, "status": "new" if na == 0 else "gone" if nb == 0 else "both",
+                 "a_max": am, "a_max_tick": at_a, "b_max": bm, "b_max_tick": at_b})
 want.sort(key=lambda r: (-abs(r["change"]), -max(r["a_bytes"], r["b_bytes"]), r["site"]))
 check("rows", got["sites"], want)
 print("\n".join(bad) if bad else "ok")
@@ -118,6 +129,22 @@ grep -q "^act.py:2:forward .* +30 B .* 3 -> 3 .* 1$" "$T/out"; ok $? "and act.py
 grep -q "new.py:9:extra.*new in B" "$T/out"; ok $? "new in B is said"
 grep -q "tmp.py:3:scratch.*gone in B" "$T/out"; ok $? "gone in B is said"
 contains "$T/out" "paired between the 2 marks"; ok $? "it says the marks aligned the runs"
+
+# like with like (issue 25, item 7): softmax peaks early in A, away from
+# A's peak (0 B there), and at B's peak; the rows give each site's own
+# maximum beside the bytes at each peak, and say which is which
+printf '%s\n' '{"format":"memlens-trace","version":1,"alignment":1}' \
+  '{"kind":"alloc","id":1,"size":96,"site":"nn.py:7:softmax"}' '{"kind":"free","id":1}' \
+  '{"kind":"alloc","id":2,"size":200,"site":"nn.py:3:matmul"}' '{"kind":"free","id":2}' >"$T/sa.jsonl"
+printf '%s\n' '{"format":"memlens-trace","version":1,"alignment":1}' \
+  '{"kind":"alloc","id":2,"size":200,"site":"nn.py:3:matmul"}' '{"kind":"alloc","id":1,"size":600,"site":"nn.py:7:softmax"}' \
+  '{"kind":"free","id":1}' '{"kind":"free","id":2}' >"$T/sb.jsonl"
+run diff "$T/sa.jsonl" "$T/sb.jsonl" --json
+contains "$T/out" '"site":"nn.py:7:softmax","a_bytes":0,"b_bytes":600,"change":600,"a_allocs":1,"b_allocs":1,"resized":1,"status":"both","a_max":96,"a_max_tick":0,"b_max":600,"b_max_tick":1}'
+ok $? "softmax: 0 B at A's peak, but 96 B at its own maximum in A (tick 0), 600 B in B"
+run diff "$T/sa.jsonl" "$T/sb.jsonl"
+grep -qE "^nn.py:7:softmax +0 B +600 B +\+600 B +96 B +600 B " "$T/out" && contains "$T/out" "own max: the most of the site's bytes live at once"
+ok $? "the text gives both, and says which is which"
 
 # without marks: pairing by order per call site
 grep -v '"mark"' "$T/a.jsonl" >"$T/a2.jsonl"; grep -v '"mark"' "$T/b.jsonl" >"$T/b2.jsonl"

@@ -173,6 +173,53 @@ by_change (const void *a, const void *b)
   return strcmp (x->site, y->site);
 }
 
+/* One end of a buffer's lifetime: +bytes at its start, -bytes at its end. */
+typedef struct {
+  uint32_t site;
+  uint64_t tick;
+  int64_t  delta;
+} SiteStep;
+
+static int
+by_site_tick (const void *x, const void *y)
+{
+  const SiteStep *a = x, *b = y;
+  if (a->site != b->site)
+    return a->site < b->site ? -1 : 1;
+  if (a->tick != b->tick)
+    return a->tick < b->tick ? -1 : 1;
+  return (a->delta > b->delta) - (a->delta < b->delta);   /* ends before starts: [start, end) */
+}
+
+/* Each site's own maximum of live bytes over @bufs, and its first tick,
+ * into acc[site].a_max / b_max. */
+static int
+site_max (const MlBuffers *bufs, const uint32_t *site, MlDiffRow *acc, bool b_side)
+{
+  SiteStep *st = malloc ((2 * bufs->n + 1) * sizeof *st);
+  if (!st)
+    return ML_ENOMEM;
+  for (size_t i = 0; i < bufs->n; i++)
+    {
+      st[2 * i] = (SiteStep) { site[i], bufs->buf[i].start, (int64_t) bufs->buf[i].rsize };
+      st[2 * i + 1] = (SiteStep) { site[i], bufs->buf[i].end, -(int64_t) bufs->buf[i].rsize };
+    }
+  qsort (st, 2 * bufs->n, sizeof *st, by_site_tick);
+  int64_t cur = 0;
+  for (size_t k = 0; k < 2 * bufs->n; k++)
+    {
+      if (k && st[k].site != st[k - 1].site)
+        cur = 0;
+      cur += st[k].delta;
+      MlDiffRow *r = &acc[st[k].site];
+      uint64_t *mx = b_side ? &r->b_max : &r->a_max, *at = b_side ? &r->b_max_tick : &r->a_max_tick;
+      if (cur > 0 && (uint64_t) cur > *mx)
+        *mx = (uint64_t) cur, *at = st[k].tick;
+    }
+  free (st);
+  return 0;
+}
+
 static bool
 live_at (const MlBuffer *b, uint64_t tick)
 {
@@ -221,6 +268,8 @@ ml_diff_compute (const MlBuffers *a, const MlBuffers *b, MlDiff *out, MlError *e
       if (live_at (&b->buf[i], b->lower_bound_tick))
         acc[site_b[i]].b_bytes += b->buf[i].rsize;
     }
+  if (site_max (a, site_a, acc, false) < 0 || site_max (b, site_b, acc, true) < 0)
+    goto done;
   /* the pairs: a merge of the two sorted key lists */
   for (size_t i = 0, j = 0; i < a->n && j < b->n;)
     {

@@ -8,7 +8,9 @@
  * extra step in one run does not shift every pair after it. The report:
  * each run's peak (the most live bytes, rounded as the buffers are) and
  * its tick, the difference, and per call site the bytes live at A's peak
- * and at B's peak, the change, the allocations of each run and how many
+ * and at B's peak, the site's own maximum in each run (the most of its
+ * bytes live at once, wherever each run's peak is), the change, the
+ * allocations of each run and how many
  * paired allocations changed size; sites only in B are "new", only in A
  * "gone". Rows are ordered by the size of the change, largest first.
  * O(n log n) in the buffers of both.
@@ -30,6 +32,11 @@ typedef struct {
   char        *site;       /* owned: the call site, else the name, else "(no call site)" */
   uint64_t     a_bytes;    /* live at A's peak */
   uint64_t     b_bytes;    /* live at B's peak */
+  /* the site's own maximum over each run: the most of its bytes live at
+   * once, wherever that falls, and the first tick it does (like with
+   * like when the two peaks fall in different phases) */
+  uint64_t     a_max, b_max;
+  uint64_t     a_max_tick, b_max_tick;
   int64_t      change;     /* b_bytes - a_bytes */
   size_t       a_allocs, b_allocs;
   size_t       resized;    /* paired allocations whose size differs */
