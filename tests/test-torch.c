@@ -170,6 +170,87 @@ run (B *b, uint64_t capacity, const char *options, MlBuffers **bufs)
   return p;
 }
 
+/* An event in memory pool @pool (the trace's pools index). */
+static void
+evp (B *b, MlEventKind kind, uint64_t id, uint64_t size, uint32_t pool)
+{
+  MlEvent e = { .tick = b->tick++, .id = id, .size = size, .kind = (uint8_t) kind, .pool = pool,
+                .flags = ML_EVF_HAS_ID, .time_ns = -1 };
+  ml_trace_append (b->t, &e);
+}
+
+/* Private pools (PyTorch's PrivatePool: a graph's or a MemPool's own
+ * BlockPools): worked by hand. */
+static void
+test_caching_pools (void)
+{
+  MlBuffers *bufs;
+  /* a MemPool's free block never serves the default pool */
+  B b = { ml_trace_new (), 0 };
+  uint32_t mem = ml_trace_add_pool (b.t, 0, 1), graph = ml_trace_add_pool (b.t, 1, 0);
+  must (mem == 1 && graph == 2);
+  evp (&b, ML_EV_ALLOC, 1, 4 * MiB, mem);       /* a 20 MiB segment of the MemPool */
+  evp (&b, ML_EV_FREE, 1, 0, mem);
+  evp (&b, ML_EV_ALLOC, 2, 4 * MiB, 0);         /* the default pool: its own segment */
+  evp (&b, ML_EV_ALLOC, 3, 2 * MiB, mem);       /* the MemPool: its free block */
+  MlPlan *p = run (&b, 0, NULL, &bufs);
+  if (p)
+    {
+      is_u64 (p->n_segments, 2, "two segments: the MemPool's and the default pool's");
+      is_u64 (p->segment[1], 1, "the default-pool request does not take the MemPool's free 20 MiB");
+      is_u64 (p->segment[2], 0, "a later MemPool request does");
+    }
+  ml_plan_free (p);
+  ml_buffers_free (bufs);
+  ml_trace_free (b.t);
+
+  /* release_cached_blocks keeps a pool in use; a pool whose segments the
+   * trace frees (its MemPool deleted, its cache emptied) is freeable */
+  for (int freed = 0; freed < 2; freed++)
+    {
+      b = (B) { ml_trace_new (), 0 };
+      mem = ml_trace_add_pool (b.t, 0, 1);
+      evp (&b, ML_EV_ALLOC, 1, 15 * MiB, mem);   /* 16 MiB cached in the MemPool */
+      evp (&b, ML_EV_FREE, 1, 0, mem);
+      if (freed)
+        evp (&b, ML_EV_SEGMENT_FREE, 0, 16 * MiB, mem);
+      evp (&b, ML_EV_ALLOC, 2, 30 * MiB, 0);     /* 16 + 30 > 40 */
+      p = run (&b, 40 * MiB, NULL, &bufs);
+      if (p && !freed)
+        ok (p->oom.hit, "under 40 MiB the 30 MiB request fails: the MemPool in use keeps its cached 16 MiB");
+      if (p && freed)
+        ok (!p->oom.hit && p->segments[0].end <= p->oom.tick + 4, "once the trace frees its segments the pool is "
+            "freeable: its cached 16 MiB goes back and the request fits");
+      ml_plan_free (p);
+      ml_buffers_free (bufs);
+      ml_trace_free (b.t);
+    }
+
+  /* no release_cached_blocks while a CUDA graph is being captured (from
+   * the first allocation of its pool (1, 0) to the last) */
+  for (int during = 0; during < 2; during++)
+    {
+      b = (B) { ml_trace_new (), 0 };
+      graph = ml_trace_add_pool (b.t, 1, 0);
+      evp (&b, ML_EV_ALLOC, 1, 15 * MiB, 0);     /* 16 MiB cached in the default pool */
+      evp (&b, ML_EV_FREE, 1, 0, 0);
+      evp (&b, ML_EV_ALLOC, 2, 2 * MiB, graph);  /* the capture begins: a 20 MiB graph segment */
+      if (!during)
+        evp (&b, ML_EV_ALLOC, 3, 2 * MiB, graph); /* ... and ends */
+      evp (&b, ML_EV_ALLOC, 4, 30 * MiB, 0);     /* 16 + 20 + 30 > 60 */
+      if (during)
+        evp (&b, ML_EV_ALLOC, 3, 2 * MiB, graph);
+      p = run (&b, 60 * MiB, NULL, &bufs);
+      if (p && during)
+        ok (p->oom.hit, "during the capture the cached 16 MiB is not given back: the 30 MiB request fails");
+      if (p && !during)
+        ok (!p->oom.hit, "after the capture it is, and the request fits");
+      ml_plan_free (p);
+      ml_buffers_free (bufs);
+      ml_trace_free (b.t);
+    }
+}
+
 static void
 test_caching (void)
 {
@@ -797,6 +878,7 @@ main (int argc, char **argv)
   test_tiny ("tiny-snapshot-p2.pickle");
   test_snapshot_forms ();
   test_caching ();
+  test_caching_pools ();
   test_expandable_unmap ();
   test_conformance_rules ();
   test_kineto ();
