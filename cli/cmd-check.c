@@ -26,8 +26,9 @@ print_json (const char *path, const MlBuffers *bufs, const MlPlan *plan, const M
       printf (",\"b\":");
       ml_json_put_u64 (stdout, bufs->buf[is->b].id);
       printf (",\"tick\":%" PRIu64 ",\"tick_b\":%" PRIu64 ",\"segment\":%u,\"offset\":%" PRIu64 ",\"bytes\":%" PRIu64
-              ",\"stream_a\":%u,\"stream_b\":%u,\"why\":",
-              is->tick, is->tick_b, is->segment, is->offset, is->bytes, is->stream_a, is->stream_b);
+              ",\"stream_a\":%" PRIu64 ",\"stream_b\":%" PRIu64 ",\"why\":",
+              is->tick, is->tick_b, is->segment, is->offset, is->bytes, ml_trace_stream_id (bufs->trace, is->stream_a),
+              ml_trace_stream_id (bufs->trace, is->stream_b));
       ml_json_put_str (stdout, is->why);
       printf ("}");
     }

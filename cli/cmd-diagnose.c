@@ -54,11 +54,12 @@ static void
 print_oom_line (const MlBuffers *bufs, const MlOom *o)
 {
   const MlBuffer *b = &bufs->buf[o->buffer];
-  printf ("  OOM at tick %" PRIu64 ": request %s (buffer %" PRIu64 ", %s, stream %u)\n", o->tick, cli_size (o->request),
+  char sl[ML_STREAM_LABEL_MAX];
+  printf ("  OOM at tick %" PRIu64 ": request %s (buffer %" PRIu64 ", %s, stream %s)\n", o->tick, cli_size (o->request),
           b->id, ml_diagnosis_site_label (bufs, b->stack && bufs->trace && b->stack < bufs->trace->n_stacks
                                                       && bufs->trace->stacks[b->stack].site
                                                       ? bufs->trace->stacks[b->stack].site : b->name),
-          b->stream);
+          ml_trace_stream_label (bufs->trace, b->stream, sl));
   char why[256];
   printf ("  verdict: %s — %s\n", verdict_upper (o->verdict), ml_oom_reason (o, why, sizeof why));
   printf ("  live %s · reserved %s · free %s · largest free range on the device %s\n", cli_size (o->live), cli_size (o->reserved),
@@ -70,8 +71,9 @@ print_recorded (const char *path, const MlBuffers *bufs, const MlDiagnosis *d, c
 {
   const MlTrace *t = bufs->trace;
   printf ("%s: the trace records an OOM on device %u\n", path, t ? t->device : 0);
-  printf ("  OOM at tick %" PRIu64 " (trace entry %" PRIu64 "), stream %u: request %s, device free %s\n", d->rec_tick,
-          d->rec_index, d->rec_stream, cli_size (d->rec_request), cli_size (d->rec_device_free));
+  char sl[ML_STREAM_LABEL_MAX];
+  printf ("  OOM at tick %" PRIu64 " (trace entry %" PRIu64 "), stream %s: request %s, device free %s\n", d->rec_tick,
+          d->rec_index, ml_trace_stream_label (t, d->rec_stream, sl), cli_size (d->rec_request), cli_size (d->rec_device_free));
   char frames[1024];
   if (*ml_diagnosis_user_frames (t, d->rec_stack, 3, frames, sizeof frames))
     printf ("  called from %s\n", frames);
@@ -146,10 +148,10 @@ print_replay (const char *path, const MlBuffers *bufs, const MlDiagnosis *d)
   for (size_t i = 0; i < d->n_live && i < 5; i++)
     {
       const MlBuffer *b = &bufs->buf[d->live[i]];
-      char label[256];
-      printf ("    %11s  buffer %-8" PRIu64 " %-32s ticks [%" PRIu64 ", %" PRIu64 ") stream %u\n",
+      char label[256], sl[ML_STREAM_LABEL_MAX];
+      printf ("    %11s  buffer %-8" PRIu64 " %-32s ticks [%" PRIu64 ", %" PRIu64 ") stream %s\n",
               cli_size (b->rsize), b->id, ml_report_buffer_label (bufs, d->live[i], label, sizeof label),
-              b->start, b->end, b->stream);
+              b->start, b->end, ml_trace_stream_label (bufs->trace, b->stream, sl));
     }
 }
 

@@ -61,7 +61,8 @@ ml_details_page_set_document (MlDetailsPage *self, MlDocument *d, long k)
   if (t0 >= 0 && t1 >= 0)
     g_string_append_printf (s, "time\t%.3f → %.3f ms (%.3f ms)\n", (double) t0 / 1e6, (double) t1 / 1e6,
                             (double) (t1 - t0) / 1e6);
-  g_string_append_printf (s, "stream\t%u\n", b->stream);
+  char sl[ML_STREAM_LABEL_MAX];
+  g_string_append_printf (s, "stream\t%s\n", d->bufs->trace ? ml_trace_stream_label (d->bufs->trace, b->stream, sl) : "?");
   for (int r = 0; r < 2; r++)
     {
       const MlRun *run = d->runs[r];

@@ -106,8 +106,10 @@ ml_timeline_view_dup_buffer_markup (MlTimelineView *self, long k)
   append_tick (self, s, b->start);
   g_string_append (s, " → ");
   append_tick (self, s, b->end);
-  g_string_append_printf (s, "%s\nstream %u · id %" G_GUINT64_FORMAT "\n", (b->flags & ML_BUF_NEVER_FREED) ? " (never freed)" : "",
-                          b->stream, b->id);
+  char sl[ML_STREAM_LABEL_MAX];
+  const MlTrace *tr = self->doc->bufs->trace;
+  g_string_append_printf (s, "%s\nstream %s · id %" G_GUINT64_FORMAT "\n", (b->flags & ML_BUF_NEVER_FREED) ? " (never freed)" : "",
+                          tr ? ml_trace_stream_label (tr, b->stream, sl) : "?", b->id);
   const MlPlan *p = self->run->plan;
   g_string_append_printf (s, "offset 0x%" G_GINT64_MODIFIER "x in segment %u", p->offset[k], p->segment[k]);
   guint64 addr = ml_run_buffer_addr (self->run, (guint32) k);

@@ -127,7 +127,13 @@ class_label (const MlScene *s, MlColorBy by, uint64_t key)
         return strdup (ml_short_label (text, shortened, sizeof shortened));
       }
     case ML_COLOR_BY_STREAM:
-      snprintf (tmp, sizeof tmp, "stream %" PRIu64, key);
+      if (s->bufs->trace && key <= UINT32_MAX)
+        {
+          char sl[ML_STREAM_LABEL_MAX];
+          snprintf (tmp, sizeof tmp, "stream %s", ml_trace_stream_label (s->bufs->trace, (uint32_t) key, sl));
+        }
+      else
+        snprintf (tmp, sizeof tmp, "stream %" PRIu64, key);
       break;
     case ML_COLOR_BY_KIND:
       text = kind_labels[key < 5 ? key : 4];

@@ -78,6 +78,9 @@ n_alloc = sum(e["action"] == "alloc" for e in snap["device_traces"][0])
 ok(c.get("allocs") == n_alloc and c.get("address_matched") == n_alloc,
    "conformance: every allocation at its address (%s of %d): per-stream reuse keeps the streams apart" % (c.get("address_matched"), n_alloc))
 
+rc, out, _ = run("diagnose", os.path.join(D, "streams-64bit.pickle"), "--capacity", "3M")
+ok(all(("stream 0x%x" % v) in out for v in want), "diagnose shows each buffer's stream by its value")
+
 # ---- active_pending_free ----
 for name in ("pending-free.pickle", "pending-free-notrace.pickle"):
     snap = load(name)

@@ -598,8 +598,10 @@ oom_recorded (MlDoc *d, const MlBuffers *bufs, const MlDiagnosis *dg, bool sites
 {
   char why[256];
   MlDocText *p = ml_doc_para (d, ML_DOC_PARA_TEXT, ML_DOC_TONE_PLAIN);
-  ml_doc_textf (d, p, "The trace records an OOM at tick %" PRIu64 " (entry %" PRIu64 ") on stream %u: a %s request with %s free on the device",
-                dg->rec_tick, dg->rec_index, dg->rec_stream, sz (d, dg->rec_request), sz (d, dg->rec_device_free));
+  char sl[ML_STREAM_LABEL_MAX];
+  ml_doc_textf (d, p, "The trace records an OOM at tick %" PRIu64 " (entry %" PRIu64 ") on stream %s: a %s request with %s free on the device",
+                dg->rec_tick, dg->rec_index, ml_trace_stream_label (bufs->trace, dg->rec_stream, sl),
+                sz (d, dg->rec_request), sz (d, dg->rec_device_free));
   if (dg->rec_have_plan)
     {
       ml_doc_textf (d, p, "; reserved %s, allocated %s, cached free %s (largest block %s). Verdict: ", sz (d, dg->rec_reserved),
@@ -690,7 +692,9 @@ oom_cards (MlDoc *d, const MlBuffers *bufs, const MlDiagnosis *dg)
   const MlTrace *t = bufs->trace;
   const char *where = t && t->n_devices ? ml_doc_printf (d, "device %u, ", t->device) : "";
   MlDocCard *c = ml_doc_card (d, "request refused", sz (d, dg->rec_request),
-                              ml_doc_printf (d, "%sstream %u, tick %" PRIu64, where, dg->rec_stream, dg->rec_tick));
+                              ml_doc_printf (d, "%sstream %s, tick %" PRIu64, where,
+                                             ml_trace_stream_label (t, dg->rec_stream, (char[ML_STREAM_LABEL_MAX]) { 0 }),
+                                             dg->rec_tick));
   c->tone = ML_DOC_TONE_BAD;
   ml_doc_attrf (d, &c->attrs, "id", "oom-request");
   ml_doc_attrf (d, &c->attrs, "data-bytes", "%" PRIu64, dg->rec_request);
@@ -784,8 +788,8 @@ issue_data (MlDoc *d, const MlBuffers *bufs, MlDocValue *items, const MlIssue *i
   ml_doc_value_u64 (d, o, "segment", is->segment);
   ml_doc_value_u64 (d, o, "offset", is->offset);
   ml_doc_value_u64 (d, o, "bytes", is->bytes);
-  ml_doc_value_u64 (d, o, "stream_a", is->stream_a);
-  ml_doc_value_u64 (d, o, "stream_b", is->stream_b);
+  ml_doc_value_u64 (d, o, "stream_a", ml_trace_stream_id (bufs->trace, is->stream_a));
+  ml_doc_value_u64 (d, o, "stream_b", ml_trace_stream_id (bufs->trace, is->stream_b));
   ml_doc_value_str (d, o, "why", is->why);
 }
 
@@ -810,7 +814,10 @@ issue_table (MlDoc *d, const MlReport *r, size_t total)
       ml_doc_cellf (d, row, KIND, "%s", ml_issue_kind_name (is->kind));
       ml_doc_cellf (d, row, TICK, "%" PRIu64, is->tick);
       ml_doc_cellf (d, row, BYTES, "%s", sz (d, is->bytes));
-      ml_doc_cellf (d, row, STREAMS, "%u → %u", is->stream_a, is->stream_b);
+      char la[ML_STREAM_LABEL_MAX], lb[ML_STREAM_LABEL_MAX];
+      const MlTrace *tr = r->bufs ? r->bufs->trace : NULL;
+      ml_doc_cellf (d, row, STREAMS, "%s → %s", tr ? ml_trace_stream_label (tr, is->stream_a, la) : "?",
+                    tr ? ml_trace_stream_label (tr, is->stream_b, lb) : "?");
       ml_doc_cellf (d, row, WHY, "%s", is->why)->tone = ML_DOC_TONE_MUTED;
     }
   if (total > SHOW_ISSUES)

@@ -102,11 +102,14 @@ report_reuse (Races *r, uint32_t a, uint32_t b, uint64_t lo, uint64_t bytes)
     .kind = ML_ISSUE_CROSS_STREAM, .a = a, .b = b, .tick = y->start, .tick_b = x->end,
     .offset = lo - r->base[g], .bytes = bytes, .segment = g, .stream_a = x->stream, .stream_b = y->stream,
   };
-  char s1[32];
+  char s1[32], la[ML_STREAM_LABEL_MAX], lb[ML_STREAM_LABEL_MAX];
+  const MlTrace *t = r->bufs->trace;
+  ml_trace_stream_label (t, x->stream, la);
+  ml_trace_stream_label (t, y->stream, lb);
   snprintf (is.why, sizeof is.why,
-            "buffer %" PRIu64 " (stream %u) freed at tick %" PRIu64 ", %s of its bytes reused by buffer %" PRIu64
-            " (stream %u) at tick %" PRIu64 " with no sync ordering stream %u before %u",
-            x->id, x->stream, x->end, sz (bytes, s1), y->id, y->stream, y->start, x->stream, y->stream);
+            "buffer %" PRIu64 " (stream %s) freed at tick %" PRIu64 ", %s of its bytes reused by buffer %" PRIu64
+            " (stream %s) at tick %" PRIu64 " with no sync ordering stream %s before %s",
+            x->id, la, x->end, sz (bytes, s1), y->id, lb, y->start, la, lb);
   return ml_issues_add (r->issues, &is);
 }
 
