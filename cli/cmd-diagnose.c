@@ -66,6 +66,23 @@ print_oom_line (const MlBuffers *bufs, const MlOom *o)
           cli_size (o->free_bytes), cli_size (o->largest_free));
 }
 
+/* A blame table: the bytes live at an OOM by call site, largest first. */
+static void
+print_blame (const MlBuffers *bufs, const MlSiteBlame *sites, size_t n_sites, size_t n_live, uint64_t requested)
+{
+  printf ("\n  blame: live at the OOM by call site (%zu buffer%s, %s requested)\n", n_live, n_live == 1 ? "" : "s",
+          cli_size (requested));
+  for (size_t i = 0; i < n_sites && i < 10; i++)
+    {
+      const MlSiteBlame *sb = &sites[i];
+      printf ("    %11s  %5zu buffer%s  %s (largest: buffer %" PRIu64 ", %s)\n", cli_size (sb->bytes), sb->count,
+              sb->count == 1 ? " " : "s", ml_diagnosis_site_label (bufs, sb->site), bufs->buf[sb->largest].id,
+              cli_size (bufs->buf[sb->largest].rsize));
+    }
+  if (n_sites > 10)
+    printf ("    ... %zu more call sites\n", n_sites - 10);
+}
+
 static void
 print_recorded (const char *path, const MlBuffers *bufs, const MlDiagnosis *d, const CliShortfall *s)
 {
@@ -92,17 +109,7 @@ print_recorded (const char *path, const MlBuffers *bufs, const MlDiagnosis *d, c
     printf ("  allocated %s (the trace has no addresses: reserved and cached blocks unknown)\n", cli_size (d->rec_live));
   cli_shortfall_print (bufs, s);
   cli_devices_print (t);
-  printf ("\n  blame: live at the OOM by call site (%zu buffer%s, %s requested)\n", d->rec_n_live_total, d->rec_n_live_total == 1 ? "" : "s",
-          cli_size (d->rec_requested_live));
-  for (size_t i = 0; i < d->rec_n_sites && i < 10; i++)
-    {
-      const MlSiteBlame *sb = &d->rec_sites[i];
-      printf ("    %11s  %5zu buffer%s  %s (largest: buffer %" PRIu64 ", %s)\n", cli_size (sb->bytes), sb->count,
-              sb->count == 1 ? " " : "s", ml_diagnosis_site_label (bufs, sb->site), bufs->buf[sb->largest].id,
-              cli_size (bufs->buf[sb->largest].rsize));
-    }
-  if (d->rec_n_sites > 10)
-    printf ("    ... %zu more call sites\n", d->rec_n_sites - 10);
+  print_blame (bufs, d->rec_sites, d->rec_n_sites, d->rec_n_live_total, d->rec_requested_live);
   putchar ('\n');
 }
 
@@ -120,7 +127,6 @@ same_blame (const MlDiagnosis *d)
   return true;
 }
 
-static void print_blame (const MlBuffers *bufs, const MlDiagnosis *d);
 
 /* The replay under the capacity: fits, or the OOM with its blame. */
 static void
@@ -143,7 +149,7 @@ print_replay (const char *path, const MlBuffers *bufs, const MlDiagnosis *d)
     printf ("\n  blame: as at the recorded OOM above (%zu buffer%s, %s requested)\n", d->n_live_total,
             d->n_live_total == 1 ? "" : "s", cli_size (d->requested_live));
   else
-    print_blame (bufs, d);
+    print_blame (bufs, d->sites, d->n_sites, d->n_live_total, d->requested_live);
   printf ("  the largest live buffers:\n");
   for (size_t i = 0; i < d->n_live && i < 5; i++)
     {
@@ -155,22 +161,6 @@ print_replay (const char *path, const MlBuffers *bufs, const MlDiagnosis *d)
     }
 }
 
-/* The replay's blame by call site. */
-static void
-print_blame (const MlBuffers *bufs, const MlDiagnosis *d)
-{
-  printf ("\n  blame: live at the OOM by call site (%zu buffer%s, %s requested)\n", d->n_live_total,
-          d->n_live_total == 1 ? "" : "s", cli_size (d->requested_live));
-  for (size_t i = 0; i < d->n_sites && i < 10; i++)
-    {
-      const MlSiteBlame *s = &d->sites[i];
-      printf ("    %11s  %5zu buffer%s  %s (largest: buffer %" PRIu64 ", %s)\n", cli_size (s->bytes), s->count,
-              s->count == 1 ? " " : "s", ml_diagnosis_site_label (bufs, s->site), bufs->buf[s->largest].id,
-              cli_size (bufs->buf[s->largest].rsize));
-    }
-  if (d->n_sites > 10)
-    printf ("    ... %zu more call sites\n", d->n_sites - 10);
-}
 
 /* A strategy proven not to fit, with the buffers that prove it. */
 static void

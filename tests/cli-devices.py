@@ -14,7 +14,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from snaplib import ok, done  # noqa: E402
+from snaplib import ok, done, size  # noqa: E402
 
 MEMLENS, SRC = sys.argv[1:3]
 TMP = tempfile.mkdtemp()
@@ -81,9 +81,6 @@ for d in js.get("devices", []):
     ok(d["reserved_end"] == reserved[d["device"]] and d["entries"] == entries[d["device"]],
        "stats --json: device %d's reserved bytes and entries as the file has them" % d["device"])
 
-
-def size(b):
-    return "%.2f MiB" % (b / MIB) if b >= MIB else "%d B" % b
 
 
 note = err.strip()

@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from snaplib import ok, done  # noqa: E402
+from snaplib import ok, done, size  # noqa: E402
 
 MEMLENS, SRC = sys.argv[1:3]
 PATH = os.path.join(SRC, "tests/data/oom-expandable-3dev.pickle")
@@ -23,12 +23,6 @@ def run(*args):
     p = subprocess.run([MEMLENS, *args], capture_output=True, text=True, timeout=300)
     return p.returncode, p.stdout, p.stderr
 
-
-def size(b):
-    for unit, n in (("GiB", 1 << 30), ("MiB", MIB), ("KiB", 1024)):
-        if b >= n:
-            return "%.2f %s" % (b / n, unit)
-    return "%d B" % b
 
 
 def up(n):

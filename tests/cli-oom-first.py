@@ -15,7 +15,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from snaplib import ok, done  # noqa: E402
+from snaplib import ok, done, size  # noqa: E402
 
 MEMLENS, SRC = sys.argv[1:3]
 TMP = tempfile.mkdtemp()
@@ -26,12 +26,6 @@ def run(*args):
     p = subprocess.run([MEMLENS, *args], capture_output=True, text=True, cwd=TMP, timeout=300)
     return p.returncode, p.stdout, p.stderr
 
-
-def size(b):
-    for unit, n in (("GiB", 1 << 30), ("MiB", MIB), ("KiB", 1024)):
-        if b >= n:
-            return "%.2f %s" % (b / n, unit)
-    return "%d B" % b
 
 
 def recorded(path):

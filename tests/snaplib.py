@@ -25,6 +25,14 @@ def done():
     return 1 if _failed else 0
 
 
+def size(b):
+    """Bytes as memlens prints them (ml_format_size): "1.50 KiB", "2.00 MiB", "12 B"."""
+    for unit, n in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1024)):
+        if b >= n:
+            return "%.2f %s" % (b / n, unit)
+    return "%d B" % b
+
+
 def make(seed, entries_per_dev, step=(1, 1)):
     """A snapshot dict with one trace per device, len(entries_per_dev)
     devices, entries_per_dev[d] entries on device d.
