@@ -1,6 +1,8 @@
 /* gen-trace — writes a synthetic trace for benchmarks.
  * Usage: gen-trace [--events N] [--live N] [--sizes uniform|lognormal|pow2]
- *                  [--min SIZE] [--max SIZE] [--streams K] [--seed S] -o OUT.jsonl|.csv */
+ *                  [--min SIZE] [--max SIZE] [--streams K] [--seed S] -o OUT.jsonl|.csv
+ *        gen-trace --training BUFFERS [--seed S] -o OUT.jsonl|.csv
+ * --training writes the training-run shape of bench/gen.h instead. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,14 +20,15 @@ main (int argc, char **argv)
     { "sizes", required_argument, 0, 'd' }, { "min", required_argument, 0, 'm' },
     { "max", required_argument, 0, 'M' }, { "streams", required_argument, 0, 's' },
     { "seed", required_argument, 0, 'S' }, { "output", required_argument, 0, 'o' },
-    { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+    { "training", required_argument, 0, 't' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
   };
   GenParams p;
   gen_params_init (&p);
   const char *out = NULL;
+  uint64_t training = 0;
   MlError err = { 0 };
   int c;
-  while ((c = getopt_long (argc, argv, "e:l:d:m:M:s:S:o:h", opts, NULL)) != -1)
+  while ((c = getopt_long (argc, argv, "e:l:d:m:M:s:S:o:t:h", opts, NULL)) != -1)
     {
       uint64_t v;
       switch (c)
@@ -38,10 +41,13 @@ main (int argc, char **argv)
         case 's': if (ml_parse_size (optarg, &v, &err) < 0) goto bad; p.streams = (uint32_t) v; break;
         case 'S': if (ml_parse_size (optarg, &p.seed, &err) < 0) goto bad; break;
         case 'o': out = optarg; break;
+        case 't': if (ml_parse_size (optarg, &training, &err) < 0) goto bad; break;
         case 'h':
           printf ("Usage: gen-trace [--events N] [--live N] [--sizes uniform|lognormal|pow2] [--min SIZE] [--max SIZE]\n"
                   "                 [--streams K] [--seed S] -o OUT.jsonl|OUT.csv\n"
-                  "Writes a synthetic allocation trace: a live set hovering around --live buffers.\n");
+                  "       gen-trace --training BUFFERS [--seed S] -o OUT.jsonl|OUT.csv\n"
+                  "Writes a synthetic allocation trace: a live set hovering around --live buffers,\n"
+                  "or (--training) the buffers of a network's training iterations (bench/gen.h).\n");
           return 0;
         default: return 2;
         }
@@ -53,7 +59,7 @@ main (int argc, char **argv)
     }
   MlTrace *t = ml_trace_new ();
   t->source = ml_strtab_intern0 (t->strings, "gen-trace");
-  if (!t || gen_trace (&p, t) < 0)
+  if (!t || (training ? gen_training (training, p.seed, t) : gen_trace (&p, t)) < 0)
     {
       fprintf (stderr, "gen-trace: out of memory\n");
       return 1;

@@ -32,4 +32,11 @@ int  gen_buffers     (uint64_t buffers, uint64_t live, MlTrace **t, MlBuffers **
 /* Seconds of CPU the process has used (every thread). */
 double gen_cpu_now (void);
 
+/* The training-run shape (gen-training.c): parameters that live
+ * throughout, activations saved across the forward/backward turn, short
+ * temporaries, gradients until the optimizer; about @buffers buffers
+ * (whole iterations: a few thousand more), ids 1.., ticks = indexes.
+ * Appends to @t; -1 when out of memory. */
+int  gen_training    (uint64_t buffers, uint64_t seed, MlTrace *t);
+
 #endif

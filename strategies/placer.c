@@ -2,37 +2,33 @@
  * (see planner-private.h).
  *
  * Placed buffers are rectangles [ls, le) x [off, top) over the compressed
- * ticks (leaves). The leaves are cut into buckets of 2^shift leaves, and
- * each bucket keeps, sorted by offset, every rectangle that touches it (a
- * rectangle of L leaves is in about L / 2^shift + 1 buckets). The
- * rectangles that overlap a query [qs, qe) in time are those of the
- * buckets it touches that pass an exact time test, each counted only in
- * the first of those buckets that holds it.
+ * ticks (leaves). The leaves are cut into buckets of 2^shift leaves. A
+ * rectangle is kept in the bucket where it starts, in the bucket where it
+ * ends when it ends inside a later one, and, for the buckets it covers
+ * whole in between, in the full-cover tree: a segment tree over the
+ * buckets whose node holds the rectangles that cover its buckets whole
+ * (at most two nodes a level). Each bucket and node keeps its rectangles
+ * by offset in a B+ tree with summaries (placer-bucket.c). The rectangles
+ * that overlap a query [qs, qe) in time are those of the buckets it
+ * touches that pass an exact time test, each counted only where it
+ * starts (or in the first bucket when it started before), and those of
+ * the tree's nodes above its first bucket, which all overlap it.
  *
- * In one bucket the lowest fit of @size bytes at or above c is one sweep
- * in offset order: a rectangle that overlaps the query and starts below
- * c + size lifts c to its top (no offset in between can fit), and the
- * first that starts at or above c + size ends the sweep with c the
- * answer. The sweep resumes where it stopped when c is raised, because
- * everything swept lies below the old c. Over the buckets of a query the
- * candidate goes round them, each lifting it to its own lowest fit, until
- * all have accepted it since it last moved (never past the answer, which
- * fits in every bucket). Each bucket is swept at most once per placement,
- * so one placement costs the rectangles of its buckets below the answer.
+ * In one bucket or node the lowest fit of @size bytes at or above c is one
+ * sweep in offset order: a rectangle that counts and starts below c + size
+ * lifts c to its top (no offset in between can fit), and the first that
+ * starts at or above c + size ends the sweep with c the answer; the
+ * summaries skip what cannot do either and lift past gapless runs whole.
+ * The sweep resumes where it stopped when c is raised, because everything
+ * swept lies below the old c. The candidate goes round the sweeps, each
+ * lifting it to its own lowest fit, until all have accepted it since it
+ * last moved (never past the answer, which fits in every one). Each is
+ * swept at most once per placement, so one placement costs the counted
+ * rectangles below the answer that the summaries do not skip.
  *
- * The bucket width is the power of two that minimises copies^2 / buckets
- * (copies: bucket entries over all buffers), which is the expected number
- * of entries in the buckets of a query: about 4x the live set at the best
- * width when lifetimes are alike, one bucket (a plain scan) when every
- * buffer lives through the whole trace. Buckets hold their entries in
- * chunks of 64 so that inserting costs a short move, not a bucket's
- * length.
- *
- * Why not a segment tree of treaps (the previous placer): a query there
- * met ~28 treaps whose holes rarely lined up (about 600 treap walks per
- * placement on a random 62k-buffer trace, each a few cache misses), and
- * each buffer went into ~35 treaps; the buckets' sweeps read contiguous
- * memory. docs/strategies.md, "The shared placer", has the measurements.
+ * The bucket width: see choose_shift. Long lifetimes cost one entry per
+ * tree level instead of one per bucket, so buckets can be narrow where
+ * short buffers are many and long ones few (a training run).
  */
 #include "strategies/planner-private.h"
 
@@ -44,11 +40,13 @@
 #include "sim/sim.h"
 #include "strategies/placer-private.h"
 
-/* where one bucket's sweep stands during a placement */
+/* where one sweep stands during a placement: a bucket of partial
+ * rectangles or a node of the full-cover tree, its query, its cursor */
 typedef struct {
-  uint32_t       bucket;
-  uint64_t       fits_below;  /* the sweep stopped at an entry starting here */
-  MlPlacerCursor cur;
+  MlPlacerBucket *B;
+  MlPlacerQuery   q;
+  uint64_t        fits_below;  /* the sweep stopped at an entry starting here */
+  MlPlacerCursor  cur;
 } Sweep;
 
 struct MlPlacer {
@@ -56,14 +54,61 @@ struct MlPlacer {
   uint32_t  leaves, shift, n_buckets;
   uint32_t *ls, *le;      /* per buffer: leaf range [ls, le) */
   uint64_t *offset;       /* per placed buffer */
-  MlPlacerBucket *bucket;
+  MlPlacerBucket *bucket; /* n_buckets: the rectangles starting or ending inside */
+  MlPlacerBucket *full;   /* 2 seg: the full-cover tree, node 1 the root */
+  uint32_t  seg;          /* its leaves: a power of two >= n_buckets */
   MlPlacerPool    pool;
-  Sweep    *sweep;        /* scratch: one per bucket of a query */
+  Sweep    *sweep;        /* scratch: one per bucket and tree level of a query */
+  uint32_t *ring;         /* scratch: the next live sweep of each */
   uint64_t  work;         /* entries and summaries the sweeps looked at */
   bool      failed;       /* out of memory growing the pool */
 };
 
-/* The bucket width 2^shift with the fewest expected entries per query. */
+/* Where a rectangle lives: the bucket it starts in (always), the bucket
+ * it ends in when it ends inside one after that (e, NIL when none), and
+ * the buckets it covers whole after its first, [fa, fb), in the
+ * full-cover tree. */
+typedef struct {
+  uint32_t a, e, fa, fb;
+} Home;
+
+static Home
+home_of (uint32_t ls, uint32_t le, uint32_t shift, uint32_t leaves)
+{
+  Home h = { ls >> shift, ML_PLACER_NIL, 0, 0 };
+  uint32_t last = (le - 1) >> shift;
+  if (last == h.a)
+    return h;
+  uint64_t end = ((uint64_t) last + 1) << shift;
+  if (end > leaves)
+    end = leaves;
+  h.fa = h.a + 1;
+  if (le < end)
+    h.e = h.fb = last;
+  else
+    h.fb = last + 1;
+  return h;
+}
+
+static uint32_t
+ceil_log2 (uint64_t v)
+{
+  uint32_t k = 0;
+  while ((1ull << k) < v)
+    k++;
+  return k;
+}
+
+/* The bucket width 2^shift. The expected number of bucket entries a
+ * query meets if every rectangle were copied into each bucket it touches
+ * is copies^2 / buckets (copies: those entries over all buffers); that
+ * width is near the mean lifetime when lifetimes are alike, and one
+ * bucket when every buffer overlaps every other. Here a rectangle lives
+ * only in the buckets where it starts or ends, and the full-cover tree
+ * holds it elsewhere, where its summaries let a sweep lift past whole
+ * stacks: wider buckets then cost less than that estimate says, and
+ * measured best four times wider (S_1, pangu_2.6B, a 62,000-buffer random
+ * trace and a 10^6-buffer training run: docs/performance.md). */
 static uint32_t
 choose_shift (const MlPlacer *p)
 {
@@ -86,7 +131,8 @@ choose_shift (const MlPlacer *p)
       if ((1ull << sh) >= p->leaves)
         break;
     }
-  return best;
+  uint32_t one = ceil_log2 (p->leaves);   /* one bucket for the whole trace */
+  return best + 2 < one ? best + 2 : best > one ? best : one;
 }
 
 int
@@ -120,12 +166,14 @@ _ml_placer_new (const MlBuffers *bufs, MlPlacer **out, MlError *err)
   t = NULL;
   p->shift = choose_shift (p);
   p->n_buckets = (uint32_t) (((uint64_t) p->leaves + (1ull << p->shift) - 1) >> p->shift);
+  p->seg = 1u << ceil_log2 (p->n_buckets);
   p->bucket = malloc (p->n_buckets * sizeof *p->bucket);
-  p->sweep = malloc (p->n_buckets * sizeof *p->sweep);
-  if (!p->bucket || !p->sweep || _ml_placer_pool_init (&p->pool) < 0)
+  p->full = malloc (2 * (size_t) p->seg * sizeof *p->full);
+  p->sweep = malloc ((p->n_buckets + ceil_log2 (p->seg) + 2) * sizeof *p->sweep);
+  p->ring = malloc ((p->n_buckets + ceil_log2 (p->seg) + 2) * sizeof *p->ring);
+  if (!p->bucket || !p->full || !p->sweep || !p->ring || _ml_placer_pool_init (&p->pool) < 0)
     goto oom;
-  for (uint32_t j = 0; j < p->n_buckets; j++)
-    p->bucket[j] = (MlPlacerBucket) { .root = ML_PLACER_NIL };
+  _ml_placer_reset (p);
   *out = p;
   return 0;
 oom:
@@ -140,7 +188,9 @@ _ml_placer_free (MlPlacer *p)
   if (!p)
     return;
   free (p->bucket);
+  free (p->full);
   free (p->sweep);
+  free (p->ring);
   _ml_placer_pool_clear (&p->pool);
   free (p->ls);
   free (p->le);
@@ -153,6 +203,8 @@ _ml_placer_reset (MlPlacer *p)
 {
   for (uint32_t j = 0; j < p->n_buckets; j++)
     p->bucket[j].root = ML_PLACER_NIL;
+  for (uint32_t k = 0; k < 2 * p->seg; k++)
+    p->full[k].root = ML_PLACER_NIL;
   _ml_placer_pool_reset (&p->pool);
 }
 
@@ -189,6 +241,29 @@ placed_rect (const MlPlacer *p, uint32_t b)
   return p->bufs->buf[b].rsize != 0 && p->ls[b] < p->le[b];
 }
 
+/* Inserts (or removes) @x in the full-cover tree's nodes that cover
+ * [fa, fb) exactly (at most two a level). */
+static bool
+full_apply (MlPlacer *p, uint32_t fa, uint32_t fb, const MlPlacerEnt *x, bool insert)
+{
+  for (uint32_t l = fa + p->seg, r = fb + p->seg; l < r; l >>= 1, r >>= 1)
+    for (int side = 0; side < 2; side++)
+      {
+        uint32_t k;
+        if (side == 0 && (l & 1))
+          k = l++;
+        else if (side == 1 && (r & 1))
+          k = --r;
+        else
+          continue;
+        if (!insert)
+          _ml_bucket_remove (&p->pool, &p->full[k], x->off, x->id);
+        else if (!_ml_bucket_insert (&p->pool, &p->full[k], x))
+          return false;
+      }
+  return true;
+}
+
 void
 _ml_placer_put (MlPlacer *p, uint32_t b, uint64_t offset)
 {
@@ -196,12 +271,11 @@ _ml_placer_put (MlPlacer *p, uint32_t b, uint64_t offset)
   if (!placed_rect (p, b))
     return;
   MlPlacerEnt x = { offset, offset + p->bufs->buf[b].rsize, p->ls[b], p->le[b], b, 0 };
-  for (uint32_t j = p->ls[b] >> p->shift; j <= (p->le[b] - 1) >> p->shift; j++)
-    if (!_ml_bucket_insert (&p->pool, &p->bucket[j], &x))
-      {
-        p->failed = true;
-        return;
-      }
+  Home h = home_of (p->ls[b], p->le[b], p->shift, p->leaves);
+  if (!_ml_bucket_insert (&p->pool, &p->bucket[h.a], &x)
+      || (h.e != ML_PLACER_NIL && !_ml_bucket_insert (&p->pool, &p->bucket[h.e], &x))
+      || !full_apply (p, h.fa, h.fb, &x, true))
+    p->failed = true;
 }
 
 void
@@ -209,8 +283,12 @@ _ml_placer_remove (MlPlacer *p, uint32_t b)
 {
   if (!placed_rect (p, b))
     return;
-  for (uint32_t j = p->ls[b] >> p->shift; j <= (p->le[b] - 1) >> p->shift; j++)
-    _ml_bucket_remove (&p->pool, &p->bucket[j], p->offset[b], b);
+  MlPlacerEnt x = { p->offset[b], 0, 0, 0, b, 0 };
+  Home h = home_of (p->ls[b], p->le[b], p->shift, p->leaves);
+  _ml_bucket_remove (&p->pool, &p->bucket[h.a], x.off, b);
+  if (h.e != ML_PLACER_NIL)
+    _ml_bucket_remove (&p->pool, &p->bucket[h.e], x.off, b);
+  full_apply (p, h.fa, h.fb, &x, false);
 }
 
 uint64_t
@@ -226,11 +304,37 @@ _ml_placer_peak (MlPlacer *p)
   return m;
 }
 
-/* The query of buffer @b on bucket @j, whose first bucket is @j0. */
-static inline MlPlacerQuery
-query (const MlPlacer *p, uint32_t b, uint32_t j, uint32_t j0)
+/* The sweeps of buffer @b's query into p->sweep: the buckets its
+ * lifetime touches (a rectangle counts in the first of them that holds
+ * it: there where it starts, or in the first when it started before),
+ * then the full-cover tree's nodes above the first bucket (their
+ * rectangles cover it whole: they all count). Returns how many; empty
+ * ones are left out. */
+static size_t
+query_sweeps (MlPlacer *p, uint32_t b)
 {
-  return (MlPlacerQuery) { p->ls[b], p->le[b], j << p->shift, j == j0, p->bufs->buf[b].rsize };
+  uint32_t j0 = p->ls[b] >> p->shift, j1 = (p->le[b] - 1) >> p->shift;
+  uint64_t size = p->bufs->buf[b].rsize;
+  size_t live = 0;
+  for (uint32_t j = j0; j <= j1; j++)
+    if (p->bucket[j].root != ML_PLACER_NIL)
+      {
+        Sweep *s = &p->sweep[live++];
+        s->B = &p->bucket[j];
+        s->q = (MlPlacerQuery) { p->ls[b], p->le[b], j << p->shift, j == j0, size };
+        s->fits_below = 0;
+        s->cur.depth = 0;
+      }
+  for (uint32_t k = j0 + p->seg; k >= 1; k >>= 1)
+    if (p->full[k].root != ML_PLACER_NIL)
+      {
+        Sweep *s = &p->sweep[live++];
+        s->B = &p->full[k];
+        s->q = (MlPlacerQuery) { p->ls[b], p->le[b], 0, true, size };
+        s->fits_below = 0;
+        s->cur.depth = 0;
+      }
+  return live;
 }
 
 uint64_t
@@ -242,44 +346,38 @@ _ml_placer_place (MlPlacer *p, uint32_t b, uint64_t min_off)
       p->offset[b] = size ? min_off : 0;
       return p->offset[b];
     }
-  uint32_t j0 = p->ls[b] >> p->shift, j1 = (p->le[b] - 1) >> p->shift;
-  size_t live = 0;
-  for (uint32_t j = j0; j <= j1; j++)
-    if (p->bucket[j].root != ML_PLACER_NIL)
-      {
-        p->sweep[live].bucket = j;
-        p->sweep[live].fits_below = 0;
-        p->sweep[live++].cur.depth = 0;
-      }
-  /* each bucket in turn lifts the candidate to its own lowest fit at or
-   * above it; stop once every live bucket has accepted the candidate
-   * since it last moved. A bucket swept to its end fits everything above
-   * and is dropped */
+  size_t live = query_sweeps (p, b);
+  /* each sweep in turn lifts the candidate to its own lowest fit at or
+   * above it; stop once every live one has accepted the candidate since
+   * it last moved. A sweep that reached its end fits everything above
+   * and leaves the ring (which keeps the cyclic order, so that quiet
+   * counts distinct sweeps) */
+  uint32_t *next = p->ring;
+  for (size_t k = 0; k < live; k++)
+    next[k] = (uint32_t) (k + 1 < live ? k + 1 : 0);
   uint64_t at = min_off;
-  size_t i = 0, quiet = 0;
+  size_t i = 0, prev = live ? live - 1 : 0, quiet = 0;
   while (live && quiet < live)
     {
-      if (i >= live)
-        i = 0;
       Sweep *s = &p->sweep[i];
       if (at + size <= s->fits_below)
         {
           /* the entry that stopped this sweep still lies above */
           quiet++;
-          i++;
+          prev = i;
+          i = next[i];
           continue;
         }
       uint64_t h = at;
-      MlPlacerQuery q = query (p, b, s->bucket, j0);
-      if (!_ml_bucket_sweep (&p->pool, &p->bucket[s->bucket], &s->cur, &q, &h, &s->fits_below, &p->work))
+      if (!_ml_bucket_sweep (&p->pool, s->B, &s->cur, &s->q, &h, &s->fits_below, &p->work))
         {
           if (h > at)
             {
               at = h;
               quiet = 0;
             }
-          /* keep the cyclic order so that quiet counts distinct buckets */
-          memmove (s, s + 1, (live - i - 1) * sizeof *s);
+          next[prev] = next[i];
+          i = next[i];
           live--;
           continue;
         }
@@ -290,7 +388,8 @@ _ml_placer_place (MlPlacer *p, uint32_t b, uint64_t min_off)
         }
       else
         quiet++;
-      i++;
+      prev = i;
+      i = next[i];
     }
   _ml_placer_put (p, b, at);
   return at;
@@ -301,25 +400,22 @@ _ml_placer_random_neighbour (MlPlacer *p, uint32_t b, uint64_t *rng)
 {
   if (!placed_rect (p, b))
     return b;
-  uint32_t j0 = p->ls[b] >> p->shift, j1 = (p->le[b] - 1) >> p->shift;
   /* count the placed rectangles that overlap b in time, then take the
-   * r-th of them in the same order (buckets in turn, each by offset) */
+   * r-th of them in the same order (the query's sweeps in turn, each by
+   * offset; each rectangle counts in one of them) */
+  size_t live = query_sweeps (p, b);
   uint64_t count = 0;
-  for (uint32_t j = j0; j <= j1; j++)
-    {
-      MlPlacerQuery q = query (p, b, j, j0);
-      count += _ml_bucket_count (&p->pool, &p->bucket[j], &q);
-    }
+  for (size_t i = 0; i < live; i++)
+    count += _ml_bucket_count (&p->pool, p->sweep[i].B, &p->sweep[i].q);
   if (count == 0)
     return b;
   *rng ^= *rng << 13; *rng ^= *rng >> 7; *rng ^= *rng << 17;
   uint64_t r = *rng % count;
-  for (uint32_t j = j0; j <= j1; j++)
+  for (size_t i = 0; i < live; i++)
     {
-      MlPlacerQuery q = query (p, b, j, j0);
-      uint64_t c = _ml_bucket_count (&p->pool, &p->bucket[j], &q);
+      uint64_t c = _ml_bucket_count (&p->pool, p->sweep[i].B, &p->sweep[i].q);
       if (r < c)
-        return _ml_bucket_nth (&p->pool, &p->bucket[j], &q, r);
+        return _ml_bucket_nth (&p->pool, p->sweep[i].B, &p->sweep[i].q, r);
       r -= c;
     }
   return b;

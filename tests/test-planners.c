@@ -1079,11 +1079,13 @@ test_empty (void)
   inst_free (&in);
 }
 
-/* The shared placer against a naive lowest fit, on five shapes of
+/* The shared placer against a naive lowest fit, on six shapes of
  * instance that lead it to different bucket widths: short lifetimes over a
  * long trace (narrow buckets), lifetimes of every length, every buffer
  * overlapping every other (one bucket, entries split into many chunks), a few
- * buffers live throughout over short ones, and many equal offsets. 400
+ * buffers live throughout over short ones, many equal offsets, and short
+ * buffers under a few long ones (narrow buckets: the long ones live in
+ * the full-cover tree). 400
  * buffers each, with holes of all sizes, placed in a random order (some
  * above a random floor), a third taken out again and put back; every
  * placement must be the lowest offset at or above the floor free of every
@@ -1106,18 +1108,18 @@ static void
 test_placer_lowest_fit (void)
 {
   enum { N = PLACER_N };
-  static const char *shapes[] = { "short", "mixed", "whole", "long+short", "equal" };
+  static const char *shapes[] = { "short", "mixed", "whole", "long+short", "equal", "short+long" };
   size_t wrong = 0, wrong_peak = 0, wrong_nb = 0;
-  uint32_t width[5] = { 0 };
-  uint64_t leaves[5] = { 0 };
+  uint32_t width[6] = { 0 };
+  uint64_t leaves[6] = { 0 };
   /* each shape twice: with the default nodes (a bucket of 400 entries is
    * a root over a few leaves) and with leaves of 4 entries under nodes of
    * 3 children (trees five levels tall, whose summaries skip and lift at
    * every level) */
-  for (size_t run = 0; run < 10; run++)
+  for (size_t run = 0; run < 12; run++)
     {
-      size_t sh = run % 5;
-      bool small = run >= 5;
+      size_t sh = run % 6;
+      bool small = run >= 6;
       char *csv = malloc (N * 64 + 32);
       strcpy (csv, "id,lower,upper,size\n");
       bool tick[4200] = { false };
@@ -1130,6 +1132,7 @@ test_placer_lowest_fit (void)
             case 1: lo = rnd (300); len = 1 + rnd (rnd (4) ? 20 : 300); break;
             case 2: lo = rnd (50); len = 150 + rnd (50) - lo; break;
             case 3: lo = rnd (8) ? rnd (500) : 0; len = lo ? 1 + rnd (10) : 510; break;
+            case 5: lo = rnd (3000); len = rnd (10) ? 1 + rnd (3) : 200 + rnd (1000); break;
             default: lo = rnd (40); len = 1 + rnd (10); size = 8 * (1 + rnd (3)); break;
             }
           tick[lo] = tick[lo + len] = true;
@@ -1231,11 +1234,13 @@ test_placer_lowest_fit (void)
       _ml_placer_free (p);
       inst_free (&in);
     }
-  is_u64 (wrong, 0, "placer: every placement is the lowest fit (5 shapes x 533 placements, default and small tree nodes)");
+  is_u64 (wrong, 0, "placer: every placement is the lowest fit (6 shapes x 533 placements, default and small tree nodes)");
   is_u64 (wrong_peak, 0, "placer: the peak is the highest placed top after every placement and removal (and 10 removals of the top buffer)");
   is_u64 (wrong_nb, 0, "placer: a random neighbour is a placed buffer that overlaps in time");
-  printf ("# bucket widths: short %u, mixed %u, whole %u, long+short %u, equal %u leaves\n", width[0], width[1],
-          width[2], width[3], width[4]);
+  printf ("# bucket widths: short %u, mixed %u, whole %u, long+short %u, equal %u, short+long %u leaves\n", width[0],
+          width[1], width[2], width[3], width[4], width[5]);
+  ok (width[5] < 200, "placer: short buffers under a few long ones get buckets narrower than the long lifetimes (%u leaves), "
+      "so the long ones live in the full-cover tree", width[5]);
   ok (width[0] >= 1 && width[0] <= 4, "placer: short lifetimes get narrow buckets (%u leaves)", width[0]);
   ok (width[2] >= leaves[2], "placer: buffers that all overlap share one bucket (%u leaves, %" PRIu64 " in the trace)",
       width[2], leaves[2]);
