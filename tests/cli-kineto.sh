@@ -109,8 +109,14 @@ python3 -c "import gzip,sys; t=gzip.open(sys.argv[1],'rt').read(); sys.exit(0 if
 
 # ---- times: ts in µs since the epoch, kept to the ns from the first event ----
 E="$SRC/tests/data/kineto-epoch.json"
-run render "$E" --axis time -o "$T/epoch.png"; ok $rc "render --axis time of epoch-scale ts"
-! contains "$T/err" "carry no times"; ok $? "has times (it said: its events carry no times)"
+run render "$E" --axis time -o "$T/epoch.png"
+if [ $rc -ne 0 ] && contains "$T/err" "built without cairo"; then
+  skip "render --axis time of epoch-scale ts" "this memlens was built without cairo"
+  skip "has times" "this memlens was built without cairo"
+else
+  ok $rc "render --axis time of epoch-scale ts"
+  ! contains "$T/err" "carry no times"; ok $? "has times (it said: its events carry no times)"
+fi
 run stats "$E"; ok $rc "stats"
 python3 - "$E" "$T/out" <<'PY'
 import decimal, json, sys

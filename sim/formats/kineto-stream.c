@@ -204,7 +204,8 @@ raw_set (Ctx *c, Raw *r, unsigned char kind, const char *s, size_t len, size_t t
   r->kind = kind;
   r->cut = len >= sizeof r->text;
   r->len = (unsigned char) (r->cut ? sizeof r->text - 1 : len);
-  memcpy (r->text, s, r->len);
+  if (r->len)  /* yajl passes NULL for an empty string */
+    memcpy (r->text, s, r->len);
   r->text[r->len] = 0;
   uint64_t end = here (c);
   r->at = end >= token_len ? end - token_len : 0;

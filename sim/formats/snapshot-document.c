@@ -321,7 +321,8 @@ _ml_snap_read_segments (MlSnapCtx *c, const MlPkValue *segments)
       if (_ml_snap_dev_of (s) == c->dev && (rc = read_segment (c, s, k)) < 0)
         return rc;
     }
-  qsort (c->spans, c->n_spans, sizeof *c->spans, cmp_span_addr);
+  if (c->n_spans > 1)  /* none read: spans is NULL, which qsort may not take */
+    qsort (c->spans, c->n_spans, sizeof *c->spans, cmp_span_addr);
   return 0;
 }
 
