@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "sim/analysis/peak-groups.h"
 #include "sim/base/jsonutil.h"
 #include "sim/formats/snapshot.h"
 
@@ -12,7 +13,7 @@ typedef struct {
 } StatsArgs;
 
 static const CliOption stats_options[] = {
-  { "peaks", 'p', 'p', "N", "peak points to show", "5" },
+  { "peaks", 'p', 'p', "N", "peaks to show (one level is one peak)", "5" },
   { "blame", 'b', 'b', "N", "buffers per peak, 0 = all", "5" },
   { NULL },
 };
@@ -111,15 +112,62 @@ json_devices (const MlTrace *t)
   printf ("]");
 }
 
+/* The peak groups (sim/analysis/peak-groups.h) and each one's blame at
+ * its level's first tick: peaks->peaks[i] is groups->groups[i]'s. */
+typedef struct {
+  MlPeakGroups groups;
+  MlPeaks      peaks;
+} Peaks;
+
 static void
-json_peaks (const MlBuffers *bufs, const MlPeaks *peaks)
+peaks_free (Peaks *pk)
+{
+  ml_peaks_free (&pk->peaks);
+  ml_peak_groups_free (&pk->groups);
+}
+
+static int
+peaks_find (const MlBuffers *bufs, size_t max_groups, size_t max_blame, Peaks *out, MlError *err)
+{
+  memset (out, 0, sizeof *out);
+  int rc = ml_peak_groups_find (bufs, max_groups, &out->groups, err);
+  if (rc < 0)
+    return rc;
+  out->peaks.peaks = calloc (out->groups.n ? out->groups.n : 1, sizeof *out->peaks.peaks);
+  if (!out->peaks.peaks)
+    rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+  for (size_t i = 0; rc == 0 && i < out->groups.n; i++, out->peaks.n++)
+    rc = ml_peak_blame (bufs, out->groups.groups[i].top_tick, max_blame, &out->peaks.peaks[i], err);
+  if (rc < 0)
+    peaks_free (out);
+  return rc;
+}
+
+static void
+json_peak_group (const MlPeakGroup *g)
+{
+  printf (",\"times\":%zu,\"live_min\":%" PRIu64 ",\"ticks\":[", g->n, g->live_min);
+  for (size_t k = 0; k < g->n; k++)
+    printf ("%s%" PRIu64, k ? "," : "", g->ticks[k]);
+  printf ("]");
+  if (g->n > 1)
+    printf (",\"every_ticks\":%.1f,\"regular\":%s", g->every_ticks, g->regular ? "true" : "false");
+  if (g->n > 1 && g->every_ns >= 0)
+    printf (",\"every_ns\":%.0f", g->every_ns);
+}
+
+static void
+json_peaks (const MlBuffers *bufs, const Peaks *pks)
 {
   const MlTrace *t = bufs->trace;
+  const MlPeaks *peaks = &pks->peaks;
   printf ("],\"peaks\":[");
   for (size_t p = 0; p < peaks->n; p++)
     {
-      printf ("%s{\"tick\":%" PRIu64 ",\"live\":%" PRIu64 ",\"live_buffers\":%zu,\"blame\":[",
-              p ? "," : "", peaks->peaks[p].tick, peaks->peaks[p].live, peaks->peaks[p].n_live);
+      printf ("%s{\"tick\":%" PRIu64 ",\"live\":%" PRIu64 ",\"live_buffers\":%zu", p ? "," : "", peaks->peaks[p].tick,
+              peaks->peaks[p].live, peaks->peaks[p].n_live);
+      json_peak_group (&pks->groups.groups[p]);
+      printf (",\"blame\":[");
       for (size_t k = 0; k < peaks->peaks[p].n_blame; k++)
         {
           const MlBuffer *b = &bufs->buf[peaks->peaks[p].blame[k]];
@@ -134,11 +182,22 @@ json_peaks (const MlBuffers *bufs, const MlPeaks *peaks)
         }
       printf ("]}");
     }
-  printf ("]}\n");
+  const MlPeakGroups *g = &pks->groups;
+  printf ("],\"peaks_left_out\":%zu,\"iterations\":", g->n_maxima - g->n);
+  if (g->iter_group < 0)
+    printf ("null");
+  else
+    {
+      printf ("{\"peak\":%d,\"boundaries\":[", g->iter_group + 1);
+      for (size_t k = 0; k < g->n_boundaries; k++)
+        printf ("%s%" PRIu64, k ? "," : "", g->boundaries[k]);
+      printf ("]}");
+    }
+  printf ("}\n");
 }
 
 static int
-print_json (const char *path, const MlBuffers *bufs, const Totals *c, const MlPeaks *peaks, const MlRecordedOom *rec,
+print_json (const char *path, const MlBuffers *bufs, const Totals *c, const Peaks *peaks, const MlRecordedOom *rec,
             MlError *err)
 {
   const MlTrace *t = bufs->trace;
@@ -197,13 +256,33 @@ print_buffer_name (FILE *fp, const MlBuffers *bufs, uint32_t i)
 }
 
 static void
-text_peaks (const MlBuffers *bufs, const MlPeaks *peaks)
+text_iterations (const MlPeakGroups *groups)
 {
+  if (groups->iter_group < 0)
+    return;
+  const MlPeakGroup *g = &groups->groups[groups->iter_group];
+  printf ("iterations   %zu (peak %d recurs every ~%.0f ticks); boundaries at tick", groups->n_boundaries + 1,
+          groups->iter_group + 1, g->every_ticks);
+  for (size_t k = 0; k < groups->n_boundaries && k < 20; k++)
+    printf ("%s %" PRIu64, k ? "," : "", groups->boundaries[k]);
+  printf ("%s\n", groups->n_boundaries > 20 ? ", ..." : "");
+}
+
+static void
+text_peaks (const MlBuffers *bufs, const Peaks *pks)
+{
+  const MlPeaks *peaks = &pks->peaks;
   for (size_t p = 0; p < peaks->n; p++)
     {
       const MlPeak *pk = &peaks->peaks[p];
-      printf ("\npeak %zu: tick %" PRIu64 ", %s live in %zu buffer%s%s\n", p + 1, pk->tick, cli_size (pk->live),
-              pk->n_live, pk->n_live == 1 ? "" : "s", pk->live == bufs->lower_bound ? " (the lower bound)" : "");
+      const MlPeakGroup *g = &pks->groups.groups[p];
+      char what[160];
+      printf ("\npeak %zu: %s", p + 1, ml_peak_group_describe (g, what, sizeof what));
+      for (size_t k = 0; g->n > 1 && k < g->n && k < 10; k++)
+        printf ("%s %" PRIu64, k ? "," : ": ticks", g->ticks[k]);
+      printf ("%s\n", g->n > 10 ? ", ..." : "");
+      printf ("  at tick %" PRIu64 ": %s live in %zu buffer%s%s\n", pk->tick, cli_size (pk->live), pk->n_live,
+              pk->n_live == 1 ? "" : "s", pk->live == bufs->lower_bound ? " (the lower bound)" : "");
       for (size_t k = 0; k < pk->n_blame; k++)
         {
           const MlBuffer *b = &bufs->buf[pk->blame[k]];
@@ -215,10 +294,13 @@ text_peaks (const MlBuffers *bufs, const MlPeaks *peaks)
       if (pk->n_live > pk->n_blame)
         printf ("  ... and %zu more\n", pk->n_live - pk->n_blame);
     }
+  if (pks->groups.n_maxima > pks->groups.n)
+    printf ("\n(%zu more local maxima: wiggles beside a higher peak, or lower peaks past --peaks)\n",
+            pks->groups.n_maxima - pks->groups.n);
 }
 
 static int
-print_text (const char *path, const MlBuffers *bufs, const Totals *c, const MlPeaks *peaks, const MlRecordedOom *rec,
+print_text (const char *path, const MlBuffers *bufs, const Totals *c, const Peaks *peaks, const MlRecordedOom *rec,
             MlError *err)
 {
   const MlTrace *t = bufs->trace;
@@ -261,6 +343,7 @@ print_text (const char *path, const MlBuffers *bufs, const Totals *c, const MlPe
       printf ("mark         tick %" PRIu64 ": %s\n", t->events[i].tick, ml_trace_str (t, t->events[i].name));
   if (n_marks > 10)
     printf ("mark         ... and %zu more\n", n_marks - 10);
+  text_iterations (&peaks->groups);
   text_peaks (bufs, peaks);
   return 0;
 }
@@ -284,23 +367,23 @@ cmd_stats (int argc, char **argv)
     return rc;
   Totals c;
   count (t, bufs, &c);
-  MlPeaks peaks;
+  Peaks peaks;
   MlRecordedOom rec;
   MlError err = { 0 };
   if ((rc = cli_recorded_oom ("stats", bufs, &rec)))
     ;
-  else if (ml_peaks_find (bufs, a.npeaks, a.nblame, &peaks, &err) < 0)
+  else if (peaks_find (bufs, a.npeaks, a.nblame, &peaks, &err) < 0)
     rc = cli_error ("stats", &err);
   else
     {
       if ((o.json ? print_json (path, bufs, &c, &peaks, &rec, &err) : print_text (path, bufs, &c, &peaks, &rec, &err)) < 0)
         {
-          ml_peaks_free (&peaks);
+          peaks_free (&peaks);
           ml_buffers_free (bufs);
           ml_trace_free (t);
           return cli_error ("stats", &err);
         }
-      ml_peaks_free (&peaks);
+      peaks_free (&peaks);
       rc = rec.found ? EXIT_PROBLEMS : EXIT_OK;   /* the file records an OOM */
     }
   ml_buffers_free (bufs);
@@ -311,11 +394,14 @@ cmd_stats (int argc, char **argv)
 const CliCommand cli_cmd_stats = {
   .name = "stats",
   .bit = CLI_STATS,
-  .summary = "events, buffers, streams, the lower bound and the peak points with blame",
+  .summary = "events, buffers, streams, the lower bound and the peaks with blame",
   .usage = "memlens stats [OPTIONS] TRACE\n"
            "memlens stats [OPTIONS] TRACE... [--jobs N]   (one summary line per file)\n",
-  .about = "Events, buffers, streams, the lower bound and when, and the top peak\n"
-           "points with the buffers that make them (largest first). A trace that\n"
+  .about = "Events, buffers, streams, the lower bound and when, and the peaks with\n"
+           "the buffers that make them (largest first): peaks of one level are one\n"
+           "entry (\"19.37 GiB, 17 times, every ~324 ticks\"), wiggles within 5% of the\n"
+           "highest peak beside a higher one are left out, and a trace whose peaks\n"
+           "recur regularly has its iterations listed. A trace that\n"
            "recorded an OOM (a PyTorch snapshot) says so in its second line; exit code\n"
            "1 then, as for compare, report and diagnose.\n",
   .options = stats_options,

@@ -1,6 +1,7 @@
 /* document.c — loading and analysing traces off the main thread. */
 #include "gui/document.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "render/report-html.h"
@@ -68,6 +69,7 @@ ml_document_unref (MlDocument *doc)
       ml_run_unref (doc->runs[0]);
       ml_run_unref (doc->runs[1]);
       ml_peaks_free (&doc->peaks);
+      ml_peak_groups_free (&doc->groups);
       ml_buffers_free (doc->bufs);
       ml_trace_box_unref (doc->box);
       g_free (doc->oom_ticks);
@@ -315,6 +317,22 @@ run_strategy (const MlBuffers *bufs, const char *name, const MlViewKnobs *vk, Jo
   return run;
 }
 
+/* The peak groups and each one's blame. */
+static int
+find_peaks (MlDocument *doc, MlError *err)
+{
+  int rc = ml_peak_groups_find (doc->bufs, MAX_PEAKS, &doc->groups, err);
+  if (rc < 0)
+    return rc;
+  doc->peaks.peaks = calloc (doc->groups.n + 1, sizeof *doc->peaks.peaks);   /* ml_peaks_free frees it */
+  if (!doc->peaks.peaks)
+    return ml_error_set (err, ML_ENOMEM, "out of memory");
+  for (size_t i = 0; i < doc->groups.n; i++, doc->peaks.n++)
+    if ((rc = ml_peak_blame (doc->bufs, doc->groups.groups[i].top_tick, MAX_BLAME, &doc->peaks.peaks[i], err)) < 0)
+      return rc;
+  return 0;
+}
+
 static MlDocument *
 build_document (MlTraceBox *box, Job *job, GError **error)
 {
@@ -328,7 +346,7 @@ build_document (MlTraceBox *box, Job *job, GError **error)
   job->jp.base = 0.5, job->jp.scale = 0.0;
   job_report (&job->jp, 0.0, "lifetimes");
   if (ml_buffers_build (trace, job->knobs.align, &doc->bufs, &err) < 0
-      || ml_peaks_find (doc->bufs, MAX_PEAKS, MAX_BLAME, &doc->peaks, &err) < 0)
+      || find_peaks (doc, &err) < 0)
     {
       ml_document_unref (doc);
       set_error (error, &err);

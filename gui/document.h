@@ -22,6 +22,7 @@
 
 #include "sim/analysis/check.h"
 #include "sim/analysis/knob-sweep.h"
+#include "sim/analysis/peak-groups.h"
 #include "sim/formats/load.h"
 #include "sim/sim.h"
 #include "render/scene.h"
@@ -76,7 +77,8 @@ typedef struct {
   gatomicrefcount rc;
   MlTraceBox  *box;
   MlBuffers   *bufs;
-  MlPeaks      peaks;
+  MlPeakGroups groups;    /* the peaks by level, highest first (peak-groups.h) */
+  MlPeaks      peaks;     /* peaks[i]: group i's blame at its level's first tick */
   MlViewKnobs  knobs;
   MlRun       *runs[2];   /* runs[1] is NULL outside compare mode */
   guint64     *oom_ticks; /* ticks of the trace's own OOM events */

@@ -130,12 +130,7 @@ ml_window_show_peak (MlWindow *self, guint index)
     return FALSE;
   gtk_notebook_set_current_page (GTK_NOTEBOOK (self->notebook),
                                  gtk_notebook_page_num (GTK_NOTEBOOK (self->notebook), GTK_WIDGET (self->peaks_page)));
-  /* its row: merged plateaus are not listed */
-  GArray *shown = ml_peaks_page_get_shown (self->peaks_page);
-  for (guint row = 0; row < shown->len; row++)
-    if (g_array_index (shown, guint, row) == index)
-      return ml_list_page_choose (ML_LIST_PAGE (self->peaks_page), row);
-  return FALSE;
+  return ml_list_page_choose (ML_LIST_PAGE (self->peaks_page), index);   /* row i is group i */
 }
 
 void

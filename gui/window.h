@@ -88,10 +88,10 @@ gboolean ml_window_export (MlWindow *self, const char *format, const char *path,
 /* Writes the project's report (render/report/report.h) to @path (.html, .md, .json,
  * .csv) in a worker; "job-finished" tells when it is done. */
 void ml_window_export_report (MlWindow *self, const char *path);
-/* Chooses peak point @index in the Peaks list (as a click does): the
- * view centres on it, outlines what is live there and selects the
- * largest buffer. FALSE when there is no such peak or it is not listed
- * (a plateau's repeat). */
+/* Chooses peak group @index in the Peaks list (as a click does): the
+ * view centres on its first tick at its level, outlines what is live
+ * there and selects the largest buffer. FALSE when there is no such
+ * peak. */
 gboolean ml_window_show_peak (MlWindow *self, guint index);
 /* Shows the State page at @tick (the allocator's blocks after its
  * events) and marks the tick on the timeline. */

@@ -504,7 +504,47 @@ ml_buffers_count_streams (const MlBuffers *bufs)
 
 /* ---- peak points ---- */
 
-typedef struct { uint64_t tick, live; } Point;
+int
+ml_buffers_live_steps (const MlBuffers *bufs, MlLiveStep **out, size_t *n_out, MlError *err)
+{
+  size_t cap = 1024, n = 0;
+  MlLiveStep *pts = malloc (cap * sizeof *pts);
+  if (!pts)
+    return ml_error_set (err, ML_ENOMEM, "out of memory");
+  MlSweep sw;
+  MlSweepStep st;
+  uint64_t live = 0, cur = 0;
+  bool have = false;
+  ml_sweep_init (&sw, bufs);
+  for (;;)
+    {
+      bool more = ml_sweep_next (&sw, &st);
+      if (have && (!more || st.tick != cur))
+        {
+          if (n == cap)
+            {
+              MlLiveStep *p2 = realloc (pts, (cap *= 2) * sizeof *pts);
+              if (!p2)
+                {
+                  free (pts);
+                  return ml_error_set (err, ML_ENOMEM, "out of memory");
+                }
+              pts = p2;
+            }
+          pts[n++] = (MlLiveStep) { cur, live };
+        }
+      if (!more)
+        break;
+      have = true;
+      cur = st.tick;
+      live += st.is_alloc ? bufs->buf[st.buffer].rsize : (uint64_t) -bufs->buf[st.buffer].rsize;
+    }
+  *out = pts;
+  *n_out = n;
+  return 0;
+}
+
+typedef MlLiveStep Point;
 
 static int
 cmp_point_desc (const void *a, const void *b)
@@ -539,6 +579,30 @@ ml_peaks_free (MlPeaks *peaks)
 }
 
 int
+ml_peak_blame (const MlBuffers *bufs, uint64_t tick, size_t max_blame, MlPeak *pk, MlError *err)
+{
+  memset (pk, 0, sizeof *pk);
+  pk->tick = tick;
+  size_t cnt = 0;
+  for (size_t i = 0; i < bufs->n && bufs->buf[i].start <= tick; i++)
+    cnt += bufs->buf[i].end > tick;
+  pk->blame = malloc ((cnt ? cnt : 1) * sizeof *pk->blame);
+  if (!pk->blame)
+    return ml_error_set (err, ML_ENOMEM, "out of memory");
+  for (size_t i = 0; i < bufs->n && bufs->buf[i].start <= tick; i++)
+    if (bufs->buf[i].end > tick)
+      {
+        pk->blame[pk->n_blame++] = (uint32_t) i;
+        pk->live += bufs->buf[i].rsize;
+      }
+  pk->n_live = pk->n_blame;
+  qsort_r (pk->blame, pk->n_blame, sizeof *pk->blame, cmp_blame, (void *) bufs);
+  if (max_blame && pk->n_blame > max_blame)
+    pk->n_blame = max_blame;
+  return 0;
+}
+
+int
 ml_peaks_find (const MlBuffers *bufs, size_t max_points, size_t max_blame, MlPeaks *out, MlError *err)
 {
   out->peaks = NULL;
@@ -546,38 +610,11 @@ ml_peaks_find (const MlBuffers *bufs, size_t max_points, size_t max_blame, MlPea
   if (bufs->n == 0 || max_points == 0)
     return 0;
   /* change points: live after each tick group */
-  size_t cap = 1024, n = 0;
-  Point *pts = malloc (cap * sizeof *pts);
-  if (!pts)
-    return ml_error_set (err, ML_ENOMEM, "out of memory");
-  MlSweep sw;
-  MlSweepStep st;
-  uint64_t live = 0, cur = 0;
-  bool have = false;
-  ml_sweep_init (&sw, bufs);
-  for (;;)
-    {
-      bool more = ml_sweep_next (&sw, &st);
-      if (have && (!more || st.tick != cur))
-        {
-          if (n == cap)
-            {
-              Point *p2 = realloc (pts, (cap *= 2) * sizeof *pts);
-              if (!p2)
-                {
-                  free (pts);
-                  return ml_error_set (err, ML_ENOMEM, "out of memory");
-                }
-              pts = p2;
-            }
-          pts[n++] = (Point) { cur, live };
-        }
-      if (!more)
-        break;
-      have = true;
-      cur = st.tick;
-      live += st.is_alloc ? bufs->buf[st.buffer].rsize : (uint64_t) -bufs->buf[st.buffer].rsize;
-    }
+  size_t n = 0;
+  Point *pts;
+  int rc = ml_buffers_live_steps (bufs, &pts, &n, err);
+  if (rc < 0)
+    return rc;
   /* local maxima (a plateau counts once, at its first point) */
   size_t m = 0;
   for (size_t i = 0; i < n; i++)
@@ -601,29 +638,15 @@ ml_peaks_find (const MlBuffers *bufs, size_t max_points, size_t max_blame, MlPea
       return ml_error_set (err, ML_ENOMEM, "out of memory");
     }
   for (size_t k = 0; k < m; k++)
-    {
-      MlPeak *pk = &out->peaks[k];
-      pk->tick = pts[k].tick;
-      pk->live = pts[k].live;
-      size_t cnt = 0;
-      for (size_t i = 0; i < bufs->n && bufs->buf[i].start <= pk->tick; i++)
-        cnt += bufs->buf[i].end > pk->tick;
-      pk->blame = malloc ((cnt ? cnt : 1) * sizeof *pk->blame);
-      if (!pk->blame)
-        {
-          out->n = k;
-          ml_peaks_free (out);
-          free (pts);
-          return ml_error_set (err, ML_ENOMEM, "out of memory");
-        }
-      for (size_t i = 0; i < bufs->n && bufs->buf[i].start <= pk->tick; i++)
-        if (bufs->buf[i].end > pk->tick)
-          pk->blame[pk->n_blame++] = (uint32_t) i;
-      pk->n_live = pk->n_blame;
-      qsort_r (pk->blame, pk->n_blame, sizeof *pk->blame, cmp_blame, (void *) bufs);
-      if (max_blame && pk->n_blame > max_blame)
-        pk->n_blame = max_blame;
-    }
+    if (ml_peak_blame (bufs, pts[k].tick, max_blame, &out->peaks[k], err) < 0)
+      {
+        out->n = k;
+        ml_peaks_free (out);
+        free (pts);
+        return ML_ENOMEM;
+      }
+    else
+      out->peaks[k].live = pts[k].live;
   out->n = m;
   free (pts);
   return 0;

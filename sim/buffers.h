@@ -131,6 +131,16 @@ typedef struct {
   size_t  n;
 } MlPeaks;
 
+/* Live rounded bytes after each tick at which a buffer starts or ends
+ * (frees before allocations at one tick, as every sweep counts), in tick
+ * order: *@out (the caller frees it) and *@n. */
+typedef struct { uint64_t tick, live; } MlLiveStep;
+int  ml_buffers_live_steps (const MlBuffers *bufs, MlLiveStep **out, size_t *n, MlError *err);
+
+/* The buffers live at @tick, largest first, at most @max_blame (0 = all)
+ * kept: fills @pk (tick, live, blame, n_blame, n_live; free pk->blame). */
+int  ml_peak_blame (const MlBuffers *bufs, uint64_t tick, size_t max_blame, MlPeak *pk, MlError *err);
+
 /* Finds up to @max_points peak points, each blaming at most @max_blame
  * buffers (0 = all). Caller frees with ml_peaks_free(). */
 int  ml_peaks_find (const MlBuffers *bufs, size_t max_points, size_t max_blame, MlPeaks *out, MlError *err);

@@ -584,39 +584,24 @@ report_written (WindowTest *t, MlDocument *doc)
   return wait_for_job (t);
 }
 
-/* Two peak points count as one plateau: within the merge window of ticks
- * and 3 % of live bytes of each other. */
-static gboolean
-same_plateau (const MlPeak *x, const MlPeak *y, guint64 window)
-{
-  guint64 dt = x->tick > y->tick ? x->tick - y->tick : y->tick - x->tick;
-  return dt <= window && fabs ((double) x->live - (double) y->live) <= 0.03 * (double) MAX (x->live, y->live);
-}
-
-/* The Peaks list shows a plateau once: no two listed rows are on one
- * plateau, and every peak left out is on the plateau of one listed. */
+/* The Peaks list: one row per peak group, in the document's order, each
+ * titled with the group's level and recurrence. */
 static void
-check_peaks_listed_once (WindowTest *t, MlDocument *doc)
+check_peaks_grouped (WindowTest *t, MlDocument *doc)
 {
-  GArray *rows = ml_peaks_page_get_shown (ml_window_get_peaks_page (t->d.win));
-  const MlPeak *peaks = doc->peaks.peaks;
-  gboolean apart = TRUE, covered = TRUE;
-  guint64 window = MAX ((guint64) ML_PEAKS_MERGE_TICKS, doc->bufs->end_tick / 100);
-  for (guint i = 0; i < rows->len; i++)
-    for (guint j = i + 1; j < rows->len; j++)
-      if (same_plateau (&peaks[g_array_index (rows, guint, i)], &peaks[g_array_index (rows, guint, j)], window))
-        apart = FALSE;
-  for (gsize i = 0; i < doc->peaks.n; i++)
-    {
-      gboolean listed = FALSE, near = FALSE;
-      for (guint j = 0; j < rows->len; j++)
-        {
-          listed |= g_array_index (rows, guint, j) == i;
-          near |= same_plateau (&peaks[i], &peaks[g_array_index (rows, guint, j)], window);
-        }
-      covered &= listed || near;
-    }
-  check (t, apart && covered, "the Peaks list shows each plateau once (%u of %zu local maxima listed)", rows->len, doc->peaks.n);
+  MlListPage *lp = ML_LIST_PAGE (ml_window_get_peaks_page (t->d.win));
+  guint rows = ml_list_page_get_n_rows (lp);
+  char what[160];
+  const char *title = ml_list_page_get_title (lp, 0);
+  if (doc->groups.n)
+    ml_peak_group_describe (&doc->groups.groups[0], what, sizeof what);
+  gboolean levels_apart = TRUE;
+  for (gsize i = 1; i < doc->groups.n; i++)
+    levels_apart &= (double) doc->groups.groups[i].live < (1 - ML_PEAK_SAME) * (double) doc->groups.groups[i - 1].live;
+  check (t, doc->groups.n && title && strstr (title, what), "the first row reads '%s' (%s)", what, title ? title : "none");
+  check (t, rows == MAX (doc->peaks.n, 1) && doc->peaks.n == doc->groups.n && levels_apart,
+         "the Peaks list shows each level once (%u rows, %zu groups of %zu local maxima)", rows, doc->groups.n,
+         doc->groups.n_maxima);
 }
 
 static Next
@@ -631,7 +616,7 @@ peak_shown (WindowTest *t, MlDocument *doc)
   check (t, shown && p && (double) p->tick >= t0 && (double) p->tick < t1, "choosing the first peak shows its tick");
   check (t, p && p->n_blame && ml_timeline_view_get_selected (tv (t, 0)) == (long) p->blame[0],
          "and selects the largest buffer live there");
-  check_peaks_listed_once (t, doc);
+  check_peaks_grouped (t, doc);
   t->shot = "window-peak.png";
   return NEXT;
 }

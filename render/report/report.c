@@ -104,6 +104,23 @@ pick_best (const MlReport *r)
 
 /* The OOM diagnosis: of the first plan that fails a request, else of the
  * featured one; only under a capacity or for a recorded OOM. */
+/* The five highest peak groups, each blamed at its level's first tick
+ * (ten buffers). */
+static int
+group_peaks (MlReport *r, const MlBuffers *bufs, MlError *err)
+{
+  int rc = ml_peak_groups_find (bufs, 5, &r->groups, err);
+  if (rc < 0)
+    return rc;
+  r->peaks.peaks = calloc (r->groups.n ? r->groups.n : 1, sizeof *r->peaks.peaks);
+  if (!r->peaks.peaks)
+    return ml_error_set (err, ML_ENOMEM, "out of memory");
+  for (size_t i = 0; i < r->groups.n; i++, r->peaks.n++)
+    if ((rc = ml_peak_blame (bufs, r->groups.groups[i].top_tick, 10, &r->peaks.peaks[i], err)) < 0)
+      return rc;
+  return 0;
+}
+
 static int
 diagnose (MlReport *r, MlError *err)
 {
@@ -178,7 +195,7 @@ ml_report_build (const char *trace_path, const MlBuffers *bufs, const MlStrategy
   for (size_t i = 0; i < r->n_rows; i++)
     if (row_ran (&r->rows[i]) && (rc = count_issues (bufs, &r->rows[i], (long) i == r->featured ? &r->issues : NULL, err)) < 0)
       goto fail;
-  if ((rc = ml_peaks_find (bufs, 5, 10, &r->peaks, err)) < 0 || (rc = diagnose (r, err)) < 0)
+  if ((rc = group_peaks (r, bufs, err)) < 0 || (rc = diagnose (r, err)) < 0)
     goto fail;
   r->recorded_run = have_rec && r->n_rows && row_ran (&r->rows[0]);
   if (r->recorded_run
@@ -207,6 +224,7 @@ ml_report_free (MlReport *r)
   free (r->rows);
   free (r->trace_path);
   ml_peaks_free (&r->peaks);
+  ml_peak_groups_free (&r->groups);
   ml_issues_clear (&r->issues);
   if (r->have_diag)
     ml_diagnosis_clear (&r->diag);

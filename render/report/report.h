@@ -20,6 +20,7 @@
 #include "sim/analysis/check.h"
 #include "sim/analysis/diagnose.h"
 #include "sim/analysis/knob-sweep.h"
+#include "sim/analysis/peak-groups.h"
 #include "sim/sim.h"
 #include "strategies/caching-tune.h"
 
@@ -46,7 +47,8 @@ typedef struct {
   size_t           n_rows;
   long             featured;    /* row index, -1 when no plan could be made */
   long             best;        /* the row with the smallest peak, -1 if none */
-  MlPeaks          peaks;       /* peak points with blame */
+  MlPeakGroups     groups;      /* the peaks grouped by level (peak-groups.h) */
+  MlPeaks          peaks;       /* each group's blame, at its level's first tick */
   MlIssues         issues;      /* of the featured plan */
   bool             have_diag;
   MlDiagnosis      diag;        /* of the featured plan */

@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""Pictures that read at a glance (issue 29 section 3, issue 25 item 8):
+what memlens prints about a trace's peaks, axes and legends, against
+Python's own computation from the raw fixture.
+
+argv: memlens binary, source root. Traces are written here (a training
+loop as memlens JSONL); the real snapshots in /work/shared are used where
+present."""
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from snaplib import ok, done   # noqa: E402
+
+MEMLENS, SRC = sys.argv[1], sys.argv[2]
+TMP = tempfile.mkdtemp()
+ALIGN = 512
+
+
+def run(*args):
+    p = subprocess.run([MEMLENS] + list(args), capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def training_loop(path, iters=17, seed=7):
+    """A training loop as memlens JSONL, one event per line (so an event's
+    tick is its line number after the header): weights that stay, then
+    per iteration a forward that allocates activations (with a temporary
+    freed at once: a wiggle near the top), a backward that frees them and
+    allocates gradients (and sometimes scratch buffers: iterations differ
+    in length), a step that holds a large buffer (a second, lower peak),
+    the gradients freed. Every iteration reaches the same two peaks."""
+    rnd = random.Random(seed)
+    ev, t, nid = [], 1_000_000, [0]
+
+    def alloc(size, site):
+        nid[0] += 1
+        ev.append({"kind": "alloc", "id": nid[0], "size": size, "time_ns": t, "name": site})
+        return nid[0]
+
+    def free(i):
+        ev.append({"kind": "free", "id": i, "time_ns": t})
+
+    weights = [alloc((64 << 20) + 100 * k, "weight%d" % k) for k in range(8)]
+    for it in range(iters):
+        acts = []
+        for k in range(12):
+            t += rnd.randrange(8_000, 12_000)
+            acts.append(alloc((40 << 20) + 512 * k + 7, "act%d" % k))
+            if k == 11:   # a temporary at the top: a wiggle, not a second peak
+                tmp = alloc(1 << 20, "tmp")
+                free(tmp)
+        grads = []
+        for k in range(12):
+            t += rnd.randrange(8_000, 12_000)
+            free(acts.pop())
+            if k % 3 == 0:
+                grads.append(alloc(32 << 20, "grad%d" % k))
+            for _ in range(rnd.randrange(3) if k == 5 else 0):   # iterations differ in length
+                free(alloc(1 << 20, "scratch"))
+        t += 20_000
+        state = alloc(300 << 20, "optimizer.step")   # a second, lower peak every iteration
+        t += 5_000
+        free(state)
+        for g in grads:
+            free(g)
+    del weights
+    with open(path, "w") as f:
+        f.write(json.dumps({"format": "memlens-trace", "version": 1, "source": "cli-pictures", "alignment": ALIGN}) + "\n")
+        for e in ev:
+            f.write(json.dumps(e) + "\n")
+    return ev
+
+
+def live_steps(ev):
+    """(tick, live rounded bytes after it, time since the first event)."""
+    size, live, out = {}, 0, []
+    for tick, e in enumerate(ev):
+        if e["kind"] == "alloc":
+            size[e["id"]] = -(-e["size"] // ALIGN) * ALIGN
+            live += size[e["id"]]
+        else:
+            live -= size.pop(e["id"])
+        out.append((tick, live, e["time_ns"] - ev[0]["time_ns"]))
+    return out
+
+
+def peak_groups(steps):
+    """The rule of sim/analysis/peak-groups.h, written plainly (O(n^2))."""
+    v = [s[1] for s in steps]
+    n = len(v)
+    top = max(v)
+    cands = []
+    for i in range(n):
+        if v[i] == 0 or (i > 0 and v[i - 1] >= v[i]):
+            continue
+        j = i
+        while j + 1 < n and v[j + 1] == v[i]:
+            j += 1
+        if j + 1 < n and v[j + 1] > v[i]:
+            continue
+        cols = []
+        left = [k for k in range(i) if v[k] >= v[i]]
+        if left:
+            cols.append(min(v[left[-1] + 1:i]))
+        right = [k for k in range(i + 1, n) if v[k] > v[i]]
+        if right:
+            cols.append(min(v[i + 1:right[0]]))
+        col = max(cols) if cols else 0
+        if v[i] - col >= 0.05 * top:
+            cands.append(i)
+    cands.sort(key=lambda i: (-v[i], i))
+    groups, k = [], 0
+    while k < len(cands):
+        level = v[cands[k]]
+        m = k
+        while m < len(cands) and v[cands[m]] >= level * (1 - 0.001):
+            m += 1
+        members = sorted(cands[k:m])
+        groups.append(members)
+        k = m
+    return groups
+
+
+def regular(ticks):
+    if len(ticks) < 3:
+        return False
+    mean = (ticks[-1] - ticks[0]) / (len(ticks) - 1)
+    return all(abs((b - a) - mean) <= 0.25 * mean for a, b in zip(ticks, ticks[1:]))
+
+
+def test_grouped_peaks():
+    path = os.path.join(TMP, "loop.jsonl")
+    ev = training_loop(path)
+    steps = live_steps(ev)
+    groups = peak_groups(steps)
+    rc, out, err = run("stats", "--json", "--peaks", "3", path)
+    ok(rc == 0, "stats --json on the training loop (%s)" % err.strip())
+    js = json.loads(out)
+    peaks = js["peaks"]
+    ok(len(peaks) == min(3, len(groups)), "%d peak groups listed, Python finds %d" % (len(peaks), len(groups)))
+    g0 = groups[0]
+    ticks = [steps[i][0] for i in g0]
+    ok(len(g0) == 17, "Python: the top peak recurs 17 times (%d)" % len(g0))
+    ok(peaks[0].get("times") == len(g0) and peaks[0]["ticks"] == ticks,
+       "the top peak: %d times at the ticks Python finds" % peaks[0]["times"])
+    ok(peaks[0]["live"] == steps[g0[0]][1], "its level %d = Python's %d" % (peaks[0]["live"], steps[g0[0]][1]))
+    every = (ticks[-1] - ticks[0]) / (len(ticks) - 1)
+    ok(abs(peaks[0]["every_ticks"] - every) < 0.06, "every %.1f ticks = Python's %.2f" % (peaks[0]["every_ticks"], every))
+    every_ns = (steps[g0[-1]][2] - steps[g0[0]][2]) / (len(g0) - 1)
+    ok(abs(peaks[0]["every_ns"] - every_ns) <= 0.5, "every %.0f ns = Python's %.1f" % (peaks[0]["every_ns"], every_ns))
+    for k, (pk, g) in enumerate(zip(peaks, groups)):
+        ok(pk["ticks"] == [steps[i][0] for i in g] and pk["live"] == max(steps[i][1] for i in g),
+           "peak %d: %s GiB x%d as Python groups it" % (k + 1, pk["live"] / 2**30, len(g)))
+    # iterations: a boundary at the first lowest point between two occurrences
+    ok(regular(ticks) and js["iterations"] is not None and js["iterations"]["peak"] == 1,
+       "the loop repeats: iterations from peak 1")
+    bounds = []
+    for a, b in zip(g0, g0[1:]):
+        lo = min(range(a + 1, b), key=lambda i: (steps[i][1], i))
+        bounds.append(steps[lo][0])
+    ok(js["iterations"]["boundaries"] == bounds, "16 boundaries where Python puts them: %s..." % bounds[:3])
+    # the text says it in one line
+    rc, out, err = run("stats", "--peaks", "3", path)
+    line = [l for l in out.splitlines() if l.startswith("peak 1:")]
+    want = "peak 1: %.2f MiB, 17 times, every ~%.0f ticks" % (steps[g0[0]][1] / 2**20, every)
+    ok(line and line[0].startswith(want), "stats: %r starts %r" % (line[0] if line else None, want))
+    ok(sum(l.startswith("peak ") for l in out.splitlines()) == min(3, len(groups)), "one entry per level, not 17")
+    ok(any(l.startswith("iterations   17 ") for l in out.splitlines()), "stats: 'iterations   17 ...'")
+    # the report lists the same groups and iterations
+    rj = os.path.join(TMP, "loop-report.json")
+    rc, out, err = run("report", path, "--strategies", "best-fit", "-o", rj)
+    rep = json.load(open(rj)) if rc == 0 else {}
+    ok([(p["live"], p["ticks"]) for p in rep.get("peaks", [])] == [(max(steps[i][1] for i in g), [steps[i][0] for i in g])
+                                                                  for g in groups[:5]],
+       "report --json: the same peak groups as Python")
+    ok(rep.get("iterations", {}) == {"peak": 1, "boundaries": bounds}, "report --json: the iterations")
+
+
+def main():
+    try:
+        test_grouped_peaks()
+    finally:
+        shutil.rmtree(TMP, ignore_errors=True)
+    return done()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
