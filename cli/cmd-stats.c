@@ -13,7 +13,7 @@ typedef struct {
 } StatsArgs;
 
 static const CliOption stats_options[] = {
-  { "peaks", 'p', 'p', "N", "peaks to show (one level is one peak)", "5" },
+  { "peaks", 'p', 'p', "N", "peaks to show (one level is one peak), 0 = all", "5" },
   { "blame", 'b', 'b', "N", "buffers per peak, 0 = all", "5" },
   { NULL },
 };

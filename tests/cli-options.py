@@ -180,11 +180,15 @@ ok(got == nums, "--align: the defaults help states are the inputs' (help %s, sta
 train = os.path.join(SRC, "samples/train-step.jsonl")
 rc, out, _ = run("stats", train)
 peaks = re.findall(r"^peak \d+:", out, re.M)
-blames = [len(b.strip().splitlines()) for b in re.split(r"^peak \d+:[^\n]*\n", out, flags=re.M)[1:]]
-ok(str(len(peaks)) == default("stats", "peaks") and all(str(b) == default("stats", "blame") or
-   b == int(default("stats", "blame")) + 1 for b in blames),
-   "stats: --peaks and --blame defaults (%s, %s) are what it prints (%d peaks, %s lines each)" %
-   (default("stats", "peaks"), default("stats", "blame"), len(peaks), blames))
+# blame rows: "  250.00 MiB    9.5%  [289, 341)  logits ..."
+blames = [len(re.findall(r"^ +\d+(?:\.\d+)? \S?i?B +\d+\.\d%", b, re.M))
+          for b in re.split(r"^peak \d+:[^\n]*\n", out, flags=re.M)[1:]]
+rc, js, _ = run("stats", train, "--json", "--peaks", "0", "--blame", "0")
+groups = json.loads(js)["peaks"]   # --peaks 0: every peak (one per level)
+ok(len(peaks) == min(int(default("stats", "peaks")), len(groups)) and
+   all(b == min(int(default("stats", "blame")), g["live_buffers"]) for b, g in zip(blames, groups)),
+   "stats: --peaks and --blame defaults (%s, %s) are what it prints (%d of %d peaks, %s blame rows each)" %
+   (default("stats", "peaks"), default("stats", "blame"), len(peaks), len(groups), blames))
 
 rc, out, _ = run("compare", files["csv"], "--json", "--quiet")
 ran = [r["strategy"] for r in json.loads(out)["results"]]
