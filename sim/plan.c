@@ -379,7 +379,7 @@ ml_plan_read_json (const char *path, const MlBuffers *bufs, MlPlan **out, MlErro
 {
   char *text;
   size_t len;
-  int rc = ml_read_file (path, (size_t) 1 << 34, &text, &len, err);
+  int rc = ml_read_file_checked (path, (size_t) 1 << 34, ml_json_text_check, (void *) path, &text, &len, err);
   if (rc < 0)
     return rc;
   cJSON *root = NULL;

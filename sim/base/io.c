@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <dirent.h>
 #include <stdint.h>
+#include <inttypes.h>
 
 struct MlOut {
   FILE *fp;
@@ -22,6 +23,8 @@ struct MlOut {
 };
 
 /* Temporary paths of open outputs, for the signal handler. */
+#define ML_LINE_CHUNK ((size_t) 64 << 10)
+
 #define MAX_OPEN 32
 static char open_tmp[MAX_OPEN][PATH_MAX];
 static volatile sig_atomic_t open_used[MAX_OPEN];
@@ -365,22 +368,29 @@ ml_lines_open (MlLineReader *r, const char *path, MlError *err)
   memset (r, 0, sizeof *r);
   r->size = -1;
   if (strcmp (path, "-") == 0)
-    {
-      r->fp = stdin;
-      return 0;
-    }
-  r->fp = fopen (path, "r");
-  if (!r->fp)
+    r->fp = stdin;
+  else if (!(r->fp = fopen (path, "r")))
     return ml_error_errno (err, errno, path, "cannot open");
+  else
+    r->own = true;
   struct stat st;
-  if (fstat (fileno (r->fp), &st) == 0 && S_ISDIR (st.st_mode))
+  if (fstat (fileno (r->fp), &st) == 0)
     {
-      fclose (r->fp);
-      r->fp = NULL;
-      return ml_error_set (err, ML_EINPUT, "%s: is a directory", path);
+      const char *why = S_ISDIR (st.st_mode) ? "is a directory" : NULL;
+      char text[96];
+      if (S_ISREG (st.st_mode) && (uint64_t) st.st_size > ML_INPUT_MAX)
+        {
+          snprintf (text, sizeof text, "%lld bytes, larger than the limit of %" PRIu64 " bytes (64 GiB)",
+                    (long long) st.st_size, ML_INPUT_MAX);
+          why = text;
+        }
+      if (why)
+        {
+          ml_lines_close (r);
+          return ml_error_set (err, ML_EINPUT, "%s: %s", path, why);
+        }
+      r->size = S_ISREG (st.st_mode) ? (long long) st.st_size : -1;
     }
-  r->own = true;
-  r->size = S_ISREG (st.st_mode) ? (long long) st.st_size : -1;
   return 0;
 }
 
@@ -389,33 +399,93 @@ ml_lines_fraction (const MlLineReader *r)
 {
   if (!r->fp || r->size <= 0)
     return 0;
-  long pos = ftell (r->fp);
-  return pos > 0 ? (double) pos / (double) r->size : 0;
+  double f = (double) r->consumed / (double) r->size;
+  return f < 1 ? f : 1;
+}
+
+/* More bytes into the read buffer; 0 at the end of the input. */
+static int
+refill (MlLineReader *r, MlError *err)
+{
+  if (!r->buf && !(r->buf = malloc (ML_LINE_CHUNK)))
+    return ml_error_set (err, ML_ENOMEM, "line %ld: out of memory", r->lineno + 1);
+  r->bpos = 0;
+  r->blen = fread (r->buf, 1, ML_LINE_CHUNK, r->fp);
+  if (r->blen == 0 && ferror (r->fp))
+    return ml_error_set (err, ML_EIO, "line %ld: read error: %s", r->lineno + 1, strerror (errno));
+  if (r->consumed + r->blen > ML_INPUT_MAX)
+    return ml_error_set (err, ML_EINPUT, "line %ld: the input goes on past the limit of %" PRIu64 " bytes (64 GiB)",
+                         r->lineno + 1, ML_INPUT_MAX);
+  r->consumed += r->blen;
+  return r->blen > 0;
+}
+
+/* Appends @n bytes of @s to the line being read. */
+static int
+append (MlLineReader *r, const unsigned char *s, size_t n, MlError *err)
+{
+  if (r->len + n > ML_LINE_MAX)
+    {
+      r->lineno++;
+      return ml_error_set (err, ML_EINPUT, "a line longer than %zu bytes (64 MiB): no line of a trace is so long; a file "
+                           "without newlines, or not a text trace", ML_LINE_MAX);
+    }
+  if (r->len + n + 1 > r->cap)
+    {
+      size_t cap = r->cap ? r->cap : 256;
+      while (cap < r->len + n + 1)
+        cap *= 2;
+      char *line = realloc (r->line, cap);
+      if (!line)
+        return ml_error_set (err, ML_ENOMEM, "line %ld: out of memory", r->lineno + 1);
+      r->line = line;
+      r->cap = cap;
+    }
+  memcpy (r->line + r->len, s, n);
+  r->len += n;
+  return 0;
 }
 
 int
 ml_lines_next (MlLineReader *r, MlError *err)
 {
-  errno = 0;
-  ssize_t n = getline (&r->line, &r->cap, r->fp);
-  if (n < 0)
+  r->len = 0;
+  bool any = false, newline = false;
+  int rc;
+  for (;;)
     {
-      /* glibc's getline returns -1 without setting the error flag when it
-       * cannot grow the line: that is no end of file */
-      if (errno == ENOMEM)
-        return ml_error_set (err, ML_ENOMEM, "line %ld: out of memory", r->lineno + 1);
-      if (ferror (r->fp))
-        return ml_error_set (err, ML_EIO, "line %ld: read error: %s", r->lineno + 1, strerror (errno));
-      return 0;
+      if (r->bpos == r->blen && (rc = refill (r, err)) <= 0)
+        {
+          if (rc < 0)
+            return rc;
+          break;
+        }
+      const unsigned char *s = r->buf + r->bpos, *nl = memchr (s, '\n', r->blen - r->bpos);
+      size_t n = nl ? (size_t) (nl - s) : r->blen - r->bpos;
+      any = true;
+      if ((rc = append (r, s, n, err)) < 0)
+        return rc;
+      r->bpos += n + (nl != NULL);
+      if (nl)
+        {
+          newline = true;
+          break;
+        }
     }
+  if (!any)
+    return 0;
   r->lineno++;
-  r->missing_newline = n == 0 || r->line[n - 1] != '\n';
-  if (n > 0 && r->line[n - 1] == '\n')
-    n--;
-  if (n > 0 && r->line[n - 1] == '\r')
-    n--;
-  r->line[n] = 0;
-  r->len = (size_t) n;
+  r->missing_newline = !newline;
+  if (r->len > 0 && r->line[r->len - 1] == '\r')
+    r->len--;
+  if (!r->line && (rc = append (r, (const unsigned char *) "", 0, err)) < 0)
+    return rc;
+  r->line[r->len] = 0;
+  /* text has no NUL byte: "4\0 9999" is no size 4 */
+  const char *nul = memchr (r->line, 0, r->len);
+  if (nul)
+    return ml_error_set (err, ML_EINPUT, "column %zu: a NUL byte (binary data, not a text trace)",
+                         (size_t) (nul - r->line) + 1);
   return 1;
 }
 
@@ -425,62 +495,72 @@ ml_lines_close (MlLineReader *r)
   if (r->own && r->fp)
     fclose (r->fp);
   free (r->line);
+  free (r->buf);
   memset (r, 0, sizeof *r);
 }
 
 int
-ml_read_file (const char *path, size_t max_bytes, char **data, size_t *len, MlError *err)
+ml_read_file_checked (const char *path, size_t max_bytes, MlReadCheck check, void *user, char **data, size_t *len,
+                      MlError *err)
 {
   FILE *fp = strcmp (path, "-") == 0 ? stdin : fopen (path, "rb");
   if (!fp)
     return ml_error_errno (err, errno, path, "cannot open");
+  struct stat st;
   size_t cap = 1 << 16, n = 0;
-  char *buf = malloc (cap + 1);
-  if (!buf)
-    {
-      if (fp != stdin)
-        fclose (fp);
-      return ml_error_set (err, ML_ENOMEM, "out of memory");
-    }
-  for (;;)
+  char *buf = NULL;
+  int rc = 0;
+  if (fstat (fileno (fp), &st) == 0 && S_ISREG (st.st_mode) && (uint64_t) st.st_size > max_bytes)
+    rc = ml_error_set (err, ML_EINPUT, "%s: %lld bytes, larger than the limit of %zu bytes", path, (long long) st.st_size,
+                       max_bytes);
+  else if (!(buf = malloc (cap + 1)))
+    rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+  while (rc == 0)
     {
       if (n == cap)
         {
           if (cap >= max_bytes)
             {
-              free (buf);
-              if (fp != stdin)
-                fclose (fp);
-              return ml_error_set (err, ML_EINPUT, "%s: larger than the limit of %zu bytes", path, max_bytes);
+              rc = ml_error_set (err, ML_EINPUT, "%s: larger than the limit of %zu bytes", path, max_bytes);
+              break;
             }
           cap = cap * 2 > max_bytes ? max_bytes : cap * 2;
           char *b2 = realloc (buf, cap + 1);
           if (!b2)
             {
-              free (buf);
-              if (fp != stdin)
-                fclose (fp);
-              return ml_error_set (err, ML_ENOMEM, "out of memory");
+              rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+              break;
             }
           buf = b2;
         }
       size_t got = fread (buf + n, 1, cap - n, fp);
+      if (got && check && (rc = check ((const unsigned char *) buf + n, got, n, user, err)) != 0)
+        break;
       n += got;
       if (got == 0)
-        break;
+        {
+          if (ferror (fp))
+            rc = ml_error_set (err, ML_EIO, "%s: read error", path);
+          break;
+        }
     }
-  int bad = ferror (fp);
   if (fp != stdin)
     fclose (fp);
-  if (bad)
+  if (rc != 0)
     {
       free (buf);
-      return ml_error_set (err, ML_EIO, "%s: read error", path);
+      return rc < 0 ? rc : ML_EINPUT;
     }
   buf[n] = 0;
   *data = buf;
   *len = n;
   return 0;
+}
+
+int
+ml_read_file (const char *path, size_t max_bytes, char **data, size_t *len, MlError *err)
+{
+  return ml_read_file_checked (path, max_bytes, NULL, NULL, data, len, err);
 }
 
 void

@@ -155,8 +155,13 @@ ml_json_find_nul (const char *text, size_t len)
   return SIZE_MAX;
 }
 
-int
-ml_json_check_depth (const char *text, size_t len, int max_depth, MlError *err)
+/* The scan of ml_json_check_depth; *@values (may be NULL) counts the
+ * values the document holds (objects, arrays, scalars: the nodes cJSON
+ * will make) when the text is valid JSON: containers twice (themselves,
+ * and the member after their last comma) plus commas, less the empty
+ * containers. */
+static int
+scan (const char *text, size_t len, int max_depth, size_t *values, MlError *err)
 {
   size_t nul = ml_json_find_nul (text, len);
   if (nul != SIZE_MAX)
@@ -168,7 +173,8 @@ ml_json_check_depth (const char *text, size_t len, int max_depth, MlError *err)
     }
   int depth = 0;
   long line = 1;
-  bool in_str = false;
+  bool in_str = false, opened = false;
+  size_t containers = 0, commas = 0, empty = 0;
   for (size_t i = 0; i < len; i++)
     {
       char c = text[i];
@@ -180,18 +186,47 @@ ml_json_check_depth (const char *text, size_t len, int max_depth, MlError *err)
             i++;
           else if (c == '"')
             in_str = false;
+          continue;
         }
-      else if (c == '"')
+      if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
+        continue;
+      if (c == '"')
         in_str = true;
       else if (c == '{' || c == '[')
         {
           if (++depth > max_depth)
             return ml_error_set (err, ML_EINPUT, "line %ld: nested more than %d levels deep", line, max_depth);
+          containers++;
         }
-      else if ((c == '}' || c == ']') && depth > 0)
-        depth--;
+      else if (c == '}' || c == ']')
+        {
+          depth -= depth > 0;
+          empty += opened;
+        }
+      else if (c == ',')
+        commas++;
+      opened = c == '{' || c == '[';
     }
+  if (values)
+    *values = containers ? 2 * containers + commas - empty : 1;
   return 0;
+}
+
+int
+ml_json_check_depth (const char *text, size_t len, int max_depth, MlError *err)
+{
+  return scan (text, len, max_depth, NULL, err);
+}
+
+int
+ml_json_text_check (const unsigned char *piece, size_t len, size_t offset, void *user, MlError *err)
+{
+  const char *path = user;
+  const unsigned char *nul = memchr (piece, 0, len);
+  if (!nul)
+    return 0;
+  return ml_error_set (err, ML_EINPUT, "%s: byte %zu: a NUL byte (binary data, not JSON text)", path ? path : "input",
+                       offset + (size_t) (nul - piece));
 }
 
 int
@@ -206,6 +241,12 @@ ml_json_read_file (const char *path, size_t max_bytes, cJSON **out, MlError *err
    * to 64 MiB */
   size_t packed = 0;
   struct stat st;
+  if (gzdirect (gz) && stat (path, &st) == 0 && S_ISREG (st.st_mode) && (uint64_t) st.st_size > max_bytes)
+    {
+      gzclose (gz);
+      return ml_error_set (err, ML_EINPUT, "%s: %lld bytes, larger than the limit of %zu bytes", path, (long long) st.st_size,
+                           max_bytes);
+    }
   if (!gzdirect (gz) && stat (path, &st) == 0 && S_ISREG (st.st_mode))
     {
       packed = (size_t) st.st_size;
@@ -255,6 +296,8 @@ ml_json_read_file (const char *path, size_t max_bytes, cJSON **out, MlError *err
             rc = ml_error_set (err, ML_EINPUT, "%s: truncated gzip stream", path);
           break;
         }
+      if ((rc = ml_json_text_check ((const unsigned char *) buf + n, (size_t) got, n, (void *) path, err)) < 0)
+        break;
       n += (size_t) got;
     }
   gzclose (gz);
@@ -319,9 +362,24 @@ line_of (const char *text, const char *at)
 int
 ml_json_parse_doc (const char *path, const char *text, size_t len, cJSON **out, MlError *err)
 {
-  int rc = ml_json_check_depth (text, len, ML_JSON_MAX_DEPTH, err);
+  size_t values;
+  int rc = scan (text, len, ML_JSON_MAX_DEPTH, &values, err);
   if (rc < 0)
     return ml_error_prefix (err, "%s", path);
+  /* the tree is bounded by the input: cJSON takes some 80 bytes a value,
+   * and "0,0,0" is a value per 2 bytes, so a gzip file of them (or any
+   * text) would build a tree many times the file */
+  struct stat st;
+  uint64_t stored = stat (path, &st) == 0 && S_ISREG (st.st_mode) ? (uint64_t) st.st_size : len;
+  uint64_t most = len / ML_JSON_TEXT_PER_VALUE;
+  if (most > stored * ML_JSON_VALUES_PER_STORED)
+    most = stored * ML_JSON_VALUES_PER_STORED;
+  if (most < ML_JSON_VALUES_MIN)
+    most = ML_JSON_VALUES_MIN;
+  if (values > most)
+    return ml_error_set (err, ML_EINPUT, "%s: %zu values in %zu bytes of JSON (%" PRIu64 " as stored): more than such a file "
+                         "can justify (at most one per %d bytes of text and %d per stored byte)", path, values, len, stored,
+                         ML_JSON_TEXT_PER_VALUE, ML_JSON_VALUES_PER_STORED);
   const char *end = NULL;
   bool oom;
   cJSON *root = ml_json_parse (text, len, &end, &oom);

@@ -34,15 +34,30 @@ int  ml_json_check_depth (const char *text, size_t len, int max_depth, MlError *
 size_t ml_json_find_nul (const char *text, size_t len);
 /* The message for it: "a string holds \u0000 (a NUL character) ..." */
 #define ML_JSON_NUL_MSG "a string holds \\u0000 (a NUL character); memlens compares keys and strings whole and cannot keep one"
+/* An MlReadCheck (sim/base/io.h) for JSON text: a NUL byte is never
+ * JSON, so a binary file or /dev/zero is refused at its first piece. */
+int  ml_json_text_check (const unsigned char *piece, size_t len, size_t offset, void *user, MlError *err);
 /* Reads @path (gzip or plain, up to @max_bytes uncompressed) and parses it
  * as JSON; errors name the file and the line. On success *out is the
  * caller's (cJSON_Delete). */
 int  ml_json_read_file (const char *path, size_t max_bytes, cJSON **out, MlError *err);
+/* The values a whole-document reader takes, bounded by its input (the
+ * tree takes some 80 bytes a value): at most one per 4 bytes of text and
+ * 8 per byte of the file as stored (a gzip file's compressed bytes), but
+ * always a million. Real plans, graphs and traces have 10-20 bytes of text
+ * a value and at most one value per compressed byte. */
+#define ML_JSON_TEXT_PER_VALUE    4
+#define ML_JSON_VALUES_PER_STORED 8
+#define ML_JSON_VALUES_MIN        ((uint64_t) 1 << 20)
+
 /* Parses @len bytes of @text as one JSON document ("PATH" names it in
- * errors): nesting checked first (ml_json_check_depth), text after the
- * value refused ("PATH:LINE: text after the JSON document"), and an
- * allocation failure inside cJSON said as ML_ENOMEM "out of memory", not
- * as a syntax error. On success *out is the caller's (cJSON_Delete). */
+ * errors; when it is a file, its size bounds the tree): nesting checked
+ * first (ml_json_check_depth), the values counted against the input
+ * (ML_JSON_TEXT_PER_VALUE, ML_JSON_VALUES_PER_STORED) before cJSON builds
+ * anything, text after the value refused ("PATH:LINE: text after the JSON
+ * document"), and an allocation failure inside cJSON said as ML_ENOMEM
+ * "out of memory", not as a syntax error. On success *out is the caller's
+ * (cJSON_Delete). */
 int  ml_json_parse_doc (const char *path, const char *text, size_t len, cJSON **out, MlError *err);
 /* cJSON_ParseWithLengthOpts (not requiring the end of the text) with
  * cJSON's allocations counted: NULL with *oom true means an allocation

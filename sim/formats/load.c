@@ -93,6 +93,17 @@ has_ext (const MlTraceFormat *f, const char *ext)
 }
 
 /* The reader @f; --range only where the reader windows while it reads. */
+/* "jsonl, csv, pytorch-snapshot, ...": the formats' names (a static string). */
+static const char *
+format_names (void)
+{
+  static char names[256];
+  if (!names[0])
+    for (const MlTraceFormat *const *f = formats; *f; f++)
+      snprintf (names + strlen (names), sizeof names - strlen (names), "%s%s", f == formats ? "" : ", ", (*f)->name);
+  return names;
+}
+
 static int
 load_with (const MlTraceFormat *f, const char *path, const MlLoadOptions *opts, MlTrace **out, MlError *err)
 {
@@ -129,7 +140,16 @@ ml_trace_load (const char *path, const MlLoadOptions *opts, MlTrace **out, MlErr
   for (const MlTraceFormat *const *f = formats; *f; f++)
     if (has_ext (*f, ext))
       return load_with (*f, path, opts, out, err);
-  /* sniff */
+  /* sniff: from a file, which can be read again; the first bytes of a
+   * pipe, a FIFO or a device are gone once read (and a FIFO opened twice
+   * waits for a second writer) */
+  bool is_stdin = strcmp (path, "-") == 0;
+  if (is_stdin || (stat (path, &st) == 0 && !S_ISREG (st.st_mode)))
+    return ml_error_set (err, ML_EUSAGE, "%s: %s has no extension to tell its format, and its first bytes cannot be read "
+                         "twice; give --format (%s)", path,
+                         is_stdin ? "standard input" : S_ISFIFO (st.st_mode) ? "a pipe or FIFO"
+                         : S_ISCHR (st.st_mode) || S_ISBLK (st.st_mode) ? "a device" : "an input that is no regular file",
+                         format_names ());
   FILE *fp = fopen (path, "rb");
   if (!fp)
     return ml_error_errno (err, errno, path, "cannot open");

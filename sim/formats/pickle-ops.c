@@ -545,6 +545,12 @@ static int (*const ops[256]) (MlPkVm *vm) = {
 
 /* ---- the loop ---- */
 
+bool
+ml_pk_is_opcode (unsigned char op)
+{
+  return ops[op] != NULL;
+}
+
 #define REPORT_BYTES ((size_t) 4 << 20)
 
 /* Every 4 MiB: progress, cancellation, and the input behind the reader

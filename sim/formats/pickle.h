@@ -103,6 +103,9 @@ typedef struct {
 int  ml_pk_parse_stream (const unsigned char *data, size_t len, const MlPkStream *stream, MlPkDoc **doc,
                          MlError *err);
 MlPkValue *ml_pk_root (const MlPkDoc *doc);
+/* True when @op is an opcode the reader runs (a pickle's first byte is
+ * one: anything else is no pickle). */
+bool ml_pk_is_opcode (unsigned char op);
 
 /* Dict lookup by string key (a linear scan comparing lengths, then
  * bytes); of equal keys the last one, as Python keeps it; NULL when absent

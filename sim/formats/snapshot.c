@@ -252,6 +252,16 @@ ml_trace_load_snapshot_mem (const unsigned char *data, size_t len, const char *n
   return load_bytes (data, len, false, name, opts, out, err);
 }
 
+/* A stream read whole (a pipe, a device): its first byte must start a
+ * pickle, so that /dev/zero is refused at once, not read to the limit. */
+static int
+starts_a_pickle (const unsigned char *piece, size_t len, size_t offset, void *user, MlError *err)
+{
+  if (offset > 0 || !len || ml_pk_is_opcode (piece[0]))
+    return 0;
+  return ml_error_set (err, ML_EINPUT, "%s: byte 0: 0x%02x is no pickle opcode (not a pickle)", (const char *) user, piece[0]);
+}
+
 #define SMALL_FILE ((off_t) 1 << 20)
 
 int
@@ -261,6 +271,12 @@ ml_trace_load_snapshot (const char *path, const MlLoadOptions *opts, MlTrace **o
    * memory; a pipe or the like is read whole */
   int fd = open (path, O_RDONLY | O_CLOEXEC);
   struct stat sb;
+  if (fd >= 0 && fstat (fd, &sb) == 0 && S_ISREG (sb.st_mode) && (uint64_t) sb.st_size > ML_INPUT_MAX)
+    {
+      close (fd);
+      return ml_error_set (err, ML_EINPUT, "%s: %lld bytes, larger than the limit of %" PRIu64 " bytes (64 GiB)", path,
+                           (long long) sb.st_size, ML_INPUT_MAX);
+    }
   if (fd >= 0 && fstat (fd, &sb) == 0 && S_ISREG (sb.st_mode) && sb.st_size > 0 && sb.st_size < SMALL_FILE)
     {
       /* a small file is read: a mapping costs more system calls and
@@ -294,7 +310,7 @@ ml_trace_load_snapshot (const char *path, const MlLoadOptions *opts, MlTrace **o
     close (fd);
   char *data;
   size_t len;
-  int rc = ml_read_file (path, (size_t) 1 << 33, &data, &len, err);
+  int rc = ml_read_file_checked (path, (size_t) 1 << 33, starts_a_pickle, (void *) path, &data, &len, err);
   if (rc < 0)
     return rc;
   rc = load_bytes ((const unsigned char *) data, len, false, path, opts, out, err);
