@@ -23,7 +23,7 @@ def stats(path, dev):
     return p.returncode, (json.loads(p.stdout) if p.returncode == 0 else p.stderr)
 
 
-for proto in (4, 2):
+for proto in (4, 2, 1, 0):   # 0 and 1: the text opcodes (MARK DICT, PUT, INT, UNICODE ...)
     snap = make(proto, [4000, 2500, 0])
     path = os.path.join(tmp, "s%d.pickle" % proto)
     with open(path, "wb") as f:

@@ -29,23 +29,37 @@ static MlPkValue shared_bool[2] = { { .kind = ML_PK_BOOL, .i = 0 }, { .kind = ML
 
 /* ---- values from the bytes after an opcode ---- */
 
-static int
-push_str (MlPkVm *vm, MlPkKind kind, size_t n)
+int
+_ml_pk_push_string (MlPkVm *vm, MlPkKind kind, const unsigned char *s, size_t n)
 {
-  int rc = _ml_pk_need (vm, n);
-  if (rc < 0)
-    return rc;
   MlPkValue *v = _ml_pk_new_value (vm, kind);
   if (!v)
     return ml_error_set (vm->err, ML_ENOMEM, "out of memory");
   v->s = _ml_pk_arena (v->flags & F_SCRATCH ? &vm->scratch : &vm->doc->arena, n + 1);
   if (!v->s)
     return ml_error_set (vm->err, ML_ENOMEM, "out of memory for a %zu byte string", n);
-  memcpy (v->s, vm->p, n);
+  memcpy (v->s, s, n);
   v->s[n] = 0;
   v->len = n;
-  vm->p += n;
   return _ml_pk_push (vm, v);
+}
+
+/* A string of the @n bytes after the opcode's argument. */
+static int
+push_str (MlPkVm *vm, MlPkKind kind, size_t n)
+{
+  int rc = _ml_pk_need (vm, n);
+  if (rc < 0)
+    return rc;
+  const unsigned char *s = vm->p;
+  vm->p += n;
+  return _ml_pk_push_string (vm, kind, s, n);
+}
+
+int
+_ml_pk_push_bool (MlPkVm *vm, bool b)
+{
+  return _ml_pk_push (vm, &shared_bool[b]);
 }
 
 static int
@@ -74,14 +88,9 @@ push_int (MlPkVm *vm, int64_t i)
   return _ml_pk_push (vm, v);
 }
 
-static int
-push_long (MlPkVm *vm, size_t n)
+int
+_ml_pk_push_long_bytes (MlPkVm *vm, const unsigned char *b, size_t n)
 {
-  int rc = _ml_pk_need (vm, n);
-  if (rc < 0)
-    return rc;
-  const unsigned char *b = vm->p;
-  vm->p += n;
   MlPkValue *v;
   if (n == 0)
     return push_int (vm, 0);
@@ -156,6 +165,18 @@ push_long (MlPkVm *vm, size_t n)
       v->s = text;
     }
   return _ml_pk_push (vm, v);
+}
+
+/* LONG1, LONG4: @n bytes of two's complement, little-endian */
+static int
+push_long (MlPkVm *vm, size_t n)
+{
+  int rc = _ml_pk_need (vm, n);
+  if (rc < 0)
+    return rc;
+  const unsigned char *b = vm->p;
+  vm->p += n;
+  return _ml_pk_push_long_bytes (vm, b, n);
 }
 
 /* ---- the opcodes ---- */
@@ -434,13 +455,19 @@ op_tuple_n (MlPkVm *vm)
   return _ml_pk_build_seq (vm, ML_PK_TUPLE, vm->sp - n);
 }
 
-/* TUPLE, LIST: the values above the topmost mark */
+/* TUPLE, LIST: the values above the topmost mark. A LIST of none is an
+ * empty list as EMPTY_LIST makes it (protocol 0 writes MARK LIST, then
+ * APPEND each item): a device trace streams the same way. */
 static int
 op_seq (MlPkVm *vm)
 {
   size_t from;
   int rc = _ml_pk_pop_mark (vm, &from);
-  return rc < 0 ? rc : _ml_pk_build_seq (vm, vm->op == 't' ? ML_PK_TUPLE : ML_PK_LIST, from);
+  if (rc < 0)
+    return rc;
+  if (vm->op == 'l' && from == vm->sp)
+    return op_empty_list (vm);
+  return _ml_pk_build_seq (vm, vm->op == 't' ? ML_PK_TUPLE : ML_PK_LIST, from);
 }
 
 static int
@@ -500,7 +527,8 @@ op_dup (MlPkVm *vm)
 }
 
 /* The opcodes memlens reads (pickle.h lists them); every other byte is
- * refused. */
+ * refused: GLOBAL, REDUCE, BUILD, INST, OBJ, NEWOBJ, PERSID ... would run
+ * code or make objects. */
 static int (*const ops[256]) (MlPkVm *vm) = {
   [0x80] = op_proto,        /* PROTO */
   [0x95] = op_frame,        /* FRAME */
@@ -541,6 +569,17 @@ static int (*const ops[256]) (MlPkVm *vm) = {
   ['0']  = op_pop,          /* POP */
   ['1']  = op_pop_mark,     /* POP_MARK */
   ['2']  = op_dup,          /* DUP */
+  /* protocols 0 and 1 (pickle-text.c) */
+  ['I']  = _ml_pk_op_int,    /* INT (and the bools "01", "00") */
+  ['L']  = _ml_pk_op_long,   /* LONG */
+  ['F']  = _ml_pk_op_float,  /* FLOAT */
+  ['S']  = _ml_pk_op_string, /* STRING */
+  ['T']  = _ml_pk_op_binstring,   /* BINSTRING */
+  ['U']  = _ml_pk_op_binstring,   /* SHORT_BINSTRING */
+  ['V']  = _ml_pk_op_unicode,     /* UNICODE */
+  ['p']  = _ml_pk_op_put,    /* PUT */
+  ['g']  = _ml_pk_op_get,    /* GET */
+  ['d']  = _ml_pk_op_dict,   /* DICT */
 };
 
 /* ---- the loop ---- */

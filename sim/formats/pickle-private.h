@@ -6,6 +6,7 @@
  *                    of a streamed list and what moves to the document
  *   pickle-ops.c     the opcodes: one handler each in a table indexed by
  *                    the opcode byte, and the loop that runs them
+ *   pickle-text.c    the opcodes of protocols 0 and 1 (text arguments)
  *   pickle-value.c   reading the values (ml_pk_get, ml_pk_describe, ...)
  */
 #ifndef ML_PICKLE_PRIVATE_H
@@ -127,7 +128,8 @@ int  _ml_pk_memo_put (MlPkVm *vm, uint64_t idx, MlPkValue *v);
 int  _ml_pk_memo_get (MlPkVm *vm, uint64_t idx);
 /* A new empty list: is it root[key] of the stream, or a list inside it? */
 void _ml_pk_mark_stream_list (MlPkVm *vm, MlPkValue *l);
-/* Replaces stack[from .. sp) by a @kind (list or tuple) of them. */
+/* Replaces stack[from .. sp) by a @kind (list, tuple, or dict of key,
+ * value pairs) of them. */
 int  _ml_pk_build_seq (MlPkVm *vm, MlPkKind kind, size_t from);
 /* Adds stack[from .. sp) to the container below them (@dict: as
  * key, value pairs); a streamed list hands them to the consumer. */
@@ -185,5 +187,24 @@ _ml_pk_top (MlPkVm *vm)
 
 /* Runs the opcodes from vm->p to STOP (the root in vm->doc). */
 int _ml_pk_run (MlPkVm *vm);
+/* Pushes a string (ML_PK_STR or ML_PK_BYTES) of the @n bytes @s, copied. */
+int _ml_pk_push_string (MlPkVm *vm, MlPkKind kind, const unsigned char *s, size_t n);
+/* Pushes True or False (shared values). */
+int _ml_pk_push_bool (MlPkVm *vm, bool b);
+/* Pushes the integer of @n bytes of two's complement, little-endian
+ * (LONG1's form): an int when it fits 64 bits, else a BIGINT. */
+int _ml_pk_push_long_bytes (MlPkVm *vm, const unsigned char *b, size_t n);
+
+/* ---- pickle-text.c: the opcodes of protocols 0 and 1 ---- */
+
+int _ml_pk_op_int       (MlPkVm *vm);
+int _ml_pk_op_long      (MlPkVm *vm);
+int _ml_pk_op_float     (MlPkVm *vm);
+int _ml_pk_op_string    (MlPkVm *vm);
+int _ml_pk_op_binstring (MlPkVm *vm);
+int _ml_pk_op_unicode   (MlPkVm *vm);
+int _ml_pk_op_put       (MlPkVm *vm);
+int _ml_pk_op_get       (MlPkVm *vm);
+int _ml_pk_op_dict      (MlPkVm *vm);
 
 #endif

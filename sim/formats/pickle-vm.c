@@ -356,6 +356,8 @@ _ml_pk_mark_stream_list (MlPkVm *vm, MlPkValue *l)
 int
 _ml_pk_build_seq (MlPkVm *vm, MlPkKind kind, size_t from)
 {
+  if (kind == ML_PK_DICT && (vm->sp - from) % 2)
+    return _ml_pk_fail (vm, "odd number of dict items");
   MlPkValue *t = _ml_pk_new_value (vm, kind);
   if (!t)
     return ml_error_set (vm->err, ML_ENOMEM, "out of memory");

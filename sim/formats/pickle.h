@@ -1,12 +1,15 @@
-/* pickle.h — a small, bounded reader for Python pickles (protocols 2-5).
+/* pickle.h — a small, bounded reader for Python pickles (protocols 0-5).
  *
  * It runs the pickle virtual machine for the data-only opcodes that
  * torch.cuda.memory._dump_snapshot() files use: PROTO, FRAME, MARK,
  * EMPTY_DICT / LIST / TUPLE, SETITEM(S), APPEND(S), MEMOIZE, (LONG_)BINPUT,
  * (LONG_)BINGET, (SHORT_)BINUNICODE(8), (SHORT_)BINBYTES, BININT / 1 / 2,
  * LONG1 / LONG4, BINFLOAT, NEWTRUE / NEWFALSE, NONE, TUPLE / 1 / 2 / 3,
- * POP, POP_MARK, DUP, STOP. Anything else (GLOBAL, REDUCE, ...) is an
- * error: no code is ever run.
+ * POP, POP_MARK, DUP, STOP; and those of protocols 0 and 1, as Python 3
+ * reads them: INT (with the bools "01" / "00"), LONG, FLOAT, STRING,
+ * UNICODE, BINSTRING, SHORT_BINSTRING (Python 2 strings: ASCII), PUT, GET,
+ * DICT. Anything else (GLOBAL, REDUCE, ...) is an error: no code is ever
+ * run.
  *
  * Memo references share the value (a stack frame list memoised once and
  * referenced by every trace entry is one MlPkValue), so a consumer may

@@ -18,7 +18,13 @@ bool
 ml_snapshot_sniff (const unsigned char *h, size_t len)
 {
   /* PROTO 2..5, then (protocol 4+) FRAME or a container */
-  return len >= 2 && h[0] == 0x80 && h[1] >= 2 && h[1] <= 5;
+  if (len >= 2 && h[0] == 0x80 && h[1] >= 2 && h[1] <= 5)
+    return true;
+  /* protocol 0: MARK DICT / LIST, then PUT; protocol 1: EMPTY_DICT /
+   * EMPTY_LIST, then BINPUT or MARK (a snapshot is a dict, a legacy one
+   * a list of segments) */
+  return len >= 3 && ((h[0] == '(' && (h[1] == 'd' || h[1] == 'l') && (h[2] == 'p' || h[2] == '('))
+                      || ((h[0] == '}' || h[0] == ']') && (h[1] == 'q' || h[1] == '(')));
 }
 
 static void
