@@ -38,6 +38,8 @@ static const CliOption view_options[] = {
   { "time-axis", 0, 'a', "time|ticks", "the same as --axis" },
   { "range", 0, 'R', "T0:T1", "PyTorch snapshots, Kineto traces: load only ticks T0..T1 (1000:2000) or times from the first entry "
     "(1.5s:3s); either end may be left out" },
+  { "frames", 0, 'F', "user|all|REGEX", "which frame of a stack is a buffer's call site (as in every command)", NULL,
+    NULL },
   { "version", 0, 'V', NULL, "the viewer's version" },
   { NULL },
 };
@@ -45,10 +47,18 @@ static const CliOption view_options[] = {
 static int
 view_option (MlCliOpts *o, void *user, int key, const char *arg)
 {
+  MlError err = { 0 };
+  if (key == 'F')
+    {
+      MlFrames f;
+      if (ml_frames_parse (arg, &f, &err) < 0)
+        return cli_error ("view", &err);
+      setenv ("MEMLENS_VIEW_FRAMES", arg, 1);
+      return 0;
+    }
   if (key != 'R')
     return 0;
   MlRange r;
-  MlError err = { 0 };
   if (ml_range_parse (arg, &r, &err) < 0)
     return cli_error ("view", &err);
   setenv ("MEMLENS_VIEW_RANGE", arg, 1);
@@ -89,16 +99,16 @@ cmd_view (int argc, char **argv)
   char **args = calloc ((size_t) argc + 1, sizeof *args);
   if (!args)
     return cli_fail ("view", EXIT_BAD, "out of memory");
-  /* all but --range (the viewer reads it from the environment) */
+  /* all but --range and --frames (the viewer reads them from the environment) */
   int n_args = 1;
   for (int i = 1; i < argc; i++)
     {
-      if (i < first_file && strcmp (argv[i], "--range") == 0)
+      if (i < first_file && (strcmp (argv[i], "--range") == 0 || strcmp (argv[i], "--frames") == 0))
         {
           i++;
           continue;
         }
-      if (i < first_file && strncmp (argv[i], "--range=", 8) == 0)
+      if (i < first_file && (strncmp (argv[i], "--range=", 8) == 0 || strncmp (argv[i], "--frames=", 9) == 0))
         continue;
       args[n_args++] = argv[i];
     }

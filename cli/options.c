@@ -122,6 +122,10 @@ const CliOption cli_shared_options[] = {
   { "range", 0, CLI_OPT_RANGE, "T0:T1",
     "PyTorch snapshots, Kineto traces: only ticks T0..T1 (1000:2000) or times from the first entry (1.5s:3s, 200ms:); either end "
     "may be left out; the rest of the file is skipped as it streams", NULL, NULL, WINDOWED | CLI_TUNE },
+  { "frames", 0, CLI_OPT_FRAMES, "user|all|REGEX", "which frame of a stack is a buffer's call site: user, the first in "
+    "the user's code (not site-packages / dist-packages, the standard library, torch, C++; a stack of library code "
+    "alone: its top frame); all, the first frame; or the first whose file:line:function matches the regular expression",
+    "user", NULL, LOADERS },
   { "json", 0, CLI_OPT_JSON, NULL, "machine-readable output on stdout", NULL, NULL, PRINTERS },
   { "align", 0, CLI_OPT_ALIGN, "N", "alignment in bytes: every size is rounded up to it", NULL, default_align,
     BUILDERS },
@@ -216,6 +220,10 @@ load_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
       return 1;
     case CLI_OPT_RANGE:
       if (ml_range_parse (arg, &o->load.range, &err) < 0)
+        exit (cli_error (cmd, &err));
+      return 1;
+    case CLI_OPT_FRAMES:
+      if (ml_frames_parse (arg, &o->load.frames, &err) < 0)
         exit (cli_error (cmd, &err));
       return 1;
     case CLI_OPT_DEVICE:

@@ -415,8 +415,11 @@ load_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancella
       opts.device = job->knobs.device;
       /* memlens view --range T0:T1 (checked by cli/cmd-view.c) */
       const char *range = g_getenv ("MEMLENS_VIEW_RANGE");
+      /* memlens view --frames user|all|REGEX: the call sites' rule */
+      const char *frames = g_getenv ("MEMLENS_VIEW_FRAMES");
       MlTrace *trace = NULL;
       if ((range && *range && ml_range_parse (range, &opts.range, &err) < 0)
+          || (frames && *frames && ml_frames_parse (frames, &opts.frames, &err) < 0)
           || ml_trace_load (job->path, &opts, &trace, &err) < 0)
         {
           set_error (&error, &err);

@@ -232,7 +232,7 @@ ml_trace_add_stack (MlTrace *t, uint32_t site, const MlFrame *frames, size_t n)
     return UINT32_MAX;
   if (n)
     memcpy (t->frames + t->n_frames, frames, n * sizeof *frames);
-  t->stacks[t->n_stacks] = (MlStack) { site, (uint32_t) t->n_frames, (uint32_t) n };
+  t->stacks[t->n_stacks] = (MlStack) { site, (uint32_t) t->n_frames, (uint32_t) n, ML_STACK_PLAIN };
   t->n_frames += n;
   return (uint32_t) t->n_stacks++;
 }

@@ -106,7 +106,16 @@ typedef struct {
   uint32_t site;
   uint32_t first;
   uint32_t n;
+  uint32_t kind;   /* MlStackKind: what the call site says besides a frame */
 } MlStack;
+
+/* What a stack's call site is (sim/sites.h recomputes sites by rule). */
+typedef enum {
+  ML_STACK_PLAIN = 0,            /* the chosen frame                                  */
+  ML_STACK_FREED_BEFORE_TRACE,   /* "allocated before the trace, freed at FRAME"       */
+  ML_STACK_FREED_BEFORE_WINDOW,  /* "allocated before the window, freed at FRAME"      */
+  ML_STACK_BEFORE_RECORDING,     /* no frames: its site is the reader's text ("allocated before recording") */
+} MlStackKind;
 
 typedef struct {
   uint32_t file;   /* interned */

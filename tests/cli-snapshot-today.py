@@ -195,6 +195,67 @@ for name in os.listdir(D):
 else:
     ok(True, "no totals warning on the consistent fixtures")
 
+# ---- call sites a user recognises (issue 25 item 6), computed here ----
+import re as _re
+
+
+def framework(f):
+    fn = f["filename"]
+    return (not fn or fn == "??" or fn.startswith("<") or fn.endswith((".cpp", ".cc", ".h", ".hpp", ".c", ".cu"))
+            or "/torch/" in fn or "torchinductor" in fn or "/triton/" in fn)
+
+
+def library(f):
+    fn = f["filename"]
+    return "site-packages" in fn or "dist-packages" in fn or _re.search(r"/lib/python[0-9]", fn) is not None
+
+
+def text(f):
+    return f["name"] if not f["filename"] else "%s:%d:%s" % (f["filename"], f["line"], f["name"])
+
+
+def site(frames, rule):
+    if not frames:
+        return "allocated before recording"
+    if rule == "all":
+        return text(frames[0])
+    if rule not in ("user", "all"):
+        for f in frames:
+            if _re.search(rule, text(f)):
+                return text(f)
+    for f in frames:
+        if not framework(f) and not library(f):
+            return text(f)
+    for f in frames:
+        if "CachingAllocator" not in f["name"]:
+            return text(f)
+    return text(frames[0])
+
+
+snap = load("call-sites.pickle")
+blocks = sorted((b["address"], b) for s_ in snap["segments"] for b in s_["blocks"] if b["state"] == "active_allocated")
+allocs = {e["addr"]: e["frames"] for e in snap["device_traces"][0] if e["action"] == "alloc"}
+for rule in ("user", "all", "einops|EmptyTensor"):
+    want = sorted(site(allocs.get(a, b["frames"]) if a in allocs else [], rule) for a, b in blocks)
+    rc, j, _ = stats(os.path.join(D, "call-sites.pickle"), "--frames", rule, "--blame", "0")
+    got = sorted(x.get("site", "") for x in j.get("peaks", [{}])[0].get("blame", []))
+    ok(got == want, "--frames %s: the call sites %s (got %s)" % (rule, want, got))
+ok("allocated before recording" in want, "a block live at the start without frames says it was allocated before recording")
+
+snap = load("fx-frames.pickle")
+trace = snap["device_traces"][0]
+gen = trace[1]["frames"][0]
+m = _re.findall(r'File "([^"]+)", line (\d+), in (\w+)', gen["fx_original_trace"])[-1]
+want_fx = '%s:%s:%s [FX %s: %s]' % (m[0], m[1], m[2], gen["fx_node_name"], gen["fx_node_target"])
+m = _re.findall(r'File "([^"]+)", line (\d+), in (\w+)', "".join(trace[2]["forward_frames"]))[-1]
+want_fwd = '%s:%s:%s (forward of this backward)' % m
+rc, j, _ = stats(os.path.join(D, "fx-frames.pickle"), "--blame", "0")
+got = {x.get("site") for x in j.get("peaks", [{}])[0].get("blame", [])}
+ok(want_fx in got, "compiled code: the model line with its FX node (%s)" % want_fx)
+ok(want_fwd in got, "a backward allocation: the forward line it serves (%s)" % want_fwd)
+rc, out, err = run("stats", os.path.join(D, "call-sites.pickle"), "--frames", "(")
+ok(rc == 2 and "not a regular expression" in err, "--frames with a bad regular expression exits 2")
+
 # ---- JSON Lines keep all of it ----
 for name in ("streams-64bit.pickle", "mempool.pickle", "settings-conf.pickle", "ring-wrapped.pickle", "pending-free.pickle"):
     jl = os.path.join(tmp, name + ".jsonl")

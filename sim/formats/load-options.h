@@ -7,6 +7,7 @@
 #define ML_LOAD_OPTIONS_H
 
 #include "sim/base/progress.h"
+#include "sim/sites.h"
 #include "sim/trace.h"
 
 /* --range T0:T1: only a window of the trace. Ticks (plain integers) are
@@ -34,6 +35,8 @@ typedef struct {
   const MlProgress *progress;
   /* a window of the trace (PyTorch snapshots; set = false: all of it) */
   MlRange     range;
+  /* which frame of a stack is its call site (sim/sites.h; zeroes: user) */
+  MlFrames    frames;
 } MlLoadOptions;
 
 void ml_load_options_init (MlLoadOptions *opts);

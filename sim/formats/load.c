@@ -1,5 +1,7 @@
 #include "sim/formats/load.h"
 
+#include "sim/sites.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -110,7 +112,14 @@ load_with (const MlTraceFormat *f, const char *path, const MlLoadOptions *opts, 
   if (opts->range.set && f != &fmt_snapshot && f != &fmt_kineto)
     return ml_error_set (err, ML_EUSAGE, "%s: --range reads a window of PyTorch snapshots and Kineto traces only, not of a %s "
                          "input", path, f->name);
-  return f->load (path, opts, out, err);
+  int rc = f->load (path, opts, out, err);
+  /* the call sites by the rule asked for (--frames; user by default) */
+  if (rc == 0 && (*out)->n_frames && (rc = ml_trace_set_sites (*out, &opts->frames, err)) < 0)
+    {
+      ml_trace_free (*out);
+      *out = NULL;
+    }
+  return rc;
 }
 
 int

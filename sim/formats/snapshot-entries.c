@@ -10,9 +10,10 @@
 /* ---- step 0: each device trace entry, as the pickle streams it ---- */
 
 static int
-read_entry (MlSnapCtx *c, const MlPkValue *e, MlSnapEnt *out, MlPkValue **frames)
+read_entry (MlSnapCtx *c, const MlPkValue *e, MlSnapEnt *out, MlPkValue **frames, const MlPkValue **forward)
 {
   *frames = NULL;
+  *forward = NULL;
   *out = (MlSnapEnt) { .time_us = -1 };
   if (e->kind != ML_PK_DICT)
     {
@@ -64,6 +65,7 @@ read_entry (MlSnapCtx *c, const MlPkValue *e, MlSnapEnt *out, MlPkValue **frames
   if (time_us != UINT64_MAX)
     out->time_us = (int64_t) time_us;
   *frames = (MlPkValue *) f[K_FRAMES];
+  *forward = f[K_FORWARD_FRAMES];
   if (kind == ML_EV_OOM)
     out->addr = device_free;
   else if (kind == ML_EV_MARK)
@@ -202,8 +204,9 @@ add_entry (MlSnapCtx *c, size_t list, MlPkValue *e)
   MlSnapDevTrace *d = NULL;
   MlSnapEnt ent;
   MlPkValue *frames;
+  const MlPkValue *forward;
   int rc;
-  if ((rc = dev_trace (c, list, &d)) < 0 || (rc = read_entry (c, e, &ent, &frames)) < 0)
+  if ((rc = dev_trace (c, list, &d)) < 0 || (rc = read_entry (c, e, &ent, &frames, &forward)) < 0)
     return rc;
   uint64_t index = d->n_all++;
   if (!ent.bad && (rc = count_entry (c, d, list, index, &ent)) < 0)
@@ -218,7 +221,8 @@ add_entry (MlSnapCtx *c, size_t list, MlPkValue *e)
   /* every frames list is read, in the window or not: one the reader has
    * tagged stays in the document as a stub, not with its items (torch's
    * free_requested and free_completed share one) */
-  if (!ent.bad && (rc = _ml_snap_stack_of (c, frames, &ent.stack)) < 0)
+  if (!ent.bad && ((rc = _ml_snap_stack_of (c, frames, &ent.stack)) < 0
+                   || (forward && (rc = _ml_snap_stack_with_forward (c, ent.stack, forward, &ent.stack)) < 0)))
     return rc;
   if (d->where == W_BEFORE)
     return 0;

@@ -120,6 +120,11 @@ typedef struct {
   uint32_t file, func, line;
   uint32_t site;          /* "file:line:func", interned on first use; 0 = not yet */
   bool     framework;
+  /* a frame of compiled code with its FX node (fx_node_* and the model
+   * code it came from, fx_original_trace): that code's location, its
+   * function named with the node; stacks carry it just before this frame */
+  bool     has_fx;
+  MlFrame  fx;
 } MlSnapFrameInfo;
 
 typedef struct {
@@ -162,6 +167,7 @@ typedef struct {
    * the segment that holds its address, as memory_viz's find_pool_id */
   struct MlSnapSpan { uint64_t addr, size; uint32_t pool; } *spans;
   size_t      n_spans, cap_spans;
+  uint32_t    before_stack;   /* the stack "allocated before recording", 0 until needed */
   bool        entry_failed;  /* the error came from _ml_snap_on_entry (it names the file) */
   /* entries the walk reads past, with a warning: a free of a block that
    * is already free, an alloc over a live block (entries missing inside
@@ -279,6 +285,10 @@ const char *_ml_snap_origin_text (const MlTrace *t, size_t i, uint64_t o, char *
 /* The stack of a frames list (0: none), interned by content; memo-shared
  * lists are read once (their tag). */
 int  _ml_snap_stack_of (MlSnapCtx *c, MlPkValue *frames, uint32_t *out);
+/* Stack @st with one more frame at its end: the forward pass's location
+ * of a backward allocation (its entry's forward_frames, a list of
+ * traceback lines); @st unchanged when the lines name no location. */
+int  _ml_snap_stack_with_forward (MlSnapCtx *c, uint32_t st, const MlPkValue *forward, uint32_t *out);
 /* The stack of a free of a block allocated before the trace: stack @st's
  * frames, with a call site that says so. */
 int  _ml_snap_stack_at_free (MlSnapCtx *c, uint32_t st, uint32_t *out);

@@ -7,6 +7,55 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The last location a Python traceback text names ('File "F", line N,
+ * in FUNC'), interned into @out with @suffix after the function: 1; 0
+ * when it names none; ML_ENOMEM. */
+static int
+py_location (MlSnapCtx *c, const char *text, size_t len, const char *suffix, MlFrame *out)
+{
+  const char *at = NULL;
+  for (const char *p = text; p && (size_t) (p - text) < len; p = memchr (p + 1, 'F', len - (size_t) (p + 1 - text)))
+    if ((size_t) (text + len - p) > 6 && memcmp (p, "File \"", 6) == 0)
+      at = p;
+  if (!at)
+    return 0;
+  const char *f0 = at + 6, *f1 = memchr (f0, '"', len - (size_t) (f0 - text));
+  if (!f1 || (size_t) (text + len - f1) < 9 || memcmp (f1, "\", line ", 8) != 0)
+    return 0;
+  char *end;
+  unsigned long line = strtoul (f1 + 8, &end, 10);
+  const char *fn = strstr (end, ", in ") == end ? end + 5 : NULL;
+  size_t fn_len = 0;
+  while (fn && fn + fn_len < text + len && fn[fn_len] != '\n' && fn[fn_len] != 0)
+    fn_len++;
+  char file[512], func[512];
+  snprintf (file, sizeof file, "%.*s", (int) (f1 - f0), f0);
+  snprintf (func, sizeof func, "%.*s%s", (int) fn_len, fn ? fn : "", suffix);
+  out->line = line < UINT32_MAX ? (uint32_t) line : 0;
+  int rc;
+  if ((rc = _ml_snap_intern (c, file, &out->file)) < 0 || (rc = _ml_snap_intern (c, func, &out->func)) < 0)
+    return rc;
+  return 1;
+}
+
+/* FX fields of frame dict @f: the model code's location (the last one
+ * of fx_original_trace), its function named "FUNC [FX NAME: TARGET]". */
+static int
+frame_fx (MlSnapCtx *c, const MlPkValue *fv[K__COUNT], MlSnapFrameInfo *fi)
+{
+  const MlPkValue *orig = fv[K_FX_ORIGINAL_TRACE], *name = fv[K_FX_NODE_NAME], *target = fv[K_FX_NODE_TARGET],
+                  *op = fv[K_FX_NODE_OP];
+  if (!orig || orig->kind != ML_PK_STR)
+    return 0;
+  char suffix[300];
+  snprintf (suffix, sizeof suffix, " [FX %s%s%s]", name && name->kind == ML_PK_STR ? name->s : "?",
+            target && target->kind == ML_PK_STR ? ": " : "",
+            target && target->kind == ML_PK_STR ? target->s : op && op->kind == ML_PK_STR ? op->s : "");
+  int rc = py_location (c, orig->s, orig->len, suffix, &fi->fx);
+  fi->has_fx = rc > 0;
+  return rc < 0 ? rc : 0;
+}
+
 /* The frame of a frame dict: interned once per memo object; NULL when
  * out of memory (the error is set). */
 static MlSnapFrameInfo *
@@ -33,6 +82,8 @@ frame_of (MlSnapCtx *c, MlPkValue *f)
       return &c->finfo[idx];
     }
   fi.framework = ml_frame_is_framework (ml_trace_str (c->t, fi.file), ml_trace_str (c->t, fi.func));
+  if (frame_fx (c, fv, &fi) < 0)
+    return NULL;
   if (c->n_finfo > TAG_MAX || _ml_snap_grow ((void **) &c->finfo, &c->cap_finfo, c->n_finfo + 1, sizeof *c->finfo) < 0
       || ml_u64map_put (&c->finfo_by_content, h, (uint32_t) c->n_finfo) < 0)
     {
@@ -126,7 +177,7 @@ _ml_snap_stack_of (MlSnapCtx *c, MlPkValue *frames, uint32_t *out)
   /* hashed by frame (one per distinct content), not by its strings; a
    * list whose content is a known stack (every iteration of a training
    * loop) is only compared; one pass over the items */
-  if (_ml_snap_grow ((void **) &c->scratch, &c->cap_scratch, frames->n, sizeof *c->scratch) < 0)
+  if (_ml_snap_grow ((void **) &c->scratch, &c->cap_scratch, 2 * frames->n, sizeof *c->scratch) < 0)
     return _ml_snap_oom (c);
   MlFrame *fr = c->scratch;
   size_t n = 0;
@@ -142,6 +193,8 @@ _ml_snap_stack_of (MlSnapCtx *c, MlPkValue *frames, uint32_t *out)
         return ML_ENOMEM;
       h = (h ^ (uint64_t) (fi - c->finfo)) * 0x9e3779b97f4a7c15ull;
       h ^= h >> 32;
+      if (fi->has_fx)
+        fr[n++] = fi->fx;   /* the model code an Inductor frame runs */
       fr[n++] = (MlFrame) { .file = fi->file, .func = fi->func, .line = fi->line };
       if (!site && !fi->framework)
         {
@@ -203,6 +256,40 @@ remember_ptrs (MlSnapCtx *c, uint64_t ph, const MlPkValue *frames, uint32_t idx)
   return 0;
 }
 
+int
+_ml_snap_stack_with_forward (MlSnapCtx *c, uint32_t st, const MlPkValue *forward, uint32_t *out)
+{
+  *out = st;
+  const MlPkValue *l = _ml_snap_as_list (forward);
+  if (!l || !l->n || st >= c->t->n_stacks)
+    return 0;
+  /* the traceback lines, joined */
+  size_t len = 0;
+  for (size_t k = 0; k < l->n; k++)
+    len += l->items[k]->kind == ML_PK_STR ? l->items[k]->len : 0;
+  char *text = malloc (len + 1);
+  if (!text)
+    return _ml_snap_oom (c);
+  size_t at = 0;
+  for (size_t k = 0; k < l->n; k++)
+    if (l->items[k]->kind == ML_PK_STR)
+      memcpy (text + at, l->items[k]->s, l->items[k]->len), at += l->items[k]->len;
+  text[at] = 0;
+  MlFrame fwd;
+  int found = py_location (c, text, at, " (forward of this backward)", &fwd);
+  free (text);
+  if (found <= 0)
+    return found;
+  const MlStack *s = &c->t->stacks[st];
+  uint32_t n = s->n, site = s->site;
+  if (_ml_snap_grow ((void **) &c->scratch, &c->cap_scratch, n + 1, sizeof *c->scratch) < 0)
+    return _ml_snap_oom (c);
+  if (n)
+    memcpy (c->scratch, c->t->frames + s->first, n * sizeof *c->scratch);
+  c->scratch[n++] = fwd;
+  return add_stack (c, site, c->scratch, n, out);
+}
+
 /* The same frames as the stack of the free of a block allocated before
  * the trace: the call site says so instead of naming an allocation site. */
 int
@@ -235,8 +322,13 @@ _ml_snap_stack_at_free (MlSnapCtx *c, uint32_t st, uint32_t *out)
       if ((rc = _ml_snap_intern (c, buf, &site)) < 0)
         return rc;
     }
+  /* a site of its own in any case (sites.c puts the frame the rule picks
+   * after the prefix): never the same stack as the free's */
+  if (!site && (rc = _ml_snap_intern (c, c->tick ? "allocated before the window" : "allocated before the trace", &site)) < 0)
+    return rc;
   if ((rc = add_stack (c, site, c->scratch, n, &idx)) < 0)
     return rc;
+  c->t->stacks[idx].kind = c->tick ? ML_STACK_FREED_BEFORE_WINDOW : ML_STACK_FREED_BEFORE_TRACE;
   if (ml_u64map_put (&c->freed, st, idx) < 0)
     return _ml_snap_oom (c);
   *out = idx;

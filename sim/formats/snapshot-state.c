@@ -349,6 +349,30 @@ _ml_snap_emit_settings (MlSnapCtx *c, const MlPkValue *settings, const MlPkValue
   return _ml_snap_emit (c, ML_EV_MARK, c->tick, 0, 0, 0, 0, -1, name, 0, 0, 0);
 }
 
+/* The stack of a block live at the trace's start with no frames and no
+ * alloc in the trace: its call site says when it was allocated. */
+static int
+before_recording (MlSnapCtx *c, uint32_t *out)
+{
+  if (!c->before_stack)
+    {
+      uint32_t site;
+      const char *text = c->tick ? "allocated before the window"
+                         : c->t->ring_wrapped > 0 ? "allocated before the kept trace (the ring buffer wrapped)"
+                         : "allocated before recording";
+      int rc = _ml_snap_intern (c, text, &site);
+      if (rc < 0)
+        return rc;
+      uint32_t idx = ml_trace_add_stack (c->t, site, NULL, 0);
+      if (idx == UINT32_MAX)
+        return _ml_snap_oom (c);
+      c->t->stacks[idx].kind = ML_STACK_BEFORE_RECORDING;
+      c->before_stack = idx;
+    }
+  *out = c->before_stack;
+  return 0;
+}
+
 int
 _ml_snap_emit_start_state (MlSnapCtx *c)
 {
@@ -392,6 +416,7 @@ _ml_snap_emit_start_state (MlSnapCtx *c)
       uint32_t st = b->stack;
       if ((b->frames && (rc = _ml_snap_stack_of (c, b->frames, &st)) < 0)
           || (b->freed_frames && (rc = _ml_snap_stack_at_free (c, st, &st)) < 0)
+          || (!st && (rc = before_recording (c, &st)) < 0)
           || (rc = _ml_snap_emit (c, ML_EV_ALLOC, c->tick, c->next_id, b->addr, b->req, b->stream, -1, 0, st,
                                   ML_EVF_HAS_ID | ML_EVF_HAS_ADDR | clipped, b->origin)) < 0
           || (rc = _ml_snap_tag_last (c, b->pool, (MlEventMeta) { 0, 0 })) < 0)
