@@ -318,6 +318,11 @@ _ml_snap_read_segments (MlSnapCtx *c, const MlPkValue *segments)
       int rc;
       if (s->kind != ML_PK_DICT)
         return ml_error_set (c->err, ML_EINPUT, "%s: segment %zu is a %s, not a dict", c->path, k, ml_pk_kind_name (s->kind));
+      const MlPkValue *blocks = ml_pk_get (s, "blocks");
+      char said[96];
+      if (blocks && !_ml_snap_as_list (blocks))
+        return ml_error_set (c->err, ML_EINPUT, "%s: segments[%zu][\"blocks\"] is %s, not a list of blocks", c->path, k,
+                             ml_pk_describe (blocks, said, sizeof said));
       if (_ml_snap_dev_of (s) == c->dev && (rc = read_segment (c, s, k)) < 0)
         return rc;
     }

@@ -50,6 +50,27 @@ range_text (const MlRange *r, uint64_t v, char *buf, size_t len)
     snprintf (buf, len, "%" PRIu64, v);
 }
 
+/* A field of the wrong container type (a dict of device traces, None
+ * among them) is refused with the path to it: it was read as nothing. */
+static int
+wrong_kind (MlSnapCtx *c, const MlPkValue *v, const char *path, const char *want)
+{
+  char said[96];
+  return ml_error_set (c->err, ML_EINPUT, "%s: %s is %s, not %s", c->path, path, ml_pk_describe (v, said, sizeof said),
+                       want);
+}
+
+/* @v, when present, must be a list (or a tuple, which Python reads alike). */
+static int
+want_list (MlSnapCtx *c, const MlPkValue *v, const char *path, const char *of)
+{
+  char want[96];
+  if (!v || _ml_snap_as_list (v))
+    return 0;
+  snprintf (want, sizeof want, "a list of %s", of);
+  return wrong_kind (c, v, path, want);
+}
+
 /* The parts of the document the steps read. */
 typedef struct {
   const MlPkValue *segments, *traces, *annotations, *settings;
@@ -67,12 +88,32 @@ document_parts (MlSnapCtx *c, const MlPkValue *root, Parts *p)
   if (root->kind != ML_PK_DICT)
     return ml_error_set (c->err, ML_EINPUT, "%s: the pickle holds a %s, not a PyTorch memory snapshot (a dict or a list of segments)",
                          c->path, ml_pk_kind_name (root->kind));
-  p->segments = _ml_snap_as_list (ml_pk_get (root, "segments"));
-  p->traces = _ml_snap_as_list (ml_pk_get (root, "device_traces"));
-  p->annotations = _ml_snap_as_list (ml_pk_get (root, "external_annotations"));
+  p->segments = ml_pk_get (root, "segments");
+  p->traces = ml_pk_get (root, "device_traces");
+  p->annotations = ml_pk_get (root, "external_annotations");
   p->settings = ml_pk_get (root, "allocator_settings");
   if (!p->segments)
     return ml_error_set (c->err, ML_EINPUT, "%s: a PyTorch snapshot needs a \"segments\" list", c->path);
+  int rc;
+  if ((rc = want_list (c, p->segments, "\"segments\"", "segments")) < 0
+      || (rc = want_list (c, p->traces, "\"device_traces\"", "device traces (one list of trace entries a device)")) < 0
+      || (rc = want_list (c, p->annotations, "\"external_annotations\"", "annotations")) < 0)
+    return rc;
+  if (p->settings && p->settings->kind != ML_PK_DICT)
+    return wrong_kind (c, p->settings, "\"allocator_settings\"", "a dict");
+  char path[48];
+  for (size_t d = 0; p->traces && d < p->traces->n; d++)
+    {
+      snprintf (path, sizeof path, "device_traces[%zu]", d);
+      if ((rc = want_list (c, p->traces->items[d], path, "trace entries")) < 0)
+        return rc;
+    }
+  for (size_t k = 0; p->annotations && k < p->annotations->n; k++)
+    if (p->annotations->items[k]->kind != ML_PK_DICT)
+      {
+        snprintf (path, sizeof path, "external_annotations[%zu]", k);
+        return wrong_kind (c, p->annotations->items[k], path, "a dict");
+      }
   return 0;
 }
 
