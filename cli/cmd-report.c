@@ -13,6 +13,7 @@
 typedef struct {
   const char *sweep_spec;
   const char *axis;
+  bool        interactive;
 } ReportArgs;
 
 static const CliOption report_options[] = {
@@ -22,6 +23,8 @@ static const CliOption report_options[] = {
   { "axis", 0, 'A', "time|ticks|auto", "the x axis of the HTML report's pictures: time (real time) or ticks; auto: "
     "time when every event has one", "auto" },
   { "time-axis", 0, 'A', "time|ticks|auto", "the same as --axis" },
+  { "interactive", 0, 'I', NULL, "the HTML report draws its address × time pictures in the browser: zoom, pan, "
+    "hover, search (docs/report.md)" },
   { NULL },
 };
 
@@ -33,6 +36,8 @@ report_option (MlCliOpts *o, void *user, int key, const char *arg)
     o->output = arg;
   else if (key == 'S')
     a->sweep_spec = arg;
+  else if (key == 'I')
+    a->interactive = true;
   else
     {
       if (strcmp (arg, "time") != 0 && strcmp (arg, "ticks") != 0 && strcmp (arg, "auto") != 0)
@@ -63,6 +68,8 @@ check_output (const MlCliOpts *o, const ReportArgs *a, const char *ext, bool htm
     return cli_fail ("report", EXIT_BAD, "%s: write the report as .html, .md, .json or .csv", o->output);
   if (cli_given (o, 'A') && !html)
     return cli_fail ("report", EXIT_BAD, "--axis: only the HTML report has pictures (write .html)");
+  if (a->interactive && !html)
+    return cli_fail ("report", EXIT_BAD, "--interactive: only the HTML report has pictures (write .html)");
   if (a->sweep_spec && strcmp (ext, "csv") == 0)
     return cli_fail ("report", EXIT_BAD, "--sweep: the CSV report is one row per strategy, with no room for a sweep (use .html, .md or .json)");
 #ifndef HAVE_RENDER
@@ -81,7 +88,8 @@ write_report (const char *path, const MlReport *r, const ReportArgs *a, const Ml
   MlStyle style;
   ml_style_init (&style);
   ml_time_axis_parse (a->axis, &style.time_axis);
-  int w = ml_report_write_file (r, o->output, &style, &err);
+  MlHtmlOptions opts = { .style = &style, .interactive = a->interactive };
+  int w = ml_report_write_file (r, o->output, &opts, &err);
 #else
   int w = ml_report_write (r, o->output, &err);
 #endif

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "render/page.h"
 #include "render/scene.h"
 #include "render/series.h"
 #include "render/timeline.h"
@@ -271,6 +272,20 @@ html_series (FILE *fp, const MlDocFigure *f, const MlStyle *page, MlError *err)
   return rc;
 }
 
+/* An interactive figure (page.h) with the doc's caption. */
+static int
+html_page_figure (FILE *fp, const MlDocFigure *f, int index, MlError *err)
+{
+  int rc = ml_page_figure (fp, f, index, err);
+  if (rc < 0)
+    return rc;
+  fputs ("<figcaption>", fp);
+  esc (fp, ml_page_howto);
+  html_inline (fp, &f->caption);
+  fputs ("</figcaption>\n</figure>\n", fp);
+  return 0;
+}
+
 static int
 html_figure (FILE *fp, const MlDocFigure *f, const MlStyle *page, MlError *err)
 {
@@ -420,9 +435,17 @@ para_class (const MlDocBlock *b)
   return tone_class (b->tone);
 }
 
+/* What writing a page needs besides the document. */
+typedef struct {
+  const MlStyle *style;
+  bool           interactive;
+  int            n_pages;  /* interactive figures written so far */
+} Page;
+
 static int
-html_block (FILE *fp, const MlDocBlock *b, const MlStyle *style, MlError *err)
+html_block (FILE *fp, const MlDocBlock *b, Page *pg, MlError *err)
 {
+  const MlStyle *style = pg->style;
   const char *cls;
   switch (b->kind)
     {
@@ -444,6 +467,12 @@ html_block (FILE *fp, const MlDocBlock *b, const MlStyle *style, MlError *err)
       html_table (fp, b->table);
       break;
     case ML_DOC_BLOCK_FIGURE:
+      if (pg->interactive && ml_page_draws (b->figure))
+        {
+          if (html_page_figure (fp, b->figure, ++pg->n_pages, err) < 0)
+            return err && err->code ? err->code : ML_EIO;
+          break;
+        }
       if (html_figure (fp, b->figure, style, err) < 0)
         return err && err->code ? err->code : ML_EIO;
       /* after the last of a group of linked figures: how to use them */
@@ -455,46 +484,70 @@ html_block (FILE *fp, const MlDocBlock *b, const MlStyle *style, MlError *err)
 }
 
 static bool
-has_linked (const MlDoc *doc)
+has_linked (const MlDoc *doc, bool interactive)
 {
   for (const MlDocBlock *b = doc->blocks; b; b = b->next)
-    if (b->kind == ML_DOC_BLOCK_FIGURE && b->figure->linked)
+    if (b->kind == ML_DOC_BLOCK_FIGURE && b->figure->linked && !(interactive && ml_page_draws (b->figure)))
       return true;
   return false;
 }
 
+/* The page's policy: nothing from anywhere, its own scripts and styles. */
+static const char csp[] = "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+                          "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\"/>";
+
 int
-ml_doc_write_html (const MlDoc *doc, FILE *fp, const MlStyle *style_in, MlError *err)
+ml_doc_write_html_with (const MlDoc *doc, FILE *fp, const MlHtmlOptions *opts, MlError *err)
 {
   MlStyle style;
-  if (style_in)
-    style = *style_in;
+  if (opts && opts->style)
+    style = *opts->style;
   else
     ml_style_init (&style);
-  bool script = has_linked (doc);
-  fputs ("<!DOCTYPE html>\n<html lang=\"en\" xmlns=\"http://www.w3.org/1999/xhtml\"><head><meta charset=\"utf-8\"/>"
-         "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"/><title>",
-         fp);
+  Page pg = { .style = &style, .interactive = opts && opts->interactive };
+  bool script = has_linked (doc, pg.interactive);
+  fputs ("<!DOCTYPE html>\n<html lang=\"en\" xmlns=\"http://www.w3.org/1999/xhtml\"><head><meta charset=\"utf-8\"/>", fp);
+  fputs (csp, fp);
+  fputs ("<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"/><title>", fp);
   esc (fp, doc->title);
   fputs ("</title>\n<meta name=\"generator\" content=\"", fp);
   esc (fp, doc->generator);
-  fprintf (fp, "\"/><style>\n%s%s</style></head>\n<body><main>\n", css, script ? linked_css : "");
+  fprintf (fp, "\"/><style>\n%s%s%s</style></head>\n<body><main>\n", css, script ? linked_css : "",
+           pg.interactive ? ml_page_css : "");
   for (const MlDocBlock *b = doc->blocks; b; b = b->next)
     {
-      int rc = html_block (fp, b, &style, err);
+      int rc = html_block (fp, b, &pg, err);
       if (rc < 0)
         return rc;
     }
   fputs ("<footer>", fp);
   html_inline (fp, &doc->footer);
-  if (!script)
+  if (!script && !pg.n_pages)
     fputs (" · this file is self-contained (no scripts, no network)", fp);
-  fputs ("</footer>\n</main></body></html>\n", fp);
+  else
+    fputs (" · this file is self-contained (its scripts and data are inline; nothing is loaded)", fp);
+  fputs ("</footer>\n", fp);
+  if (pg.n_pages)
+    ml_page_script (fp);
+  fputs ("</main></body></html>\n", fp);
   return ml_doc_finish (fp, err);
+}
+
+int
+ml_doc_write_html (const MlDoc *doc, FILE *fp, const MlStyle *style, MlError *err)
+{
+  MlHtmlOptions opts = { .style = style };
+  return ml_doc_write_html_with (doc, fp, &opts, err);
 }
 
 int
 ml_doc_save_html (const MlDoc *doc, FILE *fp, const void *style, MlError *err)
 {
   return ml_doc_write_html (doc, fp, style, err);
+}
+
+int
+ml_doc_save_html_with (const MlDoc *doc, FILE *fp, const void *opts, MlError *err)
+{
+  return ml_doc_write_html_with (doc, fp, opts, err);
 }

@@ -18,7 +18,7 @@ ml_report_write_html (const MlReport *r, FILE *fp, const MlStyle *style, MlError
 }
 
 int
-ml_report_write_file (const MlReport *r, const char *path, const MlStyle *style, MlError *err)
+ml_report_write_file (const MlReport *r, const char *path, const MlHtmlOptions *opts, MlError *err)
 {
   char ext[16];
   ml_path_ext (path, ext, sizeof ext, NULL);
@@ -27,7 +27,7 @@ ml_report_write_file (const MlReport *r, const char *path, const MlStyle *style,
   MlDoc *doc = NULL;
   int rc = ml_report_document (r, &doc, err);
   if (rc == 0)
-    rc = ml_doc_save (doc, path, ml_doc_save_html, style, err);
+    rc = ml_doc_save (doc, path, ml_doc_save_html_with, opts, err);
   ml_doc_free (doc);
   return rc;
 }

@@ -9,13 +9,14 @@
 #include <stdio.h>
 
 #include "render/report/report.h"
-#include "render/style.h"
+#include "render/html.h"
 
 /* Writes the HTML report to @fp. @style may be NULL (the default look). */
 int ml_report_write_html (const MlReport *report, FILE *fp, const MlStyle *style, MlError *err) ML_MUST_CHECK;
 
-/* Writes @report to @path by extension: .html / .htm here, .json / .md /
- * .csv through ml_report_write(); atomically. */
-int ml_report_write_file (const MlReport *report, const char *path, const MlStyle *style, MlError *err) ML_MUST_CHECK;
+/* Writes @report to @path by extension: .html / .htm here (@opts: NULL
+ * for the default look, static), .json / .md / .csv through
+ * ml_report_write(); atomically. */
+int ml_report_write_file (const MlReport *report, const char *path, const MlHtmlOptions *opts, MlError *err) ML_MUST_CHECK;
 
 #endif

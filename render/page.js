@@ -1,0 +1,371 @@
+// page.js — draws the interactive figures of a memlens HTML page
+// (render/page.h). Plain JavaScript, nothing loaded: every figure's data is
+// a JSON object in its <script type="application/json" class="ml-data">,
+// the buffers as little-endian typed arrays in base64. The layout (ticks ×
+// global address) was computed in C; this file only draws it, on a canvas.
+//
+// Level of detail: a buffer at least one pixel wide and tall is one
+// rectangle; smaller ones are binned into the pixels they touch (coverage
+// and colour summed per pixel through difference arrays along x for the
+// wide-and-thin and along y for the tall-and-narrow), so a zoomed-out view
+// of a million buffers is one image, not a million rectangles.
+//
+// window.memlensPages lists the figures (for tests and the benchmark):
+// each has view {t0, t1, a0, a1}, zoomAt(), pan(), fit(), hoverAt(),
+// search(), draw().
+'use strict';
+(function () {
+  const PALETTE = [[78, 121, 167], [242, 142, 43], [89, 161, 79], [176, 122, 161], [237, 201, 72],
+    [118, 183, 178], [255, 157, 167], [156, 117, 95], [88, 180, 230], [128, 128, 0]];
+  const MARGIN = { left: 78, right: 10, top: 8, bottom: 24 };
+  const UNITS = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+
+  function decode(s) {
+    const bin = atob(s);
+    const u8 = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) u8[i] = bin.charCodeAt(i);
+    return u8.buffer;
+  }
+
+  function human(b) {
+    let u = 0;
+    while (b >= 1024 && u < UNITS.length - 1) { b /= 1024; u++; }
+    return u ? b.toFixed(2) + ' ' + UNITS[u] : b + ' bytes';
+  }
+
+  function hex(v) { return '0x' + v.toString(16); }
+
+  // A round step near span / n: 1, 2 or 5 times a power of @base.
+  function niceStep(span, n, base) {
+    const raw = span / n;
+    let p = Math.pow(base, Math.floor(Math.log(raw) / Math.log(base)));
+    for (const m of [1, 2, 5, 10]) if (p * m >= raw) return p * m;
+    return p * 10;
+  }
+
+  // The first index i in [0, n) with a[i] > v (a non-decreasing).
+  function upper(a, v) {
+    let lo = 0, hi = a.length;
+    while (lo < hi) { const m = (lo + hi) >> 1; if (a[m] > v) hi = m; else lo = m + 1; }
+    return lo;
+  }
+
+  function Page(fig) {
+    const d = JSON.parse(fig.querySelector('script.ml-data').textContent);
+    const T = d.ticks32 ? Uint32Array : Float64Array;
+    this.fig = fig;
+    this.d = d;
+    this.n = d.n;
+    this.start = new T(decode(d.start));
+    this.end = new T(decode(d.end));
+    this.addr = new Float64Array(decode(d.addr));
+    this.size = new Float64Array(decode(d.size));
+    this.place = new Float64Array(decode(d.place));
+    this.site = new Uint32Array(decode(d.site));
+    this.stream = new Uint32Array(decode(d.stream));
+    this.buffer = new Uint32Array(decode(d.buffer));
+    // prefix maxima of the ends: the items that reach past t start at upper(maxEnd, t)
+    this.maxEnd = new Float64Array(this.n);
+    let m = 0;
+    for (let i = 0; i < this.n; i++) { m = Math.max(m, this.end[i]); this.maxEnd[i] = m; }
+    this.canvas = fig.querySelector('canvas.ml-canvas');
+    this.tip = fig.querySelector('.ml-tip');
+    this.rangeEl = fig.querySelector('.ml-range');
+    this.foundEl = fig.querySelector('.ml-found');
+    this.matches = null;
+    this.fitView();
+    this.bind();
+    this.draw();
+  }
+
+  Page.prototype.fitView = function () {
+    this.view = { t0: 0, t1: Math.max(1, this.d.endTick), a0: 0, a1: Math.max(1, this.d.extent) };
+  };
+
+  Page.prototype.fit = function () { this.fitView(); this.draw(); };
+
+  // The plot rectangle in CSS pixels.
+  Page.prototype.plot = function () {
+    const w = this.canvas.clientWidth || this.canvas.width, h = this.canvas.clientHeight || this.canvas.height;
+    return { x: MARGIN.left, y: MARGIN.top, w: Math.max(10, w - MARGIN.left - MARGIN.right),
+      h: Math.max(10, h - MARGIN.top - MARGIN.bottom), cw: w, ch: h };
+  };
+
+  // Tick and byte under CSS pixel (x, y) of the canvas.
+  Page.prototype.at = function (x, y) {
+    const p = this.plot(), v = this.view;
+    return { t: v.t0 + (x - p.x) / p.w * (v.t1 - v.t0), a: v.a0 + (p.y + p.h - y) / p.h * (v.a1 - v.a0) };
+  };
+
+  // And back: the CSS pixel of tick t, byte a.
+  Page.prototype.pixel = function (t, a) {
+    const p = this.plot(), v = this.view;
+    return { x: p.x + (t - v.t0) / (v.t1 - v.t0) * p.w, y: p.y + p.h - (a - v.a0) / (v.a1 - v.a0) * p.h };
+  };
+
+  Page.prototype.clamp = function () {
+    const v = this.view, T = Math.max(1, this.d.endTick), A = Math.max(1, this.d.extent);
+    const tw = Math.min(T, Math.max(1e-3, v.t1 - v.t0)), aw = Math.min(A, Math.max(1, v.a1 - v.a0));
+    v.t0 = Math.min(T - tw, Math.max(0, v.t0)); v.t1 = v.t0 + tw;
+    v.a0 = Math.min(A - aw, Math.max(0, v.a0)); v.a1 = v.a0 + aw;
+  };
+
+  // Zooms by @f (< 1: in) around tick @t (bytes: around byte @t).
+  Page.prototype.zoomAt = function (t, f, bytes) {
+    const v = this.view;
+    if (bytes) { v.a0 = t - (t - v.a0) * f; v.a1 = t + (v.a1 - t) * f; }
+    else { v.t0 = t - (t - v.t0) * f; v.t1 = t + (v.t1 - t) * f; }
+    this.clamp();
+    this.draw();
+  };
+
+  Page.prototype.pan = function (dt, da) {
+    const v = this.view;
+    v.t0 += dt; v.t1 += dt; v.a0 += da; v.a1 += da;
+    this.clamp();
+    this.draw();
+  };
+
+  Page.prototype.color = function (i) { return PALETTE[this.site[i] % PALETTE.length]; };
+
+  // Draws the buffers of the view: large ones as rectangles, the rest binned.
+  Page.prototype.drawItems = function (ctx, p) {
+    const v = this.view, W = Math.ceil(p.w), H = Math.ceil(p.h);
+    const sx = p.w / (v.t1 - v.t0), sy = p.h / (v.a1 - v.a0);
+    const rows = new Float32Array((W + 1) * H * 4), cols = new Float32Array((H + 1) * W * 4);
+    const lo = upper(this.maxEnd, v.t0), hi = upper(this.start, v.t1 - 1e-9);
+    let rects = 0, binned = 0;
+    for (let i = lo; i < hi; i++) {
+      if (this.end[i] <= v.t0) continue;
+      const y1 = (v.a1 - this.addr[i]) * sy, y0 = (v.a1 - this.addr[i] - this.size[i]) * sy;
+      if (y1 <= 0 || y0 >= p.h) continue;
+      const x0 = Math.max(0, (this.start[i] - v.t0) * sx), x1 = Math.min(p.w, (this.end[i] - v.t0) * sx);
+      const c = this.color(i), top = Math.max(0, y0), bot = Math.min(p.h, y1);
+      if (x1 - x0 >= 1 && bot - top >= 1) {
+        ctx.fillStyle = 'rgb(' + c[0] + ',' + c[1] + ',' + c[2] + ')';
+        ctx.fillRect(p.x + x0, p.y + top, x1 - x0, bot - top);
+        rects++;
+        continue;
+      }
+      binned++;
+      if (bot - top < 1) {            // thin: one row, columns [c0, c1)
+        const r = Math.min(H - 1, Math.floor(top)), w = bot - top;
+        const c0 = Math.min(W - 1, Math.floor(x0)), c1 = Math.max(c0 + 1, Math.min(W, Math.ceil(x1)));
+        const k0 = (r * (W + 1) + c0) * 4, k1 = (r * (W + 1) + c1) * 4;
+        rows[k0] += w; rows[k0 + 1] += w * c[0]; rows[k0 + 2] += w * c[1]; rows[k0 + 3] += w * c[2];
+        rows[k1] -= w; rows[k1 + 1] -= w * c[0]; rows[k1 + 2] -= w * c[1]; rows[k1 + 3] -= w * c[2];
+      } else {                        // narrow: one column, rows [r0, r1)
+        const col = Math.min(W - 1, Math.floor(x0)), w = x1 - x0;
+        const r0 = Math.floor(top), r1 = Math.max(r0 + 1, Math.ceil(bot));
+        const k0 = (col * (H + 1) + r0) * 4, k1 = (col * (H + 1) + r1) * 4;
+        cols[k0] += w; cols[k0 + 1] += w * c[0]; cols[k0 + 2] += w * c[1]; cols[k0 + 3] += w * c[2];
+        cols[k1] -= w; cols[k1 + 1] -= w * c[0]; cols[k1 + 2] -= w * c[1]; cols[k1 + 3] -= w * c[2];
+      }
+    }
+    if (binned) this.drawBins(ctx, p, W, H, rows, cols);
+    return { rects: rects, binned: binned };
+  };
+
+  // The binned buffers as one image: coverage is the pixel's opacity.
+  Page.prototype.drawBins = function (ctx, p, W, H, rows, cols) {
+    const acc = new Float32Array(W * H * 4);
+    for (let r = 0; r < H; r++) {
+      let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      for (let c = 0; c < W; c++) {
+        const k = (r * (W + 1) + c) * 4, o = (r * W + c) * 4;
+        s0 += rows[k]; s1 += rows[k + 1]; s2 += rows[k + 2]; s3 += rows[k + 3];
+        acc[o] = s0; acc[o + 1] = s1; acc[o + 2] = s2; acc[o + 3] = s3;
+      }
+    }
+    for (let c = 0; c < W; c++) {
+      let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      for (let r = 0; r < H; r++) {
+        const k = (c * (H + 1) + r) * 4, o = (r * W + c) * 4;
+        s0 += cols[k]; s1 += cols[k + 1]; s2 += cols[k + 2]; s3 += cols[k + 3];
+        acc[o] += s0; acc[o + 1] += s1; acc[o + 2] += s2; acc[o + 3] += s3;
+      }
+    }
+    const img = new ImageData(W, H), px = img.data;
+    for (let o = 0; o < W * H * 4; o += 4) {
+      const w = acc[o];
+      if (w <= 1e-6) continue;
+      px[o] = acc[o + 1] / w; px[o + 1] = acc[o + 2] / w; px[o + 2] = acc[o + 3] / w;
+      px[o + 3] = 255 * Math.min(1, 0.25 + w);
+    }
+    if (!this.off) this.off = document.createElement('canvas');
+    this.off.width = W; this.off.height = H;
+    this.off.getContext('2d').putImageData(img, 0, 0);
+    ctx.drawImage(this.off, p.x, p.y, W, H);
+  };
+
+  Page.prototype.drawAxes = function (ctx, p) {
+    const v = this.view;
+    ctx.fillStyle = '#333'; ctx.strokeStyle = '#ccc'; ctx.font = '11px sans-serif'; ctx.lineWidth = 1;
+    ctx.strokeRect(p.x + 0.5, p.y + 0.5, p.w - 1, p.h - 1);
+    const ts = Math.max(1, niceStep(v.t1 - v.t0, 8, 10));
+    ctx.textAlign = 'center'; ctx.textBaseline = 'top';
+    for (let t = Math.ceil(v.t0 / ts) * ts; t <= v.t1; t += ts) {
+      const x = this.pixel(t, 0).x;
+      ctx.fillRect(x, p.y + p.h, 1, 4);
+      ctx.fillText(String(t), x, p.y + p.h + 6);
+    }
+    const as = niceStep(v.a1 - v.a0, 6, 2);
+    ctx.textAlign = 'right'; ctx.textBaseline = 'middle';
+    for (let a = Math.ceil(v.a0 / as) * as; a <= v.a1; a += as) {
+      const y = this.pixel(0, a).y;
+      ctx.fillRect(p.x - 4, y, 4, 1);
+      ctx.fillText(human(a), p.x - 6, y);
+    }
+  };
+
+  // Outlines the matches of the last search that are in view.
+  Page.prototype.drawMatches = function (ctx, p) {
+    if (!this.matches) return;
+    ctx.save();
+    ctx.beginPath(); ctx.rect(p.x, p.y, p.w, p.h); ctx.clip();
+    ctx.strokeStyle = '#c0161a'; ctx.lineWidth = 2;
+    const v = this.view;
+    let drawn = 0;
+    for (const i of this.matches) {
+      if (this.end[i] <= v.t0 || this.start[i] >= v.t1) continue;
+      const a = this.pixel(this.start[i], this.addr[i] + this.size[i]), b = this.pixel(this.end[i], this.addr[i]);
+      ctx.strokeRect(a.x, a.y, Math.max(2, b.x - a.x), Math.max(2, b.y - a.y));
+      if (++drawn >= 20000) break;
+    }
+    ctx.restore();
+  };
+
+  Page.prototype.draw = function () {
+    const c = this.canvas, dpr = window.devicePixelRatio || 1, p = this.plot();
+    const t = performance.now();
+    if (c.width !== Math.round(p.cw * dpr) || c.height !== Math.round(p.ch * dpr)) {
+      c.width = Math.round(p.cw * dpr); c.height = Math.round(p.ch * dpr);
+    }
+    const ctx = c.getContext('2d');
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.fillStyle = '#fff'; ctx.fillRect(0, 0, p.cw, p.ch);
+    ctx.save();
+    ctx.beginPath(); ctx.rect(p.x, p.y, p.w, p.h); ctx.clip();
+    this.stats = this.drawItems(ctx, p);
+    ctx.restore();
+    this.drawMatches(ctx, p);
+    this.drawAxes(ctx, p);
+    const v = this.view;
+    this.rangeEl.textContent = 'ticks ' + v.t0.toFixed(1) + ' – ' + v.t1.toFixed(1) + ' · bytes ' +
+      human(Math.round(v.a0)) + ' – ' + human(Math.round(v.a1));
+    this.frameMs = performance.now() - t;
+  };
+
+  // The item under tick t, byte a: one that holds the point, else the
+  // largest within @tolT ticks and @tolA bytes; -1 when none.
+  Page.prototype.hit = function (t, a, tolT, tolA) {
+    const lo = upper(this.maxEnd, t - tolT), hi = upper(this.start, t + tolT);
+    let best = -1;
+    for (let i = lo; i < hi; i++) {
+      if (this.end[i] + tolT <= t) continue;
+      const inside = this.start[i] <= t && t < this.end[i] && this.addr[i] <= a && a < this.addr[i] + this.size[i];
+      if (inside) return i;
+      if (this.addr[i] - tolA <= a && a < this.addr[i] + this.size[i] + tolA && (best < 0 || this.size[i] > this.size[best]))
+        best = i;
+    }
+    return best;
+  };
+
+  Page.prototype.describe = function (i) {
+    const s = this.start[i], e = this.end[i], b = this.size[i], place = this.place[i];
+    return 'buffer #' + this.buffer[i] + ' · ' + human(b) + ' (' + b + ' bytes)\n' +
+      this.d.sites[this.site[i]] + '\n' +
+      'ticks ' + s + ' – ' + e + ' (lifetime ' + (e - s) + ' ticks)\n' +
+      'stream ' + this.stream[i] + (place ? ' · address ' + hex(place) : '');
+  };
+
+  // The tooltip at CSS pixel (x, y) of the canvas; its text, '' when none.
+  Page.prototype.hoverAt = function (x, y) {
+    const p = this.plot(), q = this.at(x, y), v = this.view;
+    const inPlot = x >= p.x && x < p.x + p.w && y >= p.y && y < p.y + p.h;
+    const i = inPlot ? this.hit(q.t, q.a, 2 * (v.t1 - v.t0) / p.w, 2 * (v.a1 - v.a0) / p.h) : -1;
+    if (i < 0) { this.tip.hidden = true; this.tip.textContent = ''; return ''; }
+    this.tip.textContent = this.describe(i);
+    this.tip.dataset.buffer = this.buffer[i];
+    this.tip.hidden = false;
+    const left = this.canvas.offsetLeft + x + 14;
+    this.tip.style.left = Math.min(left, this.canvas.offsetLeft + p.cw - this.tip.offsetWidth - 4) + 'px';
+    this.tip.style.top = (this.canvas.offsetTop + y + 14) + 'px';
+    return this.tip.textContent;
+  };
+
+  // Search: an address (0x… or decimal) finds the buffers whose bytes
+  // held it; any other text, those whose call site contains it (any case).
+  Page.prototype.search = function (text) {
+    text = text.trim();
+    this.matches = null;
+    if (!text) { this.foundEl.textContent = ''; this.draw(); return null; }
+    const m = [], num = /^(0x[0-9a-f]+|[0-9]+)$/i.test(text);
+    if (num) {
+      const a = Number(text.toLowerCase().startsWith('0x') ? parseInt(text.slice(2), 16) : text);
+      for (let i = 0; i < this.n; i++)
+        if (this.place[i] && this.place[i] <= a && a < this.place[i] + this.size[i]) m.push(i);
+    } else {
+      const want = text.toLowerCase(), sites = this.d.sites.map(s => s.toLowerCase().includes(want));
+      for (let i = 0; i < this.n; i++) if (sites[this.site[i]]) m.push(i);
+    }
+    let bytes = 0;
+    for (const i of m) bytes += this.size[i];
+    this.matches = m;
+    this.foundEl.dataset.count = m.length;
+    this.foundEl.dataset.buffers = m.slice(0, 50).map(i => this.buffer[i]).join(',');
+    this.foundEl.textContent = m.length + (m.length === 1 ? ' buffer' : ' buffers') + ' (' + human(bytes) + ')' +
+      (m.length ? ': ' + m.slice(0, 5).map(i => '#' + this.buffer[i] + ' at ticks ' + this.start[i] + '–' + this.end[i]).join(', ') +
+        (m.length > 5 ? ', …' : '') : '');
+    this.draw();
+    return m;
+  };
+
+  Page.prototype.bind = function () {
+    const c = this.canvas, self = this;
+    let drag = null, queued = false;
+    function redraw() {
+      if (queued) return;
+      queued = true;
+      requestAnimationFrame(function () { queued = false; self.draw(); });
+    }
+    function local(e) { const r = c.getBoundingClientRect(); return { x: e.clientX - r.left, y: e.clientY - r.top }; }
+    c.addEventListener('wheel', function (e) {
+      e.preventDefault();
+      const q = local(e), at = self.at(q.x, q.y), f = e.deltaY < 0 ? 1 / 1.25 : 1.25;
+      if (e.shiftKey) { const v = self.view; v.a0 = at.a - (at.a - v.a0) * f; v.a1 = at.a + (v.a1 - at.a) * f; }
+      else { const v = self.view; v.t0 = at.t - (at.t - v.t0) * f; v.t1 = at.t + (v.t1 - at.t) * f; }
+      self.clamp(); redraw();
+    }, { passive: false });
+    c.addEventListener('pointerdown', function (e) {
+      drag = { x: e.clientX, y: e.clientY, v: Object.assign({}, self.view) };
+      if (c.setPointerCapture) c.setPointerCapture(e.pointerId);
+      c.style.cursor = 'grabbing';
+    });
+    c.addEventListener('pointermove', function (e) {
+      const q = local(e);
+      if (!drag) { self.hoverAt(q.x, q.y); return; }
+      const p = self.plot(), v = self.view, w = drag.v;
+      const dt = -(e.clientX - drag.x) / p.w * (w.t1 - w.t0), da = (e.clientY - drag.y) / p.h * (w.a1 - w.a0);
+      v.t0 = w.t0 + dt; v.t1 = w.t1 + dt; v.a0 = w.a0 + da; v.a1 = w.a1 + da;
+      self.clamp(); redraw();
+    });
+    c.addEventListener('pointerup', function () { drag = null; c.style.cursor = ''; });
+    c.addEventListener('pointerleave', function () { if (!drag) self.tip.hidden = true; });
+    c.addEventListener('dblclick', function () { self.fit(); });
+    this.fig.querySelector('.ml-fit').addEventListener('click', function () { self.fit(); });
+    const box = this.fig.querySelector('.ml-search');
+    box.addEventListener('change', function () { self.search(box.value); });
+    box.addEventListener('keydown', function (e) { if (e.key === 'Enter') self.search(box.value); });
+    window.addEventListener('resize', redraw);
+  };
+
+  const pages = [];
+  for (const fig of document.querySelectorAll('figure.ml-page')) {
+    const p = new Page(fig);
+    p.loadMs = performance.now();
+    fig.dataset.loadMs = p.loadMs.toFixed(1);
+    pages.push(p);
+  }
+  window.memlensPages = pages;
+})();
