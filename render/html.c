@@ -272,7 +272,9 @@ html_series (FILE *fp, const MlDocFigure *f, const MlStyle *page, MlError *err)
   return rc;
 }
 
-/* An interactive figure (page.h) with the doc's caption. */
+/* An interactive figure (page.h), captioned with how to use it (the
+ * doc's caption describes the static picture's panels, which it has
+ * not). */
 static int
 html_page_figure (FILE *fp, const MlDocFigure *f, int index, MlError *err)
 {
@@ -281,7 +283,6 @@ html_page_figure (FILE *fp, const MlDocFigure *f, int index, MlError *err)
     return rc;
   fputs ("<figcaption>", fp);
   esc (fp, ml_page_howto);
-  html_inline (fp, &f->caption);
   fputs ("</figcaption>\n</figure>\n", fp);
   return 0;
 }

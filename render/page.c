@@ -11,14 +11,16 @@
 const char ml_page_css[] =
   "figure.ml-page{position:relative}\n"
   ".ml-bar{display:flex;flex-wrap:wrap;gap:8px;align-items:center;margin:0 0 6px;font-size:12px}\n"
-  ".ml-bar input{width:26em;font:inherit}.ml-bar .ml-range,.ml-bar .ml-found{color:#555}\n"
-  "canvas.ml-canvas{display:block;width:100%;height:520px;border:1px solid #e3e3e6;cursor:grab;touch-action:none}\n"
+  ".ml-bar input{width:26em;font:inherit}.ml-bar .ml-range,.ml-bar .ml-found{color:#555}.ml-bar .ml-found{color:#c0161a}\n"
+  "canvas.ml-canvas{display:block;box-sizing:border-box;width:100%;height:520px;border:1px solid #e3e3e6;cursor:grab;touch-action:none}\n"
   ".ml-tip{position:absolute;pointer-events:none;background:#fff;border:1px solid #999;border-radius:4px;"
   "padding:4px 8px;font-size:12px;white-space:pre;box-shadow:0 1px 4px rgba(0,0,0,.2);max-width:60em;overflow:hidden}\n";
 
 const char ml_page_howto[] =
-  "Wheel: zoom time at the pointer (Shift+wheel: bytes); drag: pan; Fit: all of it. Hover a buffer for its bytes, "
-  "call site, lifetime and stream; search by call-site text or by address. ";
+  "Address × time: each buffer where the plan put it, coloured by call site; buffers smaller than a pixel are "
+  "pooled into it, its opacity the share of it they cover; a red line marks an OOM. Wheel: zoom time at the pointer "
+  "(Shift+wheel: bytes); drag: pan; Fit or double-click: all of it. Hover a buffer for its bytes, call site, lifetime "
+  "and stream; search by call-site text or by address (the buffers that held it).";
 
 bool
 ml_page_draws (const MlDocFigure *f)
@@ -234,6 +236,17 @@ put_header (FILE *fp, const MlDocFigure *f, const Data *d)
       if (k)
         fputc (',', fp);
       put_str (fp, d->sites[k]);
+    }
+  /* streams by their dense index, as the trace labels them */
+  uint32_t top = 0;
+  for (size_t i = 0; i < s->n_items; i++)
+    top = s->bufs->buf[s->items[i].buffer].stream > top ? s->bufs->buf[s->items[i].buffer].stream : top;
+  fputs ("],\"streams\":[", fp);
+  for (uint32_t k = 0; k <= top && s->n_items; k++)
+    {
+      char label[ML_STREAM_LABEL_MAX];
+      fputs (k ? "," : "", fp);
+      put_str (fp, s->bufs->trace ? ml_trace_stream_label (s->bufs->trace, k, label) : "0");
     }
   fputs ("],\"segments\":[", fp);
   for (size_t g = 0; g < s->plan->n_segments; g++)

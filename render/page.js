@@ -249,9 +249,13 @@
     this.stats = this.drawItems(ctx, p);
     ctx.restore();
     this.drawMatches(ctx, p);
+    if (this.d.oom && this.d.oom.tick >= this.view.t0 && this.d.oom.tick <= this.view.t1) {
+      ctx.fillStyle = '#c0161a';
+      ctx.fillRect(this.pixel(this.d.oom.tick, 0).x - 1, p.y, 2, p.h);
+    }
     this.drawAxes(ctx, p);
     const v = this.view;
-    this.rangeEl.textContent = 'ticks ' + v.t0.toFixed(1) + ' – ' + v.t1.toFixed(1) + ' · bytes ' +
+    this.rangeEl.textContent = 'view: ticks ' + v.t0.toFixed(1) + ' – ' + v.t1.toFixed(1) + ' · bytes ' +
       human(Math.round(v.a0)) + ' – ' + human(Math.round(v.a1));
     this.frameMs = performance.now() - t;
   };
@@ -276,7 +280,7 @@
     return 'buffer #' + this.buffer[i] + ' · ' + human(b) + ' (' + b + ' bytes)\n' +
       this.d.sites[this.site[i]] + '\n' +
       'ticks ' + s + ' – ' + e + ' (lifetime ' + (e - s) + ' ticks)\n' +
-      'stream ' + this.stream[i] + (place ? ' · address ' + hex(place) : '');
+      'stream ' + (this.d.streams[this.stream[i]] || this.stream[i]) + (place ? ' · address ' + hex(place) : '');
   };
 
   // The tooltip at CSS pixel (x, y) of the canvas; its text, '' when none.
