@@ -17,6 +17,7 @@
 (function () {
   const PALETTE = [[78, 121, 167], [242, 142, 43], [89, 161, 79], [176, 122, 161], [237, 201, 72],
     [118, 183, 178], [255, 157, 167], [156, 117, 95], [88, 180, 230], [128, 128, 0]];
+  const CSS_PALETTE = PALETTE.map(c => 'rgb(' + c.join(',') + ')');
   const MARGIN = { left: 78, right: 10, top: 8, bottom: 24 };
   const UNITS = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
 
@@ -126,23 +127,31 @@
     this.draw();
   };
 
-  Page.prototype.color = function (i) { return PALETTE[this.site[i] % PALETTE.length]; };
+  // The pixel grids of the binned buffers, kept between frames: weight
+  // and colour sums as difference arrays along x (rows) and along y (cols).
+  Page.prototype.grids = function (W, H) {
+    const g = this.g;
+    if (g && g.W === W && g.H === H) { g.rows.fill(0); g.cols.fill(0); return g; }
+    this.g = { W: W, H: H, rows: new Float32Array((W + 1) * H * 4), cols: new Float32Array((H + 1) * W * 4),
+      img: new ImageData(W, H) };
+    return this.g;
+  };
 
   // Draws the buffers of the view: large ones as rectangles, the rest binned.
   Page.prototype.drawItems = function (ctx, p) {
     const v = this.view, W = Math.ceil(p.w), H = Math.ceil(p.h);
     const sx = p.w / (v.t1 - v.t0), sy = p.h / (v.a1 - v.a0);
-    const rows = new Float32Array((W + 1) * H * 4), cols = new Float32Array((H + 1) * W * 4);
+    const g = this.grids(W, H), rows = g.rows, cols = g.cols;
     const lo = upper(this.maxEnd, v.t0), hi = upper(this.start, v.t1 - 1e-9);
-    let rects = 0, binned = 0;
+    let rects = 0, binned = 0, last = -1;
     for (let i = lo; i < hi; i++) {
       if (this.end[i] <= v.t0) continue;
       const y1 = (v.a1 - this.addr[i]) * sy, y0 = (v.a1 - this.addr[i] - this.size[i]) * sy;
       if (y1 <= 0 || y0 >= p.h) continue;
       const x0 = Math.max(0, (this.start[i] - v.t0) * sx), x1 = Math.min(p.w, (this.end[i] - v.t0) * sx);
-      const c = this.color(i), top = Math.max(0, y0), bot = Math.min(p.h, y1);
+      const k = this.site[i] % PALETTE.length, c = PALETTE[k], top = Math.max(0, y0), bot = Math.min(p.h, y1);
       if (x1 - x0 >= 1 && bot - top >= 1) {
-        ctx.fillStyle = 'rgb(' + c[0] + ',' + c[1] + ',' + c[2] + ')';
+        if (k !== last) { ctx.fillStyle = CSS_PALETTE[k]; last = k; }
         ctx.fillRect(p.x + x0, p.y + top, x1 - x0, bot - top);
         rects++;
         continue;
@@ -162,39 +171,29 @@
         cols[k1] -= w; cols[k1 + 1] -= w * c[0]; cols[k1 + 2] -= w * c[1]; cols[k1 + 3] -= w * c[2];
       }
     }
-    if (binned) this.drawBins(ctx, p, W, H, rows, cols);
+    if (binned) this.drawBins(ctx, p, g);
     return { rects: rects, binned: binned };
   };
 
-  // The binned buffers as one image: coverage is the pixel's opacity.
-  Page.prototype.drawBins = function (ctx, p, W, H, rows, cols) {
-    const acc = new Float32Array(W * H * 4);
-    for (let r = 0; r < H; r++) {
-      let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-      for (let c = 0; c < W; c++) {
-        const k = (r * (W + 1) + c) * 4, o = (r * W + c) * 4;
-        s0 += rows[k]; s1 += rows[k + 1]; s2 += rows[k + 2]; s3 += rows[k + 3];
-        acc[o] = s0; acc[o + 1] = s1; acc[o + 2] = s2; acc[o + 3] = s3;
+  // The binned buffers as one image: the prefix sums of both grids, in
+  // place; coverage is the pixel's opacity, the colour the weighted mean.
+  Page.prototype.drawBins = function (ctx, p, g) {
+    const W = g.W, H = g.H, rows = g.rows, cols = g.cols, px = g.img.data;
+    for (let r = 0; r < H; r++)
+      for (let k = r * (W + 1) * 4 + 4, e = k + W * 4; k < e; k++) rows[k] += rows[k - 4];
+    for (let c = 0; c < W; c++)
+      for (let k = c * (H + 1) * 4 + 4, e = k + H * 4; k < e; k++) cols[k] += cols[k - 4];
+    for (let r = 0, o = 0; r < H; r++) {
+      for (let c = 0; c < W; c++, o += 4) {
+        const a = (r * (W + 1) + c) * 4, b = (c * (H + 1) + r) * 4, w = rows[a] + cols[b];
+        if (w <= 1e-6) { px[o + 3] = 0; continue; }
+        px[o] = (rows[a + 1] + cols[b + 1]) / w; px[o + 1] = (rows[a + 2] + cols[b + 2]) / w;
+        px[o + 2] = (rows[a + 3] + cols[b + 3]) / w; px[o + 3] = 255 * Math.min(1, 0.25 + w);
       }
-    }
-    for (let c = 0; c < W; c++) {
-      let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-      for (let r = 0; r < H; r++) {
-        const k = (c * (H + 1) + r) * 4, o = (r * W + c) * 4;
-        s0 += cols[k]; s1 += cols[k + 1]; s2 += cols[k + 2]; s3 += cols[k + 3];
-        acc[o] += s0; acc[o + 1] += s1; acc[o + 2] += s2; acc[o + 3] += s3;
-      }
-    }
-    const img = new ImageData(W, H), px = img.data;
-    for (let o = 0; o < W * H * 4; o += 4) {
-      const w = acc[o];
-      if (w <= 1e-6) continue;
-      px[o] = acc[o + 1] / w; px[o + 1] = acc[o + 2] / w; px[o + 2] = acc[o + 3] / w;
-      px[o + 3] = 255 * Math.min(1, 0.25 + w);
     }
     if (!this.off) this.off = document.createElement('canvas');
-    this.off.width = W; this.off.height = H;
-    this.off.getContext('2d').putImageData(img, 0, 0);
+    if (this.off.width !== W || this.off.height !== H) { this.off.width = W; this.off.height = H; }
+    this.off.getContext('2d').putImageData(g.img, 0, 0);
     ctx.drawImage(this.off, p.x, p.y, W, H);
   };
 
