@@ -18,14 +18,15 @@ const char ml_page_css[] =
 
 const char ml_page_howto[] =
   "Address × time: each buffer where the plan put it, coloured by call site; buffers smaller than a pixel are "
-  "pooled into it, its opacity the share of it they cover; a red line marks an OOM. Wheel: zoom time at the pointer "
+  "pooled into it, its opacity the share of it they cover; a red line marks an OOM. Active memory: each pixel "
+  "column stacks the buffers live at the tick in its middle, the longest-lived at the bottom. Wheel: zoom time at the pointer "
   "(Shift+wheel: bytes); drag: pan; Fit or double-click: all of it. Hover a buffer for its bytes, call site, lifetime "
   "and stream; search by call-site text or by address (the buffers that held it).";
 
 bool
 ml_page_draws (const MlDocFigure *f)
 {
-  return f->view == ML_DOC_FIGURE_LAYOUT && f->bufs && f->plan;
+  return (f->view == ML_DOC_FIGURE_LAYOUT || f->view == ML_DOC_FIGURE_ACTIVE) && f->bufs && f->plan;
 }
 
 /* ---- base64 of little-endian columns ------------------------------------------- */
@@ -98,9 +99,12 @@ b64_end (B64 *b)
 
 /* ---- the columns ----------------------------------------------------------------- */
 
-typedef enum { COL_START, COL_END, COL_ADDR, COL_SIZE, COL_PLACE, COL_SITE, COL_STREAM, COL_BUFFER, COL__COUNT } Column;
+typedef enum {
+  COL_START, COL_END, COL_ADDR, COL_SIZE, COL_PLACE, COL_SITE, COL_STREAM, COL_BUFFER, COL_RANK, COL__COUNT
+} Column;
 
-static const char *const col_names[COL__COUNT] = { "start", "end", "addr", "size", "place", "site", "stream", "buffer" };
+static const char *const col_names[COL__COUNT] = { "start", "end",    "addr",   "size", "place",
+                                                   "site",  "stream", "buffer", "rank" };
 
 typedef struct {
   const MlScene *s;
@@ -190,6 +194,7 @@ put_column (B64 *b, const Data *d, Column c)
         case COL_SITE: b64_u32 (b, d->site[i]); break;
         case COL_STREAM: b64_u32 (b, s->bufs->buf[it->buffer].stream); break;
         case COL_BUFFER: b64_u32 (b, it->buffer); break;
+        case COL_RANK: b64_u32 (b, s->rank[i]); break;
         case COL__COUNT: break;
         }
     }
@@ -226,6 +231,7 @@ put_header (FILE *fp, const MlDocFigure *f, const Data *d)
   put_str (fp, s->plan->strategy);
   fputs (",\"title\":", fp);
   put_str (fp, f->title);
+  fprintf (fp, ",\"view\":\"%s\"", f->view == ML_DOC_FIGURE_ACTIVE ? "active" : "address");
   fprintf (fp, ",\"n\":%zu,\"firstTick\":%" PRIu64 ",\"endTick\":%" PRIu64 ",\"extent\":%" PRIu64
                ",\"liveMax\":%" PRIu64 ",\"ticks32\":%s",
            s->n_items, s->first_tick, s->end_tick, ml_scene_extent (s, ML_PLOT_ADDRESS), s->live_max,
@@ -276,7 +282,9 @@ put_controls (FILE *fp, const MlDocFigure *f, const MlScene *s, int index)
   fprintf (fp, "<figure class=\"ml-page\" id=\"page-%d\" data-items=\"%zu\">\n<div class=\"ml-bar\"><b>", index,
            s->n_items);
   html_text (fp, f->title ? f->title : s->plan->strategy);
-  fputs ("</b> <button type=\"button\" class=\"ml-fit\">Fit</button>"
+  fputs ("</b> <select class=\"ml-mode\"><option value=\"address\">address × time</option>"
+         "<option value=\"active\">active memory, stacked</option></select>"
+         "<button type=\"button\" class=\"ml-fit\">Fit</button>"
          "<input type=\"search\" class=\"ml-search\" placeholder=\"search: call site text, or an address (0x…)\"/>"
          "<span class=\"ml-found\"></span><span class=\"ml-range\"></span></div>\n"
          "<canvas class=\"ml-canvas\" width=\"1200\" height=\"520\"></canvas><div class=\"ml-tip\" hidden=\"hidden\"></div>\n",

@@ -17,6 +17,7 @@
 (function () {
   const PALETTE = [[78, 121, 167], [242, 142, 43], [89, 161, 79], [176, 122, 161], [237, 201, 72],
     [118, 183, 178], [255, 157, 167], [156, 117, 95], [88, 180, 230], [128, 128, 0]];
+  const RED = [192, 22, 26];
   const CSS_PALETTE = PALETTE.map(c => 'rgb(' + c.join(',') + ')');
   const MARGIN = { left: 78, right: 10, top: 8, bottom: 24 };
   const UNITS = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
@@ -65,6 +66,7 @@
     this.site = new Uint32Array(decode(d.site));
     this.stream = new Uint32Array(decode(d.stream));
     this.buffer = new Uint32Array(decode(d.buffer));
+    this.rank = new Uint32Array(decode(d.rank));
     // prefix maxima of the ends: the items that reach past t start at upper(maxEnd, t)
     this.maxEnd = new Float64Array(this.n);
     let m = 0;
@@ -74,13 +76,25 @@
     this.rangeEl = fig.querySelector('.ml-range');
     this.foundEl = fig.querySelector('.ml-found');
     this.matches = null;
+    this.matched = new Uint8Array(this.n);
+    this.mode = d.view === 'active' ? 'active' : 'address';
     this.fitView();
     this.bind();
     this.draw();
   }
 
+  // The vertical axis: addresses, or the stacked live bytes.
+  Page.prototype.top = function () { return Math.max(1, this.mode === 'active' ? this.d.liveMax : this.d.extent); };
+
   Page.prototype.fitView = function () {
-    this.view = { t0: 0, t1: Math.max(1, this.d.endTick), a0: 0, a1: Math.max(1, this.d.extent) };
+    this.view = { t0: 0, t1: Math.max(1, this.d.endTick), a0: 0, a1: this.top() };
+  };
+
+  // Switches between address × time ('address') and the stacked view ('active').
+  Page.prototype.setMode = function (mode) {
+    this.mode = mode === 'active' ? 'active' : 'address';
+    this.modeEl.value = this.mode;
+    this.fit();
   };
 
   Page.prototype.fit = function () { this.fitView(); this.draw(); };
@@ -105,7 +119,7 @@
   };
 
   Page.prototype.clamp = function () {
-    const v = this.view, T = Math.max(1, this.d.endTick), A = Math.max(1, this.d.extent);
+    const v = this.view, T = Math.max(1, this.d.endTick), A = this.top();
     const tw = Math.min(T, Math.max(1e-3, v.t1 - v.t0)), aw = Math.min(A, Math.max(1, v.a1 - v.a0));
     v.t0 = Math.min(T - tw, Math.max(0, v.t0)); v.t1 = v.t0 + tw;
     v.a0 = Math.min(A - aw, Math.max(0, v.a0)); v.a1 = v.a0 + aw;
@@ -197,6 +211,74 @@
     ctx.drawImage(this.off, p.x, p.y, W, H);
   };
 
+  // The tick a pixel column of the stacked view shows (a whole tick).
+  Page.prototype.columnTick = function (c, W) {
+    const v = this.view;
+    return Math.floor(v.t0 + (c + 0.5) * (v.t1 - v.t0) / W);
+  };
+
+  // Inserts item i into @live, kept by rank (the bottom of the stack first).
+  function insertByRank(live, rank, i) {
+    let lo = 0, hi = live.length;
+    while (lo < hi) { const m = (lo + hi) >> 1; if (rank[live[m]] < rank[i]) lo = m + 1; else hi = m; }
+    live.splice(lo, 0, i);
+  }
+
+  // The items live at tick t, by rank.
+  Page.prototype.liveAt = function (t) {
+    const live = [];
+    for (let i = upper(this.maxEnd, t), e = upper(this.start, t); i < e; i++)
+      if (this.end[i] > t) insertByRank(live, this.rank, i);
+    return live;
+  };
+
+  // The stacked view: every pixel column shows the items live at its
+  // tick stacked by rank (the longest-lived at the bottom, the order the
+  // scene computed), painted straight into the image; search matches red.
+  Page.prototype.drawActive = function (ctx, p) {
+    const v = this.view, W = Math.ceil(p.w), H = Math.ceil(p.h), sy = p.h / (v.a1 - v.a0);
+    const g = this.grids(W, H), px = g.img.data;
+    px.fill(0);
+    const live = [];
+    let next = upper(this.maxEnd, v.t0), drawn = 0;
+    for (let c = 0; c < W; c++) {
+      const t = this.columnTick(c, W);
+      for (; next < this.n && this.start[next] <= t; next++)
+        if (this.end[next] > t) insertByRank(live, this.rank, next);
+      let keep = 0;
+      for (let k = 0; k < live.length; k++) if (this.end[live[k]] > t) live[keep++] = live[k];
+      live.length = keep;
+      let y = 0;
+      for (const i of live) {
+        const b0 = y, b1 = y + this.size[i];
+        y = b1;
+        if (b1 <= v.a0) continue;
+        if (b0 >= v.a1) break;
+        const r0 = Math.max(0, Math.floor((v.a1 - b1) * sy)), r1 = Math.min(H, Math.max(r0 + 1, Math.ceil((v.a1 - b0) * sy)));
+        const col = this.matched[i] ? RED : PALETTE[this.site[i] % PALETTE.length];
+        for (let r = r0, o = (r0 * W + c) * 4; r < r1; r++, o += W * 4) {
+          px[o] = col[0]; px[o + 1] = col[1]; px[o + 2] = col[2]; px[o + 3] = 255;
+        }
+        drawn++;
+      }
+    }
+    if (!this.off) this.off = document.createElement('canvas');
+    if (this.off.width !== W || this.off.height !== H) { this.off.width = W; this.off.height = H; }
+    this.off.getContext('2d').putImageData(g.img, 0, 0);
+    ctx.drawImage(this.off, p.x, p.y, W, H);
+    return { rects: 0, binned: 0, stacked: drawn };
+  };
+
+  // The item of the stacked view at tick t, stacked byte a; -1 when none.
+  Page.prototype.hitActive = function (t, a) {
+    let y = 0;
+    for (const i of this.liveAt(Math.floor(t))) {
+      if (a >= y && a < y + this.size[i]) return i;
+      y += this.size[i];
+    }
+    return -1;
+  };
+
   Page.prototype.drawAxes = function (ctx, p) {
     const v = this.view;
     ctx.fillStyle = '#333'; ctx.strokeStyle = '#ccc'; ctx.font = '11px sans-serif'; ctx.lineWidth = 1;
@@ -245,9 +327,10 @@
     ctx.fillStyle = '#fff'; ctx.fillRect(0, 0, p.cw, p.ch);
     ctx.save();
     ctx.beginPath(); ctx.rect(p.x, p.y, p.w, p.h); ctx.clip();
-    this.stats = this.drawItems(ctx, p);
+    const active = this.mode === 'active';
+    this.stats = active ? this.drawActive(ctx, p) : this.drawItems(ctx, p);
     ctx.restore();
-    this.drawMatches(ctx, p);
+    if (!active) this.drawMatches(ctx, p);
     if (this.d.oom && this.d.oom.tick >= this.view.t0 && this.d.oom.tick <= this.view.t1) {
       ctx.fillStyle = '#c0161a';
       ctx.fillRect(this.pixel(this.d.oom.tick, 0).x - 1, p.y, 2, p.h);
@@ -286,7 +369,8 @@
   Page.prototype.hoverAt = function (x, y) {
     const p = this.plot(), q = this.at(x, y), v = this.view;
     const inPlot = x >= p.x && x < p.x + p.w && y >= p.y && y < p.y + p.h;
-    const i = inPlot ? this.hit(q.t, q.a, 2 * (v.t1 - v.t0) / p.w, 2 * (v.a1 - v.a0) / p.h) : -1;
+    const i = !inPlot ? -1 : this.mode === 'active' ? this.hitActive(this.columnTick(Math.floor(x - p.x), Math.ceil(p.w)), q.a)
+      : this.hit(q.t, q.a, 2 * (v.t1 - v.t0) / p.w, 2 * (v.a1 - v.a0) / p.h);
     if (i < 0) { this.tip.hidden = true; this.tip.textContent = ''; return ''; }
     this.tip.textContent = this.describe(i);
     this.tip.dataset.buffer = this.buffer[i];
@@ -302,6 +386,7 @@
   Page.prototype.search = function (text) {
     text = text.trim();
     this.matches = null;
+    this.matched.fill(0);
     if (!text) { this.foundEl.textContent = ''; this.draw(); return null; }
     const m = [], num = /^(0x[0-9a-f]+|[0-9]+)$/i.test(text);
     if (num) {
@@ -315,6 +400,8 @@
     let bytes = 0;
     for (const i of m) bytes += this.size[i];
     this.matches = m;
+    this.matched.fill(0);
+    for (const i of m) this.matched[i] = 1;
     this.foundEl.dataset.count = m.length;
     this.foundEl.dataset.buffers = m.slice(0, 50).map(i => this.buffer[i]).join(',');
     this.foundEl.textContent = m.length + (m.length === 1 ? ' buffer' : ' buffers') + ' (' + human(bytes) + ')' +
@@ -357,6 +444,9 @@
     c.addEventListener('pointerleave', function () { if (!drag) self.tip.hidden = true; });
     c.addEventListener('dblclick', function () { self.fit(); });
     this.fig.querySelector('.ml-fit').addEventListener('click', function () { self.fit(); });
+    this.modeEl = this.fig.querySelector('.ml-mode');
+    this.modeEl.value = this.mode;
+    this.modeEl.addEventListener('change', function () { self.setMode(self.modeEl.value); });
     const box = this.fig.querySelector('.ml-search');
     box.addEventListener('change', function () { self.search(box.value); });
     box.addEventListener('keydown', function (e) { if (e.key === 'Enter') self.search(box.value); });

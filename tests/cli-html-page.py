@@ -135,6 +135,20 @@ HARNESS = r'''
     out.siteCount = Number(p.foundEl.dataset.count);
     p.fit();
     out.refit = Object.assign({}, p.view);
+    // the stacked view: its scale, the stack at a column, the hover there
+    p.fig.querySelector('.ml-mode').value = 'active';
+    p.fig.querySelector('.ml-mode').dispatchEvent(new Event('change'));
+    out.activeFit = Object.assign({}, p.view);
+    const W = Math.ceil(p.plot().w), col = Math.floor(p.pixel((p.start[i] + p.end[i]) / 2, 0).x - p.plot().x);
+    const tc = p.columnTick(col, W), live = p.liveAt(tc);
+    let below = 0, total = 0, seen = false;
+    for (const j of live) { if (j === i) seen = true; if (!seen) below += p.size[j]; total += p.size[j]; }
+    out.activeTick = tc; out.activeTotal = total;
+    const ay = p.pixel(0, below + p.size[i] / 2).y;
+    c.dispatchEvent(new PointerEvent('pointermove', { clientX: r.left + p.plot().x + col + 0.5, clientY: r.top + ay, bubbles: true }));
+    out.activeHover = p.tip.textContent;
+    out.activeStats = p.stats;
+    p.setMode('address');
     // for the screenshot: the address search's matches outlined, the hover shown
     box.value = '%(addr)s';
     box.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true }));
@@ -221,6 +235,19 @@ ok(fs.get('binned', 0) > 1000 and fs.get('rects', 0) >= 1 and fs.get('binned', 0
 zs = res.get('zoomStats', {})
 ok(zs.get('rects', 0) + zs.get('binned', 0) < len(bufs), 'zoomed in, only the buffers in view are drawn (%s)' % zs)
 ok(res.get('refit', {}).get('t1') == end_tick, 'Fit shows everything again')
+
+# the stacked view against the live bytes of the file (frees before allocations at a tick)
+steps = sorted([(x['start'], 1, x['size']) for x in bufs] + [(x['end'], 0, -x['size']) for x in bufs])
+top = cur = 0
+for _, _, dv in steps:
+    cur += dv
+    top = max(top, cur)
+ok(res.get('activeFit', {}).get('a1') == top, 'the stacked view fits the most bytes live at once, %d (%s)' % (top, res.get('activeFit')))
+tc = res.get('activeTick', -1)
+live_tc = sum(x['size'] for x in bufs if x['start'] <= tc < x['end'])
+ok(res.get('activeTotal') == live_tc, 'its column at tick %d stacks the %d bytes live then' % (tc, live_tc))
+ok(all(w in res.get('activeHover', '') for w in want), 'hover over the 64 MiB buffer in the stack names it (%r)'
+   % res.get('activeHover'))
 
 md = os.path.join(tmp, 'r.md')
 p = subprocess.run([memlens, 'report', trace, '--interactive', '-o', md, '--quiet'], capture_output=True, text=True)
