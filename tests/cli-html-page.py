@@ -64,7 +64,8 @@ def write_trace(path):
     with open(path, 'w') as f:
         f.write(json.dumps({'format': 'memlens-trace', 'version': 1, 'alignment': ALIGN}) + '\n')
         for s, site in enumerate(SITES, 1):
-            f.write(json.dumps({'kind': 'stack', 'sid': s, 'site': site, 'frames': [[site.split(':')[0], 1, 'f']]}) + '\n')
+            file, line, func = site.split(':')
+            f.write(json.dumps({'kind': 'stack', 'sid': s, 'site': site, 'frames': [[file, int(line), func]]}) + '\n')
         for tick, alloc, k in events:
             b = bufs[k]
             if alloc:
