@@ -11,7 +11,11 @@ tap_n=0
 failed=0
 ok() {  # ok CONDITION_EXIT_STATUS DESCRIPTION
   tap_n=$((tap_n + 1))
-  if [ "$1" -eq 0 ]; then echo "ok $tap_n - $2"; else echo "not ok $tap_n - $2"; failed=$((failed + 1)); fi
+  # one TAP line: a description quoting a message of several lines would
+  # leave lines that are not TAP ("Unknown TAP output lines")
+  local what
+  what=$(printf '%s' "$2" | tr '\n' ' ')
+  if [ "$1" -eq 0 ]; then echo "ok $tap_n - $what"; else echo "not ok $tap_n - $what"; failed=$((failed + 1)); fi
 }
 # run CMD...: runs memlens, keeps stdout in $T/out, stderr in $T/err, status in $rc
 run() { "$MEMLENS" "$@" >"$T/out" 2>"$T/err"; rc=$?; }
