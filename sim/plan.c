@@ -387,11 +387,9 @@ ml_plan_read_json (const char *path, const MlBuffers *bufs, MlPlan **out, MlErro
   free (text);
   if (rc < 0)
     return rc;
-  /* a plan is memlens's own format: a key given twice is a broken or
-   * hand-edited file, never something to resolve by taking the first */
+  /* a key given twice was refused by ml_json_parse_doc */
   MlPlan *p = NULL;
-  if ((rc = ml_json_check_unique_keys (root, path, err)) == 0)
-    rc = read_plan (root, path, bufs, &p, err);
+  rc = read_plan (root, path, bufs, &p, err);
   cJSON_Delete (root);
   if (rc < 0)
     {

@@ -49,4 +49,67 @@ refused "allocator settings a list" "set-list.pickle: \"allocator_settings\" is 
 pk good5.pickle 2 "{'segments':[$SEG],'device_traces':([$E],()),'external_annotations':[]}"
 run convert "$T/good5.pickle" "$T/o.jsonl"; ok $rc "tuples where lists are, an empty device: read ($(head -c 200 "$T/err"))"
 
+# ---- 6. a key given twice in one JSON object: Python's json keeps the
+# last, memlens read the first; refused naming the key and the byte offset
+# of its second occurrence (0-based, in the JSON text), checked by Python
+# at FILE OFFSET TEXT: FILE (inflated when gzip) holds TEXT at byte OFFSET
+at() {
+  python3 - "$@" <<'PY'
+import gzip, sys
+d = open(sys.argv[1], 'rb').read()
+d = gzip.decompress(d) if d[:2] == b'\x1f\x8b' else d
+o, want = int(sys.argv[2] or -1), sys.argv[3].encode()
+sys.exit(0 if d[o:o + len(want)] == want else 1)
+PY
+}
+# offset: the byte offset the message in $T/err names
+offset() { sed -n 's/.*: byte \([0-9]*\): .*/\1/p' "$T/err" | head -1; }
+# dup NAME FILE LINE KEYPATH TEXT ARGS...: refused with "FILE:LINE: byte
+# N: KEYPATH: the key appears twice", N the offset of TEXT in FILE
+dup() {
+  local name=$1 file=$2 line=$3 key=$4 text=$5; shift 5
+  refused "$name" "$(basename "$file"):$line: byte " "$@"
+  contains "$T/err" ": $key: the key appears twice in one object"; ok $? "$name: names $key"
+  at "$file" "$(offset)" "$text"; ok $? "$name: byte $(offset) is the second key's ($text)"
+}
+TS='{"name":"x","shape":[1024],"dtype":"f32","kind":"input"},{"name":"y","shape":[1024],"dtype":"f32"},{"name":"z","shape":[1024],"dtype":"f32"},{"name":"w","shape":[1024],"dtype":"f32"}'
+OP='{"name":"relu","type":"relu","inputs":["x"],"outputs":["y"]}'
+printf '{"format":"memlens-graph","version":1,\n"tensors":[%s],\n"ops":[%s],\n"ops":[]}\n' "$TS" "$OP" >"$T/g-ops.json"
+python3 -c "import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))['ops'] == [] else 1)" "$T/g-ops.json"
+ok $? "Python reads the last ops (none)"
+dup "graph: ops twice" "$T/g-ops.json" 4 ops '"ops":[]' stats "$T/g-ops.json"
+printf '{"format":"memlens-graph","version":1,"tensors":[%s],\n"ops":[%s,\n{"name":"r2","type":"relu","inputs":["y"],"outputs":["z"],"outputs":["w"]}]}\n' "$TS" "$OP" >"$T/g-op.json"
+dup "graph: an op's outputs twice" "$T/g-op.json" 3 'ops[1].outputs' '"outputs":["w"]' stats "$T/g-op.json"
+# an escaped key is the same key to Python ("n\u0061me" is "name")
+printf '{"format":"memlens-graph","version":1,"tensors":[{"name":"x","n\\u0061me":"x2","shape":[8],"dtype":"f32","kind":"input"}],"ops":[]}' >"$T/g-esc.json"
+dup "graph: a key twice, once escaped" "$T/g-esc.json" 1 'tensors[0].name' '"n\u0061me"' stats "$T/g-esc.json"
+# a gzip graph: the offset is in the inflated text
+gzip -c "$T/g-ops.json" >"$T/g-ops.json.gz"
+dup "gzip graph: ops twice" "$T/g-ops.json.gz" 4 ops '"ops":[]' stats "$T/g-ops.json.gz"
+# JSONL: any field of a line, the header's too
+H='{"format":"memlens-trace","version":1,"alignment":512}'
+printf '%s\n{"kind":"alloc","id":1,"size":4096,"tick":1}\n{"kind":"alloc","id":2,"size":64,"size":9999,"tick":2}\n' "$H" >"$T/j-size.jsonl"
+python3 -c "import json,sys; sys.exit(0 if json.loads(open(sys.argv[1]).readlines()[2])['size'] == 9999 else 1)" "$T/j-size.jsonl"
+ok $? "Python reads the last size (9999)"
+dup "JSONL: size twice" "$T/j-size.jsonl" 3 size '"size":9999' convert "$T/j-size.jsonl" "$T/o.jsonl"
+printf '{"format":"memlens-trace","version":1,"alignment":512,"alignment":4096}\n' >"$T/j-head.jsonl"
+dup "JSONL: the header's alignment twice" "$T/j-head.jsonl" 1 alignment '"alignment":4096' stats "$T/j-head.jsonl"
+printf '%s\n  {"kind":"stack","sid":1,"site":"a.py:1:f","frames":[["a.py",1,"f"]],"sid":2}\n' "$H" >"$T/j-stack.jsonl"
+dup "JSONL: a stack's sid twice, the line indented" "$T/j-stack.jsonl" 2 sid '"sid":2' stats "$T/j-stack.jsonl"
+# plans (refused before, now with the line and the byte)
+run plan "$SRC/samples/train-step.jsonl" -s first-fit -o "$T/good-plan.json"; ok $rc "a plan to tamper with"
+python3 - "$T/good-plan.json" "$T/dup-plan.json" <<'PY'
+import sys
+t = open(sys.argv[1]).read()
+i = t.index('"offset":', t.index('"buffers"'))   # the first buffer's offset, given again
+j = t.index('}', i)
+open(sys.argv[2], 'w').write(t[:j] + ',"offset":0' + t[j:])
+PY
+line=$(python3 -c "import sys; t = open(sys.argv[1]).read(); print(t[:t.index(',\"offset\":0')].count('\n') + 1)" "$T/dup-plan.json")
+dup "plan: a buffer's offset twice" "$T/dup-plan.json" "$line" 'buffers[0].offset' '"offset":0' check "$SRC/samples/train-step.jsonl" "$T/dup-plan.json"
+# (Kineto's streaming reader refuses the keys it reads: tests/cli-kineto.sh)
+# the same files without the repeat load
+printf '{"format":"memlens-graph","version":1,"tensors":[%s],"ops":[%s]}' "$TS" "$OP" >"$T/g-good.json"
+run stats "$T/g-good.json"; ok $rc "a graph without repeats loads ($(head -c 200 "$T/err"))"
+
 finish

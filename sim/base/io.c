@@ -450,6 +450,7 @@ int
 ml_lines_next (MlLineReader *r, MlError *err)
 {
   r->len = 0;
+  r->offset = r->next_offset;
   bool any = false, newline = false;
   int rc;
   for (;;)
@@ -466,6 +467,7 @@ ml_lines_next (MlLineReader *r, MlError *err)
       if ((rc = append (r, s, n, err)) < 0)
         return rc;
       r->bpos += n + (nl != NULL);
+      r->next_offset += n + (nl != NULL);
       if (nl)
         {
           newline = true;

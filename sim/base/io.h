@@ -57,6 +57,8 @@ typedef struct {
   unsigned char *buf;       /* read ahead */
   size_t  bpos, blen;
   uint64_t consumed;        /* bytes read from the file */
+  uint64_t offset;          /* of the current line in the text (inflated when gzip) */
+  uint64_t next_offset;
 } MlLineReader;
 
 /* The share of the file read so far, in [0, 1] (0 when unknown). */

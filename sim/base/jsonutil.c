@@ -399,6 +399,15 @@ ml_json_parse_doc (const char *path, const char *text, size_t len, cJSON **out, 
       cJSON_Delete (root);
       return ml_error_set (err, ML_EINPUT, "%s:%ld: text after the JSON document: \"%.20s\"", path, line_of (text, p), p);
     }
+  size_t at;
+  if (ml_json_check_unique_keys (root, text, len, &at, err) < 0)
+    {
+      cJSON_Delete (root);
+      if (err && err->code == ML_ENOMEM)
+        return ml_error_prefix (err, "%s", path);
+      return at == SIZE_MAX ? ml_error_prefix (err, "%s", path)
+                            : ml_error_prefix (err, "%s:%ld: byte %zu", path, line_of (text, text + at), at);
+    }
   *out = root;
   return 0;
 }
@@ -445,38 +454,154 @@ repeated_key (const cJSON *v, bool *oom)
   return twice;
 }
 
-static int
-unique_keys (const cJSON *v, const char *path, char *where, size_t at, size_t cap, MlError *err)
+/* The first object (depth first) holding a key twice: the object, the
+ * key, its path ("ops[3]"), and the object's index among the containers
+ * in the order they open (cJSON builds them in text order). */
+typedef struct {
+  const cJSON *obj;
+  const char  *key;
+  size_t       index, counted;
+  char         where[256];
+  bool         oom;
+} Repeat;
+
+static bool
+find_repeat (const cJSON *v, Repeat *r, size_t at)
 {
-  if (cJSON_IsObject (v))
+  size_t me = r->counted++;
+  if (cJSON_IsObject (v) && (r->key = repeated_key (v, &r->oom)) != NULL)
     {
-      bool oom = false;
-      const char *twice = repeated_key (v, &oom);
-      if (oom)
-        return ml_error_set (err, ML_ENOMEM, "%s: out of memory", path);
-      if (twice)
-        return ml_error_set (err, ML_EINPUT, "%s: key \"%.60s\" appears twice in %s", path, twice,
-                             at ? where : "the top-level object");
+      r->obj = v;
+      r->index = me;
+      return true;
     }
+  if (r->oom)
+    return true;
   size_t i = 0;
   for (const cJSON *c = v->child; c; c = c->next, i++)
     {
       if (!cJSON_IsObject (c) && !cJSON_IsArray (c))
         continue;
-      int k = cJSON_IsObject (v) ? snprintf (where + at, cap - at, "%s%.60s", at ? "." : "", c->string ? c->string : "")
-                                 : snprintf (where + at, cap - at, "[%zu]", i);
+      size_t cap = sizeof r->where;
+      int k = cJSON_IsObject (v) ? snprintf (r->where + at, cap - at, "%s%.60s", at ? "." : "", c->string ? c->string : "")
+                                 : snprintf (r->where + at, cap - at, "[%zu]", i);
       size_t next = k > 0 && at + (size_t) k < cap ? at + (size_t) k : at;
-      int rc = unique_keys (c, path, where, next, cap, err);
-      where[at] = 0;
-      if (rc < 0)
-        return rc;
+      if (find_repeat (c, r, next))
+        return true;
+      r->where[at] = 0;
     }
-  return 0;
+  return false;
+}
+
+/* Appends the code point @u as UTF-8 (as cJSON decodes \uXXXX). */
+static size_t
+put_utf8 (unsigned long u, char *out)
+{
+  if (u < 0x80)
+    return out[0] = (char) u, 1;
+  if (u < 0x800)
+    return out[0] = (char) (0xc0 | u >> 6), out[1] = (char) (0x80 | (u & 0x3f)), 2;
+  if (u < 0x10000)
+    return out[0] = (char) (0xe0 | u >> 12), out[1] = (char) (0x80 | ((u >> 6) & 0x3f)), out[2] = (char) (0x80 | (u & 0x3f)), 3;
+  out[0] = (char) (0xf0 | u >> 18), out[1] = (char) (0x80 | ((u >> 12) & 0x3f));
+  out[2] = (char) (0x80 | ((u >> 6) & 0x3f)), out[3] = (char) (0x80 | (u & 0x3f));
+  return 4;
+}
+
+static unsigned long
+hex4 (const char *s)
+{
+  return strtoul ((char[5]) { s[0], s[1], s[2], s[3], 0 }, NULL, 16);
+}
+
+/* True when the JSON string literal s[0 .. n) (without its quotes, the
+ * text cJSON accepted) decodes to @key. */
+static bool
+literal_is (const char *s, size_t n, const char *key)
+{
+  size_t k = 0, klen = strlen (key);
+  for (size_t i = 0; i < n;)
+    {
+      char buf[8];
+      size_t m = 1;
+      if (s[i] != '\\')
+        buf[0] = s[i++];
+      else if (i + 1 < n && s[i + 1] == 'u' && i + 6 <= n)
+        {
+          unsigned long u = hex4 (s + i + 2);
+          i += 6;
+          if (u >= 0xd800 && u < 0xdc00 && i + 6 <= n && s[i] == '\\' && s[i + 1] == 'u')
+            {
+              u = 0x10000 + ((u - 0xd800) << 10) + (hex4 (s + i + 2) - 0xdc00);
+              i += 6;
+            }
+          m = put_utf8 (u, buf);
+        }
+      else if (i + 1 < n)
+        {
+          const char *esc = strchr ("b\bf\fn\nr\rt\t", s[i + 1]);
+          buf[0] = esc && s[i + 1] != 0 ? esc[1] : s[i + 1];
+          i += 2;
+        }
+      else
+        return false;
+      if (k + m > klen || memcmp (key + k, buf, m) != 0)
+        return false;
+      k += m;
+    }
+  return k == klen;
+}
+
+/* The offset in @text of the second occurrence of key @key among the
+ * members of the @index-th container to open, else SIZE_MAX. */
+static size_t
+second_key_at (const char *text, size_t len, size_t index, const char *key)
+{
+  size_t opened = 0, seen = 0;
+  long depth = 0, target = -1;
+  for (size_t i = 0; i < len; i++)
+    {
+      char ch = text[i];
+      if (ch == '{' || ch == '[')
+        {
+          depth++;
+          if (opened++ == index)
+            target = depth;
+        }
+      else if (ch == '}' || ch == ']')
+        {
+          if (depth-- == target)
+            return SIZE_MAX;
+        }
+      else if (ch == '"')
+        {
+          size_t j = i + 1;
+          while (j < len && text[j] != '"')
+            j += text[j] == '\\' ? 2 : 1;
+          if (j >= len)
+            return SIZE_MAX;
+          size_t after = j + 1;
+          while (after < len && (text[after] == ' ' || text[after] == '\t' || text[after] == '\n' || text[after] == '\r'))
+            after++;
+          if (depth == target && after < len && text[after] == ':' && literal_is (text + i + 1, j - i - 1, key)
+              && seen++ == 1)
+            return i;
+          i = j;
+        }
+    }
+  return SIZE_MAX;
 }
 
 int
-ml_json_check_unique_keys (const cJSON *root, const char *path, MlError *err)
+ml_json_check_unique_keys (const cJSON *root, const char *text, size_t len, size_t *at, MlError *err)
 {
-  char where[256] = "";
-  return unique_keys (root, path, where, 0, sizeof where, err);
+  Repeat r = { 0 };
+  *at = SIZE_MAX;
+  if (!find_repeat (root, &r, 0))
+    return 0;
+  if (r.oom)
+    return ml_error_set (err, ML_ENOMEM, "out of memory");
+  *at = text ? second_key_at (text, len, r.index, r.key) : SIZE_MAX;
+  return ml_error_set (err, ML_EINPUT, "%s%s%.60s: the key appears twice in one object (Python's json would keep the last, "
+                       "a first-come reader the first): refused", r.where, r.where[0] ? "." : "", r.key);
 }

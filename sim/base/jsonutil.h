@@ -55,7 +55,8 @@ int  ml_json_read_file (const char *path, size_t max_bytes, cJSON **out, MlError
  * first (ml_json_check_depth), the values counted against the input
  * (ML_JSON_TEXT_PER_VALUE, ML_JSON_VALUES_PER_STORED) before cJSON builds
  * anything, text after the value refused ("PATH:LINE: text after the JSON
- * document"), and an allocation failure inside cJSON said as ML_ENOMEM
+ * document"), a key given twice in one object refused ("PATH:LINE: byte
+ * N: ..."), and an allocation failure inside cJSON said as ML_ENOMEM
  * "out of memory", not as a syntax error. On success *out is the caller's
  * (cJSON_Delete). */
 int  ml_json_parse_doc (const char *path, const char *text, size_t len, cJSON **out, MlError *err);
@@ -63,10 +64,14 @@ int  ml_json_parse_doc (const char *path, const char *text, size_t len, cJSON **
  * cJSON's allocations counted: NULL with *oom true means an allocation
  * failed, NULL with *oom false a syntax error. Thread-safe. */
 cJSON *ml_json_parse (const char *text, size_t len, const char **end, bool *oom);
-/* ML_EINPUT when an object anywhere in @root has a key twice ("PATH: key
- * \"x\" appears twice in buffers[3]"): cJSON keeps both, and a reader
- * taking the first would silently ignore the second. */
-int  ml_json_check_unique_keys (const cJSON *root, const char *path, MlError *err);
+/* ML_EINPUT when an object anywhere in @root has a key twice
+ * ("ops[3].name: the key appears twice in one object ..."): cJSON keeps
+ * both, Python's json the last, and a reader taking the first would
+ * silently disagree with Python. *@at is then the byte offset in @text
+ * (the text @root was parsed from; may be NULL) of the key's second
+ * occurrence, SIZE_MAX when unknown. ml_json_parse_doc runs it, so every
+ * whole-document reader refuses such a file; the JSONL reader per line. */
+int  ml_json_check_unique_keys (const cJSON *root, const char *text, size_t len, size_t *at, MlError *err);
 /* Writes a u64 as a JSON number, or as a string above 2^53. */
 void ml_json_put_u64 (FILE *fp, uint64_t v);
 /* Writes @s as a JSON string literal with escapes. */

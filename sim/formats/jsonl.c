@@ -375,6 +375,15 @@ ml_trace_load_jsonl (const char *path, const MlLoadOptions *opts, MlTrace **out,
                              r.missing_newline ? " (the file looks truncated)" : "", s);
           break;
         }
+      size_t at;
+      if ((rc = ml_json_check_unique_keys (o, s, len, &at, err)) < 0)
+        {
+          /* Python's json keeps the last of a key given twice */
+          cJSON_Delete (o);
+          if (at != SIZE_MAX)
+            ml_error_prefix (err, "byte %" PRIu64, r.offset + (uint64_t) (s - r.line) + at);
+          break;
+        }
       if (!have_header)
         {
           rc = parse_header (t, o, err);
