@@ -112,4 +112,59 @@ dup "plan: a buffer's offset twice" "$T/dup-plan.json" "$line" 'buffers[0].offse
 printf '{"format":"memlens-graph","version":1,"tensors":[%s],"ops":[%s]}' "$TS" "$OP" >"$T/g-good.json"
 run stats "$T/g-good.json"; ok $rc "a graph without repeats loads ($(head -c 200 "$T/err"))"
 
+# ---- 8. blocks that contradict their segment: refused naming segment
+# and block (they were figures: a 512-byte block requested 1 TiB read as a
+# 1 TiB live buffer, and check called the plan valid with an invented
+# second segment)
+seg() { echo "{'device':0,'address':$1,'total_size':$2,'stream':0,'segment_type':'large','blocks':[$3]}"; }
+blk() { echo "{'address':$1,'size':$2,'requested_size':$3,'state':'$4'}"; }
+M2=2097152
+pk req40.pickle 4 "{'segments':[$(seg 0x200000 $M2 "$(blk 0x200000 512 2**40 active_allocated),$(blk 0x200200 $((M2 - 512)) 0 inactive)")],'device_traces':[[]]}"
+refused "requested_size 2^40 in a 512-byte block" \
+  "req40.pickle: segments[0][\"blocks\"][0] (at 0x200000): requested_size 1099511627776 is larger than the block's size 512" \
+  convert "$T/req40.pickle" "$T/o.jsonl"
+refused "check: requested_size 2^40" "req40.pickle: segments[0][\"blocks\"][0]" check "$T/req40.pickle"
+pk outside.pickle 4 "{'segments':[$(seg 0x200000 $M2 "$(blk 0x200000 $M2 0 inactive),$(blk 0x900000 512 512 active_allocated)")],'device_traces':[[]]}"
+refused "a block outside its segment" \
+  "outside.pickle: segments[0][\"blocks\"][1] (at 0x900000): [0x900000, +512) is not inside its segment [0x200000, +2097152)" \
+  convert "$T/outside.pickle" "$T/o.jsonl"
+pk before.pickle 4 "{'segments':[$(seg 0x200000 $M2 "$(blk 0x100000 512 512 active_allocated)")],'device_traces':[[]]}"
+refused "a block before its segment" "before.pickle: segments[0][\"blocks\"][0] (at 0x100000): [0x100000, +512) is not inside its segment" \
+  convert "$T/before.pickle" "$T/o.jsonl"
+pk bigblock.pickle 4 "{'segments':[$(seg 0x200000 $M2 "$(blk 0x200000 $((2 * M2)) $((2 * M2)) active_allocated)")],'device_traces':[[]]}"
+refused "a 4 MiB block in a 2 MiB segment" \
+  "bigblock.pickle: segments[0][\"blocks\"][0] (at 0x200000): [0x200000, +4194304) is not inside its segment [0x200000, +2097152)" \
+  stats "$T/bigblock.pickle"
+# blocks without addresses (PyTorch 1.13) tile the segment: too many bytes of them end past it
+pk tiles.pickle 4 "{'segments':[{'device':0,'address':0x200000,'total_size':$M2,'stream':0,'blocks':[{'size':$M2,'state':'inactive'},{'size':512,'state':'active_allocated'}]}],'device_traces':[[]]}"
+refused "1.13 blocks past the segment's end" "tiles.pickle: segments[0][\"blocks\"][1] (at 0x400000): [0x400000, +512) is not inside its segment" \
+  stats "$T/tiles.pickle"
+# an alloc of the trace larger than the segment it starts in
+pk bigalloc.pickle 4 "{'segments':[$(seg 0x200000 4096 "$(blk 0x200000 4096 0 inactive)")],
+  'device_traces':[[{'action':'alloc','addr':0x200000,'size':2**30,'stream':0}]]}"
+refused "a 1 GiB alloc in a 4 KiB segment" \
+  "bigalloc.pickle: device_traces[0][0] (alloc at 0x200000): size 1073741824 ends past its segment [0x200000, +4096) (segments[0] (at 0x200000))" \
+  stats "$T/bigalloc.pickle"
+refused "check: a 1 GiB alloc in a 4 KiB segment" "bigalloc.pickle: device_traces[0][0]" check "$T/bigalloc.pickle"
+pk segalloc.pickle 4 "{'segments':[],'device_traces':[[{'action':'segment_alloc','addr':0x200000,'size':$M2,'stream':0},
+  {'action':'alloc','addr':0x300000,'size':$M2,'stream':0}]]}"
+refused "an alloc past a segment of the trace" \
+  "segalloc.pickle: device_traces[0][1] (alloc at 0x300000): size 2097152 ends past its segment [0x200000, +2097152) (device_traces[0][0]" \
+  stats "$T/segalloc.pickle"
+# consistent blocks and allocs still load, and the figures are Python's
+pk fits.pickle 4 "{'segments':[$(seg 0x200000 $M2 "$(blk 0x200000 1024 1000 active_allocated),$(blk 0x200400 $((M2 - 1024)) $((M2 - 1024)) active_allocated)")],
+  'device_traces':[[{'action':'alloc','addr':0x200400,'size':$((M2 - 1024)),'stream':0}]]}"
+run stats "$T/fits.pickle" --json; ok $rc "blocks and allocs inside their segments load ($(head -c 200 "$T/err"))"
+python3 - "$T/fits.pickle" "$T/out" <<'PY'
+import json, pickle, sys
+s = pickle.load(open(sys.argv[1], 'rb'))
+want = sum(b['requested_size'] for g in s['segments'] for b in g['blocks'] if b['state'] == 'active_allocated')
+size = sum(b['size'] for g in s['segments'] for b in g['blocks'] if b['state'] == 'active_allocated')
+got = json.load(open(sys.argv[2]))
+sys.exit(0 if (got['requested_bytes'], got['peaks'][0]['live']) == (want, size) else 1)
+PY
+ok $? "fits: the requested bytes and the peak are what Python adds up"
+run check "$T/fits.pickle"; ok $rc "fits: check passes"
+contains "$T/out" "(2 buffers, 1 segment)"; ok $? "fits: check counts the one recorded segment, invents none ($(cat "$T/out"))"
+
 finish

@@ -168,6 +168,7 @@ _ml_snap_pick_device (MlSnapCtx *c, const MlPkValue *segments, const MlPkValue *
 typedef struct {
   uint64_t total, allocated, active, requested;
   bool     req_unknown;   /* an active block without requested_size (1.13, 2.0) */
+  uint64_t seg_addr, seg_size;   /* the segment's own range, which holds every block */
 } SegSums;
 
 /* Block @b of segment @k (at @where) that starts at *@at unless it says
@@ -192,6 +193,10 @@ read_block (MlSnapCtx *c, const MlPkValue *bl, MlSnapWhere where, uint32_t strea
     return rc;
   if (baddr == UINT64_MAX)
     baddr = *at;
+  if (baddr < sum->seg_addr || bsize > sum->seg_size || baddr - sum->seg_addr > sum->seg_size - bsize)
+    return ml_error_set (c->err, ML_EINPUT, "%s: segments[%zu][\"blocks\"][%zu] (at 0x%" PRIx64 "): [0x%" PRIx64 ", +%" PRIu64
+                         ") is not inside its segment [0x%" PRIx64 ", +%" PRIu64 ")", c->path, where.k, where.b, baddr, baddr,
+                         bsize, sum->seg_addr, sum->seg_size);
   *at = baddr + bsize;
   sum->total += bsize;
   if (!state || strncmp (state, "active", 6) != 0)
@@ -217,6 +222,10 @@ read_block (MlSnapCtx *c, const MlPkValue *bl, MlSnapWhere where, uint32_t strea
       if (req == UINT64_MAX && _ml_snap_int_of (lf[K_REAL_SIZE], &rs) && rs >= 0)
         req = (uint64_t) rs;
     }
+  if (req != UINT64_MAX && req > bsize)
+    return ml_error_set (c->err, ML_EINPUT, "%s: segments[%zu][\"blocks\"][%zu] (at 0x%" PRIx64 "): %s %" PRIu64
+                         " is larger than the block's size %" PRIu64, c->path, where.k, where.b, baddr,
+                         f[K_REQUESTED_SIZE] ? "requested_size" : "the real_size of its last history entry", req, bsize);
   if (req == UINT64_MAX)
     req = bsize;
   if ((rc = _ml_snap_add_blk (c, baddr, req, stream, pool, 0, (MlPkValue *) frames,
@@ -285,7 +294,7 @@ read_segment (MlSnapCtx *c, const MlPkValue *s, size_t k)
   c->spans[c->n_spans++] = (struct MlSnapSpan) { addr, size, pool };
   const MlPkValue *blocks = _ml_snap_as_list (ml_pk_get (s, "blocks"));
   uint64_t at = addr;
-  SegSums sum = { 0 };
+  SegSums sum = { .seg_addr = addr, .seg_size = size };
   for (size_t b = 0; blocks && b < blocks->n; b++)
     {
       where.b = b;

@@ -273,7 +273,7 @@ _ml_snap_org_entry (uint64_t index, MlEventKind action)
 uint64_t
 _ml_snap_org_block (size_t k, size_t b)
 {
-  if (k >= (UINT64_C (1) << 30) || b > UINT32_MAX)
+  if (k >= (UINT64_C (1) << 30) || (b != SIZE_MAX && b > UINT32_MAX))
     return 0;
   return b == SIZE_MAX ? ORG_SEGMENT | k : ORG_BLOCK | (uint64_t) k << 32 | b;
 }

@@ -358,5 +358,7 @@ int  _ml_snap_note_lost_entries (MlSnapCtx *c);
 /* @dt's kept entries forward (NULL: none), the annotations left, the
  * ends of a window's buffers. */
 int  _ml_snap_replay (MlSnapCtx *c, const MlSnapDevTrace *dt);
+/* An alloc past the end of the segment it starts in: refused. */
+int  _ml_snap_check_allocs (MlSnapCtx *c);
 
 #endif

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/base/treap.h"
+
 /* Appends an event; @origin: where the file has it (ORG_*), 0 = nowhere. */
 int
 _ml_snap_emit (MlSnapCtx *c, MlEventKind kind, uint64_t tick, uint64_t id, uint64_t addr, uint64_t size,
@@ -209,4 +211,42 @@ _ml_snap_replay (MlSnapCtx *c, const MlSnapDevTrace *dt)
         return rc;
     }
   return 0;
+}
+
+/* An alloc that starts inside a live segment and ends past it contradicts
+ * the segment (a 1 GiB alloc in a 4 KiB segment; the figures would count
+ * bytes the allocator never reserved): refused naming both. Segments by
+ * base address, as the trace allocates and frees them; expandable
+ * segments (mapped pages) are not checked. */
+int
+_ml_snap_check_allocs (MlSnapCtx *c)
+{
+  const MlTrace *t = c->t;
+  MlTreap live;
+  ml_treap_init_plain (&live);
+  int rc = 0;
+  for (size_t i = 0; i < t->n_events && rc == 0; i++)
+    {
+      const MlEvent *ev = &t->events[i];
+      if (ev->kind == ML_EV_SEGMENT_ALLOC && ev->size)
+        {
+          if (!ml_treap_set_value (&live, ev->addr, 0, i) && ml_treap_insert (&live, ev->addr, 0, i) == ML_TREAP_NIL)
+            rc = _ml_snap_oom (c);
+        }
+      else if (ev->kind == ML_EV_SEGMENT_FREE)
+        ml_treap_remove (&live, ev->addr, 0);
+      else if (ev->kind == ML_EV_ALLOC && (ev->flags & ML_EVF_HAS_ADDR))
+        {
+          uint32_t n = ml_treap_predecessor (&live, ev->addr, 1, NULL);
+          const MlEvent *g = n == ML_TREAP_NIL ? NULL : &t->events[live.nodes[n].value];
+          if (!g || ev->addr - g->addr >= g->size || ev->size <= g->size - (ev->addr - g->addr))
+            continue;
+          char a[ML_TRACE_WHERE_MAX], b[ML_TRACE_WHERE_MAX]; 
+          rc = ml_error_set (c->err, ML_EINPUT, "%s: %s: size %" PRIu64 " ends past its segment [0x%" PRIx64 ", +%" PRIu64
+                             ") (%s)", c->path, ml_trace_event_where (t, i, a, sizeof a), ev->size, g->addr, g->size,
+                             ml_trace_event_where (t, (size_t) (g - t->events), b, sizeof b));
+        }
+    }
+  ml_treap_clear (&live);
+  return rc;
 }

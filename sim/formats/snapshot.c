@@ -219,7 +219,9 @@ load (MlSnapCtx *c, const MlPkValue *root, const MlLoadOptions *opts)
       || (rc = _ml_snap_note_history (c)) < 0
       || (rc = _ml_snap_emit_start_state (c)) < 0)
     return rc;
-  return _ml_snap_replay (c, dt);
+  if ((rc = _ml_snap_replay (c, dt)) < 0)
+    return rc;
+  return _ml_snap_check_allocs (c);
 }
 
 /* Parse and map: the device traces stream into the steps' entries, the
