@@ -8,6 +8,7 @@
 #include "render/scene.h"
 #include "render/series.h"
 #include "render/timeline.h"
+#include "sim/base/utf8.h"
 
 static void
 esc (FILE *fp, const char *s)
@@ -19,7 +20,18 @@ esc (FILE *fp, const char *s)
       case '>': fputs ("&gt;", fp); break;
       case '&': fputs ("&amp;", fp); break;
       case '"': fputs ("&quot;", fp); break;
-      default: fputc (*s, fp);
+      default:
+        if ((unsigned char) *s < 0x80)
+          fputc (*s, fp);
+        else
+          {
+            /* valid UTF-8 out: a byte that starts no sequence is U+FFFD */
+            size_t k = ml_utf8_seq ((const unsigned char *) s, strnlen (s, 4));
+            if (k)
+              fwrite (s, 1, k, fp), s += k - 1;
+            else
+              fputs (ML_UTF8_REPLACEMENT, fp);
+          }
       }
 }
 

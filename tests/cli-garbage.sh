@@ -167,4 +167,87 @@ ok $? "fits: the requested bytes and the peak are what Python adds up"
 run check "$T/fits.pickle"; ok $rc "fits: check passes"
 contains "$T/out" "(2 buffers, 1 segment)"; ok $? "fits: check counts the one recorded segment, invents none ($(cat "$T/out"))"
 
+# ---- 10. invalid UTF-8 in snapshot strings: every writer writes valid
+# UTF-8 (U+FFFD for each byte that starts no sequence), read back by
+# Python's json.loads / a strict UTF-8 decode
+python3 - "$T" <<'PY'
+import pickle, sys
+d = sys.argv[1]
+# a file name decoded with surrogateescape (as os.fsdecode gives a non-UTF-8
+# path): pickle writes the lone surrogate as the bytes ED B3 A9
+fr = [{'filename': '/data/caf\udce9.py', 'line': 7, 'name': 'step'}, {'filename': 'train.py', 'line': 9, 'name': 'BADNAME1'}]
+s = {'segments': [{'device': 0, 'address': 0x200000, 'total_size': 2 << 20, 'stream': 0, 'segment_type': 'large',
+                   'blocks': [{'address': 0x200000, 'size': 2 << 20, 'state': 'inactive'}]}],
+     'device_traces': [[{'action': 'segment_alloc', 'addr': 0x200000, 'size': 2 << 20, 'stream': 0, 'time_us': 1, 'frames': fr},
+                        {'action': 'alloc', 'addr': 0x200000, 'size': 1 << 20, 'stream': 0, 'time_us': 2, 'frames': fr},
+                        {'action': 'free_requested', 'addr': 0x200000, 'size': 1 << 20, 'stream': 0, 'time_us': 3, 'frames': fr},
+                        {'action': 'free_completed', 'addr': 0x200000, 'size': 1 << 20, 'stream': 0, 'time_us': 4, 'frames': fr},
+                        {'action': 'segment_free', 'addr': 0x200000, 'size': 2 << 20, 'stream': 0, 'time_us': 5, 'frames': fr}]],
+     'external_annotations': [{'device': 0, 'name': 'BADMARK1', 'stage': 'START', 'time_us': 2}]}
+b = pickle.dumps(s, protocol=4)
+# raw bytes no decoder takes, in place of same-length ASCII (Python's pickle
+# refuses these; memlens reads them)
+b = b.replace(b'BADNAME1', b'f\xff\xfe\xc3(\x80\xe2x').replace(b'BADMARK1', b'm\xc0\xafark\xf0\x9f')
+open(d + '/utf8.pickle', 'wb').write(b)
+PY
+# strict FILE...: each FILE decodes as strict UTF-8 (and is JSON / JSON
+# lines where it ends so); a FILE written +FILE holds a U+FFFD (it names
+# what had the bytes)
+strict() {
+  python3 - "$@" <<'PY'
+import json, sys
+bad = []
+for path in sys.argv[1:]:
+    named = path.startswith('+')
+    path = path.lstrip('+')
+    try:
+        text = open(path, 'rb').read().decode('utf-8')
+        if path.endswith('.jsonl'):
+            [json.loads(l) for l in text.splitlines() if l.strip()]
+        elif path.endswith('.json'):
+            json.loads(text)
+        if named and '\ufffd' not in text:
+            bad.append(path + ': no U+FFFD')
+    except ValueError as e:
+        bad.append('%s: %s' % (path, e))
+print('; '.join(bad))
+sys.exit(1 if bad else 0)
+PY
+}
+U=$T/utf8.pickle
+run convert "$U" "$T/u.jsonl"; ok $rc "invalid UTF-8: convert reads it ($(head -c 200 "$T/err"))"
+strict "+$T/u.jsonl" >"$T/py"; ok $? "convert: the JSONL is valid UTF-8 and JSON ($(cat "$T/py"))"
+python3 -c "import json,sys; sys.exit(0 if any('caf\ufffd\ufffd\ufffd.py' in l for l in open(sys.argv[1], encoding='utf-8')) else 1)" "$T/u.jsonl"
+ok $? "convert: the surrogate's three bytes are three U+FFFD"
+for cmd in "+stats" "check" "+diagnose --capacity 512K" "compare -s first-fit"; do
+  set -- ${cmd#+}
+  "$MEMLENS" "$1" "$U" "${@:2}" --json >"$T/u-$1.json" 2>"$T/err"
+  strict "${cmd%%[a-z]*}$T/u-$1.json" >"$T/py"; ok $? "${cmd#+} --json: valid UTF-8 and JSON ($(cat "$T/py"))"
+done
+"$MEMLENS" stats "$U" >"$T/u-stats.txt" 2>"$T/err"
+strict "+$T/u-stats.txt" >"$T/py"; ok $? "stats (text): valid UTF-8 ($(cat "$T/py"))"
+for ext in +json +md csv; do
+  run report "$U" --strategies first-fit -o "$T/u-report.${ext#+}"
+  strict "${ext%%[a-z]*}$T/u-report.${ext#+}" >"$T/py"; ok $? "report .${ext#+}: valid UTF-8 ($(cat "$T/py"); $(head -c 200 "$T/err"))"
+done
+if have_html; then
+  run report "$U" --strategies first-fit -o "$T/u-report.html"
+  strict "+$T/u-report.html" >"$T/py"; ok $? "report .html: valid UTF-8 ($(cat "$T/py"))"
+else
+  skip "report .html: valid UTF-8" "built without cairo"
+fi
+# the same text through JSONL: a name with raw invalid bytes in a JSONL trace
+printf '{"format":"memlens-trace","version":1}\n{"kind":"mark","name":"m\xff\xfe","tick":1}\n{"kind":"alloc","id":1,"size":64,"tick":2}\n' >"$T/u-in.jsonl"
+run convert "$T/u-in.jsonl" "$T/u-out.jsonl"; ok $rc "a JSONL name with invalid bytes: read"
+strict "+$T/u-out.jsonl" >"$T/py"; ok $? "and written back as valid UTF-8 ($(cat "$T/py"))"
+# a file name with such bytes (from the command line, not the trace)
+cp "$U" "$T/u$(printf '\xff').pickle"
+"$MEMLENS" stats "$T/u$(printf '\xff').pickle" --json >"$T/u-path.json" 2>"$T/err"
+strict "+$T/u-path.json" >"$T/py"; ok $? "stats --json of a file named with a byte 0xff: valid UTF-8 and JSON ($(cat "$T/py"))"
+for ext in +json +md csv +html; do
+  [ $ext = +html ] && ! have_html && { skip "report .html of that file" "built without cairo"; continue; }
+  "$MEMLENS" report "$T/u$(printf '\xff').pickle" --strategies first-fit -o "$T/u-path.${ext#+}" >/dev/null 2>"$T/err"
+  strict "${ext%%[a-z]*}$T/u-path.${ext#+}" >"$T/py"; ok $? "report .${ext#+} of that file: valid UTF-8 ($(cat "$T/py"))"
+done
+
 finish

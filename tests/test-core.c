@@ -76,6 +76,15 @@ test_strtab (void)
   is_u64 (ml_strtab_count (t), 100003, "count");
   ml_strtab_free (t);
   ml_strtab_free (NULL);
+  /* names are valid UTF-8 whatever bytes came in (issue 26 item 10) */
+  t = ml_strtab_new ();
+  uint32_t u = ml_strtab_intern0 (t, "caf\xed\xb3\xa9 \xc0\xaf \xf4\x90\x80\x80 \xe2\x82 ok \xe2\x82\xac \xf0\x9f\x98\x80");
+  is_str (ml_strtab_get (t, u), "caf\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd \xef\xbf\xbd\xef\xbf\xbd "
+          "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd \xef\xbf\xbd\xef\xbf\xbd ok \xe2\x82\xac \xf0\x9f\x98\x80",
+          "a surrogate, an overlong '/', past U+10FFFF, a cut sequence: U+FFFD a byte; the euro sign and an emoji kept");
+  is_u64 (ml_strtab_intern0 (t, "caf\xed\xb3\xa9 \xc0\xaf \xf4\x90\x80\x80 \xe2\x82 ok \xe2\x82\xac \xf0\x9f\x98\x80"), u,
+          "the same bytes find the same name");
+  ml_strtab_free (t);
 }
 
 static uint64_t rng = 42;

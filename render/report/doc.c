@@ -3,6 +3,7 @@
 #include "render/report/doc.h"
 
 #include "sim/base/io.h"
+#include "sim/base/utf8.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -104,6 +105,22 @@ ml_doc_status (const MlDoc *doc, MlError *err)
   return doc->failed ? ml_error_set (err, ML_ENOMEM, "out of memory for the report") : 0;
 }
 
+/* Text in the document is valid UTF-8, so every writer's output is (a
+ * file name from the command line may hold any bytes): a byte that
+ * starts no sequence becomes U+FFFD. */
+static const char *
+keep_utf8 (MlDoc *doc, const char *p, size_t n)
+{
+  if (ml_utf8_valid (p, n))
+    return p;
+  size_t m;
+  char *fixed = ml_utf8_fix (p, n, &m), *q = fixed ? doc_alloc (doc, m + 1) : NULL;
+  if (q)
+    memcpy (q, fixed, m + 1);
+  free (fixed);
+  return q ? q : "";
+}
+
 const char *
 ml_doc_strdup (MlDoc *doc, const char *s)
 {
@@ -114,7 +131,7 @@ ml_doc_strdup (MlDoc *doc, const char *s)
   if (!p)
     return "";
   memcpy (p, s, n);
-  return p;
+  return keep_utf8 (doc, p, n - 1);
 }
 
 static const char *
@@ -128,7 +145,7 @@ doc_vprintf (MlDoc *doc, const char *fmt, va_list ap)
   if (!p)
     return "";
   vsnprintf (p, (size_t) n + 1, fmt, ap);
-  return p;
+  return keep_utf8 (doc, p, (size_t) n);
 }
 
 const char *

@@ -10,6 +10,7 @@
 #include <zlib.h>
 
 #include "sim/base/units.h"
+#include "sim/base/utf8.h"
 
 #define EXACT_LIMIT 9007199254740992.0  /* 2^53 */
 
@@ -122,8 +123,18 @@ ml_json_put_str (FILE *fp, const char *s)
         default:
           if (*p < 0x20)
             fprintf (fp, "\\u%04x", *p);
-          else
+          else if (*p < 0x80)
             fputc (*p, fp);
+          else
+            {
+              /* valid UTF-8 out, whatever the trace held: a byte that
+               * starts no sequence is U+FFFD (as Python's "replace") */
+              size_t k = ml_utf8_seq (p, strnlen ((const char *) p, 4));
+              if (k)
+                fwrite (p, 1, k, fp), p += k - 1;
+              else
+                fputs ("\\ufffd", fp);
+            }
         }
     }
   fputc ('"', fp);

@@ -1,4 +1,5 @@
 #include "sim/base/strtab.h"
+#include "sim/base/utf8.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +150,20 @@ ml_strtab_intern (MlStrtab *tab, const char *s, size_t len)
     }
   if (tab->n >= UINT32_MAX - 1)
     return UINT32_MAX;
+  if (!ml_utf8_valid (s, len))
+    {
+      /* every name a trace holds is valid UTF-8, so every writer's output
+       * is (JSON, HTML, CSV, Markdown, pictures, the viewer): a byte that
+       * starts no sequence becomes U+FFFD; the bytes as given find the
+       * fixed string again by this path */
+      size_t n;
+      char *fixed = ml_utf8_fix (s, len, &n);
+      if (!fixed)
+        return UINT32_MAX;
+      uint32_t idx = ml_strtab_intern (tab, fixed, n);
+      free (fixed);
+      return idx;
+    }
   char *p = store (tab, s, len);
   if (!p)
     return UINT32_MAX;
