@@ -7,8 +7,11 @@
 
 # refused NAME LIMIT-KiB EXPECTED-MESSAGE ARGS...: exit 2, the message,
 # within the memory limit
+# a sanitizer build runs under no ulimit -v (ASan reserves terabytes of
+# address space): there the limit is left out, the message still checked
+if (ulimit -v 1000000; "$MEMLENS" stats "$SRC/samples/tiny.16.csv" --quiet) >/dev/null 2>&1; then vmax=; else vmax=unlimited; fi
 refused() {
-  local name=$1 kib=$2 msg=$3; shift 3
+  local name=$1 kib=${vmax:-$2} msg=$3; shift 3
   ( ulimit -v "$kib"; exec "$MEMLENS" "$@" ) >"$T/out" 2>"$T/err"; rc=$?
   ok $([ $rc -eq 2 ]; echo $?) "$name: exit 2 (got $rc)"
   contains "$T/err" "$msg"; ok $? "$name: says \"$msg\" ($(head -c 200 "$T/err"))"
