@@ -17,6 +17,7 @@
 #include "strategies/caching-tune.h"
 #include "strategies/registry.h"
 #include "sim/analysis/diagnose.h"
+#include "sim/analysis/groups.h"
 #include "cli/options.h"
 
 enum { EXIT_OK = 0, EXIT_PROBLEMS = 1, EXIT_BAD = 2 };
@@ -114,6 +115,22 @@ void cli_json_recorded_oom (const MlTrace *t, const MlRecordedOom *rec);
  * text lines (stats-lanes.c). */
 int cli_stats_lanes_json (FILE *fp, const MlTrace *t, const MlBuffers *bufs, MlError *err);
 int cli_stats_lanes_text (FILE *fp, const MlTrace *t, const MlBuffers *bufs, MlError *err);
+/* stats --group-by: the groups live at @tick (of @live bytes), as the
+ * JSON member ",\"groups\":[...]" or text lines (stats-query.c). */
+int cli_stats_groups (FILE *fp, const MlBuffers *bufs, const MlGroupKeys *keys, uint64_t tick, uint64_t live,
+                      bool json, MlError *err);
+/* stats --find ADDR[@TICK] / --find-frame TEXT. */
+typedef struct {
+  const char *text;   /* the argument */
+  uint64_t    addr;
+  uint64_t    tick;   /* UINT64_MAX: at any tick */
+} CliFind;
+/* "0x7f0000001000", "4096@17"; 0, or -1 when it is neither. */
+int cli_find_parse (const char *arg, CliFind *f);
+/* The buffers that held f->addr (at f->tick), or (@by_frame) whose stack
+ * has a frame containing f->text; returns EXIT_OK when some were found,
+ * EXIT_PROBLEMS when none. */
+int cli_stats_find (FILE *fp, const char *path, const MlBuffers *bufs, const CliFind *f, bool by_frame, bool json);
 
 /* The plan to use: --plan file, else --strategy S run over @bufs, else
  * the recorded plan when the trace has addresses, else best-fit. */

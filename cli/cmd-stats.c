@@ -10,11 +10,21 @@
 
 typedef struct {
   unsigned long npeaks, nblame;
+  const char   *group_by, *find, *find_frame;
 } StatsArgs;
+
+enum { OPT_GROUP_BY = CLI_OPT_OWN, OPT_FIND, OPT_FIND_FRAME };
 
 static const CliOption stats_options[] = {
   { "peaks", 'p', 'p', "N", "peaks to show (one level is one peak), 0 = all", "5" },
   { "blame", 'b', 'b', "N", "buffers per peak, 0 = all", "5" },
+  { "group-by", 0, OPT_GROUP_BY, "KEY", "the live bytes at each peak by group: compile_context, user_metadata (a "
+    "PyTorch snapshot's entries), or a regular expression over the stack's frames (file:line:function; the first "
+    "matching frame, its first parenthesised part when there is one)", NULL },
+  { "find", 0, OPT_FIND, "ADDR[@TICK]", "print only the buffers whose bytes held ADDR (any address inside them), at "
+    "TICK or at any time; exit 1 when none did", NULL },
+  { "find-frame", 0, OPT_FIND_FRAME, "TEXT", "print only the buffers allocated under a frame whose file:line:function "
+    "contains TEXT; exit 1 when none was", NULL },
   { NULL },
 };
 
@@ -22,6 +32,30 @@ static int
 stats_option (MlCliOpts *o, void *user, int key, const char *arg)
 {
   StatsArgs *a = user;
+  MlError err = { 0 };
+  MlGroupBy by;
+  CliFind f;
+  switch (key)
+    {
+    case OPT_GROUP_BY:
+      if (ml_group_by_parse (arg, &by, &err) < 0)
+        return cli_fail ("stats", EXIT_BAD, "%s", err.msg);
+      a->group_by = arg;
+      return 0;
+    case OPT_FIND:
+      if (cli_find_parse (arg, &f) < 0)
+        return cli_fail ("stats", EXIT_BAD, "--find %s: expected an address (0x7f0000001000 or decimal), "
+                         "optionally @TICK", arg);
+      a->find = arg;
+      return 0;
+    case OPT_FIND_FRAME:
+      if (!*arg)
+        return cli_fail ("stats", EXIT_BAD, "--find-frame: expected some text");
+      a->find_frame = arg;
+      return 0;
+    default:
+      break;
+    }
   char *end;
   unsigned long v = strtoul (arg, &end, 10);
   if (*end || !*arg || v > 100000)
@@ -117,6 +151,8 @@ json_devices (const MlTrace *t)
 typedef struct {
   MlPeakGroups groups;
   MlPeaks      peaks;
+  const char  *group_by;   /* --group-by, and each buffer's group */
+  MlGroupKeys  keys;
 } Peaks;
 
 static void
@@ -124,13 +160,22 @@ peaks_free (Peaks *pk)
 {
   ml_peaks_free (&pk->peaks);
   ml_peak_groups_free (&pk->groups);
+  ml_group_keys_clear (&pk->keys);
 }
 
 static int
-peaks_find (const MlBuffers *bufs, size_t max_groups, size_t max_blame, Peaks *out, MlError *err)
+peaks_find (const MlBuffers *bufs, size_t max_groups, size_t max_blame, const char *group_by, Peaks *out,
+            MlError *err)
 {
   memset (out, 0, sizeof *out);
-  int rc = ml_peak_groups_find (bufs, max_groups, &out->groups, err);
+  MlGroupBy by;
+  int rc = 0;
+  if (group_by && (rc = ml_group_by_parse (group_by, &by, err)) == 0
+      && (rc = ml_group_keys (bufs, &by, &out->keys, err)) == 0)
+    out->group_by = group_by;
+  if (rc < 0)
+    return rc;
+  rc = ml_peak_groups_find (bufs, max_groups, &out->groups, err);
   if (rc < 0)
     return rc;
   out->peaks.peaks = calloc (out->groups.n ? out->groups.n : 1, sizeof *out->peaks.peaks);
@@ -156,8 +201,8 @@ json_peak_group (const MlPeakGroup *g)
     printf (",\"every_ns\":%.0f", g->every_ns);
 }
 
-static void
-json_peaks (const MlBuffers *bufs, const Peaks *pks)
+static int
+json_peaks (const MlBuffers *bufs, const Peaks *pks, MlError *err)
 {
   const MlTrace *t = bufs->trace;
   const MlPeaks *peaks = &pks->peaks;
@@ -180,7 +225,11 @@ json_peaks (const MlBuffers *bufs, const Peaks *pks)
             printf (",\"site\":"), ml_json_put_str (stdout, ml_trace_str (t, t->stacks[b->stack].site));
           printf ("}");
         }
-      printf ("]}");
+      printf ("]");
+      if (pks->group_by && cli_stats_groups (stdout, bufs, &pks->keys, peaks->peaks[p].tick, peaks->peaks[p].live,
+                                             true, err) < 0)
+        return err->code;
+      printf ("}");
     }
   const MlPeakGroups *g = &pks->groups;
   printf ("],\"peaks_left_out\":%zu,\"iterations\":", g->n_maxima - g->n);
@@ -194,6 +243,7 @@ json_peaks (const MlBuffers *bufs, const Peaks *pks)
       printf ("]}");
     }
   printf ("}\n");
+  return 0;
 }
 
 static int
@@ -222,6 +272,8 @@ print_json (const char *path, const MlBuffers *bufs, const Totals *c, const Peak
     json_devices (t);
   if (t->dropped_records)
     printf (",\"dropped_records\":%" PRIu64, t->dropped_records);
+  if (peaks->group_by)
+    printf (",\"group_by\":"), ml_json_put_str (stdout, peaks->group_by);
   printf (",\"event_kinds\":{");
   uint64_t kinds[ML_EV__COUNT];
   for (int k = 0; k < ML_EV__COUNT; k++)
@@ -235,8 +287,7 @@ print_json (const char *path, const MlBuffers *bufs, const Totals *c, const Peak
         ml_json_put_str (stdout, ml_trace_str (t, t->events[i].name));
         printf ("}");
       }
-  json_peaks (bufs, peaks);
-  return 0;
+  return json_peaks (bufs, peaks, err);
 }
 
 /* ---- text ---- */
@@ -268,8 +319,8 @@ text_iterations (const MlPeakGroups *groups)
   printf ("%s\n", groups->n_boundaries > 20 ? ", ..." : "");
 }
 
-static void
-text_peaks (const MlBuffers *bufs, const Peaks *pks)
+static int
+text_peaks (const MlBuffers *bufs, const Peaks *pks, MlError *err)
 {
   const MlPeaks *peaks = &pks->peaks;
   for (size_t p = 0; p < peaks->n; p++)
@@ -293,10 +344,13 @@ text_peaks (const MlBuffers *bufs, const Peaks *pks)
         }
       if (pk->n_live > pk->n_blame)
         printf ("  ... and %zu more\n", pk->n_live - pk->n_blame);
+      if (pks->group_by && cli_stats_groups (stdout, bufs, &pks->keys, pk->tick, pk->live, false, err) < 0)
+        return err->code;
     }
   if (pks->groups.n_maxima > pks->groups.n)
     printf ("\n(%zu more local maxima: wiggles beside a higher peak, or lower peaks past --peaks)\n",
             pks->groups.n_maxima - pks->groups.n);
+  return 0;
 }
 
 static int
@@ -344,15 +398,14 @@ print_text (const char *path, const MlBuffers *bufs, const Totals *c, const Peak
   if (n_marks > 10)
     printf ("mark         ... and %zu more\n", n_marks - 10);
   text_iterations (&peaks->groups);
-  text_peaks (bufs, peaks);
-  return 0;
+  return text_peaks (bufs, peaks, err);
 }
 
 static int
 cmd_stats (int argc, char **argv)
 {
   MlCliOpts o;
-  StatsArgs a;
+  StatsArgs a = { 0 };
   int rc = cli_parse (&cli_cmd_stats, argc, argv, &o, &a);
   if (rc != CLI_PARSED)
     return rc;
@@ -360,11 +413,23 @@ cmd_stats (int argc, char **argv)
     return cli_multi ("stats", cmd_stats, false, argc, argv, optind, &o);
   if (optind + 1 != argc)
     return cli_usage (&cli_cmd_stats);
+  if (a.find && a.find_frame)
+    return cli_fail ("stats", EXIT_BAD, "--find and --find-frame: one search at a time");
   const char *path = argv[optind];
   MlTrace *t;
   MlBuffers *bufs;
   if ((rc = cli_load ("stats", path, &o, &t, &bufs)))
     return rc;
+  if (a.find || a.find_frame)
+    {
+      CliFind f = { .text = a.find_frame, .tick = UINT64_MAX };
+      if (a.find)
+        cli_find_parse (a.find, &f);   /* checked when the option was read */
+      rc = cli_stats_find (stdout, path, bufs, &f, a.find == NULL, o.json);
+      ml_buffers_free (bufs);
+      ml_trace_free (t);
+      return rc;
+    }
   Totals c;
   count (t, bufs, &c);
   Peaks peaks;
@@ -372,7 +437,7 @@ cmd_stats (int argc, char **argv)
   MlError err = { 0 };
   if ((rc = cli_recorded_oom ("stats", bufs, &rec)))
     ;
-  else if (peaks_find (bufs, a.npeaks, a.nblame, &peaks, &err) < 0)
+  else if (peaks_find (bufs, a.npeaks, a.nblame, a.group_by, &peaks, &err) < 0)
     rc = cli_error ("stats", &err);
   else
     {

@@ -66,10 +66,8 @@ is_internal (const char *file, const char *func)
   return false;
 }
 
-/* "file:line:func", or the function alone for a frame without a file
- * (a C++ frame symbolised without debug information). */
-static void
-frame_text (const MlTrace *t, const MlFrame *f, char *buf, size_t len)
+void
+ml_frame_text (const MlTrace *t, const MlFrame *f, char *buf, size_t len)
 {
   const char *file = ml_trace_str (t, f->file), *func = ml_trace_str (t, f->func);
   if (!file || !*file || strcmp (file, "??") == 0)
@@ -90,7 +88,7 @@ pick (const MlTrace *t, const MlStack *st, const MlFrames *rule, const regex_t *
   char buf[1024];
   for (uint32_t k = 0; rule->mode == ML_FRAMES_REGEX && k < st->n; k++)
     {
-      frame_text (t, &fr[k], buf, sizeof buf);
+      ml_frame_text (t, &fr[k], buf, sizeof buf);
       if (regexec (re, buf, 0, NULL, 0) == 0)
         return k;
     }
@@ -128,7 +126,7 @@ ml_trace_set_sites (MlTrace *t, const MlFrames *rule, MlError *err)
       long k = pick (t, st, rule, &re);
       if (k < 0)
         continue;   /* no frames: the site the reader gave it */
-      frame_text (t, &t->frames[st->first + (uint32_t) k], frame, sizeof frame);
+      ml_frame_text (t, &t->frames[st->first + (uint32_t) k], frame, sizeof frame);
       if (st->kind == ML_STACK_FREED_BEFORE_TRACE || st->kind == ML_STACK_FREED_BEFORE_WINDOW)
         snprintf (site, sizeof site, "allocated before the %s, freed at %s",
                   st->kind == ML_STACK_FREED_BEFORE_TRACE ? "trace" : "window", frame);

@@ -45,6 +45,11 @@ int  ml_frames_parse (const char *text, MlFrames *out, MlError *err);
  * framework's, ml_frame_is_framework). */
 bool ml_frame_is_library (const char *file);
 
+/* Frame @f as rules and groupings read it: "file:line:func", or the
+ * function alone for a frame without a file (a C++ frame symbolised
+ * without debug information); into @buf of @len bytes. */
+void ml_frame_text (const MlTrace *trace, const MlFrame *f, char *buf, size_t len);
+
 /* Recomputes the call site of every stack of @trace that has frames, by
  * @rule (NULL: user). 0, ML_EUSAGE (a bad regular expression), ML_ENOMEM. */
 int  ml_trace_set_sites (MlTrace *trace, const MlFrames *rule, MlError *err);

@@ -332,6 +332,34 @@ def compile_context():
                                      "external_annotations": []})
 
 
+# ---- groups and search (stats --group-by, --find): each entry with its
+# compile_context, user_metadata and a stack of its own; a block live
+# before the trace (no entry: group "(none)"); three peaks, 10 MiB at the
+# third alloc, 7 MiB at the backward's and 8 MiB at the end; addresses
+# held by two buffers in turn (A + 4 MiB, A + 8 MiB). ----
+def groups():
+    A = 0x7FC100000000
+    enc = frames(("/home/u/model.py", 10, "encoder"))
+    dec = frames(("/home/u/model.py", 20, "decoder"))
+    load = frames(("/home/u/data.py", 5, "load"))
+    bwd = frames(("/home/u/model.py", 30, "decoder_bwd"))
+    loss = frames(("/home/u/model.py", 31, "loss"))
+    fwd, back = "Torch-Compiled Region: 0/0", "Torch-Compiled Region: 1/0"
+    t = Trace()
+    t.add("alloc", A + 1 * MiB, 3 * MiB, 0, fr=enc, cc=fwd, um="phase=fwd")
+    t.add("alloc", A + 4 * MiB, 4 * MiB, 0, fr=dec, cc=fwd, um="phase=fwd")
+    t.add("alloc", A + 8 * MiB, 2 * MiB, 0, fr=load, um="phase=fwd")
+    t.free(A + 4 * MiB, 4 * MiB, 0, fr=dec, cc=back, um="phase=bwd")
+    t.add("alloc", A + 4 * MiB, 1 * MiB, 0, fr=bwd, cc=back, um="phase=bwd")
+    t.free(A + 8 * MiB, 2 * MiB, 0, fr=load, cc=back, um="phase=bwd")
+    t.add("alloc", A + 8 * MiB, 3 * MiB, 0, fr=loss, cc=back, um="phase=bwd")
+    segs = [segment(A, [block(1 * MiB, "active_allocated", 1 * MiB, USER), block(3 * MiB, "active_allocated", 3 * MiB, enc),
+                        block(1 * MiB, "active_allocated", 1 * MiB, bwd), block(3 * MiB),
+                        block(3 * MiB, "active_allocated", 3 * MiB, loss), block(9 * MiB)], 0)]
+    write("groups.pickle", {"segments": segs, "device_traces": [t.e], "allocator_settings": settings(),
+                            "external_annotations": []})
+
+
 # ---- annotate (torch.cuda.memory._annotate_memory(data_ptr, metadata),
 # PyTorch PR 190575): a trace entry at the live block's base address,
 # with the metadata, some time after the alloc. ----
@@ -444,6 +472,7 @@ def main():
     ring_wrapped()
     skip_actions()
     compile_context()
+    groups()
     annotate()
     fx_frames()
     call_sites()

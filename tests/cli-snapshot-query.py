@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""stats --group-by and --find / --find-frame on PyTorch snapshots
+(tests/data/torch, written by tools/torch-fixtures.py), checked against a
+Python reading of the raw pickle: the blocks' lifetimes are rebuilt here
+(the dump-time blocks undone backwards along the trace, as memory_viz
+does), their live bytes, local maxima and groups computed from the
+entries' own keys and frames, and the address searches answered from the
+same lifetimes.
+
+Usage: cli-snapshot-query.py MEMLENS SRCROOT   (TAP)
+"""
+import json
+import os
+import pickle
+import re
+import subprocess
+import sys
+
+memlens, src = sys.argv[1], sys.argv[2]
+sys.path.insert(0, os.path.join(src, "tests"))
+from snaplib import ok, done  # noqa: E402
+
+D = os.path.join(src, "tests", "data", "torch")
+ALIGN = 512
+
+
+class DataOnly(pickle.Unpickler):
+    def find_class(self, module, name):
+        raise pickle.UnpicklingError("refusing %s.%s" % (module, name))
+
+
+def load(name):
+    with open(os.path.join(D, name), "rb") as f:
+        return DataOnly(f).load()
+
+
+def run(*args):
+    r = subprocess.run([memlens] + list(args), capture_output=True, text=True)
+    return r.returncode, r.stdout, r.stderr
+
+
+def rnd(n):
+    return (n + ALIGN - 1) // ALIGN * ALIGN
+
+
+def frame_texts(frames):
+    return ["%s:%d:%s" % (f["filename"], f["line"], f["name"]) for f in frames]
+
+
+def lifetimes(snap):
+    """Buffers as (addr, bytes, start, end, entry or None, frames): the
+    dump-time blocks undone backwards give those live at tick 0; entry i
+    is tick i + 1; a block never freed ends one past the last tick."""
+    trace = snap["device_traces"][0]
+    live = {}
+    for s in snap["segments"]:
+        for b in s["blocks"]:
+            if b["state"] != "inactive":
+                live[b["address"]] = (b["requested_size"], None, b["frames"])
+    for e in reversed(trace):
+        if e["action"] == "alloc":
+            live.pop(e["addr"], None)
+        elif e["action"] == "free_completed":
+            live[e["addr"]] = (e["size"], None, e["frames"])
+    end_tick = len(trace) + 1
+    open_ = {a: [a, rnd(v[0]), 0, end_tick, v[1], v[2]] for a, v in live.items()}
+    bufs = list(open_.values())
+    for i, e in enumerate(trace):
+        if e["action"] == "alloc":
+            b = [e["addr"], rnd(e["size"]), i + 1, end_tick, e, e["frames"]]
+            open_[e["addr"]] = b
+            bufs.append(b)
+        elif e["action"] == "free_completed":
+            open_.pop(e["addr"])[3] = i + 1
+    return bufs, end_tick
+
+
+def live_at(bufs, tick):
+    return sum(b[1] for b in bufs if b[2] <= tick < b[3])
+
+
+def local_maxima(bufs, end_tick):
+    """(tick, live) of each local maximum (a plateau at its first tick)."""
+    lv = [live_at(bufs, k) for k in range(end_tick + 1)]
+    out = []
+    for k in range(end_tick):
+        if lv[k] > (lv[k - 1] if k else 0):
+            nxt = k + 1
+            while nxt < end_tick and lv[nxt] == lv[k]:
+                nxt += 1
+            if lv[nxt] < lv[k]:
+                out.append((k, lv[k]))
+    return out
+
+
+def groups_at(bufs, tick, key):
+    g = {}
+    for b in bufs:
+        if b[2] <= tick < b[3]:
+            k = key(b) or "(none)"
+            bytes_, n = g.get(k, (0, 0))
+            g[k] = (bytes_ + b[1], n + 1)
+    return g
+
+
+def regex_key(rx):
+    def key(b):
+        for text in frame_texts(b[5]):
+            m = re.search(rx, text)
+            if m:
+                return m.group(1) if m.re.groups and m.group(1) is not None else m.group(0)
+        return None
+    return key
+
+
+# ---- --group-by ----
+path = os.path.join(D, "groups.pickle")
+snap = load("groups.pickle")
+bufs, end_tick = lifetimes(snap)
+maxima = local_maxima(bufs, end_tick)
+ok(len(maxima) == 3, "the fixture: three peaks %s" % maxima)
+keys = {
+    "compile_context": lambda b: b[4] and b[4].get("compile_context"),
+    "user_metadata": lambda b: b[4] and b[4].get("user_metadata"),
+    r"model\.py:[0-9]+:([a-z_]+)": regex_key(r"model\.py:[0-9]+:([a-z_]+)"),
+    r"/home/u/[a-z]+\.py": regex_key(r"/home/u/[a-z]+\.py"),
+}
+for by, key in keys.items():
+    rc, out, err = run("stats", path, "--json", "--peaks", "0", "--group-by", by)
+    j = json.loads(out) if rc == 0 else {}
+    got_peaks = sorted((p["tick"], p["live"]) for p in j.get("peaks", []))
+    ok(got_peaks == sorted(maxima), "--group-by %s: the peaks %s (got %s)" % (by, maxima, got_peaks))
+    for p in j.get("peaks", []):
+        want = groups_at(bufs, p["tick"], key)
+        got = {g["group"]: (g["bytes"], g["buffers"]) for g in p.get("groups", [])}
+        ok(got == want, "--group-by %s at tick %d: %s (got %s)" % (by, p["tick"], want, got))
+        order = [g["bytes"] for g in p.get("groups", [])]
+        ok(order == sorted(order, reverse=True), "--group-by %s at tick %d: most bytes first" % (by, p["tick"]))
+    ok(j.get("group_by") == by, "--json names the grouping %s" % by)
+
+rc, out, err = run("stats", path, "--group-by", "compile_context")
+top = max(maxima, key=lambda m: m[1])
+want = groups_at(bufs, top[0], keys["compile_context"])
+lines = [l for l in out.splitlines() if l.startswith("    ") and "%" in l and "buffer" in l and "[" not in l]
+ok(all(any(name in l for l in lines) for name in want), "text: every group at the peaks is named: %s" % sorted(want))
+ok("by group:" in out, "text: the groups follow each peak's blame")
+
+rc, out, err = run("stats", path, "--group-by", "(")
+ok(rc == 2 and "not compile_context, user_metadata or a regular expression" in err,
+   "--group-by with a bad expression exits 2 naming it (%d: %s)" % (rc, err.strip()))
+
+
+# ---- --find ADDR[@TICK] ----
+def find(addr, tick=None):
+    arg = "0x%x" % addr + ("" if tick is None else "@%d" % tick)
+    rc, out, err = run("stats", path, "--json", "--find", arg)
+    j = json.loads(out) if out else {}
+    return rc, [(b["addr"], b["bytes"], b["start"], b["end"]) for b in j.get("buffers", [])]
+
+
+A = 0x7FC100000000
+MiB = 1 << 20
+probes = [(A + 4 * MiB + 100, 3), (A + 4 * MiB + 100, 6), (A + 4 * MiB + 100, None), (A + 5 * MiB + 1, 6),
+          (A + 512, 0), (A + 512, None), (A + 8 * MiB, None), (A + 11 * MiB, 9), (A + 20 * MiB, None)]
+for addr, tick in probes:
+    want = [tuple(b[:4]) for b in sorted(bufs, key=lambda b: b[2])
+            if b[0] <= addr < b[0] + b[1] and (tick is None or b[2] <= tick < b[3])]
+    rc, got = find(addr, tick)
+    ok(got == want and rc == (0 if want else 1),
+       "--find 0x%x%s: %d buffer(s) %s, exit %d (got %s, exit %d)"
+       % (addr, "" if tick is None else "@%d" % tick, len(want), want, 0 if want else 1, got, rc))
+ok(any(len(w) > 1 for w in [[b for b in bufs if b[0] <= A + 4 * MiB + 100 < b[0] + b[1]]]),
+   "the fixture: one address held by two buffers in turn")
+rc, out, err = run("stats", path, "--find", "0x%x@6" % (A + 4 * MiB + 100))
+ok(rc == 0 and "held by" in out and "model.py:30:decoder_bwd" in out, "text: the buffer and its call site")
+for bad in ("zz", "0x10@", "@5", "0x10@x"):
+    rc, out, err = run("stats", path, "--find", bad)
+    ok(rc == 2 and "--find" in err and not out, "--find %s exits 2 naming the option" % bad)
+
+# ---- --find-frame ----
+for text in ("model.py:20", "decoder", "data.py", "nowhere.py"):
+    want = sorted((b[0], b[2]) for b in bufs if any(text in f for f in frame_texts(b[5])))
+    rc, out, err = run("stats", path, "--json", "--find-frame", text)
+    j = json.loads(out) if out else {}
+    got = sorted((b["addr"], b["start"]) for b in j.get("buffers", []))
+    ok(got == want and j.get("bytes") == sum(b[1] for b in bufs if (b[0], b[2]) in want) and rc == (0 if want else 1),
+       "--find-frame %s: %s (got %s, exit %d)" % (text, want, got, rc))
+
+# ---- an annotated block is found with its annotation ----
+asnap = load("annotate.pickle")
+ann = [e for e in asnap["device_traces"][0] if e["action"] == "annotate"][0]
+rc, out, err = run("stats", os.path.join(D, "annotate.pickle"), "--json", "--find", "0x%x" % (ann["addr"] + 1))
+j = json.loads(out) if out else {}
+got = [b.get("annotations") for b in j.get("buffers", []) if b["addr"] == ann["addr"]]
+ok(got == [[ann["user_metadata"]]], "--find: the annotated block carries its annotation %r (got %s)" % (ann["user_metadata"], got))
+
+sys.exit(done())
