@@ -1,10 +1,13 @@
-/* timeline-marks.c — what the layout panel marks in red over the
- * buffers: the issues (conflicts, races) and the OOM with its refused
- * request. */
+/* timeline-marks.c — what the layout panel marks over the buffers: the
+ * issues (conflicts, races) and the OOM with its refused request in red,
+ * the trace's stages as bands. */
 #include "render/timeline-private.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 
+#include "sim/analysis/stages.h"
 #include "sim/base/units.h"
 
 /* The rectangle of buffer @b's bytes [off, off + bytes) of its segment
@@ -213,4 +216,41 @@ _ml_draw_oom (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st)
   cairo_fill (cr);
   _ml_text_at (cr, st, text, top.x + 2, top.y + 1, AL_LEFT, VA_TOP, 0.95, true, red, 1.0, 0);
   cairo_restore (cr);
+}
+
+/* The trace's stages (external_annotations START / END, sim/analysis/
+ * stages.h) as bands over their ticks: a light tint, its edges, and the
+ * name at the band's foot (two rows, so that neighbours do not meet).
+ * Clipped to the plot by the caller. */
+void
+_ml_draw_stages (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st)
+{
+  MlStage *stages;
+  size_t n;
+  MlError err = { 0 };
+  if (ml_stages_find (s->bufs->trace, &stages, &n, &err) < 0)
+    return;   /* out of memory: a picture without its bands */
+  MlRgb fg = ml_style_fg (st);
+  for (size_t k = 0; k < n; k++)
+    {
+      double x0 = ml_view_time_to_x (v, (double) stages[k].start), x1 = ml_view_time_to_x (v, (double) stages[k].end);
+      if (x1 < v->px || x0 > v->px + v->pw)
+        continue;
+      x0 = _ml_clamp (x0, v->px, v->px + v->pw);
+      x1 = _ml_clamp (x1, v->px, v->px + v->pw);
+      _ml_set_rgb (cr, fg, k % 2 ? 0.05 : 0.08);
+      cairo_rectangle (cr, x0, v->py, fmax (x1 - x0, 1), v->ph);
+      cairo_fill (cr);
+      _ml_dashed_vline (cr, x0, v->py, v->py + v->ph, fg, 0.35, 1.0);
+      _ml_dashed_vline (cr, x1, v->py, v->py + v->ph, fg, 0.35, 1.0);
+      char name[96];
+      snprintf (name, sizeof name, "%.*s", (int) (stages[k].len < 95 ? stages[k].len : 95), stages[k].name);
+      double tw, th;
+      _ml_text_size (cr, st, name, 0.85, false, &tw, &th);
+      if (x1 - x0 < 24)
+        continue;
+      double y = v->py + 3 + (double) (k % 2) * (th + 2);
+      _ml_text_at (cr, st, name, x0 + 3, y, AL_LEFT, VA_TOP, 0.85, false, fg, 0.8, x1 - x0 - 6);
+    }
+  free (stages);
 }

@@ -59,6 +59,7 @@ void _ml_bytes_axis (cairo_t *cr, const MlStyle *st, double x, double y_top, dou
  * OOM (its line, label and refused request), the segments' outlines. */
 void _ml_draw_issues           (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st);
 void _ml_draw_oom              (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st);
+void _ml_draw_stages           (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st);
 void _ml_draw_segment_outlines (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st);
 
 #endif

@@ -115,6 +115,7 @@ draw_active_layout (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyl
   cairo_paint (cr);
   _ml_time_grid (cr, v, s, st, v->py, v->py + v->ph);
   ml_active_draw (cr, v, s, st);
+  _ml_draw_stages (cr, v, s, st);
   if (st->show_peaks && s->metrics.lower_bound_tick < s->end_tick)
     {
       double x = ml_view_time_to_x (v, (double) s->metrics.lower_bound_tick);
@@ -337,11 +338,12 @@ label_rects (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st, 
     }
 }
 
-/* What is drawn over the buffers: the lower-bound tick, the issues, the
+/* What is drawn over the buffers: the stages' bands, the lower-bound tick, the issues, the
  * OOM, the segments' outlines. */
 static void
 draw_marks (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st)
 {
+  _ml_draw_stages (cr, v, s, st);
   if (st->show_peaks && s->metrics.lower_bound)
     {
       double x = ml_view_time_to_x (v, (double) s->metrics.lower_bound_tick);

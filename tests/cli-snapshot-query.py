@@ -194,4 +194,72 @@ j = json.loads(out) if out else {}
 got = [b.get("annotations") for b in j.get("buffers", []) if b["addr"] == ann["addr"]]
 ok(got == [[ann["user_metadata"]]], "--find: the annotated block carries its annotation %r (got %s)" % (ann["user_metadata"], got))
 
+
+# ---- --range STAGE[#K]: an external_annotations stage as the window ----
+def merged_ticks(snap):
+    """The file's ticks as a whole load numbers them: tick 0 the state,
+    then the entries and the annotations by time (an annotation before
+    an entry of the same time)."""
+    trace = snap["device_traces"][0]
+    anns = sorted(a["time_us"] for a in snap["external_annotations"] if a.get("device", 0) == 0)
+    ticks, tick, k = [], 0, 0
+    for e in trace:
+        while k < len(anns) and anns[k] <= e["time_us"]:
+            k, tick = k + 1, tick + 1
+        tick += 1
+        ticks.append(tick)
+    return ticks
+
+
+def stage_times(snap, name, nth):
+    marks = sorted((a["time_us"], a["stage"]) for a in snap["external_annotations"] if a["name"] == name)
+    starts = [i for i, m in enumerate(marks) if m[1] == "START"]
+    i = starts[nth - 1]
+    depth = 0
+    for t, what in marks[i + 1:]:
+        if what == "START":
+            depth += 1
+        elif depth == 0:
+            return marks[i][0], t
+        else:
+            depth -= 1
+    return marks[i][0], None
+
+
+spath = os.path.join(D, "stages.pickle")
+ssnap = load("stages.pickle")
+trace = ssnap["device_traces"][0]
+ticks = merged_ticks(ssnap)
+# live bytes after each tick of the whole load, from the entries
+live, curve = {}, {0: 0}
+for e, tk in zip(trace, ticks):
+    if e["action"] == "alloc":
+        live[e["addr"]] = rnd(e["size"])
+    elif e["action"] == "free_completed":
+        live.pop(e["addr"], None)
+    curve[tk] = sum(live.values())
+for spec, name, nth in (("forward", "forward", 1), ("forward#2", "forward", 2), ("backward#1", "backward", 1),
+                        ("backward#2", "backward", 2)):
+    t0, t1 = stage_times(ssnap, name, nth)
+    inside = [i for i, e in enumerate(trace) if t0 <= e["time_us"] and (t1 is None or e["time_us"] <= t1)]
+    rc, out, err = run("stats", spath, "--json", "--range", spec)
+    j = json.loads(out) if rc == 0 else {}
+    w = j.get("window", {})
+    want_state = ticks[inside[0] - 1] if inside[0] else 0
+    ok(w.get("state_tick") == want_state and w.get("last_tick") == ticks[inside[-1]],
+       "--range %s: entries %d..%d, the window ticks %d..%d (got %s)" % (spec, inside[0], inside[-1], want_state,
+                                                                         ticks[inside[-1]], w))
+    want_peak = max(v for tk, v in curve.items() if want_state <= tk <= ticks[inside[-1]])
+    ok(j.get("lower_bound") == want_peak, "--range %s: the most bytes live in the stage, %d (got %s)"
+       % (spec, want_peak, j.get("lower_bound")))
+rc, out, err = run("stats", spath, "--range", "nope")
+ok(rc == 2 and "nope" in err and "forward" in err and not out, "--range of an unknown stage: exit 2, the stages listed")
+rc, out, err = run("stats", spath, "--range", "forward#3")
+ok(rc == 2 and "starts 2 times" in err and not out, "--range forward#3: exit 2, the stage starts twice")
+samples = os.path.join(src, "samples")
+jl = [os.path.join(samples, f) for f in sorted(os.listdir(samples)) if f.endswith(".jsonl")] if os.path.isdir(samples) else []
+if jl:
+    rc, out, err = run("stats", jl[0], "--range", "forward")
+    ok(rc == 2 and "external_annotations" in err and not out, "--range STAGE of a JSONL trace: exit 2 (%s)" % err.strip())
+
 sys.exit(done())

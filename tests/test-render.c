@@ -6,6 +6,7 @@
 #include <math.h>
 #include <cairo.h>
 
+#include "sim/analysis/stages.h"
 #include "render/axis.h"
 #include "render/scene.h"
 #include "render/timeline.h"
@@ -230,6 +231,66 @@ static uint32_t
 rgb_of (MlRgb c)
 {
   return (uint32_t) lround (c.r * 255) << 16 | (uint32_t) lround (c.g * 255) << 8 | (uint32_t) lround (c.b * 255);
+}
+
+/* Stages (marks "NAME start" .. "NAME end", a snapshot's external
+ * annotations) are bands over their ticks: the background inside one is
+ * tinted, outside it is not; ml_stages_find pairs them, nested ones too. */
+static const char staged[] =
+  "{\"format\":\"memlens-trace\",\"version\":1,\"alignment\":1}\n"
+  "{\"kind\":\"mark\",\"name\":\"fwd start\"}\n"
+  "{\"kind\":\"alloc\",\"id\":1,\"size\":10,\"name\":\"a\"}\n"
+  "{\"kind\":\"mark\",\"name\":\"fwd start\"}\n"
+  "{\"kind\":\"mark\",\"name\":\"fwd end\"}\n"
+  "{\"kind\":\"mark\",\"name\":\"fwd end\"}\n"
+  "{\"kind\":\"alloc\",\"id\":2,\"size\":10,\"name\":\"b\"}\n"
+  "{\"kind\":\"free\",\"id\":1}\n"
+  "{\"kind\":\"mark\",\"name\":\"bwd start\"}\n"
+  "{\"kind\":\"free\",\"id\":2}\n";
+
+static void
+test_stages (void)
+{
+  MlTrace *t = load_text (staged, ".jsonl");
+  MlStage *sg = NULL;
+  size_t n = 0;
+  int rc = ml_stages_find (t, &sg, &n, NULL);
+  ok (rc == 0 && n == 3, "three stages (%zu)", n);
+  if (n == 3)
+    {
+      ok (sg[0].len == 3 && sg[0].start == t->events[0].tick && sg[0].end == t->events[4].tick,
+          "the outer fwd: its start to the second end (ticks %" PRIu64 "..%" PRIu64 ")", sg[0].start, sg[0].end);
+      ok (sg[1].start == t->events[2].tick && sg[1].end == t->events[3].tick, "the inner fwd: the first end");
+      ok (sg[2].end == ml_trace_end_tick (t), "bwd, never ended, runs to the end");
+    }
+  free (sg);
+  MlBuffers *b = NULL;
+  ml_buffers_build (t, 1, &b, NULL);
+  static const uint64_t off[] = { 0, 10 };
+  MlPlan *p = arena (b, off);
+  MlScene *s = NULL;
+  ml_scene_new (b, p, NULL, &s, NULL);
+  MlView v;
+  ml_scene_view_init_plot (s, ML_PLOT_ACTIVE, &v, 0, 0, 1000, 200);
+  MlStyle st;
+  ml_style_init (&st);
+  st.plot = ML_PLOT_ACTIVE;
+  st.show_labels = false;
+  cairo_surface_t *surf = cairo_image_surface_create (CAIRO_FORMAT_RGB24, 1000, 200);
+  cairo_t *cr = cairo_create (surf);
+  ml_timeline_draw_layout (cr, &v, s, &st);
+  cairo_destroy (cr);
+  uint32_t bg = rgb_of (ml_style_bg (&st));
+  /* above the stack (a alone: 10 of 20 bytes), under the labels' rows */
+  int in = (int) ml_view_time_to_x (&v, ((double) t->events[0].tick + (double) t->events[2].tick) / 2);
+  int out = (int) ml_view_time_to_x (&v, ((double) t->events[4].tick + (double) t->events[5].tick) / 2);
+  ok (pixel (surf, in, 60) != bg, "inside the fwd stage the background is tinted (#%06x)", pixel (surf, in, 60));
+  ok (pixel (surf, out, 60) == bg, "between the stages it is not (#%06x)", pixel (surf, out, 60));
+  cairo_surface_destroy (surf);
+  ml_scene_free (s);
+  ml_plan_free (p);
+  ml_buffers_free (b);
+  ml_trace_free (t);
 }
 
 /* The stacked view of "three": b lives longest (3 ticks) so it is at the
@@ -860,6 +921,7 @@ main (int argc, char **argv)
   test_oom_request ();
   test_paged_segments ();
   test_active_points ();
+  test_stages ();
   test_curve_labels ();
   test_real_time ();
   test_view ();

@@ -360,6 +360,35 @@ def groups():
                             "external_annotations": []})
 
 
+# ---- external_annotations stages (record_function ranges recorded with
+# the memory history: {name, stage START / END, time_us, device}): two
+# iterations of forward and backward, each a stage; the annotations fall
+# between entries (entries every 10 us, annotations 5 us after one).
+# --range forward#2 is the second forward. ----
+def stages():
+    A = 0x7FC200000000
+    t = Trace()
+    anns = []
+
+    def stage(name, what):
+        anns.append({"device": 0, "name": name, "stage": what, "time_us": t.t + 5})
+    t.add("segment_alloc", A, 20 * MiB, 0)
+    for k in range(2):
+        stage("forward", "START")
+        t.add("alloc", A, (2 + k) * MiB, 0, fr=frames(("/home/u/model.py", 10, "forward")))
+        t.add("alloc", A + 4 * MiB, 3 * MiB, 0, fr=frames(("/home/u/model.py", 11, "forward")))
+        stage("forward", "END")
+        stage("backward", "START")
+        t.free(A + 4 * MiB, 3 * MiB, 0)
+        t.add("alloc", A + 8 * MiB, (5 - k) * MiB, 0, fr=frames(("/home/u/model.py", 20, "backward")))
+        t.free(A, (2 + k) * MiB, 0)
+        t.free(A + 8 * MiB, (5 - k) * MiB, 0)
+        stage("backward", "END")
+    segs = [segment(A, [block(20 * MiB)], 0)]
+    write("stages.pickle", {"segments": segs, "device_traces": [t.e], "allocator_settings": settings(),
+                            "external_annotations": anns})
+
+
 # ---- annotate (torch.cuda.memory._annotate_memory(data_ptr, metadata),
 # PyTorch PR 190575): a trace entry at the live block's base address,
 # with the metadata, some time after the alloc. ----
@@ -473,6 +502,7 @@ def main():
     skip_actions()
     compile_context()
     groups()
+    stages()
     annotate()
     fx_frames()
     call_sites()

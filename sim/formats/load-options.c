@@ -57,12 +57,32 @@ range_end (const char *text, size_t len, const char *whole, bool *is_time, uint6
                        whole, buf, *end ? "an unknown" : "no", end);
 }
 
+/* "NAME" or "NAME#K": a stage of the external annotations. */
+static int
+stage_parse (const char *text, MlRange *out, MlError *err)
+{
+  MlRange r = { .set = true, .from = 0, .to = UINT64_MAX, .stage = text, .stage_len = strlen (text), .stage_nth = 1 };
+  const char *hash = strrchr (text, '#');
+  if (hash && hash[1] && strspn (hash + 1, "0123456789") == strlen (hash + 1))
+    {
+      if (ml_parse_u64 (hash + 1, strlen (hash + 1), &r.stage_nth) < 0 || r.stage_nth == 0)
+        return ml_error_set (err, ML_EUSAGE, "--range %s: occurrence \"%s\" is not a number from 1", text, hash + 1);
+      r.stage_len = (size_t) (hash - text);
+    }
+  if (r.stage_len == 0)
+    return ml_error_set (err, ML_EUSAGE, "--range %s: no stage name before '#'", text);
+  *out = r;
+  return 0;
+}
+
 int
 ml_range_parse (const char *text, MlRange *out, MlError *err)
 {
+  if (*text && !strchr ("0123456789.:", *text))
+    return stage_parse (text, out, err);
   const char *colon = strchr (text, ':');
   if (!colon || strchr (colon + 1, ':'))
-    return ml_error_set (err, ML_EUSAGE, "--range %s: write T0:T1 (ticks, or times like 1.5s:3s; either end may be left out)",
+    return ml_error_set (err, ML_EUSAGE, "--range %s: write T0:T1 (ticks, or times like 1.5s:3s; either end may be left out), or a stage's name",
                          text);
   MlRange r = { .set = true, .from = 0, .to = UINT64_MAX };
   bool t0 = false, t1 = false;

@@ -19,10 +19,20 @@ typedef struct {
   bool     times;   /* from / to are nanoseconds; else ticks */
   uint64_t from;    /* 0 = from the start */
   uint64_t to;      /* UINT64_MAX = to the end */
+  /* --range NAME[#K]: a PyTorch snapshot's external_annotations stage
+   * NAME (its K-th START to the END that closes it; K = 1 by default).
+   * The reader finds it and sets from / to as times since the epoch
+   * (epoch), the file's own time_us in nanoseconds. */
+  const char *stage;   /* borrowed; NULL: none */
+  size_t   stage_len;  /* of the name, without "#K" */
+  uint64_t stage_nth;  /* K */
+  bool     epoch;
 } MlRange;
 
-/* Parses "T0:T1", ":T1", "T0:" (both ends ticks or both times); 0 or
- * ML_EUSAGE with the value named. */
+/* Parses "T0:T1", ":T1", "T0:" (both ends ticks or both times), else a
+ * stage name: text that does not start with a digit, '.' or ':' (a
+ * malformed T0:T1 is an error); 0 or ML_EUSAGE with the value named.
+ * @out borrows @text for a stage. */
 int ml_range_parse (const char *text, MlRange *out, MlError *err);
 
 typedef struct {

@@ -109,6 +109,9 @@ format_names (void)
 static int
 load_with (const MlTraceFormat *f, const char *path, const MlLoadOptions *opts, MlTrace **out, MlError *err)
 {
+  if (opts->range.stage && f != &fmt_snapshot)
+    return ml_error_set (err, ML_EUSAGE, "%s: --range %s: not T0:T1; a stage's name selects a stage of a PyTorch "
+                         "snapshot's external_annotations, not of a %s input", path, opts->range.stage, f->name);
   if (opts->range.set && f != &fmt_snapshot && f != &fmt_kineto)
     return ml_error_set (err, ML_EUSAGE, "%s: --range reads a window of PyTorch snapshots and Kineto traces only, not of a %s "
                          "input", path, f->name);

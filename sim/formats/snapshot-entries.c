@@ -147,7 +147,7 @@ place_in_window (MlSnapCtx *c, MlSnapDevTrace *d, uint64_t index, const MlSnapEn
     }
   uint64_t at = index + 1;
   if (c->range.times)
-    at = d->last_us >= 0 ? (uint64_t) (d->last_us - d->origin_us) * 1000 : 0;
+    at = d->last_us < 0 ? 0 : c->range.epoch ? (uint64_t) d->last_us * 1000 : (uint64_t) (d->last_us - d->origin_us) * 1000;
   if (d->where == W_BEFORE && at >= c->range.from)
     d->where = W_IN, d->first = index;
   if (d->where == W_IN && at > c->range.to)

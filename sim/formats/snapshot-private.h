@@ -311,6 +311,9 @@ int  _ml_snap_read_segments (MlSnapCtx *c, const MlPkValue *segments);
 int  _ml_snap_check_overlaps (MlSnapCtx *c, const MlPkValue *segments);
 /* The device's external annotations, by time (MlSnapCtx.anns). */
 int  _ml_snap_read_annotations (MlSnapCtx *c, const MlPkValue *annotations);
+/* --range NAME[#K] (snapshot-stage.c): a pass over the file for the
+ * stage's times; sets c->range to them (times since the epoch). */
+int  _ml_snap_resolve_stage (MlSnapCtx *c, const unsigned char *data, size_t len, bool mapped, const MlLoadOptions *opts);
 
 /* The actions the recording skipped (MlTrace.skipped_actions), with a note. */
 int  _ml_snap_read_history (MlSnapCtx *c, const MlSnapDevTrace *dt, const MlPkValue *settings, const MlPkValue *root);

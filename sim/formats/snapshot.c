@@ -154,6 +154,10 @@ check_window (MlSnapCtx *c, const MlSnapDevTrace *dt)
   int rc;
   if (dt && dt->has_bad && (rc = _ml_snap_walk_entry (c, dt->bad_index, &dt->bad)) < 0)
     return rc;
+  if (c->range.stage && dt && !dt->n && dt->n_all)
+    return ml_error_set (c->err, ML_EUSAGE, "%s: --range %s: the stage (time_us %" PRIu64 " .. %s) holds no trace entry of "
+                         "device %" PRId64, c->path, c->range.stage, c->range.from / 1000,
+                         c->range.to == UINT64_MAX ? "the end" : "its END", c->dev);
   if (c->range.set && dt && !dt->n && dt->n_all)
     {
       char from[32], to[32];
@@ -258,6 +262,8 @@ load_bytes (const unsigned char *data, size_t len, bool mapped, const char *name
       rc = _ml_snap_stream (&c, 0, &s0);   /* stream 0 keeps index 0 */
       MlPkStream st = { .key = "device_traces", .item = _ml_snap_on_entry, .user = &c, .progress = opts->progress,
                         .drop_input = mapped };
+      if (rc == 0 && c.range.stage)
+        rc = _ml_snap_resolve_stage (&c, data, len, mapped, opts);
       if (rc == 0)
         {
           rc = ml_pk_parse_stream (data, len, &st, &doc, err);
