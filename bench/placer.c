@@ -12,11 +12,14 @@
  * offset, and take the first gap that holds the buffer. Prints CPU seconds
  * of each, their ratio, the peak, and whether every offset agrees (the
  * reference is an independent check of the placer on large inputs; it is
- * quadratic, so instances over 200,000 buffers are not compared), and the
- * bucket entries and tree summaries the placer read per placement.
+ * quadratic, so instances over 200,000 buffers are not compared), the
+ * bucket entries and tree summaries the placer read per placement, and
+ * the heap greedy-size holds per buffer once all are placed (its order,
+ * the offsets, the placer's index; glibc's mallinfo2).
  * Prints a Markdown table for docs/performance.md.
  */
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,10 +81,19 @@ reference (const MlBuffers *bufs, const uint32_t *order, uint64_t *off)
   return 0;
 }
 
+/* Bytes the heap has handed out (glibc: arena and mmapped chunks). */
+static uint64_t
+heap_bytes (void)
+{
+  struct mallinfo2 mi = mallinfo2 ();
+  return (uint64_t) mi.uordblks + (uint64_t) mi.hblkhd;
+}
+
 static void
 row (const char *inst, const MlBuffers *b)
 {
   size_t n = b->n;
+  uint64_t h0 = heap_bytes ();
   uint32_t *order = malloc ((n ? n : 1) * sizeof *order);
   uint64_t *a = malloc ((n ? n : 1) * sizeof *a), *r = malloc ((n ? n : 1) * sizeof *r);
   MlPlacer *p = NULL;
@@ -100,11 +112,14 @@ row (const char *inst, const MlBuffers *b)
     }
   double c1 = gen_cpu_now ();
   double per = n ? (double) _ml_placer_work (p) / (double) n : 0;
+  /* what greedy-size holds once every buffer is placed: the order, the
+   * offsets (those of the plan), the placer's index */
+  double bytes = n ? (double) (heap_bytes () - h0 - n * sizeof *r) / (double) n : 0;
   if (n > 200000)
     {
       /* the reference is quadratic: hours at a million buffers */
-      printf ("| %s | %zu | %" PRIu32 " | %.3f | %.0f | – | – | %" PRIu64 " | not compared |\n", inst, n,
-              _ml_placer_bucket_leaves (p), c1 - c0, per, peak);
+      printf ("| %s | %zu | %" PRIu32 " | %.3f | %.0f | %.0f | – | – | %" PRIu64 " | not compared |\n", inst, n,
+              _ml_placer_bucket_leaves (p), c1 - c0, per, bytes, peak);
       fflush (stdout);
       goto out;
     }
@@ -117,8 +132,8 @@ row (const char *inst, const MlBuffers *b)
   size_t differ = 0;
   for (size_t i = 0; i < n; i++)
     differ += a[i] != r[i];
-  printf ("| %s | %zu | %" PRIu32 " | %.3f | %.0f | %.3f | %.1f | %" PRIu64 " | %s |\n", inst, n, _ml_placer_bucket_leaves (p),
-          c1 - c0, per, c2 - c1, c1 > c0 ? (c2 - c1) / (c1 - c0) : 0.0, peak, differ ? "NO" : "yes");
+  printf ("| %s | %zu | %" PRIu32 " | %.3f | %.0f | %.0f | %.3f | %.1f | %" PRIu64 " | %s |\n", inst, n, _ml_placer_bucket_leaves (p),
+          c1 - c0, per, bytes, c2 - c1, c1 > c0 ? (c2 - c1) / (c1 - c0) : 0.0, peak, differ ? "NO" : "yes");
   if (differ)
     fprintf (stderr, "%s: %zu offsets differ from the reference\n", inst, differ);
   fflush (stdout);
@@ -133,8 +148,8 @@ int
 main (int argc, char **argv)
 {
   uint64_t synthetic = 0, live = 1000;
-  printf ("| instance | buffers | bucket leaves | placer cpu s | read per placement | reference cpu s | reference / placer | peak | same offsets |\n");
-  printf ("|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
+  printf ("| instance | buffers | bucket leaves | placer cpu s | read per placement | bytes per buffer | reference cpu s | reference / placer | peak | same offsets |\n");
+  printf ("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
   for (int i = 1; i < argc; i++)
     {
       if (strcmp (argv[i], "--synthetic") == 0 && i + 1 < argc)
