@@ -41,6 +41,7 @@ typedef struct {
   Fdp      f;
   Buf      o;
   bool     must_fail, exact;
+  bool     align_said;   /* the top-level "alignment" was written as itself */
   size_t   n_segs;
   MlSegment segs[MAX_SEGS];
   size_t   placed_n;
@@ -241,6 +242,11 @@ gen_buffer (P *g, size_t i)
     ok = false;
   if (said && good)
     have_off = true, off = v;
+  if (said && fdp_rare (&g->f, 43))
+    {
+      buf_str (&g->o, ",\"offset\":0");   /* the key twice: refused */
+      g->must_fail = true;
+    }
   buf_byte (&g->o, '}');
   long b = have_id ? resolve (id, has_index, index) : -1;
   if (!ok || !have_id || !have_off || b < 0 || seg >= g->n_segs || off > LIMIT || g->placed[b])
@@ -298,6 +304,7 @@ gen_plan (P *g)
   }
   comma (g, &first);
   said = key (g, "alignment");
+  g->align_said = said;
   if (!gen_u64 (g, 256, &v) && said)
     g->must_fail = true;
   comma (g, &first);
@@ -367,10 +374,13 @@ gen_plan (P *g)
     g->must_fail = true;
   if (fdp_rare (&g->f, 31))
     {
-      /* a key twice: JSON leaves it to the reader; not the oracle's to say */
+      /* a key twice: Python's json keeps the last, a reader taking the
+       * first would disagree; every JSON reader refuses it */
       buf_str (&g->o, ",\"alignment\":");
       json_hostile (&g->f, &g->o);
       g->exact = false;
+      if (g->align_said)
+        g->must_fail = true;
     }
   buf_byte (&g->o, '}');
   if (fdp_rare (&g->f, 61))

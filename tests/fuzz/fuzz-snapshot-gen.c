@@ -460,6 +460,25 @@ gen_not_dict (G *g)
   g->no_ref = false;
 }
 
+/* A value of the wrong kind for a container role, never a memo
+ * reference: None, an int, a string, or the other container (a dict where
+ * a list belongs, a list where a dict does). The reader refuses each with
+ * the path to the field (issue 26 item 5); they were read as nothing. */
+static void
+gen_wrong (G *g, bool want_dict)
+{
+  switch (fdp_pick (&g->f, 4))
+    {
+    case 0: op (g, 'N'); break;
+    case 1: put_int (g, (int64_t) fdp_pick (&g->f, 100)); break;
+    case 2: put_str (g, "list", 4); break;
+    default:
+      op (g, want_dict ? ']' : '}');
+      memoize (g, want_dict ? MK_LIST : MK_DICT);
+      break;
+    }
+}
+
 /* Any value at all, a little nested. */
 static void
 gen_any (G *g)
@@ -626,8 +645,9 @@ gen_device (G *g, int n_dev, bool *exact)
 }
 
 static void
-gen_block (G *g, uint64_t at, uint64_t size, bool with_addr, bool *bad)
+gen_block (G *g, uint64_t at, uint64_t size, bool with_addr, bool *bad, uint64_t *addr_out, uint64_t *size_out)
 {
+  *addr_out = *size_out = UINT64_MAX;   /* what the reader reads, when it reads them */
   if (fdp_rare (&g->f, 59))
     {
       gen_not_dict (g);
@@ -649,6 +669,8 @@ gen_block (G *g, uint64_t at, uint64_t size, bool with_addr, bool *bad)
       bool k = key (g, KY_ADDRESS);
       if (!gen_uint (g, at, MAX_FIELD, &v) && k)
         *bad = true;
+      else if (k)
+        *addr_out = v;
       item_done (g, &it);
     }
   if (!fdp_rare (&g->f, 47))
@@ -657,6 +679,8 @@ gen_block (G *g, uint64_t at, uint64_t size, bool with_addr, bool *bad)
       bool k = key (g, KY_SIZE);
       if (!gen_uint (g, size, MAX_FIELD, &v) && k)
         *bad = true;
+      else if (k)
+        *size_out = v;
       have_size = k;
       item_done (g, &it);
     }
@@ -666,7 +690,11 @@ gen_block (G *g, uint64_t at, uint64_t size, bool with_addr, bool *bad)
     {
       item_next (g, &it);
       bool k = key (g, KY_REQUESTED_SIZE);
-      if (!gen_uint (g, size - fdp_pick (&g->f, 200), MAX_FIELD, &v) && k)
+      /* rarely more than the block holds (2^40 in 512 bytes): refused (item 8) */
+      bool over = fdp_rare (&g->f, 19);
+      if (!gen_uint (g, over ? size + 1 + fdp_pick (&g->f, 1 << 20) : size - fdp_pick (&g->f, 200), MAX_FIELD, &v) && k)
+        req_bad = true;
+      else if (k && *size_out != UINT64_MAX && v > *size_out)
         req_bad = true;
       item_done (g, &it);
     }
@@ -836,6 +864,12 @@ gen_segment (G *g, unsigned k, int n_dev)
       bool said = key (g, KY_BLOCKS);
       if (fdp_rare (&g->f, 23))
         gen_any (g);
+      else if (fdp_rare (&g->f, 23))
+        {
+          gen_wrong (g, false);   /* "segments[K]["blocks"] is a dict, not a list" (any device) */
+          if (said)
+            g->must_fail = true;
+        }
       else
         {
           op (g, ']');
@@ -843,17 +877,28 @@ gen_segment (G *g, unsigned k, int n_dev)
           Items ib;
           items_begin (g, &ib, false);
           bool with_addr = !(fdp_u8 (&g->f) & 3) ? false : true;
-          uint64_t at = addr;
+          uint64_t at = addr, tile = addr;   /* tile: where the reader puts a block without "address" */
           unsigned nb = fdp_pick (&g->f, 6);
-          if (fdp_rare (&g->f, 29))
-            nb = 1000 + fdp_pick (&g->f, 200);   /* past one APPENDS batch */
+          bool many = fdp_rare (&g->f, 29);
+          if (many)
+            nb = 1000 + fdp_pick (&g->f, 200);   /* past one APPENDS batch (512 bytes each: inside 2 MiB) */
           for (unsigned b = 0; b < nb; b++)
             {
-              uint64_t size = ((uint64_t) 1 + fdp_pick (&g->f, 8)) * 512;
+              uint64_t size = many ? 512 : ((uint64_t) 1 + fdp_pick (&g->f, 8)) * 512, ba, bs;
+              /* rarely a block past its segment's end (item 8) */
+              uint64_t put = with_addr && fdp_rare (&g->f, 37) ? addr + total + 512 * fdp_pick (&g->f, 8) : at;
               item_next (g, &ib);
-              gen_block (g, at, size, with_addr, &blocks_bad);
+              gen_block (g, put, size, with_addr, &blocks_bad, &ba, &bs);
               item_done (g, &ib);
               at += size;
+              if (bs == UINT64_MAX)
+                continue;   /* no size the reader takes: bad already */
+              if (ba == UINT64_MAX)
+                ba = tile;
+              /* the reader refuses a block that is not inside its segment */
+              if (ba < addr || bs > total || ba - addr > total - bs)
+                blocks_bad = true;
+              tile = ba + bs;
             }
           items_end (g, &ib);
           if (!said)
@@ -1045,6 +1090,14 @@ gen_traces (G *g, int n_dev)
             g->exact = false;
           continue;
         }
+      if (fdp_rare (&g->f, 61))
+        {
+          gen_wrong (g, false);   /* "device_traces[D] is None, not a list" (any device) */
+          item_done (g, &it);
+          g->must_fail = true;
+          g->exact = false;
+          continue;
+        }
       op (g, ']');
       memoize (g, MK_LIST);
       Items ie;
@@ -1082,9 +1135,10 @@ gen_annotations (G *g, int n_dev)
       item_next (g, &it);
       if (fdp_rare (&g->f, 41))
         {
-          gen_any (g);
+          gen_wrong (g, true);   /* "external_annotations[K] is None, not a dict" */
           item_done (g, &it);
-          continue;   /* not a dict: no name, skipped */
+          g->must_fail = true;
+          continue;
         }
       op (g, '}');
       memoize (g, MK_DICT);
@@ -1287,6 +1341,13 @@ gen_snapshot (G *g)
             {
               gen_any (g);   /* the value of another type */
               g->exact = false;
+            }
+          else if (fdp_rare (&g->f, 47))
+            {
+              /* "\"device_traces\" is a dict, not a list": refused (item 5) */
+              gen_wrong (g, k == KY_ALLOCATOR_SETTINGS);
+              g->exact = false;
+              g->must_fail = true;
             }
           else if (k == KY_SEGMENTS)
             {
