@@ -1,7 +1,7 @@
 /* bench-snapshot: how fast and in how much memory PyTorch snapshots open.
  *
  *   bench-snapshot [--repeat R] [--python-max BYTES] FILE...
- *   bench-snapshot --generate SIZE --out FILE [--keep] [--python-max BYTES]
+ *   bench-snapshot --generate SIZE --out FILE [--shape S] [--keep] [--python-max BYTES]
  *
  * For each file, in one run, each phase in its own child process (so its
  * peak RSS is its own; best of R runs for the time):
@@ -28,7 +28,17 @@
  * `segments` first and referenced by their alloc entry); every traceback
  * is its own list of 20-60 frame dicts drawn from 400 call paths over a
  * pool of 2000 shared frames. The file is deleted afterwards unless
- * --keep.
+ * --keep. --shape chooses what dominates the file:
+ *   standard  the above (about 190 bytes per entry)
+ *   frames    frames: every traceback 60-100 frames deep, a tenth of them
+ *             frames not seen before (their dicts and strings written
+ *             out, memoised, referenced by later tracebacks), so the
+ *             distinct frames grow with the file
+ *   small     many small entries: recorded without stacks (each entry's
+ *             frames a new empty list, no compile_context or
+ *             user_metadata), about 50 bytes per entry
+ *   devices   eight devices: the iterations dealt out to eight device
+ *             traces (device 0 read, the others counted)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -201,10 +211,58 @@ rnd (Rng *r)
   return r->s;
 }
 
+enum { SH_STANDARD, SH_FRAMES, SH_SMALL, SH_DEVICES, SH__COUNT };
+static const char *const shape_names[SH__COUNT] = { "standard", "frames", "small", "devices" };
+static int shape;
+
 static uint32_t frame_memo[POOL];
 static bool frame_have[POOL];
 static uint16_t path_len[PATHS];
-static uint16_t path_frame[PATHS][60];
+static uint16_t path_frame[PATHS][100];
+/* SH_FRAMES: frames seen once and kept for later tracebacks */
+static uint32_t *fresh_memo;
+static size_t n_fresh, cap_fresh;
+static Rng fresh_rng = { 0x2545f4914f6cdd1dull };
+
+/* a frame dict: its memo index */
+static uint32_t
+frame_dict (W *w, const char *file, const char *func, int line)
+{
+  w1 (w, '}');
+  uint32_t m = memoize (w);
+  w1 (w, '(');
+  str_put (w, S_NAME);
+  str_new (w, func);
+  str_put (w, S_FILENAME);
+  str_new (w, file);
+  str_put (w, S_LINE);
+  int_put (w, line);
+  w1 (w, 'u');
+  return m;
+}
+
+/* SH_FRAMES: a tenth of the frames new (written out), the rest drawn
+ * from the frames seen so far */
+static void
+fresh_frame_put (W *w)
+{
+  if (n_fresh && rnd (&fresh_rng) % 10)
+    {
+      get (w, fresh_memo[rnd (&fresh_rng) % n_fresh]);
+      return;
+    }
+  char file[128], func[96];
+  snprintf (file, sizeof file, "/home/user/project/src/package_%zu/module_%zu.py", n_fresh % 997, n_fresh);
+  snprintf (func, sizeof func, "function_%zu_forward", n_fresh);
+  if (n_fresh == cap_fresh)
+    {
+      cap_fresh = cap_fresh ? cap_fresh * 2 : 4096;
+      if (!(fresh_memo = realloc (fresh_memo, cap_fresh * sizeof *fresh_memo)))
+        exit (1);
+    }
+  fresh_memo[n_fresh] = frame_dict (w, file, func, (int) (n_fresh % 2000));
+  n_fresh++;
+}
 
 static void
 frame_put (W *w, int f)
@@ -220,17 +278,8 @@ frame_put (W *w, int f)
   else
     snprintf (file, sizeof file, "/usr/lib/python3/dist-packages/torch/nn/modules/m%d.py", f % 90);
   snprintf (func, sizeof func, "forward_%d", f);
-  w1 (w, '}');
-  frame_memo[f] = memoize (w);
+  frame_memo[f] = frame_dict (w, file, func, 10 + f % 900);
   frame_have[f] = true;
-  w1 (w, '(');
-  str_put (w, S_NAME);
-  str_new (w, func);
-  str_put (w, S_FILENAME);
-  str_new (w, file);
-  str_put (w, S_LINE);
-  int_put (w, 10 + f % 900);
-  w1 (w, 'u');
 }
 
 /* a new frames list (a traceback): its memo index */
@@ -239,9 +288,14 @@ frames_new (W *w, int path)
 {
   w1 (w, ']');
   uint32_t m = memoize (w);
+  if (shape == SH_SMALL)
+    return m;   /* no stacks recorded: an empty list */
   w1 (w, '(');
   for (int k = 0; k < path_len[path]; k++)
-    frame_put (w, path_frame[path][k]);
+    if (shape == SH_FRAMES)
+      fresh_frame_put (w);
+    else
+      frame_put (w, path_frame[path][k]);
   w1 (w, 'e');
   return m;
 }
@@ -272,12 +326,15 @@ entry_put (W *w, int action, uint64_t addr, uint64_t size, uint64_t time_us, boo
   int_put (w, 0);
   str_put (w, S_TIME);
   int_put (w, (int64_t) time_us);
-  str_put (w, S_CC);
-  str_put (w, S_NA);
-  str_put (w, S_UM);
-  str_put (w, S_EMPTY);
+  if (shape != SH_SMALL)
+    {
+      str_put (w, S_CC);
+      str_put (w, S_NA);
+      str_put (w, S_UM);
+      str_put (w, S_EMPTY);
+    }
   str_put (w, S_FRAMES);
-  if (new_frames)
+  if (new_frames || shape == SH_SMALL)
     *out_memo = frames_new (w, path);
   else
     get (w, frames_memo);
@@ -297,12 +354,13 @@ generate (const char *path, uint64_t target)
   Rng r = { 0x9e3779b97f4a7c15ull };
   for (int p = 0; p < PATHS; p++)
     {
-      path_len[p] = (uint16_t) (20 + rnd (&r) % 41);
+      path_len[p] = (uint16_t) (shape == SH_FRAMES ? 60 + rnd (&r) % 41 : 20 + rnd (&r) % 41);
       for (int k = 0; k < path_len[p]; k++)
         path_frame[p][k] = (uint16_t) (rnd (&r) % POOL);
     }
-  /* about 190 bytes per entry: the number of iterations for the target */
-  uint64_t iters = target / (190ull * 3 * PERITER) + 1;
+  /* bytes per entry by shape: the number of iterations for the target */
+  static const uint64_t per_entry[SH__COUNT] = { 190, 940, 50, 190 };
+  uint64_t iters = target / (per_entry[shape] * 3 * PERITER) + 1;
   uint64_t long_addr = BASE, act_base = BASE + (1ull << 34);
   w1 (&w, 0x80);
   w1 (&w, 4);
@@ -364,6 +422,7 @@ generate (const char *path, uint64_t target)
   str_new (&w, "device_traces");
   w1 (&w, ']');
   memoize (&w);
+  int n_dev = shape == SH_DEVICES ? 8 : 1;
   w1 (&w, ']');
   memoize (&w);
   w1 (&w, '(');
@@ -389,6 +448,16 @@ generate (const char *path, uint64_t target)
     }
   for (uint64_t it = 0; it < iters; it++)
     {
+      if (n_dev > 1 && it && it % (iters / n_dev + 1) == 0)
+        {
+          /* the next device's trace */
+          w1 (&w, 'e');
+          w1 (&w, 'a');
+          w1 (&w, ']');
+          memoize (&w);
+          w1 (&w, '(');
+          batch = 0;
+        }
       uint64_t off = 0, addr[PERITER];
       for (int k = 0; k < PERITER; k++)
         {
@@ -682,10 +751,21 @@ main (int argc, char **argv)
         python_max = parse_size (argv[++i]);
       else if (strcmp (argv[i], "--keep") == 0)
         keep = true;
+      else if (strcmp (argv[i], "--shape") == 0 && i + 1 < argc)
+        {
+          for (shape = 0; shape < SH__COUNT && strcmp (argv[i + 1], shape_names[shape]) != 0; shape++)
+            ;
+          if (shape == SH__COUNT)
+            {
+              fprintf (stderr, "bench-snapshot: --shape %s: standard, frames, small or devices\n", argv[i + 1]);
+              return 2;
+            }
+          i++;
+        }
       else if (argv[i][0] == '-')
         {
           fprintf (stderr, "usage: bench-snapshot [--repeat R] [--python-max BYTES] FILE...\n"
-                           "       bench-snapshot --generate SIZE --out FILE [--keep]\n");
+                           "       bench-snapshot --generate SIZE --out FILE [--shape standard|frames|small|devices] [--keep]\n");
           return 2;
         }
       else if (n_files < 256)

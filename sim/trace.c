@@ -106,6 +106,15 @@ ml_trace_set_origin (MlTrace *t, uint64_t origin)
   if (t->n_events == 0)
     return 0;
   size_t i = t->n_events - 1;
+  if (!t->event_origin)
+    {
+      /* the first: as many as the events have room for, zero pages that
+       * a reader reserving its events up front never touches beyond use */
+      size_t cap = t->cap_events > i ? t->cap_events : i + 1;
+      if (!(t->event_origin = calloc (cap, sizeof *t->event_origin)))
+        return ML_ENOMEM;
+      t->cap_origins = cap;
+    }
   if (i >= t->cap_origins)
     {
       size_t cap = t->cap_origins;

@@ -416,6 +416,69 @@ test_stream (void)
   ml_pk_free (d);
 }
 
+/* ---- what the memo keeps of a streamed item: the tags alone ---- */
+
+typedef struct {
+  size_t   n;
+  uint32_t p_tag[3], f_tag[3];
+  size_t   p_len[3];
+} Retired;
+
+static int
+on_retire_item (void *user, size_t list, size_t index, MlPkValue *item)
+{
+  Retired *r = user;
+  (void) list;
+  MlPkValue *p = ml_pk_get (item, "p"), *f = ml_pk_get (item, "f");
+  if (index < 3 && p && f)
+    {
+      if (!p->tag)
+        {
+          p->tag = 77;   /* the consumer has its text (interned) */
+          ml_pk_retire (p);
+        }
+      if (!f->tag)
+        f->tag = 42;
+      r->p_tag[index] = p->tag, r->p_len[index] = p->len, r->f_tag[index] = f->tag;
+    }
+  r->n++;
+  return 0;
+}
+
+static void
+test_stream_retired (void)
+{
+  /* {"t": [[{"p": S, "f": [1]}, {"p": S, "f": F}]]}, each item in its
+   * own APPENDS batch: the second refers to the first's string S and list
+   * F through the memo, after the first's scratch is gone */
+  static const char two[] = "\x80\x04}(\x8c\x01t](]\x94("
+                            "}\x8c\x01p\x8c\x14/a/b/c/long_file.py!\x94s\x8c\x01" "f]\x94K\x01" "ase("
+                            "}\x8c\x01ph\x01s\x8c\x01" "fh\x02s"
+                            "eeu.";
+  Retired r = { 0 };
+  MlPkStream st = { .key = "t", .item = on_retire_item, .user = &r };
+  MlPkDoc *d = NULL;
+  MlError err = { 0 };
+  int rc = ml_pk_parse_stream ((const unsigned char *) two, sizeof two - 1, &st, &d, &err);
+  ok (rc == 0 && r.n == 2, "retired: parses, 2 items (%s)", err.msg);
+  ok (r.p_tag[0] == 77 && r.p_len[0] == 20, "retired: the first item's string has its text");
+  ok (r.p_tag[1] == 77 && r.p_len[1] == 0, "retired: a later reference gives its tag, without the text (len %zu)", r.p_len[1]);
+  ok (r.f_tag[1] == 42, "retired: a tagged list referenced later keeps its tag");
+  ml_pk_free (d);
+  /* items added later to a list read already: refused, not added to a
+   * value the consumer took as read (and others may share) */
+  static const char late[] = "\x80\x04}(\x8c\x01t](]\x94("
+                             "}\x8c\x01p\x8c\x14/a/b/c/long_file.py!\x94s\x8c\x01" "f]\x94K\x01" "ase("
+                             "}\x8c\x01ph\x01s\x8c\x01" "fh\x02K\x05" "as"
+                             "eeu.";
+  memset (&r, 0, sizeof r);
+  d = NULL;
+  rc = ml_pk_parse_stream ((const unsigned char *) late, sizeof late - 1, &st, &d, &err);
+  ok (rc == ML_EINPUT && strstr (err.msg, "items added to a container read already"), "retired: an APPEND to it is refused: %s",
+      err.msg);
+  ml_pk_free (d);
+}
+
 int
 main (void)
 {
@@ -424,5 +487,6 @@ main (void)
   test_errors ();
   test_mutations ();
   test_stream ();
+  test_stream_retired ();
   return tap_done ();
 }

@@ -426,7 +426,7 @@ op_binget (MlPkVm *vm)
         }
       uint64_t idx = w == 1 ? *p : _ml_pk_rd_le (p, 4);
       MlPkValue *mv;
-      if (idx < n_memo && (mv = memo[idx]) != &_ml_pk_streamed && sp < cap)
+      if (idx < n_memo && (mv = memo[idx]) != &_ml_pk_streamed && !_ml_pk_enc_p (mv) && sp < cap)
         stack[sp++] = mv;
       else
         {

@@ -47,7 +47,20 @@ enum {
   F_STREAMED  = 8,     /* a streamed list: .i its index, .len the items handed so far */
   F_HANDED    = 16,    /* handed to the item callback */
   F_COLLAPSED = 32,    /* kept without its items: the consumer had tagged it */
+  F_RETIRE    = 64,    /* a string the consumer read for good (ml_pk_retire) */
 };
+
+/* A memo slot may hold, instead of a pointer, what a value the consumer
+ * has read for good was: its tag and kind, in a word with the low bit
+ * set (values are 16-aligned). A reference to it makes a value of that
+ * kind and tag, without items or text, where the machine builds values:
+ * a value per distinct object the memo kept would be 64 bytes each, and
+ * a snapshot's frames are millions of memo objects. */
+static inline bool
+_ml_pk_enc_p (const MlPkValue *v)
+{
+  return ((uintptr_t) v & 1) != 0;
+}
 
 /* ---- the machine ---- */
 
@@ -84,6 +97,13 @@ typedef struct {
    * addresses many times, and each is one shared value instead of a
    * 64-byte one per occurrence (nothing writes to an int once built) */
   MlPkValue  *ints[INT_CACHE];
+  /* containers kept without their items (F_COLLAPSED), one per kind and
+   * tag: the consumer tells them by the tag alone, so every memo object
+   * it tagged alike (the frames lists of one stack, the empty lists of
+   * entries recorded without stacks) is one 64-byte value, not one each */
+  MlU64Map    collapsed;           /* kind << 32 | tag -> index in collapsed_vals */
+  MlPkValue **collapsed_vals;
+  size_t      n_collapsed, cap_collapsed;
 } MlPkVm;
 
 /* Values built while a streamed list is on the stack with something

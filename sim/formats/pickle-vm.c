@@ -40,10 +40,39 @@ fwd_set (MlPkValue *v, MlPkValue *copy)
   v->flags |= F_FWD;
 }
 
+/* The document's value for the container (or retired string) @v the
+ * consumer has tagged: one per kind and tag, kept without items or text;
+ * NULL when out of memory. */
+static MlPkValue *
+collapsed (MlPkVm *vm, const MlPkValue *v)
+{
+  uint64_t key = (uint64_t) v->kind << 32 | v->tag;
+  uint32_t at;
+  if (ml_u64map_get (&vm->collapsed, key, &at))
+    return vm->collapsed_vals[at];
+  MlPkValue *c = _ml_pk_arena (&vm->doc->arena, sizeof *c);
+  if (!c || vm->n_collapsed >= UINT32_MAX - 1)
+    return NULL;
+  *c = (MlPkValue) { .kind = v->kind, .depth = v->depth, .flags = F_COLLAPSED, .tag = v->tag, .s = (char *) "" };
+  if (vm->n_collapsed == vm->cap_collapsed)
+    {
+      size_t cap = vm->cap_collapsed ? vm->cap_collapsed * 2 : 64;
+      MlPkValue **p = realloc (vm->collapsed_vals, cap * sizeof *p);
+      if (!p)
+        return NULL;
+      vm->collapsed_vals = p;
+      vm->cap_collapsed = cap;
+    }
+  if (ml_u64map_put (&vm->collapsed, key, (uint32_t) vm->n_collapsed) < 0)
+    return NULL;
+  vm->collapsed_vals[vm->n_collapsed++] = c;
+  return c;
+}
+
 /* @v in the document: itself when it is there, else a copy of it (made
  * once: the copy is remembered) with its items promoted in turn. A
  * container the consumer has tagged is kept without its items: it has
- * read them, and knows it by its tag. */
+ * read them, and knows it by its tag; one such value per kind and tag. */
 static MlPkValue *
 promote_at (MlPkVm *vm, MlPkValue *v, unsigned depth)
 {
@@ -57,6 +86,15 @@ promote_at (MlPkVm *vm, MlPkValue *v, unsigned depth)
       return NULL;
     }
   MlPkDoc *doc = vm->doc;
+  bool container = v->kind == ML_PK_LIST || v->kind == ML_PK_TUPLE || v->kind == ML_PK_DICT;
+  if ((container || (v->flags & F_RETIRE)) && v->tag)
+    {
+      MlPkValue *c = collapsed (vm, v);
+      if (!c)
+        goto oom;
+      fwd_set (v, c);
+      return c;
+    }
   MlPkValue *c = _ml_pk_arena (&doc->arena, sizeof *c);
   if (!c)
     goto oom;
@@ -72,15 +110,9 @@ promote_at (MlPkVm *vm, MlPkValue *v, unsigned depth)
   else
     {
       c->s = NULL;
-      bool container = v->kind == ML_PK_LIST || v->kind == ML_PK_TUPLE || v->kind == ML_PK_DICT;
       c->items = NULL;
       c->cap = 0;
-      if (container && v->tag)
-        {
-          c->n = 0;
-          c->flags |= F_COLLAPSED;
-        }
-      else if (container && v->n)
+      if (container && v->n)
         {
           /* the copy is made before its items so that a cycle ends */
           fwd_set (v, c);
@@ -267,17 +299,50 @@ memo_slot (MlPkVm *vm, uint64_t idx)
   return NULL;
 }
 
+/* A value for the memo word @w (_ml_pk_enc_p): its kind and tag, no
+ * items, no text; in the scratch inside a streamed list (gone with it),
+ * else the document's one for that kind and tag. */
+static MlPkValue *
+decode (MlPkVm *vm, const MlPkValue *w)
+{
+  uint64_t bits = (uint64_t) (uintptr_t) w;
+  MlPkValue k = { .kind = (MlPkKind) ((bits >> 1) & 127), .tag = (uint32_t) (bits >> 8), .flags = F_RETIRE };
+  if (!_ml_pk_in_stream (vm))
+    return collapsed (vm, &k);
+  MlPkValue *v = _ml_pk_new_value (vm, k.kind);
+  if (v)
+    {
+      v->tag = k.tag;
+      v->flags |= F_COLLAPSED;
+      v->s = (char *) "";
+    }
+  return v;
+}
+
+void
+ml_pk_retire (MlPkValue *v)
+{
+  if (v && (v->kind == ML_PK_STR || v->kind == ML_PK_BYTES) && (v->flags & F_SCRATCH) && !(v->flags & F_FWD))
+    v->flags |= F_RETIRE;
+}
+
 int
 _ml_pk_memo_get (MlPkVm *vm, uint64_t idx)
 {
-  if (idx < vm->n_memo && vm->memo[idx] != &_ml_pk_streamed)
-    return _ml_pk_push (vm, vm->memo[idx]);
+  MlPkValue *m = idx < vm->n_memo ? vm->memo[idx] : NULL;
+  if (m && m != &_ml_pk_streamed && !_ml_pk_enc_p (m))
+    return _ml_pk_push (vm, m);
   MlPkValue **v = memo_slot (vm, idx);
   if (!v)
     return ml_error_set (vm->err, ML_EINPUT, "byte %zu: memo reference %" PRIu64 " was never stored", vm->op_at, idx);
   if (*v == &_ml_pk_streamed)
     return ml_error_set (vm->err, ML_EINPUT, "byte %zu: memo reference %" PRIu64 " is an item of a streamed list, "
                          "which is not kept", vm->op_at, idx);
+  if (_ml_pk_enc_p (*v))
+    {
+      MlPkValue *d = decode (vm, *v);
+      return d ? _ml_pk_push (vm, d) : ml_error_set (vm->err, ML_ENOMEM, "out of memory");
+    }
   return _ml_pk_push (vm, *v);
 }
 
@@ -290,10 +355,14 @@ scratch_reset (MlPkVm *vm)
   for (size_t k = 0; k < vm->n_mlog; k++)
     {
       MlPkValue **slot = memo_slot (vm, vm->mlog[k]);
-      if (!slot || !((*slot)->flags & F_SCRATCH))
+      if (!slot || _ml_pk_enc_p (*slot) || !((*slot)->flags & F_SCRATCH))
         continue;
-      if ((*slot)->flags & F_HANDED)
+      MlPkValue *v = *slot;
+      bool container = v->kind == ML_PK_LIST || v->kind == ML_PK_TUPLE || v->kind == ML_PK_DICT;
+      if (v->flags & F_HANDED)
         *slot = &_ml_pk_streamed;
+      else if (v->tag && (container || (v->flags & F_RETIRE)) && !(v->flags & F_FWD) && v->kind < 128)
+        *slot = (MlPkValue *) (uintptr_t) ((uint64_t) v->tag << 8 | (uint64_t) v->kind << 1 | 1);   /* read for good: its tag */
       else if (!(*slot = _ml_pk_promote (vm, *slot)))
         return vm->err ? vm->err->code : ML_ENOMEM;
     }
@@ -417,6 +486,8 @@ _ml_pk_add_items (MlPkVm *vm, size_t from, bool dict)
                          ml_pk_kind_name (c->kind));
   if (dict && (vm->sp - from) % 2)
     return _ml_pk_fail (vm, "odd number of dict items");
+  if (c->flags & F_COLLAPSED)
+    return _ml_pk_fail (vm, "items added to a container read already (a memo reference to it)");
   if (c->flags & F_STREAMED)
     {
       for (size_t k = from; k < vm->sp; k++)

@@ -111,6 +111,7 @@ ml_pk_parse_stream (const unsigned char *data, size_t len, const MlPkStream *str
   if (stream && (!stream->key || !stream->item))
     vm.stream = NULL;
   ml_u64map_init (&vm.sparse);
+  ml_u64map_init (&vm.collapsed);
   /* a value takes up to ~30 times its opcode's bytes */
   size_t chunk = 16 << 10;
   while (chunk < CHUNK_BYTES && chunk < len * 8)
@@ -124,6 +125,8 @@ ml_pk_parse_stream (const unsigned char *data, size_t len, const MlPkStream *str
   free (vm.mlog);
   arena_free (&vm.scratch);
   ml_u64map_clear (&vm.sparse);
+  ml_u64map_clear (&vm.collapsed);
+  free (vm.collapsed_vals);
   if (rc < 0)
     {
       ml_pk_free (doc);

@@ -109,6 +109,12 @@ MlPkValue *ml_pk_root (const MlPkDoc *doc);
 /* True when @op is an opcode the reader runs (a pickle's first byte is
  * one: anything else is no pickle). */
 bool ml_pk_is_opcode (unsigned char op);
+/* For a streaming consumer: it has read the string @v for good and set
+ * its tag (an interned id). If the memo holds it, the memo keeps only its
+ * kind and tag: a later reference to it gives a value with that tag and
+ * no text (s = "", len = 0). A container the consumer tags is kept so
+ * without this call (it has read its items). */
+void ml_pk_retire (MlPkValue *v);
 
 /* Dict lookup by string key (a linear scan comparing lengths, then
  * bytes); of equal keys the last one, as Python keeps it; NULL when absent

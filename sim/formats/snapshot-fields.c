@@ -41,14 +41,40 @@ _ml_snap_intern (MlSnapCtx *c, const char *s, uint32_t *out)
   return 0;
 }
 
+/* True when @v's text could be a key some reader looks up by its bytes
+ * (short, letters and '_'): such a string keeps its text in the memo. */
+static bool
+key_like (const MlPkValue *v)
+{
+  if (v->len < 16)
+    return true;
+  for (size_t k = 0; k < v->len; k++)
+    if (!((v->s[k] >= 'a' && v->s[k] <= 'z') || v->s[k] == '_'))
+      return false;
+  return true;
+}
+
 /* The string of a value, interned (by its bytes: a pickle may hold the
- * same text as several objects). */
+ * same text as several objects). A frame's string is interned once per
+ * memo object: its tag (TAG_TEXT) keeps the index, and the memo keeps the
+ * tag alone (ml_pk_retire) unless the text looks like a key. */
 int
 _ml_snap_intern_val (MlSnapCtx *c, const MlPkValue *v, uint32_t *out)
 {
+  if (v && v->kind == ML_PK_STR && (v->tag & TAG_ROLE) == TAG_TEXT)
+    {
+      *out = v->tag & ~TAG_ROLE;
+      return 0;
+    }
   uint32_t i = v && v->kind == ML_PK_STR ? ml_strtab_intern (c->t->strings, v->s, v->len) : 0;
   if (i == UINT32_MAX)
     return _ml_snap_oom (c);
+  if (v && v->kind == ML_PK_STR && !v->tag && i <= TAG_MAX && !key_like (v))
+    {
+      MlPkValue *w = (MlPkValue *) v;
+      w->tag = TAG_TEXT | i;
+      ml_pk_retire (w);
+    }
   *out = i;
   return 0;
 }

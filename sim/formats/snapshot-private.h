@@ -131,6 +131,7 @@ typedef struct {
   const char *path;
   MlError    *err;
   MlTrace    *t;
+  MlPkDoc    *doc;        /* the pickle's document: until the start state is emitted */
   MlU64Map    freed;      /* frames list pointer -> stack, for stacks seen only at a free */
   MlU64Map    by_content; /* hash of (site, frames) -> stack index */
   MlSnapFrameInfo *finfo; /* one per distinct (file, func, line) */
@@ -179,7 +180,8 @@ typedef struct {
 
 /* Tags (MlPkValue.tag) this reader sets: the role in the top two bits so
  * a value met in another role is never mistaken, an index below. */
-#define TAG_FRAME (1u << 30)
+#define TAG_FRAME (1u << 30)   /* a frame dict; on a string (TAG_TEXT): its interned text */
+#define TAG_TEXT  TAG_FRAME
 #define TAG_STACK (2u << 30)
 #define TAG_KEY   (3u << 30)
 #define TAG_ROLE  (3u << 30)

@@ -3,9 +3,12 @@
 #include "sim/formats/snapshot-private.h"
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "sim/base/treap.h"
 
@@ -185,6 +188,23 @@ _ml_snap_note_lost_entries (MlSnapCtx *c)
   return 0;
 }
 
+/* Gives the pages of @base's first @done bytes back to the system: the
+ * replay reads each kept entry once, and the trace's events grow as the
+ * entries behind them are no longer needed. Only whole pages inside the
+ * array are given back (they belong to it alone); they read as zeros
+ * after, and nothing reads them. */
+static void
+release_behind (const void *base, size_t done)
+{
+  static size_t page;
+  if (!page)
+    page = (size_t) sysconf (_SC_PAGESIZE);
+  uintptr_t from = ((uintptr_t) base + page - 1) & ~(uintptr_t) (page - 1);
+  uintptr_t to = ((uintptr_t) base + done) & ~(uintptr_t) (page - 1);
+  if (to > from)
+    madvise ((void *) from, to - from, MADV_DONTNEED);
+}
+
 /* The kept entries forward, then the annotations after them; after a
  * window that ends before the trace does, the buffers live at its end
  * that the trace frees later end just after it. */
@@ -193,8 +213,12 @@ _ml_snap_replay (MlSnapCtx *c, const MlSnapDevTrace *dt)
 {
   int rc;
   for (size_t i = 0; dt && i < dt->n; i++)
-    if ((rc = _ml_snap_walk_entry (c, (size_t) (dt->first + i), &dt->e[i])) < 0)
-      return rc;
+    {
+      if ((rc = _ml_snap_walk_entry (c, (size_t) (dt->first + i), &dt->e[i])) < 0)
+        return rc;
+      if (i % 65536 == 65535)
+        release_behind (dt->e, (i + 1) * sizeof *dt->e);
+    }
   c->t->window_last = c->tick;
   if ((rc = _ml_snap_note_lost_entries (c)) < 0)
     return rc;

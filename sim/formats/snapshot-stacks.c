@@ -158,7 +158,10 @@ _ml_snap_stack_of (MlSnapCtx *c, MlPkValue *frames, uint32_t *out)
       return 0;
     }
   if (frames->n == 0)
-    return 0;
+    {
+      frames->tag = TAG_STACK;   /* stack 0: the memo keeps one empty list for all */
+      return 0;
+    }
   uint64_t ph = 0x51ed270b27a3f1d5ull;
   for (size_t k = 0; k < frames->n; k++)
     {

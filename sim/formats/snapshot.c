@@ -200,6 +200,32 @@ reserve_events (MlSnapCtx *c, const MlSnapDevTrace *dt)
   return 0;
 }
 
+/* The replay reads the kept entries and the live map only: what the
+ * steps before it needed goes before the trace's events are made (the
+ * pickle's document, the dump-time blocks, the caches of frames and
+ * stacks), so the peak is not their sum. */
+static void
+drop_document (MlSnapCtx *c)
+{
+  ml_pk_free (c->doc);
+  c->doc = NULL;
+  free (c->blks);
+  c->blks = NULL;
+  c->n_blks = c->cap_blks = 0;
+  ml_u64map_clear (&c->by_ptrs);
+  free (c->pents);
+  free (c->ptrs);
+  c->pents = NULL;
+  c->ptrs = NULL;
+  c->n_pents = c->cap_pents = c->n_ptrs = c->cap_ptrs = 0;
+  ml_u64map_clear (&c->finfo_by_content);
+  free (c->finfo);
+  c->finfo = NULL;
+  c->n_finfo = c->cap_finfo = 0;
+  ml_u64map_clear (&c->by_content);
+  ml_u64map_clear (&c->freed);
+}
+
 /* The steps, in order. */
 static int
 load (MlSnapCtx *c, const MlPkValue *root, const MlLoadOptions *opts)
@@ -223,6 +249,7 @@ load (MlSnapCtx *c, const MlPkValue *root, const MlLoadOptions *opts)
       || (rc = _ml_snap_note_history (c)) < 0
       || (rc = _ml_snap_emit_start_state (c)) < 0)
     return rc;
+  drop_document (c);
   if ((rc = _ml_snap_replay (c, dt)) < 0)
     return rc;
   return _ml_snap_check_allocs (c);
@@ -247,7 +274,6 @@ load_bytes (const unsigned char *data, size_t len, bool mapped, const char *name
   ml_u64map_init (&c.freed);
   ml_u64map_init (&c.live);
   ml_u64map_init (&c.streams);
-  MlPkDoc *doc = NULL;
   int rc = 0;
   c.t = ml_trace_new ();
   if (!c.t)
@@ -266,12 +292,12 @@ load_bytes (const unsigned char *data, size_t len, bool mapped, const char *name
         rc = _ml_snap_resolve_stage (&c, data, len, mapped, opts);
       if (rc == 0)
         {
-          rc = ml_pk_parse_stream (data, len, &st, &doc, err);
+          rc = ml_pk_parse_stream (data, len, &st, &c.doc, err);
           if (rc < 0 && !c.entry_failed)
             ml_error_prefix (err, "%s", name);
         }
       if (rc == 0)
-        rc = load (&c, ml_pk_root (doc), opts);
+        rc = load (&c, ml_pk_root (c.doc), opts);
     }
   ml_u64map_clear (&c.by_content);
   ml_u64map_clear (&c.by_ptrs);
@@ -290,7 +316,7 @@ load_bytes (const unsigned char *data, size_t len, bool mapped, const char *name
   for (size_t d = 0; d < c.n_dt; d++)
     dev_trace_free (&c.dt[d]);
   free (c.dt);
-  ml_pk_free (doc);
+  ml_pk_free (c.doc);
   if (rc < 0)
     {
       ml_trace_free (c.t);
