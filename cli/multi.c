@@ -2,7 +2,8 @@
  * handled in its own child process, at most --jobs N at a time; the
  * children's output is printed in the order of the files, then one
  * summary table (device, peak reserved, peak allocated, OOM, the call
- * site holding the most bytes at the allocated peak). */
+ * site holding the most bytes at the allocated peak) and the view across
+ * the ranks (cli/ranks.c). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,20 +13,12 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/ranks.h"
 #include "sim/base/jsonutil.h"
 
 bool cli_in_multi;
 
-typedef struct {
-  int      done;          /* the child got this far */
-  int      load_rc;       /* 0 when the file loaded */
-  uint32_t device;
-  uint64_t entries;       /* events */
-  uint64_t reserved_peak, allocated_peak, allocated_tick;
-  uint32_t ooms;
-  uint64_t site_bytes;
-  char     site[512];
-} Summary;
+typedef CliRankSummary Summary;
 
 static int
 cmp_u32_bytes (const void *a, const void *b)
@@ -36,7 +29,7 @@ cmp_u32_bytes (const void *a, const void *b)
 
 /* The summary of @path, loaded as the command would (same options). */
 static void
-summarise (const char *cmd, const char *path, MlCliOpts *o, Summary *s)
+summarise (const char *cmd, const char *path, MlCliOpts *o, Summary *s, FILE *sites)
 {
   MlTrace *t;
   MlBuffers *bufs;
@@ -54,8 +47,8 @@ summarise (const char *cmd, const char *path, MlCliOpts *o, Summary *s)
         reserved += ev->size;
       else if ((ev->kind == ML_EV_SEGMENT_FREE || ev->kind == ML_EV_SEGMENT_UNMAP) && reserved >= ev->size)
         reserved -= ev->size;
-      else if (ev->kind == ML_EV_OOM)
-        s->ooms++;
+      else if (ev->kind == ML_EV_OOM && !s->ooms++ && t->has_times)
+        s->oom_timed = true, s->first_oom_ns = ev->time_ns;
       if (reserved > s->reserved_peak)
         s->reserved_peak = reserved;
     }
@@ -84,6 +77,8 @@ summarise (const char *cmd, const char *path, MlCliOpts *o, Summary *s)
         sum += by[j][1];
       if (sum > s->site_bytes)
         s->site_bytes = sum, best_site = by[i][0];
+      if (sites && cli_rank_put_site (sites, by[i][0] ? ml_trace_str (t, (uint32_t) by[i][0]) : "(no call site)", sum) == 0)
+        s->n_sites++;
       i = j;
     }
   free (by);
@@ -97,6 +92,7 @@ typedef struct {
   pid_t   pid;
   int     pipe;      /* the summary */
   FILE   *out, *err; /* the command's output */
+  FILE   *sites;     /* the bytes per call site at the allocated peak */
   int     status;
   Summary s;
 } Job;
@@ -109,6 +105,18 @@ copy_out (FILE *from, FILE *to)
   rewind (from);
   while ((n = fread (buf, 1, sizeof buf, from)) > 0)
     fwrite (buf, 1, n, to);
+}
+
+static void
+print_ranks (const Job *job, size_t n, char **paths, bool json)
+{
+  CliRank *r = calloc (n ? n : 1, sizeof *r);
+  if (!r)
+    return;
+  for (size_t k = 0; k < n; k++)
+    r[k] = (CliRank) { .path = paths[k], .s = &job[k].s, .sites = job[k].sites };
+  cli_ranks_print (r, n, json);
+  free (r);
 }
 
 int
@@ -133,7 +141,8 @@ cli_multi (const char *cmd, int (*run) (int, char **), bool print_each, int argc
           int fds[2];
           j->out = tmpfile ();
           j->err = tmpfile ();
-          if (!j->out || !j->err || pipe (fds) < 0)
+          j->sites = tmpfile ();
+          if (!j->out || !j->err || !j->sites || pipe (fds) < 0)
             return errno == ENOMEM ? cli_fail (cmd, EXIT_BAD, "out of memory")
                                    : cli_fail (cmd, EXIT_BAD, "cannot make a temporary file: %s", strerror (errno));
           j->pid = fork ();
@@ -156,7 +165,8 @@ cli_multi (const char *cmd, int (*run) (int, char **), bool print_each, int argc
                   fflush (stdout);
                 }
               if (rc != EXIT_BAD)
-                summarise (cmd, argv[first + next], o, &s);
+                summarise (cmd, argv[first + next], o, &s, j->sites);
+              fflush (j->sites);
               fflush (stderr);
               if (write (fds[1], &s, sizeof s) != (ssize_t) sizeof s)
                 _exit (EXIT_BAD);
@@ -199,24 +209,34 @@ cli_multi (const char *cmd, int (*run) (int, char **), bool print_each, int argc
     }
   if (o->json)
     {
-      printf ("[");
+      printf ("{\"files\":[");
       for (size_t k = 0; k < n; k++)
         {
           const Summary *s = &job[k].s;
+          long rank = cli_rank_of_name (argv[first + k]);
           printf ("%s{\"file\":", k ? "," : "");
           ml_json_put_str (stdout, argv[first + k]);
+          if (rank >= 0)
+            printf (",\"rank\":%ld", rank);
+          else
+            printf (",\"rank\":null");
           if (!s->done)
             printf (",\"error\":true,\"exit\":%d}", job[k].status);
           else
             {
               printf (",\"device\":%u,\"events\":%" PRIu64 ",\"peak_reserved\":%" PRIu64 ",\"peak_allocated\":%" PRIu64
-                      ",\"peak_allocated_tick\":%" PRIu64 ",\"ooms\":%u,\"top_site\":",
+                      ",\"peak_allocated_tick\":%" PRIu64 ",\"ooms\":%u,",
                       s->device, s->entries, s->reserved_peak, s->allocated_peak, s->allocated_tick, s->ooms);
+              if (s->oom_timed)
+                printf ("\"first_oom_ns\":%" PRId64 ",", s->first_oom_ns);
+              printf ("\"top_site\":");
               ml_json_put_str (stdout, s->site);
               printf (",\"top_site_bytes\":%" PRIu64 ",\"exit\":%d}", s->site_bytes, job[k].status);
             }
         }
-      printf ("]\n");
+      printf ("],\"cross_rank\":");
+      print_ranks (job, n, argv + first, true);
+      printf ("}\n");
     }
   else
     {
@@ -236,7 +256,11 @@ cli_multi (const char *cmd, int (*run) (int, char **), bool print_each, int argc
           printf ("%-28s %6u %14s %14s %5s  %s (%s)\n", name, s->device, cli_size (s->reserved_peak),
                   cli_size (s->allocated_peak), s->ooms ? "yes" : "no", s->site, cli_size (s->site_bytes));
         }
+      if (n > 1)
+        print_ranks (job, n, argv + first, false);
     }
+  for (size_t k = 0; k < n; k++)
+    fclose (job[k].sites);
   free (job);
   free (av);
   return worst;

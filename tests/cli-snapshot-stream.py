@@ -90,7 +90,7 @@ for r in range(3):
 files = [r[0] for r in ranks]
 p = subprocess.run([memlens, "stats", "--jobs", "2", "--json"] + files, capture_output=True, text=True)
 ok(p.returncode == 0, "stats --jobs 2 of 3 ranks (%s)" % p.stderr.strip())
-rows = json.loads(p.stdout) if p.returncode == 0 else []
+rows = json.loads(p.stdout)["files"] if p.returncode == 0 else []
 ok([r.get("file") for r in rows] == files, "one summary per file, in the order given")
 for (path, snap, peak, sites), row in zip(ranks, rows):
     name = os.path.basename(path)
@@ -101,13 +101,13 @@ for (path, snap, peak, sites), row in zip(ranks, rows):
     ok(row["top_site"] in sites and 0 < row["top_site_bytes"] <= peak,
        "%s: the top call site is one of the trace's frames (%s)" % (name, row["top_site"]))
 p = subprocess.run([memlens, "stats", "--jobs", "3"] + files, capture_output=True, text=True)
-ok(p.returncode == 0 and p.stdout.count("\n") == 4 and "rank1.pickle" in p.stdout and " yes " in p.stdout,
-   "stats --jobs: a header and one line per file, rank1 with its OOM")
+ok(p.returncode == 0 and p.stdout.split("== across the ranks")[0].count("\n") == 4 and "rank1.pickle" in p.stdout
+   and " yes " in p.stdout, "stats --jobs: a header and one line per file, rank1 with its OOM, then the view across the ranks")
 p = subprocess.run([memlens, "compare", "--jobs", "2", "-s", "best-fit"] + files[:2], capture_output=True, text=True)
-ok(p.returncode == 1 and p.stdout.count("== ") == 3 and p.stdout.index("rank0") < p.stdout.index("rank1")
+ok(p.returncode == 1 and p.stdout.split("== across the ranks")[0].count("== ") == 3 and p.stdout.index("rank0") < p.stdout.index("rank1")
    and "== summary ==" in p.stdout, "compare --jobs: each file's comparison in order, then the summary (exit 1: rank1 records an OOM)")
 p = subprocess.run([memlens, "diagnose", "--jobs", "2"] + files[:2], capture_output=True, text=True)
-ok("== summary ==" in p.stdout and p.stdout.count("== ") == 3, "diagnose --jobs: each file's diagnosis, then the summary")
+ok("== summary ==" in p.stdout and p.stdout.split("== across the ranks")[0].count("== ") == 3, "diagnose --jobs: each file's diagnosis, then the summary")
 p = subprocess.run([memlens, "stats", "--jobs", "2", files[0], os.path.join(tmp, "missing.pickle")],
                    capture_output=True, text=True)
 ok(p.returncode == 2 and "missing.pickle" in p.stderr and "failed" in p.stdout,

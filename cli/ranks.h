@@ -1,0 +1,42 @@
+/* The cross-rank view of many traces (one per GPU rank): what each
+ * child of cli_multi sends back, and the view the parent prints. */
+#ifndef ML_CLI_RANKS_H
+#define ML_CLI_RANKS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct {
+  int      done;          /* the child got this far */
+  int      load_rc;       /* 0 when the file loaded */
+  uint32_t device;
+  uint64_t entries;       /* events */
+  uint64_t reserved_peak, allocated_peak, allocated_tick;
+  uint32_t ooms;
+  bool     oom_timed;     /* first_oom_ns is the first OOM's time */
+  int64_t  first_oom_ns;
+  uint64_t site_bytes;
+  char     site[512];
+  uint32_t n_sites;       /* (site, bytes) records in the job's sites file */
+} CliRankSummary;
+
+/* One file of the view: its name, summary and sites file (records of
+ * cli_rank_put_site, read from the start). */
+typedef struct {
+  const char           *path;
+  const CliRankSummary *s;
+  FILE                 *sites;
+} CliRank;
+
+/* The rank a file's name says: the digits after "rank" (any case, at
+ * most two characters between: rank3, rank_03, RANK-12); -1 when none. */
+long cli_rank_of_name (const char *path);
+/* A record of the sites file: a call site and the bytes it holds live at
+ * the rank's allocated peak. */
+int  cli_rank_put_site (FILE *fp, const char *site, uint64_t bytes);
+/* The cross-rank view of @n files: text, or the JSON object's
+ * "cross_rank" value. */
+void cli_ranks_print (const CliRank *r, size_t n, bool json);
+
+#endif

@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""The cross-rank view of stats|compare|diagnose FILE... --jobs N (issue 28
+item 3), checked against Python's own reading of the per-rank snapshot
+files it writes here (pickle): peak reserved and allocated per rank, the
+imbalance (max / mean, which rank), the ranks that recorded an OOM and
+when against the first, and the call site whose bytes at the allocated
+peak differ most between the heaviest rank and the median one.
+
+    cli-ranks.py MEMLENS"""
+import json
+import os
+import pickle
+import random
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from snaplib import ok, done, size  # noqa: E402
+
+memlens = sys.argv[1]
+tmp = tempfile.mkdtemp(prefix="memlens-ranks-")
+T0 = 1700000000000000
+LIB = [{"filename": "/usr/lib/python3/dist-packages/torch/nn/modules/m%d.py" % k, "line": 40 + k, "name": "forward"}
+       for k in range(4)]
+USER = [{"filename": "/home/u/train.py", "line": 100 + 10 * k, "name": "layer%d" % k} for k in range(6)]
+
+
+def make(rank, seed):
+    """A snapshot of one rank: segment A (live at dump) holds the blocks,
+    segment B is mapped and unmapped in the middle; allocations in
+    batches, each traceback library frames then one user frame; an OOM
+    on ranks 1 and 3 (rank 3's first)."""
+    rnd = random.Random(seed)
+    a_base, b_base = 0x7f0000000000, 0x7f8000000000
+    a_size, b_size = (1 << 30), (64 + 32 * rank) << 20
+    trace = [{"action": "segment_alloc", "addr": a_base, "size": a_size, "stream": 0, "time_us": T0, "frames": []}]
+    t, addr, live = T0, a_base, {}
+    scale = 3 if rank == 2 else 1
+    for batch in range(6):
+        for _ in range(rnd.randrange(10, 30)):
+            t += 1000
+            sz = rnd.randrange(1, 64) * 512 * scale * (1 + (rank == 2 and rnd.random() < 0.3) * 7)
+            u = USER[rnd.randrange(6)] if rank != 2 or rnd.random() < 0.5 else USER[5]
+            fr = [dict(LIB[rnd.randrange(4)]), dict(u)]
+            live[addr] = (sz, fr)
+            trace.append({"action": "alloc", "addr": addr, "size": sz, "stream": 0, "time_us": t, "frames": fr})
+            addr += 1 << 20
+        if batch == 2:
+            t += 1000
+            trace.append({"action": "segment_alloc", "addr": b_base, "size": b_size, "stream": 0, "time_us": t,
+                          "frames": []})
+        if batch == 4:
+            t += 1000
+            trace.append({"action": "segment_free", "addr": b_base, "size": b_size, "stream": 0, "time_us": t,
+                          "frames": []})
+        for a in rnd.sample(sorted(live), len(live) * 2 // 3):
+            sz, fr = live.pop(a)
+            t += 1000
+            for action in ("free_requested", "free_completed"):
+                trace.append({"action": action, "addr": a, "size": sz, "stream": 0, "time_us": t, "frames": fr})
+    if rank in (1, 3):
+        trace.append({"action": "oom", "addr": 0, "size": 1 << 34, "stream": 0, "device_free": 1 << 20,
+                      "time_us": T0 + (2500000 if rank == 1 else 1000000) + 500000, "frames": []})
+    seg = {"device": 0, "address": a_base, "total_size": a_size, "stream": 0, "segment_type": "large",
+           "is_expandable": False,
+           "blocks": [{"address": a, "size": sz, "requested_size": sz, "state": "active_allocated", "frames": fr}
+                      for a, (sz, fr) in sorted(live.items())]}
+    return {"segments": [seg], "device_traces": [trace]}
+
+
+def site(fr):
+    u = [f for f in fr if f["filename"].startswith("/home/")]
+    return "%s:%d:%s" % (u[0]["filename"], u[0]["line"], u[0]["name"])
+
+
+def figures(snap):
+    """Python's reading of one rank: peaks, first OOM (ns), bytes per site
+    at the first allocated peak (None when the peak is reached twice)."""
+    tr = snap["device_traces"][0]
+    dump_res = sum(s["total_size"] for s in snap["segments"])
+    dump_alloc = sum(b["size"] for s in snap["segments"] for b in s["blocks"] if b["state"] == "active_allocated")
+    res = dump_res - sum(e["size"] for e in tr if e["action"] == "segment_alloc") \
+        + sum(e["size"] for e in tr if e["action"] == "segment_free")
+    alloc = dump_alloc - sum(e["size"] for e in tr if e["action"] == "alloc") \
+        + sum(e["size"] for e in tr if e["action"] == "free_completed")
+    peak_res, peak_alloc, live, at_peak, times, oom = res, alloc, {}, {}, 0, None
+    for e in tr:
+        if e["action"] == "segment_alloc":
+            res += e["size"]
+        elif e["action"] == "segment_free":
+            res -= e["size"]
+        elif e["action"] == "alloc":
+            alloc += e["size"]
+            live[e["addr"]] = e
+        elif e["action"] == "free_completed":
+            alloc -= e["size"]
+            del live[e["addr"]]
+        elif e["action"] == "oom" and oom is None:
+            oom = e["time_us"] * 1000
+        peak_res = max(peak_res, res)
+        if alloc > peak_alloc:
+            peak_alloc, times = alloc, 1
+            at_peak = {}
+            for b in live.values():
+                at_peak[site(b["frames"])] = at_peak.get(site(b["frames"]), 0) + b["size"]
+        elif alloc == peak_alloc and e["action"] == "alloc":
+            times += 1
+    return {"res": peak_res, "alloc": peak_alloc, "oom": oom, "sites": at_peak if times == 1 else None}
+
+
+files, figs = [], []
+for r in range(5):
+    seed = 100 + r
+    while True:
+        snap = make(r, seed)
+        f = figures(snap)
+        if f["sites"] is not None:
+            break
+        seed += 1000
+    path = os.path.join(tmp, "trace_rank_%d.pickle" % r)
+    with open(path, "wb") as fp:
+        pickle.dump(snap, fp, protocol=4)
+    files.append(path)
+    figs.append(f)
+
+p = subprocess.run([memlens, "stats", "--jobs", "2", "--json"] + files, capture_output=True, text=True)
+ok(p.returncode == 0, "stats --jobs 2 --json of 5 ranks (%s)" % p.stderr.strip())
+doc = json.loads(p.stdout) if p.returncode == 0 else {"files": [], "cross_rank": {}}
+rows, cr = doc["files"], doc["cross_rank"]
+ok([r["rank"] for r in rows] == [0, 1, 2, 3, 4], "the rank from each file's name (trace_rank_N)")
+for r, (row, f) in enumerate(zip(rows, figs)):
+    ok(row["peak_reserved"] == f["res"] and row["peak_allocated"] == f["alloc"],
+       "rank %d: peak reserved %d, allocated %d = Python's %d, %d"
+       % (r, row["peak_reserved"], row["peak_allocated"], f["res"], f["alloc"]))
+n = len(figs)
+for key, name in (("res", "peak_reserved"), ("alloc", "peak_allocated")):
+    vals = [f[key] for f in figs]
+    top = vals.index(max(vals))
+    mean = sum(vals) / n
+    got = cr.get(name, {})
+    ok(got.get("max") == max(vals) and got.get("max_at", {}).get("rank") == top
+       and abs(got.get("imbalance", 0) - max(vals) / mean) < 1e-4 and abs(got.get("mean", 0) - mean) < 0.1,
+       "%s: max %d on rank %d, imbalance %.4f = Python's (%s)" % (name, max(vals), top, max(vals) / mean, got))
+oom = [(r, f["oom"]) for r, f in enumerate(figs) if f["oom"] is not None]
+first = min(t for _, t in oom)
+ok([(o["rank"], o["first_oom_ns"], o["after_first_oom_ns"]) for o in cr.get("oom", [])]
+   == [(r, t, t - first) for r, t in oom],
+   "OOM: ranks %s, each after the first by Python's offsets (%s)" % ([r for r, _ in oom], cr.get("oom")))
+order = sorted(range(n), key=lambda r: (figs[r]["alloc"], r))
+heavy, median = order[-1], order[(n - 1) // 2]
+hs, ms = figs[heavy]["sites"], figs[median]["sites"]
+gap = sorted(set(hs) | set(ms), key=lambda s: (-abs(hs.get(s, 0) - ms.get(s, 0)), s))[0]
+g = cr.get("site_gap", {})
+ok(g.get("heaviest", {}).get("rank") == heavy and g.get("median", {}).get("rank") == median,
+   "heaviest rank %d, median rank %d, as Python orders the peaks" % (heavy, median))
+ok(g.get("site") == gap and g.get("heaviest_bytes") == hs.get(gap, 0) and g.get("median_bytes") == ms.get(gap, 0),
+   "the call site that differs most: %s, %d against %d bytes (%s)" % (gap, hs.get(gap, 0), ms.get(gap, 0), g))
+
+p = subprocess.run([memlens, "stats", "--jobs", "3"] + files, capture_output=True, text=True)
+out = p.stdout
+top = max(range(n), key=lambda r: (figs[r]["alloc"], -r))
+mean = sum(f["alloc"] for f in figs) / n
+ok(p.returncode == 0 and "== across the ranks (5 of 5 files read) ==" in out
+   and ("peak allocated: max %s on rank %d, mean %s: imbalance (max / mean) %.3fx"
+        % (size(figs[top]["alloc"]), top, size(int(mean + 0.5)), figs[top]["alloc"] / mean)) in out,
+   "text: the allocated peak's line as Python computes it")
+ok(("OOM:            rank 1 +%.3f s, rank 3 +%.3f s" % ((figs[1]["oom"] - first) / 1e9, (figs[3]["oom"] - first) / 1e9))
+   in out, "text: the OOM ranks, each after the first")
+ok(("%s holds %s there, %s on the median" % (gap, size(hs.get(gap, 0)), size(ms.get(gap, 0)))) in out,
+   "text: the call site that differs most")
+
+other = os.path.join(tmp, "worker-b.pickle")
+os.link(files[3], other)   # rank 3 records an OOM: diagnose explains it
+p = subprocess.run([memlens, "diagnose", "--jobs", "2", "--json", files[1], other], capture_output=True, text=True)
+doc = json.loads(p.stdout) if p.stdout.startswith("{") else {"files": []}
+ok([r.get("rank") for r in doc["files"]] == [1, None] and doc.get("cross_rank", {}).get("ranks") == 2,
+   "diagnose --jobs --json: a file whose name says no rank has rank null (%s)" % p.stdout[:200])
+p = subprocess.run([memlens, "compare", "--jobs", "2", "-s", "best-fit", files[0], files[2]],
+                   capture_output=True, text=True)
+ok("== across the ranks (2 of 2 files read) ==" in p.stdout and "on rank 2" in p.stdout,
+   "compare --jobs: the view after the summary")
+p = subprocess.run([memlens, "stats", "--jobs", "2", files[0], os.path.join(tmp, "rank9.pickle")],
+                   capture_output=True, text=True)
+ok(p.returncode == 2 and "(1 of 2 files read)" in p.stdout, "a file that fails is left out of the view (%s)" % p.stdout[-200:])
+
+import shutil
+shutil.rmtree(tmp, ignore_errors=True)
+sys.exit(done())
