@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/export-sqlite.h"
 
 #include "sim/formats/csv.h"
 #include "sim/formats/jsonl.h"
@@ -30,20 +31,61 @@ write_csv (const char *in, const MlTrace *t, const char *out)
   return rc;
 }
 
+enum { OPT_OUTPUT = CLI_OPT_OWN };
+
+static const CliOption convert_options[] = {
+  { "output", 'o', OPT_OUTPUT, "FILE",
+    "write every TRACE given into this SQLite database (.db, .sqlite; replaced once whole; docs/export.md)" },
+  { NULL },
+};
+
+static int
+convert_option (MlCliOpts *o, void *user, int key, const char *arg)
+{
+  (void) o;
+  if (key == OPT_OUTPUT)
+    *(const char **) user = arg;
+  return 0;
+}
+
+static bool
+is_sqlite (const char *ext)
+{
+  return strcmp (ext, "db") == 0 || strcmp (ext, "sqlite") == 0 || strcmp (ext, "sqlite3") == 0;
+}
+
 static int
 cmd_convert (int argc, char **argv)
 {
   MlCliOpts o;
-  int rc = cli_parse (&cli_cmd_convert, argc, argv, &o, NULL);
+  const char *db = NULL;
+  int rc = cli_parse (&cli_cmd_convert, argc, argv, &o, &db);
   if (rc != CLI_PARSED)
     return rc;
+  char ext[16];
+  if (db)
+    {
+      ml_path_ext (db, ext, sizeof ext, NULL);
+      if (optind >= argc)
+        return cli_usage (&cli_cmd_convert);
+      if (!is_sqlite (ext))
+        return cli_fail ("convert", EXIT_BAD, "%s: -o writes a SQLite database (.db, .sqlite); for .%s give IN OUT", db,
+                         ext);
+      for (int k = optind; k < argc; k++)
+        ml_out_protect (argv[k]);
+      return cli_export_sqlite (db, argv + optind, (size_t) (argc - optind), &o);
+    }
   if (optind + 2 != argc)
     return cli_usage (&cli_cmd_convert);
   const char *in = argv[optind], *out = argv[optind + 1];
-  char ext[16];
   ml_path_ext (out, ext, sizeof ext, NULL);
+  if (is_sqlite (ext))
+    {
+      ml_out_protect (in);
+      return cli_export_sqlite (out, argv + optind, 1, &o);
+    }
   if (strcmp (ext, "jsonl") && strcmp (ext, "ndjson") && strcmp (ext, "csv"))
-    return cli_fail ("convert", EXIT_BAD, "%s: cannot write \"%s\"; use .jsonl or .csv", out, ext);
+    return cli_fail ("convert", EXIT_BAD, "%s: cannot write \"%s\"; use .jsonl, .csv or .db", out, ext);
   MlError err = { 0 };
   MlTrace *t;
   ml_out_protect (in);   /* "convert X X" must not replace X */
@@ -68,11 +110,17 @@ cmd_convert (int argc, char **argv)
 const CliCommand cli_cmd_convert = {
   .name = "convert",
   .bit = CLI_CONVERT,
-  .summary = "convert between trace formats (.jsonl, .csv)",
-  .usage = "memlens convert [OPTIONS] IN OUT\n",
+  .summary = "convert between trace formats (.jsonl, .csv), or many traces into one SQLite database",
+  .usage = "memlens convert [OPTIONS] IN OUT\n"
+           "memlens convert [OPTIONS] TRACE... -o OUT.db\n",
   .about = "Converts a trace. IN: any format memlens reads; OUT by extension:\n"
-           ".jsonl (native trace, keeps everything) or .csv (the planning\n"
-           "instance: one row per buffer).\n",
+           ".jsonl (native trace, keeps everything), .csv (the planning\n"
+           "instance: one row per buffer) or .db (SQLite). With -o, every TRACE\n"
+           "goes into one SQLite database, a rank column from each file's name:\n"
+           "tables files, devices, segments, buffers, events, stacks, frames and\n"
+           "call_sites (docs/export.md).\n",
+  .options = convert_options,
+  .option = convert_option,
   .more_help = list_formats,
   .run = cmd_convert,
 };

@@ -7,7 +7,7 @@
 #                          export PyTorch models (they skip without it)
 set -e
 PKGS="build-essential meson ninja-build pkg-config libcjson-dev libyajl-dev libglpk-dev
-libgtk-4-dev libglib2.0-dev-bin libcairo2-dev libpango1.0-dev zlib1g-dev xvfb xauth
+libgtk-4-dev libglib2.0-dev-bin libcairo2-dev libpango1.0-dev zlib1g-dev libsqlite3-dev xvfb xauth
 clang valgrind poppler-utils xdotool python3 nodejs chromium"
 for a in "$@"; do
   case $a in

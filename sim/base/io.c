@@ -170,6 +170,12 @@ clean_stale (const char *dir, const char *prefix)
   closedir (d);
 }
 
+const char *
+ml_out_tmp_path (const MlOut *out)
+{
+  return out->is_stdout ? NULL : out->tmp;
+}
+
 MlOut *
 ml_out_open (const char *path, MlError *err)
 {

@@ -20,6 +20,9 @@ typedef struct MlOut MlOut;
 /* Opens a temporary file for @path; "-" writes to stdout directly. */
 MlOut *ml_out_open   (const char *path, MlError *err);
 FILE  *ml_out_file   (MlOut *out);
+/* The temporary file's path (NULL for standard output): for a writer
+ * that opens the file by name (SQLite); ml_out_commit renames it. */
+const char *ml_out_tmp_path (const MlOut *out);
 /* Flushes, checks for write errors, renames into place; frees @out. */
 int    ml_out_commit (MlOut *out, MlError *err) ML_MUST_CHECK;
 /* Removes the temporary file; frees @out. NULL does nothing. */
