@@ -89,7 +89,10 @@ cmd_convert (int argc, char **argv)
   MlError err = { 0 };
   MlTrace *t;
   ml_out_protect (in);   /* "convert X X" must not replace X */
-  if (ml_trace_load (in, &o.load, &t, &err) < 0)
+  o.load.progress = cli_progress (o.quiet);
+  rc = ml_trace_load (in, &o.load, &t, &err);
+  cli_progress_done ();
+  if (rc < 0)
     return cli_error ("convert", &err);
   cli_print_notes ("convert", in, t, o.quiet);
   if (cli_check_device ("convert", in, &o, t))

@@ -242,14 +242,18 @@ cli_strategies_reading (const char *key)
 
 static double progress_last;
 static bool progress_shown;
+static const char *progress_what;
 
+/* At most five lines a second, but a new step ("writing events" after
+ * "reading") at once. */
 static void
 progress_report (void *user, double fraction, const char *what)
 {
   double now = ml_now ();
-  if (now - progress_last < 0.2)
+  if (now - progress_last < 0.2 && what == progress_what)
     return;
   progress_last = now;
+  progress_what = what;
   progress_shown = true;
   if (fraction > 1)
     fraction = 1;

@@ -241,11 +241,13 @@ site_of (const MlTrace *t, uint32_t stack)
 
 /* buffers, stacks, their frames and the call sites (each site once) */
 static int
-put_buffers (Db *d, int64_t fid, const MlTrace *t, const MlBuffers *bufs)
+put_buffers (Db *d, int64_t fid, const MlTrace *t, const MlBuffers *bufs, const MlProgress *pg)
 {
   for (size_t i = 0; i < bufs->n; i++)
     {
       const MlBuffer *b = &bufs->buf[i];
+      if (pg && (i & 0xffff) == 0)
+        pg->report (pg->user, (double) i / (double) bufs->n, "writing buffers");
       int64_t v[11] = { fid, (int64_t) i, (int64_t) b->id, (int64_t) b->size, (int64_t) b->rsize, (int64_t) b->addr,
                         (int64_t) b->start, (int64_t) b->end, (int64_t) ml_trace_stream_id (t, b->stream), b->stack,
                         site_of (t, b->stack) };
@@ -258,6 +260,8 @@ put_buffers (Db *d, int64_t fid, const MlTrace *t, const MlBuffers *bufs)
   for (size_t k = 1; rc == 0 && k < t->n_stacks; k++)
     {
       const MlStack *st = &t->stacks[k];
+      if (pg && (k & 0xffff) == 0)
+        pg->report (pg->user, (double) k / (double) t->n_stacks, "writing stacks");
       int64_t v[6] = { fid, (int64_t) k, st->site, st->n };
       if ((rc = row (d, S_STACK, v, 4, 0, NULL, 0)) < 0)
         break;
@@ -303,7 +307,7 @@ put_one (Db *d, int64_t fid, const char *path, MlCliOpts *o)
     return rc;
   const MlProgress *pg = cli_progress (o->quiet);
   if (put_file (d, fid, path, t, bufs) < 0 || put_devices (d, fid, t) < 0 || put_events (d, fid, t, pg) < 0
-      || put_buffers (d, fid, t, bufs) < 0)
+      || put_buffers (d, fid, t, bufs, pg) < 0)
     rc = EXIT_BAD;
   cli_progress_done ();
   ml_buffers_free (bufs);
