@@ -89,7 +89,8 @@ free_sites (Site *s, size_t n)
 }
 
 /* The call site whose bytes differ most between ranks @h and @m (the
- * largest |h - m|, of equal ones the first by name). */
+ * largest |h - m|, of equal ones the first by name); none when no site
+ * differs. */
 typedef struct {
   char     name[512];
   uint64_t h, m;
@@ -109,7 +110,7 @@ site_gap (const CliRank *h, const CliRank *m)
       const char *name = c <= 0 ? sh[i].name : sm[j].name;
       uint64_t bh = c <= 0 ? sh[i].bytes : 0, bm = c >= 0 ? sm[j].bytes : 0;
       uint64_t d = bh > bm ? bh - bm : bm - bh;
-      if (d > best || (!g.found && d == best))
+      if (d > best)
         {
           best = d, g.found = true, g.h = bh, g.m = bm;
           snprintf (g.name, sizeof g.name, "%s", name);
@@ -285,7 +286,7 @@ cli_ranks_print (const CliRank *r, size_t n, bool json)
                       cli_size (g.m));
             }
           else
-            printf ("%-15s heaviest %s, median %s: no call site holds bytes at either peak\n", "call site:",
+            printf ("%-15s heaviest %s, median %s: no call site holds other bytes at their peaks\n", "call site:",
                     label (h, b1, sizeof b1), label (md, b2, sizeof b2));
           free (by);
         }

@@ -11,6 +11,7 @@ import json
 import os
 import pickle
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -184,6 +185,14 @@ p = subprocess.run([memlens, "stats", "--jobs", "2", files[0], os.path.join(tmp,
                    capture_output=True, text=True)
 ok(p.returncode == 2 and "(1 of 2 files read)" in p.stdout, "a file that fails is left out of the view (%s)" % p.stdout[-200:])
 
-import shutil
+twin = os.path.join(tmp, "twin_rank7.pickle")
+shutil.copy(files[0], twin)
+p = subprocess.run([memlens, "stats", "--jobs", "2", "--json", files[0], twin], capture_output=True, text=True)
+g = json.loads(p.stdout)["cross_rank"]["site_gap"] if p.returncode == 0 else {}
+ok(g.get("site") == "" and g.get("heaviest_bytes") == 0 and g.get("median_bytes") == 0,
+   "two equal ranks: no call site differs (%s)" % g)
+p = subprocess.run([memlens, "stats", "--jobs", "2", files[0], twin], capture_output=True, text=True)
+ok("no call site holds other bytes at their peaks" in p.stdout, "text: two equal ranks, no site named")
+
 shutil.rmtree(tmp, ignore_errors=True)
 sys.exit(done())
