@@ -49,10 +49,15 @@ typedef struct {
   uint64_t gap_min;
 } StackEntry;
 
+static bool is_local_max (const MlLiveStep *pts, size_t n, size_t i);
+
+/* col and has are kept for the local maxima only (their slot: the
+ * maxima in order; @n_max of them), not for every point: on a trace of
+ * millions of steps the two passes' arrays were most of the memory. */
 static void
-col_pass (const MlLiveStep *pts, size_t n, bool left, StackEntry *stack, uint64_t *col, bool *has)
+col_pass (const MlLiveStep *pts, size_t n, bool left, StackEntry *stack, uint64_t *col, bool *has, size_t n_max)
 {
-  size_t top = 0;
+  size_t top = 0, slot = left ? 0 : n_max;
   for (size_t k = 0; k < n; k++)
     {
       size_t i = left ? k : n - 1 - k;
@@ -64,8 +69,12 @@ col_pass (const MlLiveStep *pts, size_t n, bool left, StackEntry *stack, uint64_
           if (top && m < stack[top - 1].gap_min)
             stack[top - 1].gap_min = m;
         }
-      has[i] = top > 0;
-      col[i] = top ? stack[top - 1].gap_min : 0;
+      if (is_local_max (pts, n, i))
+        {
+          size_t at = left ? slot++ : --slot;
+          has[at] = top > 0;
+          col[at] = top ? stack[top - 1].gap_min : 0;
+        }
       stack[top++] = (StackEntry) { i, UINT64_MAX };
     }
 }
@@ -106,18 +115,22 @@ cand_by_idx (const void *a, const void *b)
 static int
 prominent_maxima (const MlLiveStep *pts, size_t n, Cand **out, size_t *n_out, size_t *n_maxima)
 {
+  size_t n_max = 0;
+  for (size_t i = 0; i < n; i++)
+    n_max += is_local_max (pts, n, i);
+  size_t room = n_max ? n_max : 1;
   StackEntry *stack = malloc ((n ? n : 1) * sizeof *stack);
-  uint64_t *col_l = malloc ((n ? n : 1) * sizeof *col_l), *col_r = malloc ((n ? n : 1) * sizeof *col_r);
-  bool *has_l = malloc (n ? n : 1), *has_r = malloc (n ? n : 1);
-  Cand *c = malloc ((n ? n : 1) * sizeof *c);
+  uint64_t *col_l = malloc (room * sizeof *col_l), *col_r = malloc (room * sizeof *col_r);
+  bool *has_l = malloc (room), *has_r = malloc (room);
+  Cand *c = malloc (room * sizeof *c);
   int rc = 0;
   if (!stack || !col_l || !col_r || !has_l || !has_r || !c)
     rc = ML_ENOMEM;
   size_t m = 0, maxima = 0;
   if (rc == 0)
     {
-      col_pass (pts, n, true, stack, col_l, has_l);
-      col_pass (pts, n, false, stack, col_r, has_r);
+      col_pass (pts, n, true, stack, col_l, has_l, n_max);
+      col_pass (pts, n, false, stack, col_r, has_r, n_max);
       uint64_t top = 0;
       for (size_t i = 0; i < n; i++)
         if (pts[i].live > top)
@@ -127,12 +140,12 @@ prominent_maxima (const MlLiveStep *pts, size_t n, Cand **out, size_t *n_out, si
         {
           if (!is_local_max (pts, n, i))
             continue;
-          maxima++;
+          size_t at = maxima++;
           uint64_t col = 0;
-          if (has_l[i])
-            col = col_l[i];
-          if (has_r[i] && col_r[i] > col)
-            col = col_r[i];
+          if (has_l[at])
+            col = col_l[at];
+          if (has_r[at] && col_r[at] > col)
+            col = col_r[at];
           if (col > pts[i].live)
             col = pts[i].live;
           if ((double) (pts[i].live - col) >= floor_bytes)
