@@ -270,6 +270,8 @@ print_json (const char *path, const MlBuffers *bufs, const Totals *c, const Peak
             t->window_first, t->window_last, c->clipped);
   if (t->n_devices)
     json_devices (t);
+  else if (t->device == ML_TRACE_HOST)
+    printf (",\"device\":\"host\"");
   if (t->dropped_records)
     printf (",\"dropped_records\":%" PRIu64, t->dropped_records);
   if (peaks->group_by)
@@ -368,6 +370,8 @@ print_text (const char *path, const MlBuffers *bufs, const Totals *c, const Peak
           bufs->n, c->never, cli_size (c->total), cli_size (c->requested));
   if (cli_stats_lanes_text (stdout, t, bufs, err) < 0)
     return err->code;
+  if (t->device == ML_TRACE_HOST)
+    printf ("device       host: the pinned host memory (host_segments, host_traces)\n");
   for (size_t d = 0; d < t->n_devices; d++)
     {
       const MlDeviceInfo *di = &t->devices[d];

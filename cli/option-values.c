@@ -83,6 +83,11 @@ load_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
         exit (cli_error (cmd, &err));
       return 1;
     case CLI_OPT_DEVICE:
+      if (strcmp (arg, "host") == 0)
+        {
+          o->load.device = ML_DEVICE_HOST;
+          return 1;
+        }
       if (ml_parse_u64 (arg, strlen (arg), &v) < 0 || v > 1024)
         exit (cli_fail (cmd, EXIT_BAD, "--device %s: not a device number", arg));
       o->load.device = (int) v;

@@ -136,7 +136,7 @@ const CliOption cli_shared_options[] = {
     PLANNERS & ~(CLI_DIAGNOSE | CLI_FIT) },
   { "format", 0, CLI_OPT_FORMAT, "NAME", "input format (the list: memlens convert --help)", NULL, default_format,
     LOADERS | CLI_TUNE },
-  { "device", 0, CLI_OPT_DEVICE, "N", "PyTorch snapshots: which device", NULL, cli_default_device,
+  { "device", 0, CLI_OPT_DEVICE, "N|host", "PyTorch snapshots: which device, or host: the pinned host memory (host_segments, host_traces)", NULL, cli_default_device,
     LOADERS | CLI_TUNE },
   { "time-limit", 0, CLI_OPT_TIMELIMIT, "T", "per strategy, e.g. 10s, 2m (the offline planners)", NULL, NULL, PLANNERS },
   { "options", 0, CLI_OPT_OPTIONS, "K=V,...", "strategy options (memlens strategies lists each one's keys) and the "

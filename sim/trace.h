@@ -181,6 +181,9 @@ typedef struct {
   uint64_t index, request, device_free, reserved;
 } MlDeviceOom;
 
+/* MlTrace.device of a snapshot's pinned host memory (--device host). */
+#define ML_TRACE_HOST UINT32_MAX
+
 typedef struct MlTrace {
   MlEvent  *events;
   size_t    n_events, cap_events;

@@ -47,13 +47,14 @@ def frame_texts(frames):
     return ["%s:%d:%s" % (f["filename"], f["line"], f["name"]) for f in frames]
 
 
-def lifetimes(snap):
+def lifetimes(snap, host=False):
     """Buffers as (addr, bytes, start, end, entry or None, frames): the
     dump-time blocks undone backwards give those live at tick 0; entry i
-    is tick i + 1; a block never freed ends one past the last tick."""
-    trace = snap["device_traces"][0]
+    is tick i + 1; a block never freed ends one past the last tick.
+    host: the pinned host memory (host_segments, host_traces)."""
+    trace = snap["host_traces"] if host else snap["device_traces"][0]
     live = {}
-    for s in snap["segments"]:
+    for s in snap["host_segments" if host else "segments"]:
         for b in s["blocks"]:
             if b["state"] != "inactive":
                 live[b["address"]] = (b["requested_size"], None, b["frames"])
@@ -261,5 +262,26 @@ jl = [os.path.join(samples, f) for f in sorted(os.listdir(samples)) if f.endswit
 if jl:
     rc, out, err = run("stats", jl[0], "--range", "forward")
     ok(rc == 2 and "external_annotations" in err and not out, "--range STAGE of a JSONL trace: exit 2 (%s)" % err.strip())
+
+
+# ---- --device host: pinned host memory (host_segments, host_traces) ----
+hpath = os.path.join(D, "host-pinned.pickle")
+hsnap = load("host-pinned.pickle")
+for host in (True, False):
+    hb, hend = lifetimes(hsnap, host)
+    rc, out, err = run("stats", hpath, "--json", *(["--device", "host"] if host else []))
+    j = json.loads(out) if rc == 0 else {}
+    want = {"buffers": len(hb), "lower_bound": max(live_at(hb, k) for k in range(hend)),
+            "reserved_end": sum(s["total_size"] for s in hsnap["host_segments" if host else "segments"])}
+    got = {"buffers": j.get("buffers"), "lower_bound": j.get("lower_bound"),
+           "reserved_end": sum(p["reserved_end"] for p in j.get("pools", []))}
+    ok(got == want, "%s: %s (got %s)" % ("--device host" if host else "device 0", want, got))
+    ok((j.get("device") == "host") == host, "--json names the host as the device read" if host else "device 0 is not the host")
+rc, out, err = run("stats", hpath, "--device", "host")
+ok(rc == 0 and "pinned host memory" in err, "stderr says the pinned host memory was read")
+rc, out, err = run("stats", path, "--device", "host")
+ok(rc == 2 and "host_segments" in err and not out, "--device host of a file without host_segments: exit 2 (%s)" % err.strip())
+rc, out, err = run("stats", hpath, "--device", "hostx")
+ok(rc == 2 and "--device" in err, "--device hostx: exit 2")
 
 sys.exit(done())

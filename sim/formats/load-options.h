@@ -35,8 +35,13 @@ typedef struct {
  * @out borrows @text for a stage. */
 int ml_range_parse (const char *text, MlRange *out, MlError *err);
 
+/* MlLoadOptions.device: a PyTorch snapshot's pinned host memory
+ * (host_segments, host_traces) instead of a device's. */
+#define ML_DEVICE_HOST (-2)
+
 typedef struct {
-  int         device;   /* snapshots: which device; -1 = the reader's choice (an OOM's, else the most memory) */
+  int         device;   /* snapshots: which device; -1 = the reader's choice (an OOM's, else the most memory);
+                         * ML_DEVICE_HOST the pinned host memory */
   const char *format;   /* NULL = guess; else a reader's name            */
   const char *graph_options; /* graph reader: "reorder=memory,exclude=weights" */
   const char *dims;          /* graph reader: symbolic dimensions, "B=8,S=128" */

@@ -329,6 +329,16 @@ _ml_snap_action_name (MlEventKind k)
     }
 }
 
+const char *
+_ml_snap_list_name (uint32_t device, char *buf, size_t len)
+{
+  if (device == ML_TRACE_HOST)
+    snprintf (buf, len, "host_traces");
+  else
+    snprintf (buf, len, "device_traces[%" PRIu32 "]", device);
+  return buf;
+}
+
 /* MlTrace.origin_text of a snapshot: "device_traces[0][17] (alloc at
  * 0x7f0000000000)", "segments[2][\"blocks\"][5] (at 0x...)"; a block
  * live before the trace is named by the entry that frees it. */
@@ -336,16 +346,17 @@ const char *
 _ml_snap_origin_text (const MlTrace *t, size_t i, uint64_t o, char *buf, size_t len)
 {
   const MlEvent *ev = &t->events[i];
+  char list[40];
   MlEventKind action = (MlEventKind) ((o >> 56) & 63);
   switch (o >> 62)
     {
     case 1:
       if (ev->kind == ML_EV_ALLOC && action != ML_EV_ALLOC)
-        snprintf (buf, len, "the block at 0x%" PRIx64 " from before the trace, freed by device_traces[%" PRIu32 "][%" PRIu64 "] (%s)",
-                  ev->addr, t->device, o & ORG_INDEX, _ml_snap_action_name (action));
+        snprintf (buf, len, "the block at 0x%" PRIx64 " from before the trace, freed by %s[%" PRIu64 "] (%s)",
+                  ev->addr, _ml_snap_list_name (t->device, list, sizeof list), o & ORG_INDEX, _ml_snap_action_name (action));
       else
-        snprintf (buf, len, "device_traces[%" PRIu32 "][%" PRIu64 "] (%s at 0x%" PRIx64 ")", t->device, o & ORG_INDEX,
-                  _ml_snap_action_name (action), ev->addr);
+        snprintf (buf, len, "%s[%" PRIu64 "] (%s at 0x%" PRIx64 ")", _ml_snap_list_name (t->device, list, sizeof list),
+                  o & ORG_INDEX, _ml_snap_action_name (action), ev->addr);
       break;
     case 2:
       snprintf (buf, len, "segments[%" PRIu64 "] (at 0x%" PRIx64 ")", o & ((UINT64_C (1) << 32) - 1), ev->addr);

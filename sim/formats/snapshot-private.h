@@ -170,6 +170,7 @@ typedef struct {
   size_t      n_spans, cap_spans;
   uint32_t    before_stack;   /* the stack "allocated before recording", 0 until needed */
   bool        entry_failed;  /* the error came from _ml_snap_on_entry (it names the file) */
+  bool        host;          /* --device host: host_segments, host_traces */
   /* entries the walk reads past, with a warning: a free of a block that
    * is already free, an alloc over a live block (entries missing inside
    * the trace); how many, and the first of each */
@@ -257,6 +258,9 @@ const MlPkValue *_ml_snap_as_list (const MlPkValue *v);
 int  _ml_snap_check_device (MlSnapCtx *c, const MlPkValue *d, const char *what, size_t k);
 /* The "device" of a segment (0 when absent). */
 int64_t _ml_snap_dev_of (const MlPkValue *seg);
+/* The trace list of @device as the file names it: "device_traces[1]",
+ * "host_traces" (ML_TRACE_HOST); into @buf, returned. */
+const char *_ml_snap_list_name (uint32_t device, char *buf, size_t len);
 /* The dense index of stream value @value (MlTrace.stream_ids). */
 int  _ml_snap_stream (MlSnapCtx *c, uint64_t value, uint32_t *out);
 /* The pool index (MlTrace.pools) of a pool id value, a pair of

@@ -57,19 +57,21 @@ static int emit_entry (MlSnapCtx *c, const MlSnapEnt *e, uint64_t tick, int64_t 
 int
 _ml_snap_walk_entry (MlSnapCtx *c, size_t i, const MlSnapEnt *e)
 {
+  char list[40];
+  _ml_snap_list_name (c->t->device, list, sizeof list);
   if (e->bad == ENT_NOT_DICT)
-    return ml_error_set (c->err, ML_EINPUT, "%s: device_traces[%" PRId64 "][%zu] is a %s, not a dict",
-                         c->path, c->dev, i, ml_pk_kind_name ((MlPkKind) e->name));
+    return ml_error_set (c->err, ML_EINPUT, "%s: %s[%zu] is a %s, not a dict",
+                         c->path, list, i, ml_pk_kind_name ((MlPkKind) e->name));
   if (e->bad == ENT_BAD_ACTION)
-    return ml_error_set (c->err, ML_EINPUT, "%s: device_traces[%" PRId64 "][%zu]: unknown action \"%s\"",
-                         c->path, c->dev, i, e->name ? ml_trace_str (c->t, e->name) : "(none)");
+    return ml_error_set (c->err, ML_EINPUT, "%s: %s[%zu]: unknown action \"%s\"",
+                         c->path, list, i, e->name ? ml_trace_str (c->t, e->name) : "(none)");
   if (e->bad == ENT_BAD_POOL)
-    return ml_error_set (c->err, ML_EINPUT, "%s: device_traces[%" PRId64 "][%zu]: \"pool_id\" is %s; expected a pair "
-                         "of integers (a MempoolId_t)", c->path, c->dev, i, ml_trace_str (c->t, e->name));
+    return ml_error_set (c->err, ML_EINPUT, "%s: %s[%zu]: \"pool_id\" is %s; expected a pair "
+                         "of integers (a MempoolId_t)", c->path, list, i, ml_trace_str (c->t, e->name));
   if (e->bad == ENT_BAD_FIELD)
     {
       char where[64];
-      snprintf (where, sizeof where, "device_traces[%" PRId64 "][%zu]", c->dev, i);
+      snprintf (where, sizeof where, "%s[%zu]", list, i);
       const MlSnapEntryField *f = &_ml_snap_entry_fields[e->kind];
       return _ml_snap_bad_uint (c, where, f->name, ml_trace_str (c->t, e->name), f->max);
     }

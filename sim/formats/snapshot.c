@@ -74,6 +74,9 @@ want_list (MlSnapCtx *c, const MlPkValue *v, const char *path, const char *of)
 /* The parts of the document the steps read. */
 typedef struct {
   const MlPkValue *segments, *traces, *annotations, *settings;
+  /* --device host: traces is [host_traces], a list of one made here */
+  MlPkValue  host_list;
+  MlPkValue *host_item;
 } Parts;
 
 static int
@@ -92,6 +95,19 @@ document_parts (MlSnapCtx *c, const MlPkValue *root, Parts *p)
   p->traces = ml_pk_get (root, "device_traces");
   p->annotations = ml_pk_get (root, "external_annotations");
   p->settings = ml_pk_get (root, "allocator_settings");
+  if (c->host)
+    {
+      /* the pinned host memory: its segments, and its trace as the one
+       * device trace (PyTorch 2.14, _record_memory_history(record_host=...)) */
+      p->segments = _ml_snap_as_list (ml_pk_get (root, "host_segments"));
+      p->host_item = ml_pk_get (root, "host_traces");
+      if (!p->segments)
+        return ml_error_set (c->err, ML_EUSAGE, "%s: --device host: the snapshot has no \"host_segments\" list (pinned "
+                             "host memory is recorded by PyTorch 2.14 and later, with record_host)", c->path);
+      p->host_list = (MlPkValue) { .kind = ML_PK_LIST, .n = p->host_item ? 1 : 0, .items = &p->host_item };
+      p->traces = &p->host_list;
+      return 0;
+    }
   if (!p->segments)
     return ml_error_set (c->err, ML_EINPUT, "%s: a PyTorch snapshot needs a \"segments\" list", c->path);
   int rc;
@@ -104,7 +120,7 @@ document_parts (MlSnapCtx *c, const MlPkValue *root, Parts *p)
   char path[48];
   for (size_t d = 0; p->traces && d < p->traces->n; d++)
     {
-      snprintf (path, sizeof path, "device_traces[%zu]", d);
+      snprintf (path, sizeof path, c->host ? "host_traces" : "device_traces[%zu]", d);
       if ((rc = want_list (c, p->traces->items[d], path, "trace entries")) < 0)
         return rc;
     }
@@ -131,6 +147,18 @@ choose_device (MlSnapCtx *c, const Parts *p, const MlLoadOptions *opts, MlSnapDe
       for (size_t k = 0; l && k < l->n; k++)
         if ((rc = _ml_snap_on_entry (c, d, k, l->items[k])) < 0)
           return rc;
+    }
+  if (c->host)
+    {
+      /* one trace, list 0; the segments' own device value (-1 as
+       * PyTorch writes the host's, or none) picks them */
+      c->dev = p->segments->n ? _ml_snap_dev_of (p->segments->items[0]) : -1;
+      c->t->device = ML_TRACE_HOST;
+      if ((rc = _ml_snap_intern (c, "reading the pinned host memory (host_segments, host_traces)",
+                                 &c->t->device_reason)) < 0)
+        return rc;
+      *out = c->n_dt ? &c->dt[0] : NULL;
+      return 0;
     }
   if ((rc = _ml_snap_summarize_devices (c, p->segments, p->traces)) < 0
       || (rc = _ml_snap_pick_device (c, p->segments, p->traces, opts, &c->dev)) < 0)
@@ -267,7 +295,7 @@ load_bytes (const unsigned char *data, size_t len, bool mapped, const char *name
       ml_load_options_init (&defaults);
       opts = &defaults;
     }
-  MlSnapCtx c = { .path = name, .err = err, .range = opts->range };
+  MlSnapCtx c = { .path = name, .err = err, .range = opts->range, .host = opts->device == ML_DEVICE_HOST };
   ml_u64map_init (&c.by_content);
   ml_u64map_init (&c.by_ptrs);
   ml_u64map_init (&c.finfo_by_content);
@@ -286,7 +314,9 @@ load_bytes (const unsigned char *data, size_t len, bool mapped, const char *name
       c.t->origin_text = _ml_snap_origin_text;
       uint32_t s0;
       rc = _ml_snap_stream (&c, 0, &s0);   /* stream 0 keeps index 0 */
-      MlPkStream st = { .key = "device_traces", .item = _ml_snap_on_entry, .user = &c, .progress = opts->progress,
+      /* --device host: nothing streams (the device traces are not read;
+       * host_traces is taken whole from the document) */
+      MlPkStream st = { .key = c.host ? "(memlens: none)" : "device_traces", .item = _ml_snap_on_entry, .user = &c, .progress = opts->progress,
                         .drop_input = mapped };
       if (rc == 0 && c.range.stage)
         rc = _ml_snap_resolve_stage (&c, data, len, mapped, opts);
