@@ -36,8 +36,8 @@ static const CliOption view_options[] = {
     "switches)", NULL, cli_default_device },
   { "axis", 0, 'a', "time|ticks", "the x axis: time (real time) or ticks", NULL, default_axis },
   { "time-axis", 0, 'a', "time|ticks", "the same as --axis" },
-  { "range", 0, 'R', "T0:T1", "PyTorch snapshots, Kineto traces: load only ticks T0..T1 (1000:2000) or times from the first entry "
-    "(1.5s:3s); either end may be left out" },
+  { "range", 0, 'R', "T0:T1|STAGE[#K]", "PyTorch snapshots, Kineto traces: load only ticks T0..T1 (1000:2000) or times from the "
+    "first entry (1.5s:3s); either end may be left out; or a snapshot's external_annotations stage by name (its K-th)" },
   { "frames", 0, 'F', "user|all|REGEX", "which frame of a stack is a buffer's call site (as in every command)", NULL,
     NULL },
   { "version", 0, 'V', NULL, "the viewer's version" },

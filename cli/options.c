@@ -122,9 +122,10 @@ const CliOption cli_shared_options[] = {
     NULL, CLI_RENDER | CLI_REPLAY },
   { "jobs", 0, CLI_OPT_JOBS, "N", "several files: N at a time, then a summary table and the view across the ranks", "1", NULL,
     CLI_STATS | CLI_COMPARE | CLI_DIAGNOSE },
-  { "range", 0, CLI_OPT_RANGE, "T0:T1",
+  { "range", 0, CLI_OPT_RANGE, "T0:T1|STAGE[#K]",
     "PyTorch snapshots, Kineto traces: only ticks T0..T1 (1000:2000) or times from the first entry (1.5s:3s, 200ms:); either end "
-    "may be left out; the rest of the file is skipped as it streams", NULL, NULL, WINDOWED | CLI_TUNE },
+    "may be left out; the rest of the file is skipped as it streams. A snapshot's external_annotations stage by name: its K-th "
+    "START (the first by default) to the END that closes it", NULL, NULL, WINDOWED | CLI_TUNE },
   { "frames", 0, CLI_OPT_FRAMES, "user|all|REGEX", "which frame of a stack is a buffer's call site: user, the first in "
     "the user's code (not site-packages / dist-packages, the standard library, torch, C++; a stack of library code "
     "alone: its top frame); all, the first frame; or the first whose file:line:function matches the regular expression",
