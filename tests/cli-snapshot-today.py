@@ -12,31 +12,23 @@ Usage: cli-snapshot-today.py MEMLENS SRCROOT   (TAP)
 import json
 import os
 import pickle
-import subprocess
 import sys
 import tempfile
 
 memlens, src = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.join(src, "tests"))
-from snaplib import ok, done  # noqa: E402
+from snaplib import ok, done, load_pickle, run_tool  # noqa: E402
 
 D = os.path.join(src, "tests", "data", "torch")
 tmp = tempfile.mkdtemp(prefix="memlens-today-")
 
 
-class DataOnly(pickle.Unpickler):
-    def find_class(self, module, name):
-        raise pickle.UnpicklingError("refusing %s.%s" % (module, name))
-
-
 def load(name):
-    with open(os.path.join(D, name), "rb") as f:
-        return DataOnly(f).load()
+    return load_pickle(os.path.join(D, name))
 
 
 def run(*args):
-    r = subprocess.run([memlens] + list(args), capture_output=True, text=True)
-    return r.returncode, r.stdout, r.stderr
+    return run_tool(memlens, *args)
 
 
 def stats(path, *extra):

@@ -3,7 +3,9 @@ written the way torch.cuda.memory._dump_snapshot lays it out.
 
 Used by cli-snapshot-stream.py and cli-snapshot-range.py (they import it
 from their own folder)."""
+import pickle
 import random
+import subprocess
 
 _n = 0
 _failed = 0
@@ -23,6 +25,23 @@ def done():
     """Prints the plan and returns the exit status: 1 if any check failed."""
     print("1..%d" % _n)
     return 1 if _failed else 0
+
+
+class DataOnly(pickle.Unpickler):
+    """Python's pickle, refusing anything but data (no classes, no code)."""
+    def find_class(self, module, name):
+        raise pickle.UnpicklingError("refusing %s.%s" % (module, name))
+
+
+def load_pickle(path):
+    with open(path, "rb") as f:
+        return DataOnly(f).load()
+
+
+def run_tool(exe, *args):
+    """(exit status, stdout, stderr) of EXE ARGS."""
+    r = subprocess.run([exe] + list(args), capture_output=True, text=True)
+    return r.returncode, r.stdout, r.stderr
 
 
 def size(b):
