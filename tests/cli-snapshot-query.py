@@ -16,7 +16,7 @@ import sys
 
 memlens, src = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.join(src, "tests"))
-from snaplib import ok, done, load_pickle, run_tool  # noqa: E402
+from snaplib import ok, done, skip, load_pickle, run_tool  # noqa: E402
 
 D = os.path.join(src, "tests", "data", "torch")
 ALIGN = 512
@@ -244,6 +244,21 @@ for spec, name, nth in (("forward", "forward", 1), ("forward#2", "forward", 2), 
     want_peak = max(v for tk, v in curve.items() if want_state <= tk <= ticks[inside[-1]])
     ok(j.get("lower_bound") == want_peak, "--range %s: the most bytes live in the stage, %d (got %s)"
        % (spec, want_peak, j.get("lower_bound")))
+# a real snapshot's stage (its name holds a '#'), when ../shared is here
+shared = os.path.join(src, "..", "shared")
+real = os.path.join(shared if os.path.isdir(shared) else "/work/shared", "data", "torch-snapshots", "bcrafton_trace.pickle")
+if os.path.exists(real):
+    rsnap = load_pickle(real)
+    rname = rsnap["external_annotations"][0]["name"]
+    t0, t1 = stage_times(rsnap, rname, 1)
+    rt = merged_ticks(rsnap)
+    inside = [i for i, e in enumerate(rsnap["device_traces"][0]) if t0 <= e["time_us"] <= t1]
+    rc, out, err = run("stats", real, "--json", "--range", rname)
+    w = json.loads(out).get("window", {}) if rc == 0 else {}
+    ok(w.get("state_tick") == rt[inside[0] - 1] and w.get("last_tick") == rt[inside[-1]],
+       "bcrafton_trace: --range %s: ticks %d..%d (got %s)" % (rname, rt[inside[0] - 1], rt[inside[-1]], w))
+else:
+    skip("bcrafton_trace: ../shared is not here")
 rc, out, err = run("stats", spath, "--range", "nope")
 ok(rc == 2 and "nope" in err and "forward" in err and not out, "--range of an unknown stage: exit 2, the stages listed")
 rc, out, err = run("stats", spath, "--range", "forward#3")
