@@ -8,61 +8,38 @@
 
 #include "sim/base/units.h"
 
-static const char *const by_titles[] = { "call site", "stream", "kind" };
-
 void
 ml_timeline_draw_legend (cairo_t *cr, const MlScene *s, const MlStyle *st, const MlRect *a)
 {
-  unsigned by = (unsigned) st->color_by < ML_COLOR_BY__COUNT ? (unsigned) st->color_by : 0;
   MlRgb fg = ml_style_fg (st);
   double fh = _ml_font_px (st) * 1.5;
   if (s->n_items == 0)
     return;
-  double x = a->x, y = a->y + fh / 2;
+  double y = a->y + fh / 2;
   char head[64];
-  snprintf (head, sizeof head, "colour by %s:", by_titles[by]);
-  x += _ml_text_at (cr, st, head, x, y, AL_LEFT, VA_MIDDLE, 0.9, true, fg, 0.85, 0) + 12;
-  if (by == ML_COLOR_BY_SITE && s->site_per_buffer)
+  _ml_legend_head (st->color_by, head, sizeof head);
+  _ml_text_at (cr, st, head, a->x, y, AL_LEFT, VA_MIDDLE, 0.9, true, fg, 0.85, 0);
+  MlLegendEntry e[ML_PALETTE_N + 1];
+  unsigned rows;
+  double x0;
+  size_t n = _ml_legend_entries (cr, s, st, a->w, e, ML_PALETTE_N + 1, &rows, &x0);
+  if (st->color_by == ML_COLOR_BY_SITE && s->site_per_buffer)
     {
-      _ml_text_at (cr, st, "one colour per buffer (the input names no call sites)", x, y, AL_LEFT, VA_MIDDLE, 0.85,
-               false, fg, 0.8, 0);
+      _ml_text_at (cr, st, "one colour per buffer (the input names no call sites)", a->x + x0, y, AL_LEFT, VA_MIDDLE,
+                   0.85, false, fg, 0.8, 0);
       return;
     }
-  double entry_w = 0;
-  size_t n = s->n_classes[by];
-  bool other = s->classes[by][ML_PALETTE_N].count > 0;
-  size_t total = n + other;
-  /* entries in columns as wide as the space allows, at most 5 per row */
-  size_t per_row = total < 5 ? total : 5;
-  if (per_row == 0)
-    return;
-  double x_start = x;
-  entry_w = (a->x + a->w - x_start) / (double) per_row;
-  if (entry_w < 150 && per_row > 1)
+  for (size_t k = 0; k < n; k++)
     {
-      per_row = (size_t) ((a->x + a->w - x_start) / 150);
-      if (per_row < 1)
-        per_row = 1;
-      entry_w = (a->x + a->w - x_start) / (double) per_row;
-    }
-  for (size_t k = 0; k < total; k++)
-    {
-      unsigned cls = k < n ? (unsigned) k : ML_PALETTE_N;
-      const MlSceneClass *c = &s->classes[by][cls];
-      size_t col = k % per_row, row = k / per_row;
-      double ex = x_start + (double) col * entry_w, ey = y + (double) row * fh;
+      double ex = a->x + x0 + e[k].x, ey = y + (double) e[k].row * fh;
       if (ey + fh / 2 > a->y + a->h + 2)
         break;
-      _ml_set_rgb (cr, ml_style_class_color (st, cls), 1.0);
+      _ml_set_rgb (cr, ml_style_class_color (st, e[k].cls), 1.0);
       cairo_rectangle (cr, ex, ey - 5, 10, 10);
       cairo_fill (cr);
-      char text[256], sz[32];
-      if (c->peak_bytes)
-        snprintf (text, sizeof text, "%s (%s at peak)", c->label ? c->label : "?",
-                  ml_format_size (c->peak_bytes, sz, sizeof sz));
-      else
-        snprintf (text, sizeof text, "%s", c->label ? c->label : "?");
-      _ml_text_at (cr, st, text, ex + 14, ey, AL_LEFT, VA_MIDDLE, 0.85, false, fg, 0.9, entry_w - 22);
+      double tw = _ml_text_at (cr, st, e[k].text, ex + ML_LEGEND_SWATCH, ey, AL_LEFT, VA_MIDDLE, ML_LEGEND_SCALE, false,
+                               fg, 0.9, 0);
+      _ml_note (cr, "legend", &(MlRect) { ex, ey - fh / 2, ML_LEGEND_SWATCH + tw, fh }, e[k].text, e[k].full);
     }
 }
 
@@ -135,15 +112,13 @@ ml_figure_layout (const MlScene *s, const MlStyle *st, double width, double heig
   double legend_h = 0;
   if (st->show_legend)
     {
-      unsigned by = (unsigned) st->color_by < ML_COLOR_BY__COUNT ? (unsigned) st->color_by : 0;
-      size_t total = s->n_classes[by] + (s->classes[by][ML_PALETTE_N].count > 0);
-      if (total == 0)
-        total = 1;
-      double avail = width - left - right - fp * 9;
-      size_t per_row = total < 5 ? total : 5;
-      if (per_row && avail / (double) per_row < 150)
-        per_row = avail / 150 >= 1 ? (size_t) (avail / 150) : 1;
-      size_t rows = per_row ? (total + per_row - 1) / per_row : 1;
+      MlLegendEntry e[ML_PALETTE_N + 1];
+      unsigned rows = 1;
+      double x0;
+      if (!(st->color_by == ML_COLOR_BY_SITE && s->site_per_buffer))
+        _ml_legend_entries (NULL, s, st, width - left * 0.25 - right, e, ML_PALETTE_N + 1, &rows, &x0);
+      if (rows == 0)
+        rows = 1;
       legend_h = (double) rows * fp * 1.5 + fp * 0.5;
     }
   bool two_lines = !ml_scene_real_time (s, st->time_axis) && s->n_times >= 2 && st->time_axis == ML_TIME_AXIS_AUTO;

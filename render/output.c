@@ -1,8 +1,9 @@
 /* output.c — pictures to files: PNG, SVG or PDF by extension, bounded
  * in size, written atomically. */
-#include "render/timeline.h"
+#include "render/timeline-private.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cairo-pdf.h>
@@ -33,6 +34,37 @@ write_fp (void *closure, const unsigned char *data, unsigned int length)
   return fwrite (data, 1, length, closure) == length ? CAIRO_STATUS_SUCCESS : CAIRO_STATUS_WRITE_ERROR;
 }
 
+/* Closes the memory streams of an SVG and its notes and writes the SVG
+ * to @fp with the notes, in a group of class "ml-notes", before its end. */
+static cairo_status_t
+svg_with_notes (FILE *fp, FILE *svg_fp, char **svg, size_t *svg_len, FILE *notes_fp, char **notes, size_t *notes_len,
+                cairo_status_t cs)
+{
+  bool ok = fclose (svg_fp) == 0;
+  ok = fclose (notes_fp) == 0 && ok;
+  if (cs == CAIRO_STATUS_SUCCESS && !ok)
+    cs = CAIRO_STATUS_NO_MEMORY;
+  if (cs == CAIRO_STATUS_SUCCESS)
+    {
+      size_t end = *svg_len;
+      for (size_t i = *svg_len; i >= 6; i--)
+        if (memcmp (*svg + i - 6, "</svg>", 6) == 0)
+          {
+            end = i - 6;
+            break;
+          }
+      bool w = fwrite (*svg, 1, end, fp) == end;
+      if (*notes_len)
+        w = fprintf (fp, "<g class=\"ml-notes\">\n%s</g>\n", *notes) > 0 && w;
+      w = fwrite (*svg + end, 1, *svg_len - end, fp) == *svg_len - end && w;
+      if (!w)
+        cs = CAIRO_STATUS_WRITE_ERROR;
+    }
+  free (*svg);
+  free (*notes);
+  return cs;
+}
+
 int
 ml_render_check_size (int width, int height, MlError *err)
 {
@@ -53,10 +85,27 @@ ml_render_write (FILE *fp, MlRenderFormat fmt, int width, int height, MlDrawFunc
   if (rc < 0)
     return rc;
   cairo_surface_t *surf;
+  /* an SVG is drawn into memory, so that the picture's notes (its texts,
+   * paint.c) go in before its end */
+  char *svg = NULL, *notes = NULL;
+  size_t svg_len = 0, notes_len = 0;
+  FILE *svg_fp = NULL, *notes_fp = NULL;
   switch (fmt)
     {
     case ML_RENDER_SVG:
-      surf = cairo_svg_surface_create_for_stream (write_fp, fp, width, height);
+      svg_fp = open_memstream (&svg, &svg_len);
+      notes_fp = open_memstream (&notes, &notes_len);
+      if (!svg_fp || !notes_fp)
+        {
+          if (svg_fp)
+            fclose (svg_fp);
+          if (notes_fp)
+            fclose (notes_fp);
+          free (svg);
+          free (notes);
+          return ml_error_set (err, ML_ENOMEM, "cannot create a %dx%d picture", width, height);
+        }
+      surf = cairo_svg_surface_create_for_stream (write_fp, svg_fp, width, height);
       /* sized in pixels, as the PNG of the same figure (cairo's default
        * unit, pt, opens a third larger) */
       cairo_svg_surface_set_document_unit (surf, CAIRO_SVG_UNIT_PX);
@@ -73,6 +122,8 @@ ml_render_write (FILE *fp, MlRenderFormat fmt, int width, int height, MlDrawFunc
       return ml_error_set (err, ML_ENOMEM, "cannot create a %dx%d picture", width, height);
     }
   cairo_t *cr = cairo_create (surf);
+  if (notes_fp)
+    cairo_set_user_data (cr, &_ml_notes_key, notes_fp, NULL);
   draw (cr, width, height, data);
   cairo_status_t cs = cairo_status (cr);
   cairo_destroy (cr);
@@ -87,6 +138,8 @@ ml_render_write (FILE *fp, MlRenderFormat fmt, int width, int height, MlDrawFunc
         }
     }
   cairo_surface_destroy (surf);
+  if (svg_fp)
+    cs = svg_with_notes (fp, svg_fp, &svg, &svg_len, notes_fp, &notes, &notes_len, cs);
   if (cs != CAIRO_STATUS_SUCCESS)
     return ml_error_set (err, cs == CAIRO_STATUS_WRITE_ERROR ? ML_EIO : ML_ENOMEM, "drawing failed: %s",
                          cairo_status_to_string (cs));

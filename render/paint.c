@@ -42,9 +42,9 @@ _ml_font_px (const MlStyle *st)
 }
 
 /* Lays out @text in the style's font scaled by @scale; @max_w > 0
- * ellipsizes in the middle. Caller unrefs. */
+ * ellipsizes in the middle, or at the start when @tail. Caller unrefs. */
 static PangoLayout *
-make_layout (cairo_t *cr, const MlStyle *st, const char *text, double scale, bool bold, double max_w)
+make_layout (cairo_t *cr, const MlStyle *st, const char *text, double scale, bool bold, double max_w, bool tail)
 {
   PangoLayout *l = pango_cairo_create_layout (cr);
   PangoFontDescription *fd = pango_font_description_new ();
@@ -57,7 +57,7 @@ make_layout (cairo_t *cr, const MlStyle *st, const char *text, double scale, boo
   if (max_w > 0)
     {
       pango_layout_set_width (l, (int) (max_w * PANGO_SCALE));
-      pango_layout_set_ellipsize (l, PANGO_ELLIPSIZE_MIDDLE);
+      pango_layout_set_ellipsize (l, tail ? PANGO_ELLIPSIZE_START : PANGO_ELLIPSIZE_MIDDLE);
     }
   pango_layout_set_text (l, text, -1);
   return l;
@@ -66,7 +66,7 @@ make_layout (cairo_t *cr, const MlStyle *st, const char *text, double scale, boo
 void
 _ml_text_size (cairo_t *cr, const MlStyle *st, const char *text, double scale, bool bold, double *w, double *h)
 {
-  PangoLayout *l = make_layout (cr, st, text, scale, bold, 0);
+  PangoLayout *l = make_layout (cr, st, text, scale, bold, 0, false);
   int iw, ih;
   pango_layout_get_pixel_size (l, &iw, &ih);
   g_object_unref (l);
@@ -74,12 +74,11 @@ _ml_text_size (cairo_t *cr, const MlStyle *st, const char *text, double scale, b
   *h = ih;
 }
 
-/* Draws @text anchored at (@x, @y); returns its width. */
-double
-_ml_text_at (cairo_t *cr, const MlStyle *st, const char *text, double x, double y, int align, int valign,
-         double scale, bool bold, MlRgb color, double alpha, double max_w)
+static double
+text_at (cairo_t *cr, const MlStyle *st, const char *text, double x, double y, int align, int valign, double scale,
+         bool bold, MlRgb color, double alpha, double max_w, bool tail)
 {
-  PangoLayout *l = make_layout (cr, st, text, scale, bold, max_w);
+  PangoLayout *l = make_layout (cr, st, text, scale, bold, max_w, tail);
   int iw, ih;
   pango_layout_get_pixel_size (l, &iw, &ih);
   double tx = align == AL_CENTER ? x - iw / 2.0 : align == AL_RIGHT ? x - iw : x;
@@ -89,6 +88,21 @@ _ml_text_at (cairo_t *cr, const MlStyle *st, const char *text, double x, double 
   pango_cairo_show_layout (cr, l);
   g_object_unref (l);
   return iw;
+}
+
+/* Draws @text anchored at (@x, @y); returns its width. */
+double
+_ml_text_at (cairo_t *cr, const MlStyle *st, const char *text, double x, double y, int align, int valign,
+         double scale, bool bold, MlRgb color, double alpha, double max_w)
+{
+  return text_at (cr, st, text, x, y, align, valign, scale, bold, color, alpha, max_w, false);
+}
+
+double
+_ml_text_tail_at (cairo_t *cr, const MlStyle *st, const char *text, double x, double y, int align, int valign,
+                  double scale, bool bold, MlRgb color, double alpha, double max_w)
+{
+  return text_at (cr, st, text, x, y, align, valign, scale, bold, color, alpha, max_w, true);
 }
 
 double
@@ -138,4 +152,38 @@ _ml_draw_frame (cairo_t *cr, const MlView *v, const MlStyle *st)
   cairo_set_line_width (cr, 1.0);
   cairo_rectangle (cr, floor (v->px) + 0.5, floor (v->py) + 0.5, round (v->pw) - 1, round (v->ph) - 1);
   cairo_stroke (cr);
+}
+
+const cairo_user_data_key_t _ml_notes_key;
+
+static void
+xml_text (FILE *fp, const char *t)
+{
+  for (; t && *t; t++)
+    switch (*t)
+      {
+      case '<': fputs ("&lt;", fp); break;
+      case '>': fputs ("&gt;", fp); break;
+      case '&': fputs ("&amp;", fp); break;
+      case '"': fputs ("&quot;", fp); break;
+      default: fputc (*t, fp);
+      }
+}
+
+void
+_ml_note (cairo_t *cr, const char *kind, const MlRect *r, const char *shown, const char *full)
+{
+  FILE *fp = cairo_get_user_data (cr, &_ml_notes_key);
+  if (!fp)
+    return;
+  double x0 = r->x, y0 = r->y, x1 = r->x + r->w, y1 = r->y + r->h;
+  cairo_user_to_device (cr, &x0, &y0);
+  cairo_user_to_device (cr, &x1, &y1);
+  fprintf (fp, "<rect class=\"ml-%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#000\" fill-opacity=\"0\">",
+           kind, fmin (x0, x1), fmin (y0, y1), fabs (x1 - x0), fabs (y1 - y0));
+  fputs ("<title>", fp);
+  xml_text (fp, full ? full : shown);
+  fputs ("</title><desc>", fp);
+  xml_text (fp, shown);
+  fputs ("</desc></rect>\n", fp);
 }

@@ -83,6 +83,12 @@ site_key (const MlBuffers *bufs, const MlBuffer *b)
 char *
 ml_short_label (const char *text, char *buf, size_t len)
 {
+  return ml_short_label_keep (text, 1, buf, len);
+}
+
+char *
+ml_short_label_keep (const char *text, unsigned parts, char *buf, size_t len)
+{
   size_t o = 0;
   if (!len)
     return buf;
@@ -93,14 +99,17 @@ ml_short_label (const char *text, char *buf, size_t len)
           buf[o++] = *text++;
           continue;
         }
-      /* one token: keep what follows its last path separator */
+      /* one token: keep what follows its @parts-th last path separator */
       const char *end = text, *keep = text;
       while (*end && *end != ' ')
-        {
-          if (*end == '/' || *end == '\\')
-            keep = end + 1;
-          end++;
-        }
+        end++;
+      unsigned seen = 0;
+      for (const char *q = end; q > text && seen < parts; q--)
+        if (q[-1] == '/' || q[-1] == '\\')
+          {
+            keep = q;
+            seen++;
+          }
       if (!*keep || keep == end)
         keep = text;   /* a token that ends with a separator stays whole */
       while (keep < end && o + 1 < len)
@@ -111,6 +120,13 @@ ml_short_label (const char *text, char *buf, size_t len)
   return buf;
 }
 
+static const char *
+site_text (const MlScene *s, uint64_t key)
+{
+  const char *text = key && s->bufs->trace ? ml_trace_str (s->bufs->trace, (uint32_t) key) : "(no call site)";
+  return text && *text ? text : "(no call site)";
+}
+
 static char *
 class_label (const MlScene *s, MlColorBy by, uint64_t key)
 {
@@ -119,12 +135,9 @@ class_label (const MlScene *s, MlColorBy by, uint64_t key)
   switch (by)
     {
     case ML_COLOR_BY_SITE:
-      text = key && s->bufs->trace ? ml_trace_str (s->bufs->trace, (uint32_t) key) : "(no call site)";
-      if (!text || !*text)
-        text = "(no call site)";
       {
         char shortened[512];
-        return strdup (ml_short_label (text, shortened, sizeof shortened));
+        return strdup (ml_short_label (site_text (s, key), shortened, sizeof shortened));
       }
     case ML_COLOR_BY_STREAM:
       if (s->bufs->trace && key <= UINT32_MAX)
@@ -142,6 +155,37 @@ class_label (const MlScene *s, MlColorBy by, uint64_t key)
       text = "?";
     }
   return strdup (text);
+}
+
+/* Call sites whose short labels read the same keep more of their paths
+ * until they differ ("models/attention.py:12:f", "vision/attention.py:
+ * 12:f"); sites whose whole texts are the same are the same words anyway. */
+static int
+distinct_site_labels (MlScene *s, const uint64_t *keys, size_t n)
+{
+  MlSceneClass *c = s->classes[ML_COLOR_BY_SITE];
+  for (unsigned parts = 2; parts <= 16; parts++)
+    {
+      bool same[ML_PALETTE_N] = { false };
+      bool any = false;
+      for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+          if (strcmp (c[i].label, c[j].label) == 0 && strcmp (site_text (s, keys[i]), site_text (s, keys[j])) != 0)
+            same[i] = same[j] = any = true;
+      if (!any)
+        return 0;
+      for (size_t i = 0; i < n; i++)
+        if (same[i])
+          {
+            char buf[512];
+            char *l = strdup (ml_short_label_keep (site_text (s, keys[i]), parts, buf, sizeof buf));
+            if (!l)
+              return -1;
+            free (c[i].label);
+            c[i].label = l;
+          }
+    }
+  return 0;
 }
 
 /* Ranks the keys of one colouring into classes and labels them. Kinds
@@ -181,6 +225,17 @@ assign_classes (MlScene *s, MlColorBy by, Keys *k, uint32_t *slot_of)
           other->area += sl->area;
           other->peak_bytes += sl->peak_bytes;
           other->count += sl->count;
+        }
+    }
+  if (by == ML_COLOR_BY_SITE)
+    {
+      uint64_t keys[ML_PALETTE_N];
+      for (size_t r = 0; r < s->n_classes[by]; r++)
+        keys[r] = order[r]->key;
+      if (distinct_site_labels (s, keys, s->n_classes[by]) < 0)
+        {
+          free (order);
+          return -1;
         }
     }
   if (other->count)

@@ -170,6 +170,10 @@ long ml_scene_hit (const MlScene *scene, const MlView *view, double x, double y)
  * "freed at /home/u/x/opt.py:71:step" -> "freed at opt.py:71:step".
  * Writes into @buf (truncated to @len) and returns it. */
 char *ml_short_label (const char *text, char *buf, size_t len);
+/* The same keeping the last @parts components of each path (1: as
+ * ml_short_label), so that labels of different sites can be told apart:
+ * "a/attention.py:12:f" and "b/attention.py:12:f" at 2. */
+char *ml_short_label_keep (const char *text, unsigned parts, char *buf, size_t len);
 
 /* Real time of @tick in nanoseconds, interpolated between the events that
  * carry one; false when the trace has no times. */

@@ -37,12 +37,33 @@ void     _ml_text_size    (cairo_t *cr, const MlStyle *st, const char *text, dou
  * to @max_w when > 0; returns its width. */
 double   _ml_text_at      (cairo_t *cr, const MlStyle *st, const char *text, double x, double y, int align, int valign,
                            double scale, bool bold, MlRgb color, double alpha, double max_w);
+/* The same, ellipsized at the start: a label's end (file:line:function,
+ * its size) stays. */
+double   _ml_text_tail_at (cairo_t *cr, const MlStyle *st, const char *text, double x, double y, int align,
+                           int valign, double scale, bool bold, MlRgb color, double alpha, double max_w);
 double   _ml_clamp        (double v, double lo, double hi);
 bool     _ml_rects_meet   (const MlRect *a, const MlRect *b);
 void     _ml_dashed_vline (cairo_t *cr, double x, double y0, double y1, MlRgb c, double alpha, double width);
 void     _ml_dashed_hline (cairo_t *cr, double x0, double x1, double y, MlRgb c, double alpha, double width);
 /* The frame around a plot's rectangle. */
 void     _ml_draw_frame   (cairo_t *cr, const MlView *v, const MlStyle *st);
+
+/* ---- legend.c ------------------------------------------------------------ */
+
+/* The legend's head, "colour by call site:". */
+void   _ml_legend_head    (MlColorBy by, char *buf, size_t len);
+/* ml_legend_layout in a legend @width wide, measured in the style's
+ * legend font on @cr (NULL: a scratch surface's); the entries start at
+ * *@x0, right of the head. */
+size_t _ml_legend_entries (cairo_t *cr, const MlScene *s, const MlStyle *st, double width, MlLegendEntry *out,
+                           size_t cap, unsigned *rows, double *x0);
+
+/* A text of the picture for readers of its SVG (ml_render_write adds to an
+ * SVG, before its end, a transparent rectangle over @r per note, of class
+ * @kind, the shown text its <desc>, @full its <title>: hover text in a
+ * browser). Nothing on other surfaces. */
+extern const cairo_user_data_key_t _ml_notes_key;   /* a FILE * of SVG elements */
+void _ml_note (cairo_t *cr, const char *kind, const MlRect *r, const char *shown, const char *full);
 
 /* ---- timeline-axis.c ---------------------------------------------------- */
 

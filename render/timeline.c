@@ -332,8 +332,8 @@ label_rects (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st, 
       double maxw = x1 - x0 - 6;
       if (maxw < 30)
         continue;
-      _ml_text_at (cr, st, text, v->px + x0 + 3, v->py + (y0 + y1) / 2, AL_LEFT, VA_MIDDLE, 0.9, false, ink, 0.95,
-                   tw > maxw ? maxw : 0);
+      _ml_text_tail_at (cr, st, text, v->px + x0 + 3, v->py + (y0 + y1) / 2, AL_LEFT, VA_MIDDLE, 0.9, false, ink,
+                        0.95, tw > maxw ? maxw : 0);
       shown++;
     }
 }

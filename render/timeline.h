@@ -154,6 +154,31 @@ size_t ml_timeline_time_labels (const MlView *view, const MlScene *scene, const 
 void ml_timeline_draw_time_axis (cairo_t *cr, const MlView *view, const MlScene *scene, const MlStyle *style,
                                  const MlRect *area);
 void ml_timeline_draw_legend    (cairo_t *cr, const MlScene *scene, const MlStyle *style, const MlRect *area);
+
+/* The colour legend's entries, computed once for every drawing of it (the
+ * PNG / SVG / PDF figure, the viewer, the HTML page): each entry's class,
+ * row and place (x from the legend's first column, w its columns, in the
+ * units @measure returns), the text drawn and the whole text (for hover).
+ * A label too long for its place loses the start of its text ("…freed at
+ * optimizer.py:71:step"), never its last word (a call site's
+ * file:line:function) nor the amount "(579.31 MiB at peak)"; the entry
+ * spans as many columns (at least ML_LEGEND_COLUMN wide, at most 5 a row)
+ * as that needs, and entries wrap to more rows. Returns the entries (at
+ * most @cap: ML_PALETTE_N + 1 holds them all) and sets *@rows. */
+#define ML_LEGEND_COLUMN 150.0
+#define ML_LEGEND_SWATCH 14.0   /* the colour square and its gap   */
+#define ML_LEGEND_GAP    8.0    /* after an entry's text            */
+#define ML_LEGEND_SCALE  0.85   /* the entries' font, of the style's */
+typedef struct {
+  unsigned cls;        /* class index; ML_PALETTE_N = the others */
+  unsigned row;
+  double   x, w;
+  char     text[320];  /* what is drawn                          */
+  char     full[320];  /* the whole label and amount             */
+} MlLegendEntry;
+typedef double (*MlTextWidth) (const char *text, void *data);
+size_t ml_legend_layout (const MlScene *scene, MlColorBy by, double width, MlTextWidth measure, void *data,
+                         MlLegendEntry *out, size_t cap, unsigned *rows);
 void ml_timeline_draw_title     (cairo_t *cr, const MlScene *scene, const MlStyle *style, const MlRect *area);
 
 /* The whole figure on @cr at @width × @height. @range gives the visible

@@ -15,7 +15,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from snaplib import ok, done   # noqa: E402
+from snaplib import ok, done, size   # noqa: E402
+import xml.etree.ElementTree as ET   # noqa: E402
 
 MEMLENS, SRC = sys.argv[1], sys.argv[2]
 TMP = tempfile.mkdtemp()
@@ -182,9 +183,67 @@ def test_grouped_peaks():
     ok(rep.get("iterations", {}) == {"peak": 1, "boundaries": bounds}, "report --json: the iterations")
 
 
+LEGEND_SITES = [
+    # (call site, MiB): two sites that share a file name, line and
+    # function in different folders; two long labels that differ only in
+    # the line number at their end
+    ("/srv/run/train/models/attention.py:120:forward", 40),
+    ("/srv/run/train/vision/attention.py:120:forward", 30),
+    ("allocated before the trace, freed at /opt/conda/lib/python3.11/site-packages/torch/optim/optimizer.py:71:step", 20),
+    ("allocated before the trace, freed at /opt/conda/lib/python3.11/site-packages/torch/optim/optimizer.py:72:step", 10),
+    ("/srv/run/train/benchmarking_script.py:54:fake_train", 5),
+]
+
+
+def svg_notes(path, kind):
+    """(shown text, hover text, x, y, w, h) of the SVG's notes of @kind."""
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    out = []
+    for r in ET.parse(path).getroot().iter("{http://www.w3.org/2000/svg}rect"):
+        if r.get("class") == "ml-" + kind:
+            out.append((r.find("s:desc", ns).text, r.find("s:title", ns).text,
+                        float(r.get("x")), float(r.get("y")), float(r.get("width")), float(r.get("height"))))
+    return out
+
+
+def test_legend():
+    path = os.path.join(TMP, "sites.jsonl")
+    with open(path, "w") as f:
+        f.write(json.dumps({"format": "memlens-trace", "version": 1, "source": "cli-pictures", "alignment": ALIGN}) + "\n")
+        for k, (site, mib) in enumerate(LEGEND_SITES):
+            f.write(json.dumps({"kind": "alloc", "id": k + 1, "size": (mib << 20) + 3, "name": site}) + "\n")
+        for k in range(len(LEGEND_SITES)):
+            f.write(json.dumps({"kind": "free", "id": k + 1}) + "\n")
+    for w, h in (("1600", "900"), ("640", "420")):
+        svg = os.path.join(TMP, "sites-%s.svg" % w)
+        rc, out, err = run("render", path, "--size", "%sx%s" % (w, h), "-o", svg, "--quiet")
+        ok(rc == 0, "render %sx%s to SVG (%s)" % (w, h, err.strip()))
+        notes = svg_notes(svg, "legend") if rc == 0 else []
+        ok(len(notes) == len(LEGEND_SITES), "%s px: %d legend entries in the SVG, one per site" % (w, len(notes)))
+        shown = [n[0] for n in notes]
+        ok(len(set(shown)) == len(shown), "%s px: no two entries read the same: %s" % (w, shown))
+        for site, mib in LEGEND_SITES:
+            amount = " (%s at peak)" % size(-(-((mib << 20) + 3) // ALIGN) * ALIGN)
+            tail = site.split(" ")[-1]
+            parts = tail.split("/")
+            want = "/".join(parts[-2:]) if parts[-1] == "attention.py:120:forward" else parts[-1]
+            hit = [n for n in notes if n[1].endswith(want + amount)]
+            ok(len(hit) == 1 and hit[0][0].endswith(want + amount),
+               "%s px: %r shown as %r (its file:line:function and amount kept)" % (w, want + amount, hit[0][0] if hit else None))
+            if hit and hit[0][0] != hit[0][1]:
+                ok(hit[0][0].startswith("\u2026") and hit[0][1].endswith(hit[0][0][1:]),
+                   "%s px: %r loses only the start of %r" % (w, hit[0][0], hit[0][1]))
+        rows = sorted(set(n[3] for n in notes))
+        ok(all(n[2] + n[4] <= int(w) for n in notes), "%s px: every entry inside the picture" % w)
+        if w == "640":
+            ok(len(rows) >= 3, "640 px: the entries wrap to %d rows" % len(rows))
+            ok(any(n[0] != n[1] for n in notes), "640 px: a long label is shortened")
+
+
 def main():
     try:
         test_grouped_peaks()
+        test_legend()
     finally:
         shutil.rmtree(TMP, ignore_errors=True)
     return done()
