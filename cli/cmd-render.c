@@ -15,7 +15,7 @@
 #include "sim/analysis/state.h"
 #endif
 
-enum { OPT_RANGE = CLI_OPT_OWN, OPT_SIZE, OPT_COLOR, OPT_AXIS, OPT_TITLE, OPT_DARK, OPT_NOLABELS, OPT_VIEW, OPT_AT };
+enum { OPT_RANGE = CLI_OPT_OWN, OPT_SIZE, OPT_COLOR, OPT_AXIS, OPT_TITLE, OPT_DARK, OPT_NOLABELS, OPT_VIEW, OPT_AT, OPT_ADDR };
 
 #define STR_(x) #x
 #define STR(x) STR_ (x)
@@ -25,10 +25,18 @@ enum { OPT_RANGE = CLI_OPT_OWN, OPT_SIZE, OPT_COLOR, OPT_AXIS, OPT_TITLE, OPT_DA
 #define SIZE_HELP "picture size in pixels"
 #endif
 
+static const char *
+view_default (void)
+{
+  return "active for a PyTorch snapshot, else address";
+}
+
 static const CliOption render_options[] = {
   { "output", 'o', 'o', "FILE", ".png, .svg or .pdf (written atomically)" },
   { "view", 0, OPT_VIEW, "address|active|segments", "address: one rectangle per buffer at its offset; active: the "
-    "live buffers stacked, no addresses; segments: each segment outlined", "address" },
+    "live buffers stacked, no addresses; segments: each segment outlined", NULL, view_default },
+  { "address-axis", 0, OPT_ADDR, "packed|raw", "packed: the segments side by side in address order, the gaps "
+    "between them left out, labelled by segment and offset; raw: at their recorded addresses", "packed" },
   { "at", 0, OPT_AT, "TICK", "beside the figure, the allocator state at TICK: every segment's blocks, allocated / "
     "free (cached) / unmapped" },
   { "range", 0, OPT_RANGE, "T0:T1", "only ticks [T0, T1) (either side may be empty)" },
@@ -126,6 +134,8 @@ typedef struct {
   double    t0, t1;
   int       width, height;
   long long at;
+  bool      view_set;       /* --view given: else active for snapshots */
+  bool      raw_addresses;  /* --address-axis raw */
 } RenderArgs;
 
 #ifdef HAVE_RENDER
@@ -165,6 +175,12 @@ render_option (MlCliOpts *o, void *user, int key, const char *arg)
     case OPT_VIEW:
       if (ml_plot_parse (arg, &a->style.plot) < 0)
         return cli_fail ("render", EXIT_BAD, "--view %s: expected address, active or segments", arg);
+      a->view_set = true;
+      return 0;
+    case OPT_ADDR:
+      if (strcmp (arg, "packed") != 0 && strcmp (arg, "raw") != 0)
+        return cli_fail ("render", EXIT_BAD, "--address-axis %s: expected packed or raw", arg);
+      a->raw_addresses = strcmp (arg, "raw") == 0;
       return 0;
     case OPT_AT:
       if (ml_parse_u64 (arg, strlen (arg), &v) < 0 || v > (uint64_t) INT64_MAX)
@@ -178,11 +194,11 @@ render_option (MlCliOpts *o, void *user, int key, const char *arg)
 /* The scene of @plan over @bufs, with its issues; the recorded plan
  * fails where the real allocator did. */
 static int
-build_scene (const char *path, MlBuffers *bufs, MlPlan *plan, MlIssues *issues, MlScene **scene)
+build_scene (const char *path, MlBuffers *bufs, MlPlan *plan, MlIssues *issues, bool raw, MlScene **scene)
 {
   MlError err = { 0 };
   const char *base = strrchr (path, '/');
-  MlSceneOptions so = { .name = base ? base + 1 : path, .issues = issues };
+  MlSceneOptions so = { .name = base ? base + 1 : path, .issues = issues, .raw_addresses = raw };
   const MlStrategy *rec = ml_strategy_find (plan->strategy);
   bool recorded = rec && (rec->flags & ML_STRATEGY_RECORDED);
   if ((recorded && ml_recorded_oom_apply (bufs, plan, &err) < 0) || ml_check_plan (bufs, plan, issues, &err) < 0
@@ -251,7 +267,10 @@ render_trace (const char *path, RenderArgs *a, MlCliOpts *o)
   MlScene *scene = NULL;
   rc = cli_get_plan ("render", bufs, o, &plan);
   if (rc == EXIT_OK)
-    rc = build_scene (path, bufs, plan, &issues, &scene);
+    rc = build_scene (path, bufs, plan, &issues, a->raw_addresses, &scene);
+  /* a snapshot opens on its active memory, as memory_viz does */
+  if (!a->view_set && strcmp (ml_trace_str (t, t->source), "pytorch-snapshot") == 0)
+    a->style.plot = ML_PLOT_ACTIVE;
   if (rc == EXIT_OK && a->style.time_axis == ML_TIME_AXIS_TIME && !ml_scene_real_time (scene, a->style.time_axis) && !o->quiet)
     fprintf (stderr, "memlens render: %s: its events carry no times (or one time): the x axis is in ticks\n", path);
   if (rc == EXIT_OK)

@@ -102,7 +102,9 @@ ml_figure_layout (const MlScene *s, const MlStyle *st, double width, double heig
 {
   memset (out, 0, sizeof *out);
   double fp = _ml_font_px (st);
-  double left = fp * 6.2, right = fp * 1.3, top = fp * 0.9;
+  /* raw addresses ("0x737a18000000") need a wider margin than bytes */
+  bool raw = s->addr_raw && st->plot != ML_PLOT_ACTIVE;
+  double left = fp * (raw ? 9.4 : 6.2), right = fp * 1.3, top = fp * 0.9;
   double y = top;
   if (st->show_title)
     {

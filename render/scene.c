@@ -482,14 +482,19 @@ build_layout (MlScene *s)
       qsort (order, ns, sizeof *order, seg_by_addr);
       sort_plan = NULL;
     }
+  /* packed: side by side in address order, the gaps between them left
+   * out; raw: at their recorded addresses, from the lowest */
+  s->addr_raw = s->addr_raw && all_addr;
+  s->addr_origin = s->addr_raw ? p->segments[order[0]].addr : 0;
   uint64_t x = 0;
   for (size_t k = 0; k < ns; k++)
     {
-      s->seg_base[order[k]] = x;
-      x += s->seg_extent[order[k]];
+      uint32_t g = order[k];
+      s->seg_base[g] = s->addr_raw ? p->segments[g].addr - s->addr_origin : x;
+      x = s->seg_base[g] + s->seg_extent[g] > x ? s->seg_base[g] + s->seg_extent[g] : x;
     }
   s->addr_extent = x;
-  free (order);
+  s->seg_order = order;
   return build_maps (s);
 }
 
@@ -583,6 +588,7 @@ ml_scene_new (const MlBuffers *bufs, const MlPlan *plan, const MlSceneOptions *o
   s->issues = o.issues;
   s->end_tick = bufs->end_tick;
   s->name = strdup (o.name ? o.name : "");
+  s->addr_raw = o.raw_addresses;
   if (!s->name || build_layout (s) < 0)
     goto oom;
   s->items = malloc ((bufs->n ? bufs->n : 1) * sizeof *s->items);
@@ -676,6 +682,7 @@ ml_scene_free (MlScene *s)
   free (s->blk_hi);
   free (s->seg_base);
   free (s->seg_extent);
+  free (s->seg_order);
   free (s->seg_map_first);
   free (s->map_order);
   free (s->seg_mapped_max);

@@ -62,7 +62,12 @@ typedef struct {
 
   uint64_t    *seg_base;       /* plan->n_segments global base addresses */
   uint64_t    *seg_extent;     /* and widths */
-  uint64_t     addr_extent;    /* sum of the widths: the address axis */
+  uint64_t     addr_extent;    /* the address axis: the sum of the widths
+                                  (packed), or from the lowest recorded
+                                  base to the highest end (raw) */
+  uint32_t    *seg_order;      /* segments by base */
+  bool         addr_raw;       /* at their recorded addresses           */
+  uint64_t     addr_origin;    /* raw: the address of global address 0  */
   /* the mappings of paged segments (plan->maps; an expandable segment
    * grows and shrinks with them): map_order[seg_map_first[g] ..
    * seg_map_first[g + 1]) index plan->maps for segment g, by start */
@@ -114,6 +119,10 @@ typedef struct {
   const MlIssues *issues;      /* borrowed; may be NULL */
   size_t          max_peaks;   /* 0 = 3 */
   size_t          max_blame;   /* 0 = 8 */
+  /* the address axis: false = packed (segments side by side in address
+   * order, the gaps between them left out), true = raw (each segment at
+   * its recorded address; packed when some segment has none) */
+  bool            raw_addresses;
 } MlSceneOptions;
 
 /* Builds the scene of @plan over @bufs (O(n log n)). Both are borrowed

@@ -157,13 +157,6 @@ _ml_bytes_axis (cairo_t *cr, const MlStyle *st, double x, double y_top, double h
 }
 
 void
-ml_timeline_draw_addr_axis (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st)
-{
-  int target = (int) (v->ph / 60.0);
-  _ml_bytes_axis (cr, st, v->px, v->py, v->ph, v->a0, v->a1, target < 2 ? 2 : target, 0, 0);
-}
-
-void
 ml_timeline_draw_time_axis (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st, const MlRect *area)
 {
   TimeTicks tt;

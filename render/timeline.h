@@ -138,6 +138,22 @@ void ml_timeline_draw_frag      (cairo_t *cr, const MlView *view, const MlScene 
                                  const MlRect *area);
 /* Time labels and tick marks in @area (under the panels; each panel
  * draws its own vertical grid lines). */
+/* The address axis' labels for @view, at least @min_gap px apart. Packed
+ * (scene->addr_raw false): "seg 12" where a visible segment starts (the
+ * segment the view starts in at its bottom), then "+256 MiB" offsets in
+ * the segments at a round step for the visible span where they are clear
+ * of the others; raw: round addresses "0x7f3a40000000" (segment -1).
+ * Returns how many (at most @cap). */
+typedef struct {
+  double   y;          /* device pixels */
+  uint64_t addr;       /* on the scene's axis */
+  int32_t  segment;    /* -1: a raw address */
+  uint64_t offset;     /* in the segment */
+  char     text[40];
+} MlAddrLabel;
+size_t ml_timeline_addr_labels (const MlView *view, const MlScene *scene, double min_gap, MlAddrLabel *out,
+                                size_t cap);
+
 /* The time axis' labels for @view: where each goes (x in device pixels,
  * and its tick) and its text, with a second line (the real time of a
  * tick label on a tick axis of a timed trace; else empty). On a real-time

@@ -240,10 +240,77 @@ def test_legend():
             ok(any(n[0] != n[1] for n in notes), "640 px: a long label is shortened")
 
 
+def snapshot_segments(path):
+    """{address: size} of every segment a snapshot holds or its trace
+    allocates (device 0), from the raw pickle."""
+    import pickle
+    d = pickle.load(open(path, "rb"))
+    segs = {s["address"]: s["total_size"] for s in d["segments"] if s.get("device", 0) == 0}
+    for e in d["device_traces"][0]:
+        if e["action"] == "segment_alloc":
+            segs[e["addr"]] = e["size"]
+    return segs
+
+
+def test_address_axis():
+    fixture = os.path.join(SRC, "tests", "data", "streams-annotate.pickle")
+    segs = snapshot_segments(fixture)
+    lo = min(segs)
+    hi = max(a + n for a, n in segs.items())
+    total = sum(segs.values())
+    want = {"packed": 1.0, "raw": total / (hi - lo)}
+    for mode in ("packed", "raw"):
+        svg = os.path.join(TMP, "axis-%s.svg" % mode)
+        args = ["render", fixture, "--view", "address", "-o", svg, "--quiet"]
+        if mode == "raw":
+            args += ["--address-axis", "raw"]
+        rc, out, err = run(*args)
+        ok(rc == 0, "render --address-axis %s (%s)" % (mode, err.strip()))
+        plot = svg_notes(svg, "plot") if rc == 0 else []
+        bands = svg_notes(svg, "segment") if rc == 0 else []
+        labels = svg_notes(svg, "addr-label") if rc == 0 else []
+        ok(len(plot) == 1 and plot[0][0] == mode, "%s: the plot says its axis" % mode)
+        ok(len(bands) == len(segs), "%s: %d segment bands, Python counts %d" % (mode, len(bands), len(segs)))
+        if not plot or not bands:
+            continue
+        used = sum(b[5] for b in bands) / plot[0][5]
+        ok(abs(used - want[mode]) < 0.01, "%s: the segments fill %.3f of the axis, Python: %.3f" % (mode, used, want[mode]))
+        # bands in address order upwards, sized as the pickle says
+        by_addr = sorted(bands, key=lambda b: int(b[1].split(" at ")[1].split(",")[0], 16))
+        ok([int(b[1].split(" at ")[1].split(",")[0], 16) for b in by_addr] == sorted(segs)
+           and all(a[3] > b[3] for a, b in zip(by_addr, by_addr[1:])), "%s: segments upwards in address order" % mode)
+        texts = [l[0] for l in labels]
+        if mode == "packed":
+            ok(texts and all(t.startswith("seg ") or t.startswith("+") for t in texts),
+               "packed: labelled by segment and offset, not bytes: %s" % texts)
+            ok(sum(t.startswith("seg ") for t in texts) == len(segs), "packed: each segment's start labelled")
+            # an offset label sits at its offset inside its segment
+            px_per_byte = plot[0][5] / total
+            for l in labels:
+                seg, off = l[1].split("segment ")[1].split(" + ")
+                off = int(off.split(" ")[0])
+                band = [b for b in bands if b[0] == "seg " + seg][0]
+                y = band[3] + band[5] - off * px_per_byte
+                # a label at the plot's bottom edge is lifted to stay inside it
+                y = min(y, plot[0][3] + plot[0][5] - l[5] / 2)
+                ok(abs((l[3] + l[5] / 2) - y) < 1.5, "packed: %r at %.1f px, Python %.1f" % (l[0], l[3] + l[5] / 2, y))
+        else:
+            vals = [int(t, 16) for t in texts]
+            ok(vals and all(lo <= v <= hi for v in vals), "raw: addresses within the segments' span: %s" % texts)
+    # the view a picture opens on: a snapshot's active memory, else addresses
+    for path, want_view in ((fixture, "active"), (os.path.join(TMP, "sites.jsonl"), "packed")):
+        svg = os.path.join(TMP, "default.svg")
+        rc, out, err = run("render", path, "-o", svg, "--quiet")
+        plot = svg_notes(svg, "plot") if rc == 0 else []
+        ok(len(plot) == 1 and plot[0][0] == want_view, "%s opens on %s (%s)" % (os.path.basename(path), want_view,
+                                                                                plot[0][0] if plot else err))
+
+
 def main():
     try:
         test_grouped_peaks()
         test_legend()
+        test_address_axis()
     finally:
         shutil.rmtree(TMP, ignore_errors=True)
     return done()
