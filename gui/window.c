@@ -325,6 +325,11 @@ _ml_window_apply_document (MlWindow *self, MlDocument *doc)
   share_scales (self, doc, cmp);
   show_pages (self, doc, sel, same_trace);
   self->applying = FALSE;
+  /* a new snapshot opens on its active memory, as memory_viz does */
+  const MlTrace *t = ml_document_trace (doc);
+  const char *source = t ? ml_trace_str (t, t->source) : NULL;
+  if (!same_trace && source && g_str_equal (source, "pytorch-snapshot"))
+    g_action_group_activate_action (G_ACTION_GROUP (self), "plot", g_variant_new_string ("active"));
 }
 
 /* ---- the window's own actions ------------------------------------------------ */

@@ -72,6 +72,7 @@ ml_timeline_draw_title (cairo_t *cr, const MlScene *s, const MlStyle *st, const 
                       m->overhead * 100.0, frag, s->bufs->n, s->plan->n_segments, s->plan->n_segments == 1 ? "" : "s");
   double sub_y = a->y + _ml_font_px (st) * 1.35 * 1.35;
   double x = a->x + _ml_text_at (cr, st, line, a->x, sub_y, AL_LEFT, VA_TOP, 1.0, false, fg, 0.75, 0);
+  _ml_note (cr, "subtitle", &(MlRect) { a->x, sub_y, x - a->x, _ml_font_px (st) * 1.2 }, line, NULL);
   (void) len;
   size_t ni = issue_total (s);
   if (s->plan->oom.hit || ni)

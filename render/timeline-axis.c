@@ -31,9 +31,9 @@ both_axes (const MlView *v, const MlScene *s, const MlStyle *st)
   return !v->warp && s->n_times >= 2 && st->time_axis == ML_TIME_AXIS_AUTO;
 }
 
-/* "12.3 ms": three significant digits. */
+/* "12.3 ms": @digits significant digits (at least the whole part). */
 static void
-fmt_ns (double ns, char *buf, size_t len)
+fmt_ns (double ns, int digits, char *buf, size_t len)
 {
   static const char *const un[] = { "ns", "µs", "ms", "s" };
   double v = ns < 0 ? 0 : ns;
@@ -43,7 +43,32 @@ fmt_ns (double ns, char *buf, size_t len)
       v /= 1000.0;
       k++;
     }
-  snprintf (buf, len, v >= 100 || v == floor (v) ? "%.0f %s" : v >= 10 ? "%.1f %s" : "%.2f %s", v, un[k]);
+  int whole = v >= 100 ? 3 : v >= 10 ? 2 : 1;
+  int dec = k == 0 || digits <= whole ? 0 : digits - whole;   /* no fractions of a nanosecond */
+  if (v == floor (v) && digits <= 3)
+    dec = 0;
+  snprintf (buf, len, "%.*f %s", dec, v, un[k]);
+}
+
+/* The real times under tick labels: three significant digits, more
+ * (up to 9) while two labels of different times would read the same
+ * ("1.20 s" twice for 1.2012 s and 1.2049 s). */
+static void
+fmt_tick_times (const double *ns, const bool *has, size_t n, char (*out)[32])
+{
+  for (int digits = 3; digits <= 9; digits++)
+    {
+      bool same = false;
+      for (size_t i = 0; i < n; i++)
+        out[i][0] = 0;
+      for (size_t i = 0; i < n; i++)
+        if (has[i])
+          fmt_ns (ns[i], digits, out[i], 32);
+      for (size_t i = 0; i + 1 < n && !same; i++)
+        same = has[i] && has[i + 1] && llround (ns[i]) != llround (ns[i + 1]) && strcmp (out[i], out[i + 1]) == 0;
+      if (!same)
+        return;
+    }
 }
 
 static void
@@ -78,15 +103,17 @@ time_ticks (const MlView *v, const MlScene *s, const MlStyle *st, TimeTicks *tt)
   bool both = both_axes (v, s, st);
   if (both)
     ml_scene_tick_to_ns (s, (double) s->first_tick, &base);
+  double ns[64];
+  bool has[64];
   for (size_t i = 0; i < n; i++)
     {
       tt->tick[i] = vals[i];
       ml_axis_label (ML_AXIS_COUNT, vals[i], step, tt->label[i], sizeof tt->label[0]);
-      tt->label2[i][0] = 0;
-      double ns;
-      if (both && ml_scene_tick_to_ns (s, vals[i], &ns))
-        fmt_ns (ns - base, tt->label2[i], sizeof tt->label2[0]);
+      has[i] = both && ml_scene_tick_to_ns (s, vals[i], &ns[i]);
+      if (has[i])
+        ns[i] -= base;
     }
+  fmt_tick_times (ns, has, n, tt->label2);
   tt->n = n;
 }
 
@@ -184,6 +211,10 @@ ml_timeline_draw_time_axis (cairo_t *cr, const MlView *v, const MlScene *s, cons
       _ml_text_at (cr, st, tt.label[i], cx, area->y + 5, AL_CENTER, VA_TOP, 0.9, false, fg, 0.8, 0);
       if (tt.label2[i][0])
         _ml_text_at (cr, st, tt.label2[i], cx, area->y + 5 + th, AL_CENTER, VA_TOP, 0.8, false, fg, 0.55, 0);
+      char both[72], where[48];
+      snprintf (both, sizeof both, "%s%s%s", tt.label[i], tt.label2[i][0] ? " | " : "", tt.label2[i]);
+      snprintf (where, sizeof where, "tick %.17g", tt.tick[i]);
+      _ml_note (cr, "time-label", &(MlRect) { cx - w / 2, area->y + 5, w, th + th2 }, both, where);
       last_right = cx + w / 2;
     }
   const char *unit = use_time (v) ? "time since the first event"

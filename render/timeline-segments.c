@@ -178,9 +178,20 @@ _ml_draw_segment_outlines (cairo_t *cr, const MlView *v, const MlScene *s, const
         continue;
       double y0 = _ml_clamp (ml_view_addr_to_y (v, hi), v->py - 2, v->py + v->ph + 2);
       double y1 = _ml_clamp (ml_view_addr_to_y (v, lo), v->py - 2, v->py + v->ph + 2);
-      if (y1 - y0 < 1)
-        continue;
       char text[128], sz[32], mp[32];
+      if (y1 - y0 < 1)
+        {
+          /* under a pixel high: a short mark at the plot's left edge, so
+           * that every segment the title counts is drawn and the buffers
+           * of the small ones stay visible */
+          _ml_set_rgb (cr, ink, 0.75);
+          cairo_move_to (cr, fmax (x0, v->px), floor (y1) + 0.5);
+          cairo_line_to (cr, fmax (x0, v->px) + 6, floor (y1) + 0.5);
+          cairo_stroke (cr);
+          snprintf (text, sizeof text, "segment %zu · %s", g, ml_format_size (seg->size, sz, sizeof sz));
+          _ml_note (cr, "outline", &(MlRect) { fmax (x0, v->px), y1 - 1, 6, 1 }, text, NULL);
+          continue;
+        }
       _ml_set_rgb (cr, ink, 0.75);
       if (seg->flags & ML_SEG_PAGED)
         {
@@ -200,6 +211,7 @@ _ml_draw_segment_outlines (cairo_t *cr, const MlView *v, const MlScene *s, const
           snprintf (text, sizeof text, "segment %zu · %s%s", g, ml_format_size (seg->size, sz, sizeof sz),
                     seg->flags & ML_SEG_EXPANDABLE ? " · expandable" : "");
         }
+      _ml_note (cr, "outline", &(MlRect) { x0, y0, x1 - x0, y1 - y0 }, text, NULL);
       double tw, th;
       _ml_text_size (cr, st, text, 0.85, false, &tw, &th);
       /* at the segment's bottom right: the top of the plot carries the

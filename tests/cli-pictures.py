@@ -306,11 +306,72 @@ def test_address_axis():
                                                                                 plot[0][0] if plot else err))
 
 
+def test_time_labels():
+    """Tick labels with the real time under them (one event without a
+    time: the automatic axis is in ticks): times that differ never read
+    the same, however close ("1.20 s" twice for 1.2003 s and 1.2033 s)."""
+    path = os.path.join(TMP, "close-times.jsonl")
+    times = [0] + [1_200_000_000 + 300_000 * i for i in range(1, 80)]
+    with open(path, "w") as f:
+        f.write(json.dumps({"format": "memlens-trace", "version": 1, "source": "cli-pictures", "alignment": ALIGN}) + "\n")
+        ev = []
+        for i in range(40):
+            ev.append({"kind": "alloc", "id": i + 1, "size": 4096 * (i + 1)})
+            ev.append({"kind": "free", "id": i + 1})
+        for k, e in enumerate(ev):
+            if k < len(times) - 1:
+                e["time_ns"] = times[k]
+            f.write(json.dumps(e) + "\n")
+    svg = os.path.join(TMP, "close-times.svg")
+    rc, out, err = run("render", path, "-o", svg, "--quiet")
+    labels = svg_notes(svg, "time-label") if rc == 0 else []
+    ok(rc == 0 and len(labels) >= 4, "render: %d time-axis labels (%s)" % (len(labels), err.strip()))
+    seen = []
+    for shown, where, *_ in labels:
+        tick = float(where.split()[1])
+        if " | " not in shown or tick != int(tick) or int(tick) >= len(times) - 1:
+            continue
+        text, text2 = shown.split(" | ")
+        ok(text == "%d" % tick, "label %r at tick %d" % (text, tick))
+        seen.append((times[int(tick)] - times[0], text2))
+    ok(len(seen) >= 3, "%d labels with a time under them" % len(seen))
+    for (t1, s1), (t2, s2) in zip(seen, seen[1:]):
+        ok(t1 == t2 or s1 != s2, "%r (%d ns) and %r (%d ns) read apart" % (s1, t1, s2, t2))
+    for t, text2 in seen:
+        num, unit = text2.split()
+        scale = {"ns": 1, "µs": 1e3, "ms": 1e6, "s": 1e9}[unit]
+        ok(abs(float(num) * scale - t) <= 0.5 * 10 ** -(len(num.split(".")[1]) if "." in num else 0) * scale,
+           "%r is %d ns since the first event, as Python reads the file" % (text2, t))
+
+
+def test_segments_drawn():
+    """The title's "N segments" are the segments the segments view draws
+    (one under a pixel high is a mark at the plot's edge), as many as the
+    pickle holds or allocates."""
+    cases = [os.path.join(SRC, "tests", "data", "torch", "mempool.pickle")]
+    real = "/work/shared/data/torch-snapshots/magma27_trace.pickle"   # 2 MiB segments beside 1 GiB ones
+    if os.path.exists(real):
+        cases.append(real)
+    else:
+        ok(True, "# SKIP %s is absent" % real)
+    for path in cases:
+        svg = os.path.join(TMP, "segments.svg")
+        rc, out, err = run("render", path, "--view", "segments", "-o", svg, "--quiet")
+        sub = svg_notes(svg, "subtitle") if rc == 0 else []
+        drawn = svg_notes(svg, "outline") if rc == 0 else []
+        n = len(snapshot_segments(path))
+        said = [w for w in (sub[0][0].split(" · ") if sub else []) if w.endswith("segments") or w.endswith("segment")]
+        ok(said == ["%d segment%s" % (n, "" if n == 1 else "s")] and len(drawn) == n,
+           "%s: the title says %s, %d drawn, Python counts %d" % (os.path.basename(path), said, len(drawn), n))
+
+
 def main():
     try:
         test_grouped_peaks()
         test_legend()
         test_address_axis()
+        test_time_labels()
+        test_segments_drawn()
     finally:
         shutil.rmtree(TMP, ignore_errors=True)
     return done()
