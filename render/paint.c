@@ -42,9 +42,9 @@ _ml_font_px (const MlStyle *st)
 }
 
 /* Lays out @text in the style's font scaled by @scale; @max_w > 0
- * ellipsizes in the middle, or at the start when @tail. Caller unrefs. */
+ * ellipsizes in the middle. Caller unrefs. */
 static PangoLayout *
-make_layout (cairo_t *cr, const MlStyle *st, const char *text, double scale, bool bold, double max_w, bool tail)
+make_layout (cairo_t *cr, const MlStyle *st, const char *text, double scale, bool bold, double max_w)
 {
   PangoLayout *l = pango_cairo_create_layout (cr);
   PangoFontDescription *fd = pango_font_description_new ();
@@ -57,7 +57,7 @@ make_layout (cairo_t *cr, const MlStyle *st, const char *text, double scale, boo
   if (max_w > 0)
     {
       pango_layout_set_width (l, (int) (max_w * PANGO_SCALE));
-      pango_layout_set_ellipsize (l, tail ? PANGO_ELLIPSIZE_START : PANGO_ELLIPSIZE_MIDDLE);
+      pango_layout_set_ellipsize (l, PANGO_ELLIPSIZE_MIDDLE);
     }
   pango_layout_set_text (l, text, -1);
   return l;
@@ -66,7 +66,7 @@ make_layout (cairo_t *cr, const MlStyle *st, const char *text, double scale, boo
 void
 _ml_text_size (cairo_t *cr, const MlStyle *st, const char *text, double scale, bool bold, double *w, double *h)
 {
-  PangoLayout *l = make_layout (cr, st, text, scale, bold, 0, false);
+  PangoLayout *l = make_layout (cr, st, text, scale, bold, 0);
   int iw, ih;
   pango_layout_get_pixel_size (l, &iw, &ih);
   g_object_unref (l);
@@ -74,11 +74,12 @@ _ml_text_size (cairo_t *cr, const MlStyle *st, const char *text, double scale, b
   *h = ih;
 }
 
-static double
-text_at (cairo_t *cr, const MlStyle *st, const char *text, double x, double y, int align, int valign, double scale,
-         bool bold, MlRgb color, double alpha, double max_w, bool tail)
+/* Draws @text anchored at (@x, @y); returns its width. */
+double
+_ml_text_at (cairo_t *cr, const MlStyle *st, const char *text, double x, double y, int align, int valign,
+         double scale, bool bold, MlRgb color, double alpha, double max_w)
 {
-  PangoLayout *l = make_layout (cr, st, text, scale, bold, max_w, tail);
+  PangoLayout *l = make_layout (cr, st, text, scale, bold, max_w);
   int iw, ih;
   pango_layout_get_pixel_size (l, &iw, &ih);
   double tx = align == AL_CENTER ? x - iw / 2.0 : align == AL_RIGHT ? x - iw : x;
@@ -88,21 +89,6 @@ text_at (cairo_t *cr, const MlStyle *st, const char *text, double x, double y, i
   pango_cairo_show_layout (cr, l);
   g_object_unref (l);
   return iw;
-}
-
-/* Draws @text anchored at (@x, @y); returns its width. */
-double
-_ml_text_at (cairo_t *cr, const MlStyle *st, const char *text, double x, double y, int align, int valign,
-         double scale, bool bold, MlRgb color, double alpha, double max_w)
-{
-  return text_at (cr, st, text, x, y, align, valign, scale, bold, color, alpha, max_w, false);
-}
-
-double
-_ml_text_tail_at (cairo_t *cr, const MlStyle *st, const char *text, double x, double y, int align, int valign,
-                  double scale, bool bold, MlRgb color, double alpha, double max_w)
-{
-  return text_at (cr, st, text, x, y, align, valign, scale, bold, color, alpha, max_w, true);
 }
 
 double

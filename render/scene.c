@@ -655,6 +655,8 @@ ml_scene_new (const MlBuffers *bufs, const MlPlan *plan, const MlSceneOptions *o
     goto oom;
   build_oom (s);
   rc = ml_peaks_find (bufs, o.max_peaks, o.max_blame, &s->peaks, err);
+  if (rc == 0)
+    rc = ml_peak_groups_find (bufs, o.max_peaks, &s->groups, err);
   if (rc < 0)
     {
       ml_scene_free (s);
@@ -688,6 +690,7 @@ ml_scene_free (MlScene *s)
   free (s->seg_mapped_max);
   ml_curve_free (&s->curve);
   ml_peaks_free (&s->peaks);
+  ml_peak_groups_free (&s->groups);
   for (int by = 0; by < ML_COLOR_BY__COUNT; by++)
     for (int k = 0; k <= ML_PALETTE_N; k++)
       free (s->classes[by][k].label);

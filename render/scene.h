@@ -27,6 +27,7 @@
 #include "render/style.h"
 #include "render/view.h"
 #include "sim/analysis/check.h"
+#include "sim/analysis/peak-groups.h"
 #include "sim/metrics.h"
 
 #define ML_SCENE_BLOCK 64
@@ -96,6 +97,10 @@ typedef struct {
   MlCurve      curve;
   uint64_t     curve_max;      /* largest live or reserved value */
   MlPeaks      peaks;
+  /* the peaks by level, each with its occurrences, and the iterations
+   * when the trace repeats (sim/analysis/peak-groups.h): the curves
+   * panel marks every occurrence and labels each level once */
+  MlPeakGroups groups;
 
   /* classes[by][k], k < n_classes[by]; k == ML_PALETTE_N is "other" */
   MlSceneClass classes[ML_COLOR_BY__COUNT][ML_PALETTE_N + 1];

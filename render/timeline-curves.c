@@ -4,6 +4,7 @@
  * column, so peaks never vanish. */
 #include "render/timeline-private.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -292,7 +293,7 @@ ml_timeline_curve_labels (cairo_t *cr, const MlView *v, const MlScene *s, const 
   curves_scale (s, a, &ymax, &ybase, &yscale);
   out[n++] = (MlCurveLabel) { .kind = ML_CURVE_LEGEND, .box = curves_legend (cr, st, a, false) };
   MlRect legend = out[0].box;
-  char text[64], sz[32];
+  char text[112], sz[32];
   double tw, th, right = a->x + a->w;
   uint64_t capb = capacity_of (s);
   if (capb)
@@ -336,14 +337,23 @@ ml_timeline_curve_labels (cairo_t *cr, const MlView *v, const MlScene *s, const 
             }
         }
     }
-  for (size_t k = 0; k < s->peaks.n; k++)
+  for (size_t k = 0; k < s->groups.n; k++)
     {
-      const MlPeak *p = &s->peaks.peaks[k];
-      double x = ml_view_time_to_x (v, (double) p->tick);
-      if (x < a->x || x > right)
+      /* a level once, by its first occurrence in view */
+      const MlPeakGroup *g = &s->groups.groups[k];
+      size_t i = 0;
+      double x = 0;
+      for (; i < g->n; i++)
+        {
+          x = ml_view_time_to_x (v, (double) g->ticks[i]);
+          if (x >= a->x && x <= right)
+            break;
+        }
+      if (i == g->n)
         continue;
-      double y = ybase - (double) p->live * yscale;
-      snprintf (text, sizeof text, "%s%s", k == 0 ? "live max " : "", ml_format_size (p->live, sz, sizeof sz));
+      double y = ybase - (double) g->lives[i] * yscale;
+      char what[96];
+      snprintf (text, sizeof text, "%s%s", k == 0 ? "live max " : "", ml_peak_group_describe (g, what, sizeof what));
       _ml_text_size (cr, st, text, 0.85, k == 0, &tw, &th);
       double cx = _ml_clamp (x - tw / 2, a->x + 2, right - tw - 2);
       /* under the point, above it, right of it, left of it; the first
@@ -354,6 +364,47 @@ ml_timeline_curve_labels (cairo_t *cr, const MlView *v, const MlScene *s, const 
       place_label (out, &n, cap, a, ML_CURVE_LIVE, text, k == 0, tw, th, cand, 7, k == 0);
     }
   return n;
+}
+
+/* Every occurrence of each peak level (the first level's in the ink
+ * colour), and where the trace repeats, the iterations' boundaries
+ * (dashed). */
+static void
+draw_peak_marks (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st, const MlRect *a, double ybase,
+                 double yscale)
+{
+  MlRgb fg = ml_style_fg (st);
+  for (size_t k = 0; k < s->groups.n_boundaries; k++)
+    {
+      double x = ml_view_time_to_x (v, (double) s->groups.boundaries[k]);
+      if (x < a->x || x > a->x + a->w)
+        continue;
+      _ml_dashed_vline (cr, x, a->y, a->y + a->h, fg, 0.35, 1.0);
+      char what[64];
+      snprintf (what, sizeof what, "iteration %zu starts at tick %" PRIu64, k + 2, s->groups.boundaries[k]);
+      _ml_note (cr, "iteration", &(MlRect) { x - 1, a->y, 2, a->h }, what, NULL);
+    }
+  for (size_t k = s->groups.n; k-- > 0;)
+    {
+      const MlPeakGroup *g = &s->groups.groups[k];
+      for (size_t i = 0; i < g->n; i++)
+        {
+          double px = ml_view_time_to_x (v, (double) g->ticks[i]);
+          if (px < a->x || px > a->x + a->w)
+            continue;
+          double y = ybase - (double) g->lives[i] * yscale;
+          _ml_set_rgb (cr, ml_style_bg (st), 1.0);
+          cairo_arc (cr, px, y, 4.5, 0, 2 * M_PI);
+          cairo_fill (cr);
+          _ml_set_rgb (cr, k == 0 ? fg : live_color, 1.0);
+          cairo_arc (cr, px, y, 3.2, 0, 2 * M_PI);
+          cairo_fill (cr);
+          char what[64], sz[32];
+          snprintf (what, sizeof what, "peak %zu at tick %" PRIu64 ": %s", k + 1, g->ticks[i],
+                    ml_format_size (g->lives[i], sz, sizeof sz));
+          _ml_note (cr, "peak", &(MlRect) { px - 4, y - 4, 8, 8 }, what, NULL);
+        }
+    }
 }
 
 void
@@ -412,24 +463,11 @@ ml_timeline_draw_curves (cairo_t *cr, const MlView *v, const MlScene *s, const M
           cairo_close_path (cr);
           cairo_fill (cr);
         }
-      for (size_t k = 0; k < s->peaks.n; k++)
-        {
-          const MlPeak *p = &s->peaks.peaks[k];
-          double px = ml_view_time_to_x (v, (double) p->tick);
-          if (px < a->x || px > a->x + a->w)
-            continue;
-          double y = ybase - (double) p->live * yscale;
-          _ml_set_rgb (cr, ml_style_bg (st), 1.0);
-          cairo_arc (cr, px, y, 4.5, 0, 2 * M_PI);
-          cairo_fill (cr);
-          _ml_set_rgb (cr, k == 0 ? fg : live_color, 1.0);
-          cairo_arc (cr, px, y, 3.2, 0, 2 * M_PI);
-          cairo_fill (cr);
-        }
+      draw_peak_marks (cr, v, s, st, a, ybase, yscale);
     }
   /* the legend and the labels, placed clear of each other */
   curves_legend (cr, st, a, true);
-  size_t n_cap = 3 + s->peaks.n, n = 0;
+  size_t n_cap = 3 + s->groups.n, n = 0;
   MlCurveLabel *labels = malloc (n_cap * sizeof *labels);
   if (labels)
     n = ml_timeline_curve_labels (cr, v, s, st, a, labels, n_cap);

@@ -37,10 +37,6 @@ void     _ml_text_size    (cairo_t *cr, const MlStyle *st, const char *text, dou
  * to @max_w when > 0; returns its width. */
 double   _ml_text_at      (cairo_t *cr, const MlStyle *st, const char *text, double x, double y, int align, int valign,
                            double scale, bool bold, MlRgb color, double alpha, double max_w);
-/* The same, ellipsized at the start: a label's end (file:line:function,
- * its size) stays. */
-double   _ml_text_tail_at (cairo_t *cr, const MlStyle *st, const char *text, double x, double y, int align,
-                           int valign, double scale, bool bold, MlRgb color, double alpha, double max_w);
 double   _ml_clamp        (double v, double lo, double hi);
 bool     _ml_rects_meet   (const MlRect *a, const MlRect *b);
 void     _ml_dashed_vline (cairo_t *cr, double x, double y0, double y1, MlRgb c, double alpha, double width);

@@ -17,24 +17,45 @@ typedef struct {
   uint8_t cls;
 } BigRect;
 
-static const char *
-item_name (const MlScene *s, const MlSceneItem *it, char *buf, size_t len)
+/* The buffer's name (shortened paths) into @name (empty without one) and
+ * its size into @size. */
+static void
+item_parts (const MlScene *s, const MlSceneItem *it, char *name, size_t nlen, char *size, size_t slen)
 {
   const MlBuffer *b = &s->bufs->buf[it->buffer];
   const MlTrace *t = s->bufs->trace;
   const char *n = t && b->name ? ml_trace_str (t, b->name) : NULL;
-  if (!n || !*n)
-    {
-      if (t && b->stack && b->stack < t->n_stacks && t->stacks[b->stack].site)
-        n = ml_trace_str (t, t->stacks[b->stack].site);
-    }
-  char size[32], shortened[256];
-  ml_format_size (b->rsize, size, sizeof size);
+  if ((!n || !*n) && t && b->stack && b->stack < t->n_stacks && t->stacks[b->stack].site)
+    n = ml_trace_str (t, t->stacks[b->stack].site);
+  ml_format_size (b->rsize, size, slen);
   if (n && *n)
-    snprintf (buf, len, "%s  %s", ml_short_label (n, shortened, sizeof shortened), size);
+    ml_short_label (n, name, nlen);
   else
-    snprintf (buf, len, "#%" PRIu64 "  %s", b->id, size);
-  return buf;
+    snprintf (name, nlen, "#%" PRIu64, b->id);
+}
+
+/* What a rectangle @maxw wide says: "name  size"; too long, the name
+ * loses its start ("…optimizer.py:71:step  147.24 MiB"), never its last
+ * word; then the name alone; else nothing (NULL). */
+static const char *
+fit_label (cairo_t *cr, const MlStyle *st, const char *name, const char *size, double maxw, char *buf, size_t len)
+{
+  double tw, th;
+  snprintf (buf, len, "%s  %s", name, size);
+  _ml_text_size (cr, st, buf, 0.9, false, &tw, &th);
+  if (tw <= maxw)
+    return buf;
+  const char *sp = strrchr (name, ' ');
+  if (sp)
+    {
+      snprintf (buf, len, "\xe2\x80\xa6%s  %s", sp + 1, size);
+      _ml_text_size (cr, st, buf, 0.9, false, &tw, &th);
+      if (tw <= maxw)
+        return buf;
+    }
+  snprintf (buf, len, "%s%s", sp ? "\xe2\x80\xa6" : "", sp ? sp + 1 : name);
+  _ml_text_size (cr, st, buf, 0.9, false, &tw, &th);
+  return tw <= maxw ? buf : NULL;
 }
 
 static int
@@ -323,17 +344,14 @@ label_rects (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st, 
       double y0 = fmax (b->y0, 0), y1 = fmin (b->y1, (double) vis->H);
       if (x1 - x0 < 40 || y1 - y0 < fh + 2)
         break;   /* sorted by area: later ones rarely fit; cheap stop */
-      char text[200];
-      item_name (s, &s->items[b->item], text, sizeof text);
-      double tw, th;
-      _ml_text_size (cr, st, text, 0.9, false, &tw, &th);
+      char text[300], name[200], size[32];
+      item_parts (s, &s->items[b->item], name, sizeof name, size, sizeof size);
       MlRgb fill = ml_style_class_color (st, b->cls);
       MlRgb ink = _ml_luminance (fill) > 0.45 ? (MlRgb) { 0.1, 0.1, 0.1 } : (MlRgb) { 1, 1, 1 };
       double maxw = x1 - x0 - 6;
-      if (maxw < 30)
+      if (maxw < 30 || !fit_label (cr, st, name, size, maxw, text, sizeof text))
         continue;
-      _ml_text_tail_at (cr, st, text, v->px + x0 + 3, v->py + (y0 + y1) / 2, AL_LEFT, VA_MIDDLE, 0.9, false, ink,
-                        0.95, tw > maxw ? maxw : 0);
+      _ml_text_at (cr, st, text, v->px + x0 + 3, v->py + (y0 + y1) / 2, AL_LEFT, VA_MIDDLE, 0.9, false, ink, 0.95, 0);
       shown++;
     }
 }

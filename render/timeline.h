@@ -123,12 +123,13 @@ typedef enum {
   ML_CURVE_CAPACITY,     /* "capacity 40.00 GiB" on its line             */
   ML_CURVE_RESERVED,     /* "peak X" by the reserved peak's marker, or
                             "reserved X" on a line flat from the start   */
-  ML_CURVE_LIVE,         /* a peak point: "live max X" first, then "X"   */
+  ML_CURVE_LIVE,         /* a peak level, once: "live max X, 17 times,
+                            every ~38 ticks (~263 µs)" first, then "X" */
 } MlCurveLabelKind;
 typedef struct {
   MlCurveLabelKind kind;
   MlRect           box;       /* device pixels                        */
-  char             text[64];  /* empty for the legend                 */
+  char             text[112]; /* empty for the legend                 */
   bool             bold;
 } MlCurveLabel;
 size_t ml_timeline_curve_labels (cairo_t *cr, const MlView *view, const MlScene *scene, const MlStyle *style,

@@ -181,6 +181,15 @@ def test_grouped_peaks():
                                                                   for g in groups[:5]],
        "report --json: the same peak groups as Python")
     ok(rep.get("iterations", {}) == {"peak": 1, "boundaries": bounds}, "report --json: the iterations")
+    # the picture marks every occurrence, labels each level once, draws the iterations
+    svg = os.path.join(TMP, "loop.svg")
+    rc, out, err = run("render", path, "-o", svg, "--quiet")
+    marks = svg_notes(svg, "peak") if rc == 0 else []
+    for k, g in enumerate(groups[:3]):
+        got = sorted(int(m[0].split(" at tick ")[1].split(":")[0]) for m in marks if m[0].startswith("peak %d " % (k + 1)))
+        ok(got == [steps[i][0] for i in g], "render: peak %d marked at its %d ticks as Python finds them" % (k + 1, len(g)))
+    its = [int(n[0].split(" at tick ")[1]) for n in svg_notes(svg, "iteration")] if rc == 0 else []
+    ok(its == bounds, "render: the 16 iteration boundaries drawn where Python puts them")
 
 
 LEGEND_SITES = [
