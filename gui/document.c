@@ -300,7 +300,7 @@ run_strategy (const MlBuffers *bufs, const char *name, const MlViewKnobs *vk, Jo
     {
       /* the scene computes the metrics with their curve (one sweep) */
       g_autofree char *base = g_path_get_basename (name_hint ? name_hint : "");
-      MlSceneOptions so = { .name = base, .issues = &run->issues, .max_peaks = 3, .max_blame = 8 };
+      MlSceneOptions so = { .name = base, .issues = &run->issues, .max_peaks = 3, .raw_addresses = vk->raw_addresses };
       rc = ml_scene_new (bufs, run->plan, &so, &run->scene, &err);
       if (rc == 0)
         run->metrics = run->scene->metrics;

@@ -69,6 +69,9 @@ typedef struct {
                             to read; -1 = the reader's choice (the OOM's
                             device, else the longest trace). A load reads
                             it; a re-run keeps its document's trace. */
+  gboolean raw_addresses; /* the address axis: each segment at its
+                            recorded address (else packed: side by side,
+                            the gaps left out; render's --address-axis) */
 } MlViewKnobs;
 
 void ml_view_knobs_init (MlViewKnobs *knobs);

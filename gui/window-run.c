@@ -142,6 +142,23 @@ apply_knobs_action (GSimpleAction *a, GVariant *p, gpointer user)
   start_rerun (self);
 }
 
+/* The address axis: packed (the default) or the recorded addresses; the
+ * scenes are built again. */
+static void
+address_axis_action (GSimpleAction *a, GVariant *p, gpointer user)
+{
+  MlWindow *self = user;
+  const char *mode = g_variant_get_string (p, NULL);
+  if (!g_str_equal (mode, "packed") && !g_str_equal (mode, "raw"))
+    return;
+  g_simple_action_set_state (a, p);
+  gboolean raw = g_str_equal (mode, "raw");
+  if (raw == self->knobs.raw_addresses)
+    return;
+  self->knobs.raw_addresses = raw;
+  start_rerun (self);
+}
+
 /* ---- a knob over values (the Knobs page) ---- */
 
 static gboolean
@@ -223,6 +240,7 @@ static const GActionEntry run_actions[] = {
   { "strategy2", strategy_action, "s", "'first-fit'", NULL },
   { "compare", compare_action, "b", "false", NULL },
   { "apply-knobs", apply_knobs_action, NULL, NULL, NULL },
+  { "address-axis", address_axis_action, "s", "'packed'", NULL },
   { "sweep-knob", sweep_knob_action, NULL, NULL, NULL },
   { "compare-all", compare_all_action, NULL, NULL, NULL },
   { "cancel", cancel_action, NULL, NULL, NULL },

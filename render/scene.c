@@ -578,8 +578,6 @@ ml_scene_new (const MlBuffers *bufs, const MlPlan *plan, const MlSceneOptions *o
     o = *opts;
   if (!o.max_peaks)
     o.max_peaks = 3;
-  if (!o.max_blame)
-    o.max_blame = 8;
   MlScene *s = calloc (1, sizeof *s);
   if (!s)
     return ml_error_set (err, ML_ENOMEM, "out of memory");
@@ -654,9 +652,7 @@ ml_scene_new (const MlBuffers *bufs, const MlPlan *plan, const MlSceneOptions *o
   if (build_ranks (s) < 0)
     goto oom;
   build_oom (s);
-  rc = ml_peaks_find (bufs, o.max_peaks, o.max_blame, &s->peaks, err);
-  if (rc == 0)
-    rc = ml_peak_groups_find (bufs, o.max_peaks, &s->groups, err);
+  rc = ml_peak_groups_find (bufs, o.max_peaks, &s->groups, err);
   if (rc < 0)
     {
       ml_scene_free (s);
@@ -689,7 +685,6 @@ ml_scene_free (MlScene *s)
   free (s->map_order);
   free (s->seg_mapped_max);
   ml_curve_free (&s->curve);
-  ml_peaks_free (&s->peaks);
   ml_peak_groups_free (&s->groups);
   for (int by = 0; by < ML_COLOR_BY__COUNT; by++)
     for (int k = 0; k <= ML_PALETTE_N; k++)

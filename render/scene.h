@@ -96,7 +96,6 @@ typedef struct {
   MlMetrics    metrics;
   MlCurve      curve;
   uint64_t     curve_max;      /* largest live or reserved value */
-  MlPeaks      peaks;
   /* the peaks by level, each with its occurrences, and the iterations
    * when the trace repeats (sim/analysis/peak-groups.h): the curves
    * panel marks every occurrence and labels each level once */
@@ -123,7 +122,6 @@ typedef struct {
   const char     *name;        /* the trace's name ("train-step.jsonl"), may be NULL */
   const MlIssues *issues;      /* borrowed; may be NULL */
   size_t          max_peaks;   /* 0 = 3 */
-  size_t          max_blame;   /* 0 = 8 */
   /* the address axis: false = packed (segments side by side in address
    * order, the gaps between them left out), true = raw (each segment at
    * its recorded address; packed when some segment has none) */

@@ -53,22 +53,29 @@ fmt_ns (double ns, int digits, char *buf, size_t len)
 /* The real times under tick labels: three significant digits, more
  * (up to 9) while two labels of different times would read the same
  * ("1.20 s" twice for 1.2012 s and 1.2049 s). */
+static bool
+tick_times_apart (const double *ns, const bool *has, size_t n, int digits, char (*out)[32])
+{
+  for (size_t i = 0; i < n; i++)
+    {
+      out[i][0] = 0;
+      if (has[i])
+        fmt_ns (ns[i], digits, out[i], 32);
+    }
+  for (size_t i = 0; i + 1 < n; i++)
+    if (has[i] && has[i + 1] && llround (fmax (ns[i], 0)) != llround (fmax (ns[i + 1], 0))
+        && strcmp (out[i], out[i + 1]) == 0)
+      return false;
+  return true;
+}
+
 static void
 fmt_tick_times (const double *ns, const bool *has, size_t n, char (*out)[32])
 {
   for (int digits = 3; digits <= 9; digits++)
-    {
-      bool same = false;
-      for (size_t i = 0; i < n; i++)
-        out[i][0] = 0;
-      for (size_t i = 0; i < n; i++)
-        if (has[i])
-          fmt_ns (ns[i], digits, out[i], 32);
-      for (size_t i = 0; i + 1 < n && !same; i++)
-        same = has[i] && has[i + 1] && llround (ns[i]) != llround (ns[i + 1]) && strcmp (out[i], out[i + 1]) == 0;
-      if (!same)
-        return;
-    }
+    if (tick_times_apart (ns, has, n, digits, out))
+      return;
+  tick_times_apart (ns, has, n, 3, out);   /* never apart: as few digits as any */
 }
 
 static void
@@ -101,8 +108,8 @@ time_ticks (const MlView *v, const MlScene *s, const MlStyle *st, TimeTicks *tt)
   size_t n = ml_axis_ticks (ML_AXIS_COUNT, v->t0, v->t1, target, vals, 64, &step);
   double base = 0;
   bool both = both_axes (v, s, st);
-  if (both)
-    ml_scene_tick_to_ns (s, (double) s->first_tick, &base);
+  if (both)   /* since the first event with a time, as the axis says */
+    base = (double) s->time_ns[0];
   double ns[64];
   bool has[64];
   for (size_t i = 0; i < n; i++)

@@ -399,6 +399,72 @@ back_to_address (WindowTest *t, MlDocument *doc)
   return NEXT;
 }
 
+/* The address axis' labels as the view draws them: "0x…" addresses when
+ * @raw, else "seg N" and "+offset"; returns how many, 0 on a mismatch. */
+static size_t
+axis_labels_read (WindowTest *t, gboolean raw)
+{
+  MlAddrLabel lab[128];
+  const MlView *v = ml_timeline_view_get_view (tv (t, 0));
+  size_t n = ml_timeline_addr_labels (v, ml_timeline_view_get_run (tv (t, 0))->scene, 16, lab, 128);
+  for (size_t i = 0; i < n; i++)
+    if (raw ? !g_str_has_prefix (lab[i].text, "0x")
+            : !(g_str_has_prefix (lab[i].text, "seg ") || g_str_has_prefix (lab[i].text, "+")))
+      return 0;
+  return n;
+}
+
+/* win.address-axis raw: the scene is built again with each segment at
+ * its recorded address (when all have one), the axis labelled by them. */
+static Next
+address_raw (WindowTest *t, MlDocument *doc)
+{
+  check (t, axis_labels_read (t, FALSE) > 0, "the address axis opens packed, labelled by segment and offset");
+  activate (t, "address-axis", g_variant_new_string ("raw"));
+  check (t, ml_window_is_busy (t->d.win), "win.address-axis raw re-runs in a worker");
+  return wait_for_job (t);
+}
+
+static Next
+address_raw_shown (WindowTest *t, MlDocument *doc)
+{
+  const MlScene *sc = doc->runs[0]->scene;
+  gboolean all = sc->plan->n_segments > 0;
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (size_t g = 0; g < sc->plan->n_segments; g++)
+    {
+      const MlSegment *seg = &sc->plan->segments[g];
+      all = all && seg->addr;
+      lo = MIN (lo, seg->addr);
+      hi = MAX (hi, seg->addr + sc->seg_extent[g]);
+    }
+  check (t, t->d.job_ok && sc->addr_raw == all && (!all || sc->addr_extent == hi - lo),
+         "raw: %s (axis %" G_GUINT64_FORMAT " B, the segments span %" G_GUINT64_FORMAT " B)",
+         all ? "segments at their recorded addresses" : "no recorded addresses: packed", sc->addr_extent, hi - lo);
+  check (t, axis_labels_read (t, all) > 0, "raw: the axis labels are %s", all ? "addresses" : "segments and offsets");
+  t->shot = "window-address-raw.png";
+  return NEXT;
+}
+
+static Next
+address_packed (WindowTest *t, MlDocument *doc)
+{
+  activate (t, "address-axis", g_variant_new_string ("packed"));
+  return wait_for_job (t);
+}
+
+static Next
+address_packed_back (WindowTest *t, MlDocument *doc)
+{
+  const MlScene *sc = doc->runs[0]->scene;
+  uint64_t sum = 0;
+  for (size_t g = 0; g < sc->plan->n_segments; g++)
+    sum += sc->seg_extent[g];
+  check (t, t->d.job_ok && !sc->addr_raw && sc->addr_extent == sum && axis_labels_read (t, FALSE) > 0,
+         "packed again: the segments side by side (%" G_GUINT64_FORMAT " B in all)", sum);
+  return NEXT;
+}
+
 static Next
 zoom_actions (WindowTest *t, MlDocument *doc)
 {
@@ -1083,7 +1149,7 @@ ends (WindowTest *t, MlDocument *doc)
 static const Step main_script[] = {
   STEP (opens), STEP (first_frame),
   STEP (picture_active), STEP (picture_segments), STEP (back_to_address),
-  STEP (zoom_actions), STEP (select_range), STEP (pick_largest),
+  STEP (address_raw), STEP (address_raw_shown), STEP (address_packed), STEP (address_packed_back), STEP (zoom_actions), STEP (select_range), STEP (pick_largest),
   STEP (switch_strategy), STEP (strategy_switched), STEP (compare_linked), STEP (compare_picture),
   STEP (export_and_search), STEP (report_written), STEP (peak_shown),
   STEP (capacity_knob), STEP (oom_then_cancel), STEP (cancelled_then_sweep), STEP (sweep_rows),
