@@ -157,5 +157,8 @@ ml_timeline_view_dup_markup_at (MlTimelineView *self, double x, double y)
   if (self->style.show_oom && ml_timeline_oom_request_box (&self->view, self->scene, &self->style, &r) && x >= r.x
       && x < r.x + r.w && y >= r.y && y < r.y + r.h && y >= self->view.py && y <= self->view.py + self->view.ph)
     return ml_timeline_view_dup_oom_markup (self);
+  MlLegendEntry e;
+  if (self->style.show_legend && ml_timeline_legend_hit (self->scene, &self->style, &self->fl.legend, x, y, &e))
+    return g_markup_escape_text (e.full, -1);   /* the whole label, where the legend shortened it */
   return ml_timeline_view_dup_buffer_markup (self, ml_timeline_view_pick (self, x, y));
 }

@@ -27,6 +27,11 @@ struct _MlTimelineView {
   gboolean     view_ready;   /* the view has bounds from a scene */
   MlStyle      style;
   MlFigureLayout fl;
+  /* what fl was laid out for: the legend's layout measures text, so it
+   * is done again only when one of them changes */
+  int            fl_w, fl_h;
+  const MlScene *fl_scene;
+  MlStyle        fl_style;
 
   /* the static layer, cached while nothing changes; when drawing it
    * costs more than a frame, a worker draws it and the snapshot shows the

@@ -8,6 +8,8 @@
  */
 #include "gui/timeline-view-private.h"
 
+#include <string.h>
+
 G_DEFINE_FINAL_TYPE (MlTimelineView, ml_timeline_view, GTK_TYPE_WIDGET)
 
 enum { BUFFER_SELECTED, VIEW_CHANGED, N_SIGNALS };
@@ -33,7 +35,12 @@ _ml_timeline_view_update_layout (MlTimelineView *self, int w, int h)
 {
   if (!self->scene || w <= 0 || h <= 0)
     return;
-  ml_figure_layout (self->scene, &self->style, w, h, &self->fl);
+  if (w != self->fl_w || h != self->fl_h || self->scene != self->fl_scene
+      || memcmp (&self->style, &self->fl_style, sizeof self->style) != 0)
+    {
+      ml_figure_layout (self->scene, &self->style, w, h, &self->fl);
+      self->fl_w = w, self->fl_h = h, self->fl_scene = self->scene, self->fl_style = self->style;
+    }
   ml_view_set_plot (&self->view, self->fl.layout.x, self->fl.layout.y, self->fl.layout.w, self->fl.layout.h);
 }
 
@@ -53,6 +60,7 @@ ml_timeline_view_set_document (MlTimelineView *self, MlDocument *doc, int which)
   self->which = which;
   self->run = doc ? doc->runs[which] : NULL;
   self->scene = self->run ? self->run->scene : NULL;
+  self->fl_scene = NULL;   /* a new scene may sit where the old one was */
   self->hover = -1;
   if (!same_trace)
     {

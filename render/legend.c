@@ -165,3 +165,26 @@ _ml_legend_entries (cairo_t *cr, const MlScene *s, const MlStyle *st, double wid
     }
   return n;
 }
+
+bool
+ml_timeline_legend_hit (const MlScene *s, const MlStyle *st, const MlRect *a, double x, double y, MlLegendEntry *out)
+{
+  if (x < a->x || x >= a->x + a->w || y < a->y || y >= a->y + a->h)
+    return false;
+  if (st->color_by == ML_COLOR_BY_SITE && s->site_per_buffer)
+    return false;
+  MlLegendEntry e[ML_PALETTE_N + 1];
+  unsigned rows;
+  double x0, fh = _ml_font_px (st) * 1.5;
+  size_t n = _ml_legend_entries (NULL, s, st, a->w, e, ML_PALETTE_N + 1, &rows, &x0);
+  for (size_t k = 0; k < n; k++)
+    {
+      double ex = a->x + x0 + e[k].x, ey = a->y + (double) e[k].row * fh;
+      if (x >= ex && x < ex + e[k].w && y >= ey && y < ey + fh)
+        {
+          *out = e[k];
+          return true;
+        }
+    }
+  return false;
+}

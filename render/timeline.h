@@ -196,6 +196,10 @@ typedef struct {
 typedef double (*MlTextWidth) (const char *text, void *data);
 size_t ml_legend_layout (const MlScene *scene, MlColorBy by, double width, MlTextWidth measure, void *data,
                          MlLegendEntry *out, size_t cap, unsigned *rows);
+/* The legend entry drawn (by ml_timeline_draw_legend in @area) under the
+ * pixel (@x, @y), for hover: its whole text is out->full. */
+bool   ml_timeline_legend_hit (const MlScene *scene, const MlStyle *style, const MlRect *area, double x, double y,
+                               MlLegendEntry *out);
 void ml_timeline_draw_title     (cairo_t *cr, const MlScene *scene, const MlStyle *style, const MlRect *area);
 
 /* The whole figure on @cr at @width × @height. @range gives the visible

@@ -462,6 +462,19 @@ address_packed_back (WindowTest *t, MlDocument *doc)
     sum += sc->seg_extent[g];
   check (t, t->d.job_ok && !sc->addr_raw && sc->addr_extent == sum && axis_labels_read (t, FALSE) > 0,
          "packed again: the segments side by side (%" G_GUINT64_FORMAT " B in all)", sum);
+  /* hovering the legend's first entry tells its whole label */
+  GtkWidget *w = GTK_WIDGET (tv (t, 0));
+  const MlStyle *st = ml_timeline_view_get_style (tv (t, 0));
+  MlFigureLayout fl;
+  ml_figure_layout (sc, st, gtk_widget_get_width (w), gtk_widget_get_height (w), &fl);
+  MlLegendEntry e = { 0 };
+  double y = fl.legend.y + st->font_size * 96.0 / 72.0 * 0.75, x = fl.legend.x;
+  while (x < fl.legend.x + fl.legend.w && !ml_timeline_legend_hit (sc, st, &fl.legend, x, y, &e))
+    x += 2;
+  g_autofree char *markup = ml_timeline_view_dup_markup_at (tv (t, 0), x + 1, y);
+  const char *label = sc->classes[st->color_by][e.cls].label;
+  check (t, markup && label && g_str_has_prefix (markup, label) && g_str_equal (markup, e.full),
+         "hovering the legend's first entry tells \"%s\"", markup ? markup : "nothing");
   return NEXT;
 }
 
