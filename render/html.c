@@ -10,8 +10,8 @@
 #include "render/timeline.h"
 #include "sim/base/utf8.h"
 
-static void
-esc (FILE *fp, const char *s)
+void
+ml_xml_escape (FILE *fp, const char *s)
 {
   for (; s && *s; s++)
     switch (*s)
@@ -33,6 +33,12 @@ esc (FILE *fp, const char *s)
               fputs (ML_UTF8_REPLACEMENT, fp);
           }
       }
+}
+
+static void
+esc (FILE *fp, const char *s)
+{
+  ml_xml_escape (fp, s);
 }
 
 static const char css[] =

@@ -35,4 +35,7 @@ int ml_doc_save_html (const MlDoc *doc, FILE *fp, const void *style, MlError *er
 int ml_doc_write_html_with (const MlDoc *doc, FILE *fp, const MlHtmlOptions *opts, MlError *err) ML_MUST_CHECK;
 int ml_doc_save_html_with (const MlDoc *doc, FILE *fp, const void *opts, MlError *err);
 
+/* @s with <, >, & and " escaped for XML text and attribute values. */
+void ml_xml_escape (FILE *fp, const char *s);
+
 #endif

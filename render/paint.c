@@ -7,6 +7,8 @@
 
 #include <pango/pangocairo.h>
 
+#include "render/html.h"
+
 void
 _ml_set_rgb (cairo_t *cr, MlRgb c, double alpha)
 {
@@ -142,20 +144,6 @@ _ml_draw_frame (cairo_t *cr, const MlView *v, const MlStyle *st)
 
 const cairo_user_data_key_t _ml_notes_key;
 
-static void
-xml_text (FILE *fp, const char *t)
-{
-  for (; t && *t; t++)
-    switch (*t)
-      {
-      case '<': fputs ("&lt;", fp); break;
-      case '>': fputs ("&gt;", fp); break;
-      case '&': fputs ("&amp;", fp); break;
-      case '"': fputs ("&quot;", fp); break;
-      default: fputc (*t, fp);
-      }
-}
-
 void
 _ml_note (cairo_t *cr, const char *kind, const MlRect *r, const char *shown, const char *full)
 {
@@ -168,8 +156,8 @@ _ml_note (cairo_t *cr, const char *kind, const MlRect *r, const char *shown, con
   fprintf (fp, "<rect class=\"ml-%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#000\" fill-opacity=\"0\">",
            kind, fmin (x0, x1), fmin (y0, y1), fabs (x1 - x0), fabs (y1 - y0));
   fputs ("<title>", fp);
-  xml_text (fp, full ? full : shown);
+  ml_xml_escape (fp, full ? full : shown);
   fputs ("</title><desc>", fp);
-  xml_text (fp, shown);
+  ml_xml_escape (fp, shown);
   fputs ("</desc></rect>\n", fp);
 }
