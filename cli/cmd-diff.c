@@ -14,13 +14,18 @@
 static const CliOption diff_options[] = {
   { "output", 'o', 'o', "FILE", "also write the report: .html (both runs' active memory on one scale, and the "
     "table), written atomically" },
+  { "interactive", 0, 'I', NULL, "the .html page draws both runs in the browser, linked: zoom, pan, hover, search "
+    "(docs/diff.md)" },
   { NULL },
 };
 
 static int
 diff_option (MlCliOpts *o, void *user, int key, const char *arg)
 {
-  o->output = arg;
+  if (key == 'I')
+    *(bool *) user = true;
+  else
+    o->output = arg;
   return 0;
 }
 
@@ -115,7 +120,7 @@ print_json (const MlDiff *d, const char *pa, const char *pb)
 /* The HTML report: both runs' plans drawn on one scale beside the table. */
 static int
 write_html (const MlDiff *d, const char *pa, const MlBuffers *ba, MlCliOpts *oa, const char *pb, const MlBuffers *bb,
-            MlCliOpts *ob)
+            MlCliOpts *ob, bool interactive)
 {
   MlPlan *plan_a = NULL, *plan_b = NULL;
   int rc = cli_get_plan ("diff", ba, oa, &plan_a);
@@ -125,7 +130,7 @@ write_html (const MlDiff *d, const char *pa, const MlBuffers *ba, MlCliOpts *oa,
     {
       MlError err = { 0 };
       MlDiffSide sa = { pa, ba, plan_a }, sb = { pb, bb, plan_b };
-      if (ml_diff_write_html_file (oa->output, d, &sa, &sb, &err) < 0)
+      if (ml_diff_write_html_file (oa->output, d, &sa, &sb, interactive, &err) < 0)
         rc = cli_error ("diff", &err);
       else if (!oa->quiet)
         fprintf (stderr, "memlens diff: wrote %s\n", oa->output);
@@ -140,11 +145,14 @@ static int
 cmd_diff (int argc, char **argv)
 {
   MlCliOpts o;
-  int rc = cli_parse (&cli_cmd_diff, argc, argv, &o, NULL);
+  bool interactive = false;
+  int rc = cli_parse (&cli_cmd_diff, argc, argv, &o, &interactive);
   if (rc != CLI_PARSED)
     return rc;
   if (optind + 2 != argc)
     return cli_usage (&cli_cmd_diff);
+  if (interactive && !o.output)
+    return cli_fail ("diff", EXIT_BAD, "--interactive: only the HTML page (-o DIFF.html) has pictures");
   const char *pa = argv[optind], *pb = argv[optind + 1];
   if (o.output)
     {
@@ -174,7 +182,7 @@ cmd_diff (int argc, char **argv)
     }
 #ifdef HAVE_RENDER
   if (rc == EXIT_OK && o.output)
-    rc = write_html (&d, pa, ba, &o, pb, bb, &ob);
+    rc = write_html (&d, pa, ba, &o, pb, bb, &ob, interactive);
 #endif
   ml_diff_clear (&d);
   ml_buffers_free (ba);

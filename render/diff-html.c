@@ -15,12 +15,14 @@ ml_diff_write_html (FILE *fp, const MlDiff *d, const MlDiffSide *a, const MlDiff
 }
 
 int
-ml_diff_write_html_file (const char *path, const MlDiff *d, const MlDiffSide *a, const MlDiffSide *b, MlError *err)
+ml_diff_write_html_file (const char *path, const MlDiff *d, const MlDiffSide *a, const MlDiffSide *b, bool interactive,
+                         MlError *err)
 {
+  MlHtmlOptions opts = { .interactive = interactive };
   MlDoc *doc = NULL;
   int rc = ml_diff_document (d, a, b, &doc, err);
   if (rc == 0)
-    rc = ml_doc_save (doc, path, ml_doc_save_html, NULL, err);
+    rc = ml_doc_save (doc, path, ml_doc_save_html_with, &opts, err);
   ml_doc_free (doc);
   return rc;
 }

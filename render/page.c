@@ -258,6 +258,8 @@ put_header (FILE *fp, const MlDocFigure *f, const Data *d)
   for (size_t g = 0; g < s->plan->n_segments; g++)
     fprintf (fp, "%s[%" PRIu64 ",%" PRIu64 "]", g ? "," : "", s->seg_base[g], s->seg_extent[g]);
   fputc (']', fp);
+  if (f->linked)
+    fprintf (fp, ",\"linked\":true,\"tMax\":%.0f,\"aMax\":%.0f", f->t_max, f->a_max);
   if (s->plan->oom.hit)
     fprintf (fp, ",\"oom\":{\"tick\":%" PRIu64 ",\"request\":%" PRIu64 "}", s->plan->oom.tick, s->plan->oom.request);
 }

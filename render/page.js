@@ -83,11 +83,18 @@
     this.draw();
   }
 
-  // The vertical axis: addresses, or the stacked live bytes.
-  Page.prototype.top = function () { return Math.max(1, this.mode === 'active' ? this.d.liveMax : this.d.extent); };
+  // The vertical axis: addresses, or the stacked live bytes (linked
+  // figures: the byte scale they share).
+  Page.prototype.top = function () {
+    if (this.mode === 'active') return Math.max(1, this.d.aMax || this.d.liveMax);
+    return Math.max(1, this.d.extent);
+  };
+
+  // The time axis: [0, the end tick), or the span linked figures share.
+  Page.prototype.span = function () { return Math.max(1, this.d.tMax || this.d.endTick); };
 
   Page.prototype.fitView = function () {
-    this.view = { t0: 0, t1: Math.max(1, this.d.endTick), a0: 0, a1: this.top() };
+    this.view = { t0: 0, t1: this.span(), a0: 0, a1: this.top() };
   };
 
   // Switches between address × time ('address') and the stacked view ('active').
@@ -119,7 +126,7 @@
   };
 
   Page.prototype.clamp = function () {
-    const v = this.view, T = Math.max(1, this.d.endTick), A = this.top();
+    const v = this.view, T = this.span(), A = this.top();
     const tw = Math.min(T, Math.max(1e-3, v.t1 - v.t0)), aw = Math.min(A, Math.max(1, v.a1 - v.a0));
     v.t0 = Math.min(T - tw, Math.max(0, v.t0)); v.t1 = v.t0 + tw;
     v.a0 = Math.min(A - aw, Math.max(0, v.a0)); v.a1 = v.a0 + aw;
@@ -316,7 +323,20 @@
     ctx.restore();
   };
 
-  Page.prototype.draw = function () {
+  // Linked figures (diff's two runs) show the same ticks, and in the
+  // stacked view the same bytes: every change of view is copied to them.
+  Page.prototype.link = function () {
+    for (const q of pages) {
+      if (q === this || !q.d.linked) continue;
+      if (q.mode !== this.mode) { q.mode = this.mode; q.modeEl.value = q.mode; q.fitView(); }
+      q.view.t0 = this.view.t0; q.view.t1 = this.view.t1;
+      if (this.mode === 'active') { q.view.a0 = this.view.a0; q.view.a1 = this.view.a1; }
+      q.clamp();
+      q.draw(true);
+    }
+  };
+
+  Page.prototype.draw = function (linked) {
     const c = this.canvas, dpr = window.devicePixelRatio || 1, p = this.plot();
     const t = performance.now();
     if (c.width !== Math.round(p.cw * dpr) || c.height !== Math.round(p.ch * dpr)) {
@@ -340,6 +360,7 @@
     this.rangeEl.textContent = 'view: ticks ' + v.t0.toFixed(1) + ' – ' + v.t1.toFixed(1) + ' · bytes ' +
       human(Math.round(v.a0)) + ' – ' + human(Math.round(v.a1));
     this.frameMs = performance.now() - t;
+    if (this.d.linked && !linked) this.link();
   };
 
   // The item under tick t, byte a: one that holds the point, else the

@@ -43,14 +43,14 @@ SITES = ['model.py:%d:forward' % (40 + 3 * k) for k in range(8)] + \
 BIG = {'addr': BASE + (64 << 20), 'size': 64 << 20, 'start': 1000, 'end': 5000, 'stack': 1, 'stream': 9}
 
 
-def write_trace(path):
-    """64 slots of 1 MiB reused over 20000 ticks by small buffers, and one
-    64 MiB buffer above them."""
-    rnd = random.Random(29)
+def write_trace(path, seed=29, horizon=20000):
+    """64 slots of 1 MiB reused over @horizon ticks by small buffers, and
+    one 64 MiB buffer above them."""
+    rnd = random.Random(seed)
     bufs = [dict(BIG)]
     for slot in range(64):
         t = rnd.randrange(0, 200)
-        while t < 20000:
+        while t < horizon:
             life = rnd.randrange(5, 400)
             bufs.append({'addr': BASE + (slot << 20), 'size': rnd.randrange(1, 2049) * 512 - rnd.randrange(0, 2),
                          'start': t, 'end': t + life, 'stack': 1 + rnd.randrange(len(SITES)),
@@ -96,6 +96,37 @@ def read_trace(path):
             last = max(last, e.get('tick', 0))
     return out, last + 1
 
+
+def live_max(bufs):
+    """The most bytes live at once (frees before allocations at a tick)."""
+    steps = sorted([(x['start'], 1, x['size']) for x in bufs] + [(x['end'], 0, -x['size']) for x in bufs])
+    top = cur = 0
+    for _, _, dv in steps:
+        cur += dv
+        top = max(top, cur)
+    return top
+
+
+DIFF_HARNESS = r'''
+<script>
+(function () {
+  const out = {};
+  try {
+    const ps = window.memlensPages;
+    out.fits = ps.map(p => Object.assign({}, p.view));
+    out.modes = ps.map(p => p.mode);
+    ps[1].zoomAt(ps[1].view.t1 / 3, 0.25);
+    out.zoomed = ps.map(p => Object.assign({}, p.view));
+  } catch (e) {
+    out.error = String(e) + ' ' + e.stack;
+  }
+  const pre = document.createElement('pre');
+  pre.id = 'results';
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+})();
+</script>
+'''
 
 HARNESS = r'''
 <script>
@@ -237,18 +268,36 @@ zs = res.get('zoomStats', {})
 ok(zs.get('rects', 0) + zs.get('binned', 0) < len(bufs), 'zoomed in, only the buffers in view are drawn (%s)' % zs)
 ok(res.get('refit', {}).get('t1') == end_tick, 'Fit shows everything again')
 
-# the stacked view against the live bytes of the file (frees before allocations at a tick)
-steps = sorted([(x['start'], 1, x['size']) for x in bufs] + [(x['end'], 0, -x['size']) for x in bufs])
-top = cur = 0
-for _, _, dv in steps:
-    cur += dv
-    top = max(top, cur)
+top = live_max(bufs)
 ok(res.get('activeFit', {}).get('a1') == top, 'the stacked view fits the most bytes live at once, %d (%s)' % (top, res.get('activeFit')))
 tc = res.get('activeTick', -1)
 live_tc = sum(x['size'] for x in bufs if x['start'] <= tc < x['end'])
 ok(res.get('activeTotal') == live_tc, 'its column at tick %d stacks the %d bytes live then' % (tc, live_tc))
 ok(all(w in res.get('activeHover', '') for w in want), 'hover over the 64 MiB buffer in the stack names it (%r)'
    % res.get('activeHover'))
+
+# diff --interactive: two runs, one scale, one view
+trace_b = os.path.join(tmp, 'b.jsonl')
+write_trace(trace_b, seed=30, horizon=15000)
+bufs_b, end_b = read_trace(trace_b)
+dpage = os.path.join(tmp, 'd.html')
+p = subprocess.run([memlens, 'diff', trace, trace_b, '--interactive', '-o', dpage, '--quiet'], capture_output=True, text=True)
+ok(p.returncode in (0, 1) and os.path.exists(dpage), 'diff --interactive writes the page (%s)' % p.stderr.strip()[:200])
+dtext = open(dpage).read() if os.path.exists(dpage) else ''
+dh = os.path.join(tmp, 'dh.html')
+with open(dh, 'w') as f:
+    f.write(dtext.replace('</body>', DIFF_HARNESS + '</body>'))
+r = browse(dh, '--dump-dom', '--virtual-time-budget=5000')
+m = re.search(r'<pre id="results">(.*?)</pre>', r.stdout, re.S)
+dres = json.loads(html.unescape(m.group(1))) if m else {'error': 'no results: ' + r.stderr[-800:]}
+fits = dres.get('fits', [])
+ok(len(fits) == 2 and all(f['t1'] == max(end_tick, end_b) and f['a1'] == max(top, live_max(bufs_b)) for f in fits)
+   and all(m == 'active' for m in dres.get('modes', [])),
+   'both runs stacked on one scale: ticks to %d, bytes to %d (%s %s)'
+   % (max(end_tick, end_b), max(top, live_max(bufs_b)), fits, dres.get('error', '')))
+zs = dres.get('zoomed', [])
+ok(len(zs) == 2 and zs[0] == zs[1] and zs[0]['t1'] - zs[0]['t0'] < max(end_tick, end_b) / 2,
+   'zooming one zooms the other (%s)' % zs)
 
 md = os.path.join(tmp, 'r.md')
 p = subprocess.run([memlens, 'report', trace, '--interactive', '-o', md, '--quiet'], capture_output=True, text=True)
