@@ -6,7 +6,7 @@
 # in /tmp), writes the report twice with one strategy (best-fit) — static
 # (SVG pictures) and --interactive — and prints for each the time memlens
 # took and the file's size; for the interactive page, the bytes of its
-# typed arrays and string tables (the compact data: 44 bytes a buffer and
+# typed arrays and string tables (the compact data: 48 bytes a buffer and
 # the call-site / name strings) against the file.
 # Then opens the page in headless chromium (software drawing, --disable-gpu)
 # with a script appended that records: the time from navigation to the
@@ -38,7 +38,7 @@ python3 - "$T/interactive.html" <<'PY'
 import base64, json, re, sys
 text = open(sys.argv[1]).read()
 d = json.loads(re.search(r'<script type="application/json" class="ml-data">(.*?)</script>', text, re.S).group(1))
-cols = ('start', 'end', 'addr', 'size', 'place', 'site', 'stream', 'buffer')
+cols = ('start', 'end', 'addr', 'size', 'place', 'site', 'stream', 'buffer', 'rank')
 raw = sum(len(base64.b64decode(d[k])) for k in cols)
 b64 = sum(len(d[k]) for k in cols)
 strings = sum(len(s.encode()) + 1 for s in d['sites'] + d['streams'])
@@ -51,6 +51,8 @@ cat >"$T/bench.js" <<'JS'
 (function () {
   const out = { firstPicture: performance.now() }, p = window.memlensPages[0], frames = {};
   out.items = p.n;
+  out.parseMs = p.parseMs;
+  out.decodeMs = p.decodeMs;
   function run(name, n, step) {
     const ms = [];
     for (let k = 0; k < n; k++) { step(k); ms.push(p.frameMs); }
@@ -86,7 +88,8 @@ python3 - "$T/dom.html" <<'PY'
 import html, json, re, sys
 m = re.search(r'<pre id="bench">(.*?)</pre>', open(sys.argv[1]).read(), re.S)
 r = json.loads(html.unescape(m.group(1)))
-print('page: %d items, first picture %.0f ms after navigation' % (r['items'], r['firstPicture']))
+print('page: %d items, first picture %.0f ms after navigation (JSON.parse %.0f ms, base64 decode %.0f ms)'
+      % (r['items'], r['firstPicture'], r['parseMs'], r['decodeMs']))
 for name, f in r['frames'].items():
     print('  %-14s %2d frames: draw ms median %.1f, p95 %.1f, max %.1f' % (name, f['n'], f['median'], f['p95'], f['max']))
 PY

@@ -53,7 +53,9 @@
   }
 
   function Page(fig) {
+    const t0 = performance.now();
     const d = JSON.parse(fig.querySelector('script.ml-data').textContent);
+    const t1 = performance.now();
     const T = d.ticks32 ? Uint32Array : Float64Array;
     this.fig = fig;
     this.d = d;
@@ -67,6 +69,8 @@
     this.stream = new Uint32Array(decode(d.stream));
     this.buffer = new Uint32Array(decode(d.buffer));
     this.rank = new Uint32Array(decode(d.rank));
+    this.parseMs = t1 - t0;
+    this.decodeMs = performance.now() - t1;
     // prefix maxima of the ends: the items that reach past t start at upper(maxEnd, t)
     this.maxEnd = new Float64Array(this.n);
     let m = 0;
