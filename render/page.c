@@ -265,26 +265,12 @@ put_header (FILE *fp, const MlDocFigure *f, const Data *d)
 }
 
 static void
-html_text (FILE *fp, const char *s)
+put_controls (FILE *fp, const MlScene *s, int index)
 {
-  for (; s && *s; s++)
-    switch (*s)
-      {
-      case '<': fputs ("&lt;", fp); break;
-      case '>': fputs ("&gt;", fp); break;
-      case '&': fputs ("&amp;", fp); break;
-      case '"': fputs ("&quot;", fp); break;
-      default: fputc (*s, fp);
-      }
-}
-
-static void
-put_controls (FILE *fp, const MlDocFigure *f, const MlScene *s, int index)
-{
-  fprintf (fp, "<figure class=\"ml-page\" id=\"page-%d\" data-items=\"%zu\">\n<div class=\"ml-bar\"><b>", index,
-           s->n_items);
-  html_text (fp, f->title ? f->title : s->plan->strategy);
-  fputs ("</b> <select class=\"ml-mode\"><option value=\"address\">address × time</option>"
+  /* the title (from the data, by the script) */
+  fprintf (fp, "<figure class=\"ml-page\" id=\"page-%d\" data-items=\"%zu\">\n<div class=\"ml-bar\"><b class=\"ml-title\"></b> ",
+           index, s->n_items);
+  fputs ("<select class=\"ml-mode\"><option value=\"address\">address × time</option>"
          "<option value=\"active\">active memory, stacked</option></select>"
          "<button type=\"button\" class=\"ml-fit\">Fit</button>"
          "<input type=\"search\" class=\"ml-search\" placeholder=\"search: call site text, or an address (0x…)\"/>"
@@ -304,7 +290,7 @@ ml_page_figure (FILE *fp, const MlDocFigure *f, int index, MlError *err)
   Data d = { .s = scene, .ticks32 = scene->end_tick <= UINT32_MAX };
   if ((rc = data_sites (&d, err)) == 0)
     {
-      put_controls (fp, f, scene, index);
+      put_controls (fp, scene, index);
       fputs ("<script type=\"application/json\" class=\"ml-data\">", fp);
       put_header (fp, f, &d);
       B64 b = { .fp = fp };

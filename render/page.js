@@ -75,6 +75,7 @@
     this.maxEnd = new Float64Array(this.n);
     let m = 0;
     for (let i = 0; i < this.n; i++) { m = Math.max(m, this.end[i]); this.maxEnd[i] = m; }
+    fig.querySelector('.ml-title').textContent = d.title || d.plan;
     this.canvas = fig.querySelector('canvas.ml-canvas');
     this.tip = fig.querySelector('.ml-tip');
     this.rangeEl = fig.querySelector('.ml-range');

@@ -107,16 +107,15 @@ def live_max(bufs):
     return top
 
 
-DIFF_HARNESS = r'''
+def harness(body):
+    """A script that runs @body (JavaScript filling the object `out`)
+    and writes `out` as JSON into <pre id="results">, or the error."""
+    return r'''
 <script>
 (function () {
   const out = {};
   try {
-    const ps = window.memlensPages;
-    out.fits = ps.map(p => Object.assign({}, p.view));
-    out.modes = ps.map(p => p.mode);
-    ps[1].zoomAt(ps[1].view.t1 / 3, 0.25);
-    out.zoomed = ps.map(p => Object.assign({}, p.view));
+%s
   } catch (e) {
     out.error = String(e) + ' ' + e.stack;
   }
@@ -126,13 +125,17 @@ DIFF_HARNESS = r'''
   document.body.appendChild(pre);
 })();
 </script>
-'''
+''' % body
 
-HARNESS = r'''
-<script>
-(function () {
-  const out = {};
-  try {
+
+DIFF_HARNESS = harness(r'''
+    const ps = window.memlensPages;
+    out.fits = ps.map(p => Object.assign({}, p.view));
+    out.modes = ps.map(p => p.mode);
+    ps[1].zoomAt(ps[1].view.t1 / 3, 0.25);
+    out.zoomed = ps.map(p => Object.assign({}, p.view));''')
+
+HARNESS = harness(r'''
     const p = window.memlensPages[0], c = p.canvas, r = c.getBoundingClientRect();
     out.pages = window.memlensPages.length;
     out.fit = Object.assign({}, p.view);
@@ -189,16 +192,7 @@ HARNESS = r'''
     p.draw();
     const r2 = c.getBoundingClientRect(), at2 = p.pixel((p.start[i] + p.end[i]) / 2, p.addr[i] + p.size[i] / 2);
     c.dispatchEvent(new PointerEvent('pointermove', { clientX: r2.left + at2.x, clientY: r2.top + at2.y, bubbles: true }));
-  } catch (e) {
-    out.error = String(e) + ' ' + e.stack;
-  }
-  const pre = document.createElement('pre');
-  pre.id = 'results';
-  pre.textContent = JSON.stringify(out);
-  document.body.appendChild(pre);
-})();
-</script>
-'''
+''')
 
 
 def browse(page, *args):
