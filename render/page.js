@@ -170,6 +170,7 @@
     const g = this.grids(W, H), rows = g.rows, cols = g.cols;
     const lo = upper(this.maxEnd, v.t0), hi = upper(this.start, v.t1 - 1e-9);
     let rects = 0, binned = 0, last = -1;
+    const outlined = [];
     for (let i = lo; i < hi; i++) {
       if (this.end[i] <= v.t0) continue;
       const y1 = (v.a1 - this.addr[i]) * sy, y0 = (v.a1 - this.addr[i] - this.size[i]) * sy;
@@ -179,6 +180,7 @@
       if (x1 - x0 >= 1 && bot - top >= 1) {
         if (k !== last) { ctx.fillStyle = CSS_PALETTE[k]; last = k; }
         ctx.fillRect(p.x + x0, p.y + top, x1 - x0, bot - top);
+        if (x1 - x0 >= 4 && bot - top >= 4) outlined.push(x0, top, x1 - x0, bot - top);
         rects++;
         continue;
       }
@@ -198,6 +200,11 @@
       }
     }
     if (binned) this.drawBins(ctx, p, g);
+    // rectangles 4 pixels or more: a thin outline, so that neighbours of
+    // one colour stay apart
+    ctx.strokeStyle = 'rgba(0,0,0,0.35)'; ctx.lineWidth = 1;
+    for (let k = 0; k < outlined.length; k += 4)
+      ctx.strokeRect(p.x + outlined[k] + 0.5, p.y + outlined[k + 1] + 0.5, outlined[k + 2] - 1, outlined[k + 3] - 1);
     return { rects: rects, binned: binned };
   };
 
@@ -268,8 +275,12 @@
         if (b0 >= v.a1) break;
         const r0 = Math.max(0, Math.floor((v.a1 - b1) * sy)), r1 = Math.min(H, Math.max(r0 + 1, Math.ceil((v.a1 - b0) * sy)));
         const col = this.matched[i] ? RED : PALETTE[this.site[i] % PALETTE.length];
+        // a buffer 3 pixels tall or more starts with a darker row, so that
+        // neighbours of one colour stay apart
+        const edge = r1 - r0 >= 3 ? 0.7 : 1;
         for (let r = r0, o = (r0 * W + c) * 4; r < r1; r++, o += W * 4) {
-          px[o] = col[0]; px[o + 1] = col[1]; px[o + 2] = col[2]; px[o + 3] = 255;
+          const f = r === r0 ? edge : 1;
+          px[o] = col[0] * f; px[o + 1] = col[1] * f; px[o + 2] = col[2] * f; px[o + 3] = 255;
         }
         drawn++;
       }
