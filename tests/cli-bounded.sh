@@ -9,7 +9,7 @@
 # within the memory limit
 # a sanitizer build runs under no ulimit -v (ASan reserves terabytes of
 # address space): there the limit is left out, the message still checked
-if { (ulimit -v 1000000; ASAN_OPTIONS= UBSAN_OPTIONS= exec "$MEMLENS" stats "$SRC/samples/tiny.16.csv" --quiet) >/dev/null 2>&1; } 2>/dev/null; then vmax=; else vmax=unlimited; fi
+if runs_under_vlimit 1000000; then vmax=; else vmax=unlimited; fi
 refused() {
   local name=$1 kib=${vmax:-$2} msg=$3; shift 3
   ( ulimit -v "$kib"; exec "$MEMLENS" "$@" ) >"$T/out" 2>"$T/err"; rc=$?

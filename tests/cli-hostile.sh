@@ -500,7 +500,7 @@ for v in $(seq 16384 8192 262144); do
   # in a sanitizer build this probe never starts (ASan reserves terabytes
   # of shadow memory): its refusals go to stderr, not to the report files
   # CI counts (log_path), since they say nothing of memlens
-  if (ulimit -v $v; ASAN_OPTIONS= UBSAN_OPTIONS= "$MEMLENS" stats "$SRC/samples/tiny.16.csv" --quiet) >/dev/null 2>&1; then oom_base=$v; break; fi
+  if runs_under_vlimit $v; then oom_base=$v; break; fi
 done
 oom_sweep() {
   local name=$1; shift

@@ -11,7 +11,7 @@
 VLIMIT=1500000   # KiB of address space
 # a sanitizer build reserves terabytes of address space and runs under no
 # ulimit -v, and its shadow memory is no reader's: the limits are left out
-if { (ulimit -v $VLIMIT; ASAN_OPTIONS= UBSAN_OPTIONS= exec "$MEMLENS" stats "$SRC/samples/tiny.16.csv" --quiet) >/dev/null 2>&1; } 2>/dev/null && [ -x /usr/bin/time ]; then
+if runs_under_vlimit $VLIMIT && [ -x /usr/bin/time ]; then
   measured=true
 else
   measured=false

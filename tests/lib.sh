@@ -30,4 +30,11 @@ skip_all() { echo "1..0 # SKIP $1"; exit 0; }
 # have_html: this memlens writes HTML reports (built with cairo; the core
 # configuration, -Dgui=disabled, is not)
 have_html() { "$MEMLENS" report "$SRC/samples/train-step.jsonl" --strategies first-fit -o "$T/.probe.html" >/dev/null 2>&1; }
+# runs_under_vlimit KIB: memlens starts under `ulimit -v KIB`. A sanitizer
+# build does not (ASan reserves terabytes of address space); its failure
+# must not become a sanitizer report in CI's log_path, so the probe runs
+# with the sanitizers' options cleared (the message goes to stderr).
+runs_under_vlimit() {
+  { (ulimit -v "$1"; ASAN_OPTIONS= UBSAN_OPTIONS= exec "$MEMLENS" stats "$SRC/samples/tiny.16.csv" --quiet) >/dev/null 2>&1; } 2>/dev/null
+}
 finish() { echo "1..$tap_n"; [ "$failed" -eq 0 ]; }
