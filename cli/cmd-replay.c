@@ -35,8 +35,8 @@ replay_option (MlCliOpts *o, void *user, int key, const char *arg)
         return cli_fail ("replay", EXIT_BAD, "--iterations %s: expected a number from 1 to 1000000", arg);
       return 0;
     default:
-      if (ml_parse_u64 (arg, strlen (arg), &a->gpu) < 0 || a->gpu > 1024)
-        return cli_fail ("replay", EXIT_BAD, "--gpu %s: not a device number", arg);
+      if (ml_parse_u64 (arg, strlen (arg), &a->gpu) < 0 || a->gpu > ML_DEVICE_MAX)
+        return cli_fail ("replay", EXIT_BAD, "--gpu %s: not a device number (0 .. %d)", arg, ML_DEVICE_MAX);
       return 0;
     }
 }

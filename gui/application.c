@@ -266,9 +266,9 @@ ml_application_handle_local_options (GApplication *app, GVariantDict *opts)
   if (g_variant_dict_lookup (opts, "device", "s", &device))
     {
       guint64 v;
-      if (ml_parse_u64 (device, strlen (device), &v) < 0 || v > 1024)
+      if (ml_parse_u64 (device, strlen (device), &v) < 0 || v > ML_DEVICE_MAX)
         {
-          g_printerr ("memlens view: --device %s: not a device number\n", device);
+          g_printerr ("memlens view: --device %s: not a device number (0 .. %d)\n", device, ML_DEVICE_MAX);
           return 2;
         }
       self->device = (int) v;

@@ -124,6 +124,14 @@ ml_oom_write_json (const MlOom *o, const MlBuffers *bufs, FILE *fp, MlError *err
   return ferror (fp) ? ml_error_set (err, ML_EIO, "write error: %s", strerror (errno ? errno : EIO)) : 0;
 }
 
+MlOomVerdict
+ml_oom_verdict_of (uint64_t request, uint64_t free)
+{
+  if (!request)
+    return ML_OOM_EMPTY_REQUEST;
+  return free >= request ? ML_OOM_FRAGMENTATION : ML_OOM_CAPACITY;
+}
+
 const char *
 ml_oom_verdict_name (MlOomVerdict v)
 {
@@ -132,6 +140,7 @@ ml_oom_verdict_name (MlOomVerdict v)
     case ML_OOM_CAPACITY:      return "capacity";
     case ML_OOM_FRAGMENTATION: return "fragmentation";
     case ML_OOM_OVER_CAPACITY: return "over-capacity";
+    case ML_OOM_EMPTY_REQUEST: return "empty-request";
     }
   return "?";
 }

@@ -46,9 +46,16 @@ typedef enum {
   ML_OOM_FRAGMENTATION,   /* enough free bytes, but no free block large enough */
   ML_OOM_OVER_CAPACITY,   /* a layout past the capacity with no single failing
                            * request (a static plan, the recorded one) */
+  ML_OOM_EMPTY_REQUEST,   /* the refused request is of 0 bytes: neither the free
+                           * bytes nor their layout can be why */
 } MlOomVerdict;
 
-/* "capacity", "fragmentation", "over-capacity" (the JSON verdicts). */
+/* The verdict of a refused request of @request bytes with @free bytes
+ * free: empty-request, fragmentation or capacity. */
+MlOomVerdict ml_oom_verdict_of (uint64_t request, uint64_t free);
+
+/* "capacity", "fragmentation", "over-capacity", "empty-request" (the JSON
+ * verdicts). */
 const char *ml_oom_verdict_name (MlOomVerdict verdict);
 
 /* The first allocation a capacity refused. */

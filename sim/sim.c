@@ -201,7 +201,7 @@ record_oom (MlPlan *plan, const MlBuffers *bufs, uint32_t b, uint64_t tick, uint
   o->reserved = reserved;
   o->free_bytes = capacity > live ? capacity - live : 0;
   o->largest_free = largest;
-  o->verdict = o->free_bytes >= o->request ? ML_OOM_FRAGMENTATION : ML_OOM_CAPACITY;
+  o->verdict = ml_oom_verdict_of (o->request, o->free_bytes);
 }
 
 static int

@@ -153,6 +153,11 @@ typedef struct {
   uint32_t op_name;    /* interned op name, 0 = none                   */
 } MlInplaceWrite;
 
+/* The largest device number memlens reads: the readers (a snapshot's
+ * segments and device traces, Kineto's Device Id) and every --device /
+ * --gpu option share it. */
+#define ML_DEVICE_MAX 4095
+
 /* One device of an input that records several (a PyTorch snapshot): what
  * the file says about it, whichever device was read. Reserved bytes are
  * the sum of the device's segments at dump time (reserved_end), undone

@@ -219,7 +219,7 @@ ml_recorded_oom (const MlBuffers *bufs, MlRecordedOom *out, MlError *err)
   out->cached_free = free_bytes;
   out->largest_cached = largest;
   out->reserved = out->live + free_bytes;
-  out->verdict = free_bytes + out->device_free >= out->request ? ML_OOM_FRAGMENTATION : ML_OOM_CAPACITY;
+  out->verdict = ml_oom_verdict_of (out->request, free_bytes + out->device_free);
   return 0;
 }
 
@@ -536,6 +536,10 @@ ml_oom_reason (const MlOom *o, char *buf, size_t len)
       snprintf (buf, len, "only %s free under the capacity for a %s request", ml_format_size (o->free_bytes, a, sizeof a),
                 ml_format_size (o->request, b, sizeof b));
       break;
+    case ML_OOM_EMPTY_REQUEST:
+      snprintf (buf, len, "the request is empty (0 B): no layout refuses 0 bytes, so neither the %s free nor their "
+                "fragmentation is why", ml_format_size (o->free_bytes, a, sizeof a));
+      break;
     case ML_OOM_OVER_CAPACITY:
     default:
       snprintf (buf, len, "the layout is over the capacity; no single request to blame");
@@ -566,7 +570,10 @@ ml_diagnosis_recorded_reason (const MlDiagnosis *d, char *buf, size_t len)
   char a[32], r[32];
   ml_format_size (d->rec_cached_free + d->rec_device_free, a, sizeof a);
   ml_format_size (d->rec_request, r, sizeof r);
-  if (d->rec_verdict == ML_OOM_FRAGMENTATION)
+  if (d->rec_verdict == ML_OOM_EMPTY_REQUEST)
+    snprintf (buf, len, "the request is empty (0 B): no allocator fails for 0 bytes (PyTorch records no such OOM), "
+              "so neither the %s of cached free + device free nor their fragmentation is why; the entry contradicts itself", a);
+  else if (d->rec_verdict == ML_OOM_FRAGMENTATION)
     snprintf (buf, len, "cached free + device free = %s would hold the %s request, but no block is large enough", a, r);
   else
     snprintf (buf, len, "cached free + device free = %s is less than the %s request", a, r);

@@ -12,8 +12,6 @@
 
 #include "sim/formats/load-options.h"
 
-/* The largest device number a trace names (as the snapshot reader). */
-#define ML_KIN_MAX_DEVICE 4095
 /* JSON text the reader goes through at most (uncompressed): a plain file
  * larger than this is refused from its size before reading, a stream or a
  * gzip file when it gets there. */
@@ -56,7 +54,7 @@ typedef struct {
 /* Reads the document at @path (plain or gzip; "name" in messages) as a
  * stream, keeping the [memory] events of the devices @opts lets the
  * mapping read (opts->device >= 0: that accelerator only; else the CPU
- * and every accelerator 0 .. ML_KIN_MAX_DEVICE). Returns 0 with *doc
+ * and every accelerator 0 .. ML_DEVICE_MAX). Returns 0 with *doc
  * filled (the caller frees it with ml_kin_doc_clear), 1 when the document
  * is a graph (top-level "tensors" or "ops", or "format" "memlens-graph",
  * before any "traceEvents"): then *graph_text holds the whole text

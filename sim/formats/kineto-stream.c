@@ -484,7 +484,7 @@ event_end (Ctx *c)
   MlKinDev *dv = &c->doc->devs[slot];
   dv->events++;
   int want = c->opts->device;
-  if (want >= 0 ? cpu || id != want : !cpu && !(id >= 0 && id <= ML_KIN_MAX_DEVICE))
+  if (want >= 0 ? cpu || id != want : !cpu && !(id >= 0 && id <= ML_DEVICE_MAX))
     return 1;
   if (dv->bad)
     return 1;

@@ -105,7 +105,7 @@ dev_list (const MlKinDoc *doc, char *buf, size_t len)
 static bool
 dev_exists (const MlKinDev *d)
 {
-  return d->cpu || (d->id >= 0 && d->id <= ML_KIN_MAX_DEVICE);
+  return d->cpu || (d->id >= 0 && d->id <= ML_DEVICE_MAX);
 }
 
 /* The device to read: --device N (an accelerator), else the accelerator
@@ -138,7 +138,7 @@ pick_device (const MlKinDoc *doc, const char *path, const MlLoadOptions *opts, M
                          "them with profile_memory=True)", path, doc->n_events);
   if (best == SIZE_MAX)
     return ml_error_set (err, ML_EINPUT, "%s: no [memory] events of a device that exists (ids 0 .. %d); the file holds %s",
-                         path, ML_KIN_MAX_DEVICE, list);
+                         path, ML_DEVICE_MAX, list);
   if (doc->devs[best].bad)
     return ml_error_set (err, ML_EINPUT, "%s", doc->devs[best].bad);
   *out = best;

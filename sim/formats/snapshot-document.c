@@ -26,9 +26,9 @@ _ml_snap_summarize_devices (MlSnapCtx *c, const MlPkValue *segments, const MlPkV
       int rc = _ml_snap_check_device (c, segments->items[k], "segment", k);
       if (rc < 0)
         return rc;
-      if (d < 0 || d > MAX_DEVICE)
+      if (d < 0 || d > ML_DEVICE_MAX)
         return ml_error_set (c->err, ML_EINPUT, "%s: segment %zu: device %" PRId64 " is not a device number (0 .. %d)",
-                             c->path, k, d, MAX_DEVICE);
+                             c->path, k, d, ML_DEVICE_MAX);
       if ((size_t) d + 1 > n_dev)
         n_dev = (size_t) d + 1;
     }

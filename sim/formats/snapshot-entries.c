@@ -82,8 +82,9 @@ read_entry (MlSnapCtx *c, const MlPkValue *e, MlSnapEnt *out, MlPkValue **frames
 static int
 dev_trace (MlSnapCtx *c, size_t list, MlSnapDevTrace **out)
 {
-  if (list >= ((size_t) 1 << 20))
-    return ml_error_set (c->err, ML_EINPUT, "%s: device_traces has more than 2^20 devices", c->path);
+  if (list > ML_DEVICE_MAX)
+    return ml_error_set (c->err, ML_EINPUT, "%s: device_traces[%zu]: entries of device %zu; memlens reads devices 0 .. %d",
+                         c->path, list, list, ML_DEVICE_MAX);
   if (list >= c->n_dt)
     {
       MlSnapDevTrace *dt = realloc (c->dt, (list + 1) * sizeof *dt);

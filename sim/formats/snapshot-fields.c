@@ -193,7 +193,7 @@ _ml_snap_check_device (MlSnapCtx *c, const MlPkValue *d, const char *what, size_
     return 0;
   char said[96];
   return ml_error_set (c->err, ML_EINPUT, "%s: %s %zu: \"device\" is %s; expected a device number (0 .. %d)", c->path,
-                       what, k, ml_pk_describe (v, said, sizeof said), MAX_DEVICE);
+                       what, k, ml_pk_describe (v, said, sizeof said), ML_DEVICE_MAX);
 }
 
 int64_t

@@ -207,8 +207,6 @@ typedef struct {
   size_t      k, b;   /* b = SIZE_MAX: no block */
 } MlSnapWhere;
 
-#define MAX_DEVICE 4095
-
 #define SMALL_BUFFER ((uint64_t) 2 << 20)   /* kSmallBuffer: a small-pool segment, an expandable small page */
 #define LARGE_BUFFER ((uint64_t) 20 << 20)  /* kLargeBuffer: an expandable large page */
 

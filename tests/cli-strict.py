@@ -1,0 +1,80 @@
+"""Strict in what memlens accepts (issue 26 items 9, 14, 15, 16): every
+fixture is written here with pickle / json, every expectation computed
+from it. argv: memlens, the source root."""
+import json
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from snaplib import ok, done  # noqa: E402
+
+MEMLENS, SRC = sys.argv[1:3]
+TMP = tempfile.mkdtemp()
+MIB = 1 << 20
+FR = [{"filename": "train.py", "line": 9, "name": "loop"}]
+
+
+def run(*args):
+    p = subprocess.run([MEMLENS, *args], capture_output=True, text=True, cwd=TMP, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+def put(name, obj):
+    path = os.path.join(TMP, name)
+    with open(path, "wb") as f:
+        pickle.dump(obj, f, protocol=4)
+    return path
+
+
+def seg(dev, base, blocks):
+    return {"device": dev, "address": base, "total_size": 2 * MIB, "stream": 0, "segment_type": "large",
+            "is_expandable": False, "blocks": blocks}
+
+
+def blk(addr, size, state="active_allocated"):
+    return {"address": addr, "size": size, "requested_size": size, "state": state, "frames": FR}
+
+
+def entry(action, addr, size, t, **kw):
+    return dict({"action": action, "addr": addr, "size": size, "stream": 0, "time_us": t, "frames": FR}, **kw)
+
+
+BASE = 0x7f0000000000
+
+# ---- item 15: one device limit for --device and the readers ----
+# the readers accept devices 0 .. 4095 (a segment's "device"); Python's
+# answer: the largest device number the file names
+two = put("dev4095.pickle", {"segments": [seg(0, BASE, [blk(BASE, MIB), blk(BASE + MIB, MIB, "inactive")]),
+                                          seg(4095, BASE + (1 << 36), [blk(BASE + (1 << 36), MIB)])],
+                             "device_traces": []})
+top = max(s["device"] for s in pickle.load(open(two, "rb"))["segments"])
+rc, out, err = run("stats", two, "--device", str(top), "--json")
+js = json.loads(out) if rc == 0 and out.startswith("{") else {}
+ok(rc == 0 and js.get("device") == top, "stats --device %d reads the device the reader accepts (exit %d: %s)" %
+   (top, rc, err.strip()[:120]))
+rc, out, err = run("stats", two, "--device", str(top + 1))
+ok(rc == 2 and not out and "--device %d" % (top + 1) in err and "0 .. %d" % top in err,
+   "--device %d: exit 2 naming the value and the limit 0 .. %d (%s)" % (top + 1, top, err.strip()[:160]))
+rc, out, err = run("stats", two, "--device", "2000")
+ok(rc == 2 and not out and "device 2000 has no segments and no trace" in err,
+   "--device 2000 is a device number; the file does not hold it (%s)" % err.strip()[:100])
+
+# ---- item 16: an OOM of a 0-byte request is no fragmentation ----
+oom0 = put("oom0.pickle", {"segments": [seg(0, BASE, [blk(BASE, MIB), blk(BASE + MIB, MIB, "inactive")])],
+                           "device_traces": [[entry("segment_alloc", BASE, 2 * MIB, 1), entry("alloc", BASE, MIB, 2),
+                                              entry("oom", 0, 0, 3, device_free=0)]]})
+req = [e for e in pickle.load(open(oom0, "rb"))["device_traces"][0] if e["action"] == "oom"][0]["size"]
+rc, out, err = run("diagnose", oom0)
+verdict = [ln for ln in out.splitlines() if ln.strip().startswith("verdict:")]
+ok(rc == 1 and req == 0 and len(verdict) == 1 and "FRAGMENTATION" not in out and "EMPTY" in verdict[0]
+   and "0 B" in verdict[0], "diagnose: a %d-byte request's OOM says the request is empty (%s)" % (req, verdict))
+rc, out, err = run("diagnose", oom0, "--json")
+js = json.loads(out) if out.startswith("{") else {}
+rec = (js.get("diagnosis") or {}).get("recorded_oom") or {}
+ok(rc == 1 and rec.get("verdict") == "empty-request",
+   "diagnose --json: the recorded verdict is empty-request (%s)" % rec.get("verdict"))
+
+sys.exit(done())
