@@ -84,6 +84,21 @@ void cli_note_knobs (const char *cmd, const MlCliOpts *o, const MlStrategy *cons
  * @list (NULL-terminated) reads, on stderr. */
 void cli_note_sweep (const char *cmd, const char *spec, const MlStrategy *const *list);
 
+/* --options against @list (NULL-terminated) before anything is read: a
+ * key that no strategy of @list reads (nor the graph reader) is bad
+ * usage. Returns EXIT_OK, or EXIT_BAD with the key, the keys each strategy
+ * of @list reads and the strategies that read it on stderr. The caching
+ * emulation judges PyTorch's settings itself (cli_check_rows). */
+int cli_check_options (const char *cmd, const MlCliOpts *o, const MlStrategy *const *list);
+/* After @n strategies ran (@rows[i], the recorded plan's row included):
+ * EXIT_OK when their rows may be shown; EXIT_BAD, each reason on stderr
+ * (the strategy, its error, the option keys it reads), when a strategy
+ * refused its settings (an option it does not read, a bad value, a knob
+ * it cannot take: bad usage) or when every strategy failed (an answer is
+ * no failure: a plan, an OOM, a proof that none fits, a stop at the time
+ * limit), so that no table or report is written. */
+int cli_check_rows (const char *cmd, const MlResult *const *rows, size_t n);
+
 /* " a b": the strategies whose options understand @key (a static string). */
 const char *cli_strategies_reading (const char *key);
 

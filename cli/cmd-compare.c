@@ -342,15 +342,21 @@ run_all (const Input *in, const MlStrategy *const *list, const MlKnobs *knobs, M
       (*nres)++;
     }
   cli_progress_done ();
-  *rc = EXIT_OK;
+  /* a strategy that refused its settings (a bad value, an allocator
+   * setting it does not emulate) is bad usage, and every strategy failing
+   * an error: no table */
+  const MlResult **rows = calloc (*nres + 1, sizeof *rows);
+  if (!rows)
+    return *rc = cli_fail ("compare", EXIT_BAD, "out of memory"), -1;
+  for (size_t i = 0; i < *nres; i++)
+    rows[i] = &res[i];
+  *rc = cli_check_rows ("compare", rows, *nres);
+  free (rows);
+  if (*rc != EXIT_OK)
+    return -1;
   for (size_t i = 0; i < *nres; i++)
     if (res[i].status == 0 && res[i].plan->oom.hit)
       *rc = EXIT_PROBLEMS;
-  /* a strategy that refused its options (a bad value, an allocator
-   * setting it does not emulate) is bad usage: its row says why */
-  for (size_t i = 0; i < *nres; i++)
-    if (res[i].status == ML_EUSAGE)
-      *rc = EXIT_BAD;
   return 0;
 }
 
@@ -446,6 +452,11 @@ cmd_compare (int argc, char **argv)
   if (!asked)
     return EXIT_BAD;
   cli_note_knobs ("compare", &o, asked);
+  if ((rc = cli_check_options ("compare", &o, asked)) != EXIT_OK)
+    {
+      free (asked);
+      return rc;
+    }
   MlTrace *t;
   MlBuffers *bufs, *replay = NULL;
   if ((rc = cli_load ("compare", path, &o, &t, &bufs)) == EXIT_OK)
@@ -488,8 +499,10 @@ const CliCommand cli_cmd_compare = {
            "did. The caching row of a snapshot starts cold, from an empty device; the row\n"
            "caching (warm) replays from the state rebuilt at the trace's first event.\n"
            "Exit code 1 when the trace recorded an OOM or a strategy runs out of memory\n"
-           "under --capacity, 2 when one\n"
-           "refuses its --options (a setting the caching emulation does not model).\n",
+           "under --capacity; 2, with no table, when an --options key is read by no\n"
+           "strategy of the run (the message lists the keys each reads), when a strategy\n"
+           "refuses its settings (a bad value, a setting the caching emulation does not\n"
+           "model, a --chunk it cannot take) or when every strategy failed.\n",
   .options = compare_options,
   .option = compare_option,
   .run = cmd_compare,

@@ -108,6 +108,20 @@ write_report (const char *path, const MlReport *r, const ReportArgs *a, const Ml
   return oom ? EXIT_PROBLEMS : EXIT_OK;
 }
 
+/* A strategy that refused its settings, or every strategy failing: no report. */
+static int
+check_rows (const MlReport *r)
+{
+  const MlResult **rows = calloc (r->n_rows + 1, sizeof *rows);
+  if (!rows)
+    return cli_fail ("report", EXIT_BAD, "out of memory");
+  for (size_t i = 0; i < r->n_rows; i++)
+    rows[i] = &r->rows[i].res;
+  int rc = cli_check_rows ("report", rows, r->n_rows);
+  free (rows);
+  return rc;
+}
+
 /* Builds the report of @list over the loaded trace (and the sweep) and writes it. */
 static int
 report_trace (const char *path, const MlBuffers *bufs, const MlStrategy **list, const ReportArgs *a, MlCliOpts *o)
@@ -124,7 +138,9 @@ report_trace (const char *path, const MlBuffers *bufs, const MlStrategy **list, 
       built = ml_knob_sweep_run (a->sweep_spec, bufs, swept, &o->knobs, &r->sweep, &err);
     }
   cli_progress_done ();
-  int rc = built < 0 ? cli_error ("report", &err) : write_report (path, r, a, o);
+  int rc = built < 0 ? cli_error ("report", &err) : check_rows (r);
+  if (rc == EXIT_OK)
+    rc = write_report (path, r, a, o);
   ml_report_free (r);
   return rc;
 }
@@ -148,6 +164,11 @@ cmd_report (int argc, char **argv)
   if (!list)
     return EXIT_BAD;
   cli_note_knobs ("report", &o, list);
+  if ((rc = cli_check_options ("report", &o, (const MlStrategy *const *) list)) != EXIT_OK)
+    {
+      free (list);
+      return rc;
+    }
   const char *path = argv[optind];
   MlTrace *t;
   MlBuffers *bufs;
@@ -173,7 +194,9 @@ const CliCommand cli_cmd_report = {
            "JSON report follows docs/report-schema.md. A trace that recorded an OOM\n"
            "(a PyTorch snapshot) gets it first, in the summary. Exit code 1 when the\n"
            "trace recorded an OOM or a strategy runs out of memory under --capacity\n"
-           "(as for stats, compare and diagnose).\n",
+           "(as for stats, compare and diagnose); 2, with no report, as compare: an\n"
+           "--options key no strategy reads, a strategy refusing its settings, every\n"
+           "strategy failing.\n",
   .options = report_options,
   .option = report_option,
   .run = cmd_report,

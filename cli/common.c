@@ -10,6 +10,7 @@
 
 #include "sim/base/io.h"
 #include "sim/base/jsonutil.h"
+#include "sim/base/options.h"
 #include "sim/formats/plan-csv.h"
 
 void
@@ -226,6 +227,107 @@ cli_note_sweep (const char *cmd, const char *spec, const MlStrategy *const *list
         sep = ", ";
       }
   fputs (*sep == ',' ? "): every row is the same run\n" : ": no strategy reads it): every row is the same run\n", stderr);
+}
+
+/* The option keys @s reads, "a, b, c", or "no options" (a static string). */
+static const char *
+keys_of (const MlStrategy *s)
+{
+  static char buf[512];
+  size_t used = 0;
+  buf[0] = 0;
+  for (const char *const *k = s->options; k && *k && used < sizeof buf; k++)
+    used += (size_t) snprintf (buf + used, sizeof buf - used, "%s%s", used ? ", " : "", *k);
+  return used ? buf : "no options";
+}
+
+/* One key of --options: up to '=' (or ':', PyTorch's own syntax). */
+static int
+check_key (void *user, const char *key, const char *value, MlError *err)
+{
+  (void) value;
+  const MlStrategy *const *list = user;
+  char k[128];
+  key += strspn (key, " \t");
+  int kl = (int) strcspn (key, ":");
+  while (kl > 0 && (key[kl - 1] == ' ' || key[kl - 1] == '\t'))
+    kl--;
+  snprintf (k, sizeof k, "%.*s", kl, key);
+  if (ml_options_is_graph_key (k))
+    return 0;
+  for (size_t i = 0; list[i]; i++)
+    if (ml_strategy_reads_option (list[i], k) || ((list[i]->knobs & ML_KNOB_OPTIONS) && !list[i]->options))
+      return 0;
+  char reads[2048];
+  size_t used = 0;
+  for (size_t i = 0; list[i] && used < sizeof reads; i++)
+    used += (size_t) snprintf (reads + used, sizeof reads - used, "%s%s reads %s", i ? "; " : "", list[i]->name,
+                               keys_of (list[i]));
+  /* a near key: one that starts with the other ("max_split_size" for max_split_size_mb) */
+  const char *near = NULL;
+  size_t kn = strlen (k);
+  for (size_t i = 0; list[i] && !near; i++)
+    for (const char *const *o = list[i]->options; o && *o && !near; o++)
+      if (kn >= 3 && (strncmp (*o, k, kn) == 0 || strncmp (*o, k, strlen (*o)) == 0))
+        near = *o;
+  char hint[160] = "";
+  if (near)
+    snprintf (hint, sizeof hint, "; did you mean %s?", near);
+  return ml_error_set (err, ML_EUSAGE, "--options: no strategy of this run reads the key \"%s\"%s (%s; \"%s\" is read by%s)",
+                       k, hint, reads, k, cli_strategies_reading (k));
+}
+
+int
+cli_check_options (const char *cmd, const MlCliOpts *o, const MlStrategy *const *list)
+{
+  if (!o->knobs.options || !*o->knobs.options)
+    return EXIT_OK;
+  MlError err = { 0 };
+  if (ml_options_foreach (o->knobs.options, check_key, (void *) list, &err) < 0)
+    return cli_error (cmd, &err);
+  return EXIT_OK;
+}
+
+/* A row that failed: not an answer (a plan, an OOM under the capacity,
+ * a proof that none fits, a stop at the time limit the user set). */
+static bool
+failed_row (const MlResult *r)
+{
+  return r->status != 0 && r->status != ML_EOOM && r->status != ML_EINFEASIBLE && r->status != ML_ETIMEOUT;
+}
+
+int
+cli_check_rows (const char *cmd, const MlResult *const *rows, size_t n)
+{
+  size_t ran = 0, failed = 0, refused = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      if (!rows[i]->strategy || (rows[i]->strategy->flags & ML_STRATEGY_RECORDED))
+        continue;
+      ran++;
+      failed += failed_row (rows[i]);
+      refused += rows[i]->status == ML_EUSAGE;
+    }
+  if (!refused && (!ran || failed < ran))
+    return EXIT_OK;
+  for (size_t i = 0; i < n; i++)
+    {
+      const MlResult *r = rows[i];
+      if (!r->strategy || (r->strategy->flags & ML_STRATEGY_RECORDED) || !failed_row (r)
+          || (refused && r->status != ML_EUSAGE))
+        continue;
+      fprintf (stderr, "memlens %s: %s", cmd, r->error);
+      /* an option refused: the keys it reads, unless the strategy named them */
+      if (r->status == ML_EUSAGE && (strstr (r->error, "option") || strstr (r->error, "setting"))
+          && !strstr (r->error, "(known:"))
+        fprintf (stderr, " (%s reads %s)", r->strategy->name, keys_of (r->strategy));
+      fputc ('\n', stderr);
+    }
+  if (refused)
+    fprintf (stderr, "memlens %s: %zu of the %zu strategies refused their settings: nothing written\n", cmd, refused, ran);
+  else
+    fprintf (stderr, "memlens %s: every strategy failed (%zu): nothing written\n", cmd, ran);
+  return EXIT_BAD;
 }
 
 const char *

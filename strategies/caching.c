@@ -228,7 +228,10 @@ strat_destroy (void *state)
 static const char *const caching_keys[] = { "max_split_size_mb", "max_non_split_rounding_mb", "expandable_segments",
                                             "roundup_power2_divisions", "backend", "release_lock_on_cudamalloc",
                                             "graph_capture_record_stream_reuse", "garbage_collection_threshold",
-                                            "per_process_memory_fraction", NULL };
+                                            "per_process_memory_fraction", "release_lock_on_hipmalloc",
+                                            "pinned_use_cuda_host_register", "pinned_use_hip_host_register",
+                                            "pinned_num_register_threads", "pinned_use_background_threads",
+                                            "pinned_reserve_segment_size_mb", NULL };
 
 const MlStrategy ml_strategy_caching = {
   .name = "caching",

@@ -377,11 +377,13 @@ run stats "$LONG/x.csv"; ok $([ $rc -eq 2 ]; echo $?) "a missing file under a 10
 contains "$T/err" "$LONG/x.csv: cannot open: No such file or directory"; ok $? "the message holds the whole path and the reason"
 printf 'id,lower,upper,size\nb1,0,4,100\nb2,1,5,100\n' >"$T/two.csv"
 if "$MEMLENS" strategies 2>/dev/null | grep -q '^ *ilp\b'; then
+  # the only strategy failing is an error (issue 26 item 14): exit 2, the reason on stderr, no table
   run compare "$T/two.csv" -s ilp --options write-model="$LONG/m.lp"
-  contains "$T/out" "ilp: cannot write the model to $LONG/m.lp: No such file or directory"; ok $? "a strategy's error row holds the whole path (was cut at 256 bytes) and the reason"
+  [ $rc -eq 2 ] && [ ! -s "$T/out" ] && contains "$T/err" "ilp: cannot write the model to $LONG/m.lp: No such file or directory"
+  ok $? "a strategy's error holds the whole path (was cut at 256 bytes) and the reason"
   run compare "$T/two.csv" -s ilp --options write-model="$LONG/m.lp" --json
-  python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['results'][0]; sys.exit(0 if r['error'].endswith(sys.argv[2] + '/m.lp: No such file or directory') else 1)" "$T/out" "$LONG"
-  ok $? "and so does its --json \"error\""
+  [ $rc -eq 2 ] && [ ! -s "$T/out" ] && contains "$T/err" "ilp: cannot write the model to $LONG/m.lp: No such file or directory"
+  ok $? "and so with --json"
 else
   skip "a strategy's error row holds the whole path" "no ilp strategy in this build"
   skip "and so does its --json \"error\"" "no ilp strategy in this build"

@@ -77,4 +77,37 @@ rec = (js.get("diagnosis") or {}).get("recorded_oom") or {}
 ok(rc == 1 and rec.get("verdict") == "empty-request",
    "diagnose --json: the recorded verdict is empty-request (%s)" % rec.get("verdict"))
 
+# ---- item 14: a refused option or every strategy failing is exit 2, no output ----
+jl = os.path.join(TMP, "t.jsonl")
+with open(jl, "w") as f:
+    f.write(json.dumps({"format": "memlens-trace", "version": 1, "alignment": 512}) + "\n")
+    for i in range(4):
+        f.write(json.dumps({"kind": "alloc", "id": i + 1, "size": 4096 * (i + 1), "time_ns": 10 * i}) + "\n")
+    for i in range(4):
+        f.write(json.dumps({"kind": "free", "id": i + 1, "time_ns": 100 + 10 * i}) + "\n")
+CACHING_KEYS = ["max_split_size_mb", "expandable_segments", "roundup_power2_divisions"]
+for args, names, what in (
+        (["-s", "caching", "--options", "max_split_size=128"], ["max_split_size", "max_split_size_mb"],
+         "caching with max_split_size=128 (bytes; a typo of max_split_size_mb)"),
+        (["-s", "caching", "--options", "max_spilt_size_mb=128"], ["max_spilt_size_mb"] + CACHING_KEYS,
+         "caching with an unknown key"),
+        (["-s", "exact", "--options", "max_split_size=128"], ["max_split_size", "mode", "nodes"],
+         "exact with a key it does not read"),
+        (["-s", "pool,best-fit", "--options", "lareg=1M"], ["lareg", "large", "release"],
+         "pool and best-fit with a key pool does not read"),
+        (["-s", "pool", "--chunk", "3"], ["chunk size 3", "512"], "pool with --chunk 3 under alignment 512"),
+        (["-s", "best-fit", "--options", "large=1M"], ["large", "best-fit"], "best-fit, which reads no option, given one")):
+    rc, out, err = run("compare", jl, *args)
+    ok(rc == 2 and not out and all(n in err for n in names),
+       "compare %s: exit 2, nothing on stdout, stderr names %s (exit %d: %s)" % (what, ", ".join(names), rc, err.strip()[:300]))
+    rep = os.path.join(TMP, "r.md")
+    if os.path.exists(rep):
+        os.unlink(rep)
+    rc, out, err = run("report", jl, "-o", rep, *args)
+    ok(rc == 2 and not os.path.exists(rep) and all(n in err for n in names),
+       "report %s: exit 2, no report, stderr names them (exit %d: %s)" % (what, rc, err.strip()[:300]))
+rc, out, err = run("compare", jl, "-s", "pool,best-fit", "--options", "large=1M")
+ok(rc == 0 and "pool" in out and "best-fit" in out, "compare pool,best-fit --options large=1M: pool reads it (exit %d: %s)"
+   % (rc, err.strip()[:200]))
+
 sys.exit(done())

@@ -51,3 +51,13 @@ ml_options_foreach (const char *options,
   free (copy);
   return rc;
 }
+
+bool
+ml_options_is_graph_key (const char *key)
+{
+  static const char *const graph_keys[] = { "reorder", "max_block", "exclude", "pin", NULL };
+  for (const char *const *k = graph_keys; *k; k++)
+    if (strcmp (*k, key) == 0)
+      return true;
+  return false;
+}

@@ -6,6 +6,7 @@
 #ifndef ML_OPTIONS_H
 #define ML_OPTIONS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "sim/base/error.h"
@@ -17,6 +18,11 @@
 int ml_options_foreach (const char *options,
                         int (*fn) (void *user, const char *key, const char *value, MlError *err),
                         void *user, MlError *err);
+
+/* True when @key is one of the graph reader's options (reorder,
+ * max_block, exclude, pin): --options carries them beside the
+ * strategies' own. */
+bool ml_options_is_graph_key (const char *key);
 
 /* The length of the item that starts at @p: up to the first ',' (or the
  * end) outside brackets. An unclosed '[' runs to the end. */
