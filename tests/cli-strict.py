@@ -110,4 +110,58 @@ rc, out, err = run("compare", jl, "-s", "pool,best-fit", "--options", "large=1M"
 ok(rc == 0 and "pool" in out and "best-fit" in out, "compare pool,best-fit --options large=1M: pool reads it (exit %d: %s)"
    % (rc, err.strip()[:200]))
 
+# ---- item 9: time running backwards ----
+B2 = BASE + (1 << 30)
+back = [entry("segment_alloc", B2, 2 * MIB, 100), entry("alloc", B2, 4096, 110), entry("alloc", B2 + 4096, 4096, 120),
+        entry("free_requested", B2, 4096, 50), entry("free_completed", B2, 4096, 51), entry("alloc", B2 + 8192, 4096, 130),
+        entry("free_requested", B2 + 4096, 4096, 140), entry("free_completed", B2 + 4096, 4096, 141)]
+bsnap = put("back.pickle", {"segments": [seg(0, B2, [blk(B2, 8192, "inactive"), blk(B2 + 8192, 4096),
+                                                     dict(blk(B2 + 12288, 2 * MIB - 12288, "inactive"), requested_size=0)])],
+                            "device_traces": [back]})
+tr = pickle.load(open(bsnap, "rb"))["device_traces"][0]
+first = next(i for i in range(1, len(tr)) if tr[i]["time_us"] < max(e["time_us"] for e in tr[:i]))
+n_back = sum(1 for i in range(1, len(tr)) if tr[i]["time_us"] < max(e["time_us"] for e in tr[:i]))
+prev = max(range(first), key=lambda i: tr[i]["time_us"])
+rc, out, err = run("stats", bsnap)
+want = ["device_traces[0][%d]" % first, '"time_us" %d' % tr[first]["time_us"], str(tr[prev]["time_us"]),
+        "device_traces[0][%d]" % prev, "%d such entries" % n_back]
+ok(rc == 0 and out and all(w in err for w in want), "stats: a warning names the first entry whose time runs backwards, "
+   "its time and the later one before it, and how many (%s; exit %d: %s)" % (want, rc, err.strip()[:300]))
+for rng in ("0us:15us", "10us:"):
+    rc, out, err = run("stats", bsnap, "--range", rng)
+    ok(rc == 2 and not out and "--range" in err and "device_traces[0][%d]" % first in err,
+       "stats --range %s (by time): exit 2 naming the entry, nothing selected (exit %d: %s)" % (rng, rc, err.strip()[:300]))
+rc, out, err = run("stats", bsnap, "--range", "2:5", "--json")
+ok(rc == 0 and json.loads(out).get("events", 0) > 0, "stats --range 2:5 (by ticks) still reads (exit %d)" % rc)
+rc, out, err = run("convert", bsnap, "b.jsonl")
+ok(rc == 0 and "device_traces[0][%d]" % first in err, "convert warns too (exit %d)" % rc)
+times = [json.loads(ln).get("time_ns") for ln in open(os.path.join(TMP, "b.jsonl")) if '"kind"' in ln]
+ok(sorted(t for t in times if t is not None) != [t for t in times if t is not None] and
+   [t for t in times if t is not None] == [e["time_us"] * 1000 for e in tr],
+   "convert keeps every entry's time as the file has it (%s)" % times)
+
+# JSONL: a negative time_ns is refused (convert dropped it), one that runs backwards warned
+def jsonl(name, events):
+    path = os.path.join(TMP, name)
+    with open(path, "w") as f:
+        f.write(json.dumps({"format": "memlens-trace", "version": 1}) + "\n")
+        for e in events:
+            f.write(json.dumps(e) + "\n")
+    return path
+neg = jsonl("neg.jsonl", [{"kind": "alloc", "id": 1, "size": 4096, "time_ns": -5}, {"kind": "free", "id": 1, "time_ns": 10}])
+out_path = os.path.join(TMP, "neg-out.jsonl")
+rc, out, err = run("convert", neg, out_path)
+ok(rc == 2 and not os.path.exists(out_path) and "line 2" in err and "-5" in err and "time_ns" in err,
+   "convert: a negative time_ns exits 2 naming the line and the value, no output (exit %d: %s)" % (rc, err.strip()[:200]))
+evs = [{"kind": "alloc", "id": 1, "size": 4096, "time_ns": 100}, {"kind": "alloc", "id": 2, "size": 4096, "time_ns": 200},
+       {"kind": "alloc", "id": 3, "size": 4096, "time_ns": 50}, {"kind": "free", "id": 1, "time_ns": 300},
+       {"kind": "free", "id": 2, "time_ns": 40}, {"kind": "free", "id": 3, "time_ns": 320}]
+bj = jsonl("back.jsonl", evs)
+firstj = next(i for i in range(1, len(evs)) if evs[i]["time_ns"] < max(e["time_ns"] for e in evs[:i]))
+nj = sum(1 for i in range(1, len(evs)) if evs[i]["time_ns"] < max(e["time_ns"] for e in evs[:i]))
+rc, out, err = run("stats", bj)
+want = ["line %d" % (firstj + 2), '"time_ns" %d' % evs[firstj]["time_ns"], "200", "%d such" % nj]
+ok(rc == 0 and all(w in err for w in want), "stats on JSONL: a warning names the line, its time and the later one, "
+   "and how many (%s; exit %d: %s)" % (want, rc, err.strip()[:300]))
+
 sys.exit(done())
