@@ -151,7 +151,7 @@ def jsonl(name, events):
 neg = jsonl("neg.jsonl", [{"kind": "alloc", "id": 1, "size": 4096, "time_ns": -5}, {"kind": "free", "id": 1, "time_ns": 10}])
 out_path = os.path.join(TMP, "neg-out.jsonl")
 rc, out, err = run("convert", neg, out_path)
-ok(rc == 2 and not os.path.exists(out_path) and "line 2" in err and "-5" in err and "time_ns" in err,
+ok(rc == 2 and not os.path.exists(out_path) and "neg.jsonl:2:" in err and "-5" in err and "time_ns" in err,
    "convert: a negative time_ns exits 2 naming the line and the value, no output (exit %d: %s)" % (rc, err.strip()[:200]))
 evs = [{"kind": "alloc", "id": 1, "size": 4096, "time_ns": 100}, {"kind": "alloc", "id": 2, "size": 4096, "time_ns": 200},
        {"kind": "alloc", "id": 3, "size": 4096, "time_ns": 50}, {"kind": "free", "id": 1, "time_ns": 300},

@@ -230,11 +230,16 @@ parse_event (MlTrace *t, const cJSON *o, MlU64Map *stacks, uint64_t *prev_tick, 
     }
   int64_t tn;
   if ((rc = ml_json_i64 (o, "time_ns", false, &tn, err)) < 0) return rc;
+  if (rc == 0 && tn < 0)   /* the writers leave out a time they do not know */
+    return ml_error_set (err, ML_EINPUT, "\"time_ns\" is %" PRId64 ": times are nanoseconds, 0 or more (leave "
+                         "\"time_ns\" out when it is not known)", tn);
   if (rc == 0) ev.time_ns = tn;
   if (k == ML_EV_KERNEL)
     {
       int64_t end;
       if ((rc = ml_json_i64 (o, "end_ns", false, &end, err)) < 0) return rc;
+      if (rc == 0 && end < 0)
+        return ml_error_set (err, ML_EINPUT, "\"end_ns\" is %" PRId64 ": times are nanoseconds, 0 or more", end);
       if (rc == 0)
         ev.size = (uint64_t) end;
     }
@@ -313,6 +318,43 @@ parse_event (MlTrace *t, const cJSON *o, MlU64Map *stacks, uint64_t *prev_tick, 
   return 0;
 }
 
+/* Time running backwards: memory events (allocations, frees, segments,
+ * OOMs) whose time_ns is before the latest one so far. Kernels and marks
+ * are left out: a tracer may write them as their records arrive. */
+typedef struct {
+  uint64_t n, first_line, prev_line, max_line;
+  int64_t  first_ns, prev_ns, max_ns;
+  uint8_t  first_kind;
+} Backwards;
+
+static void
+note_time (Backwards *b, const MlEvent *ev, uint64_t line)
+{
+  if (ev->time_ns < 0 || ev->kind == ML_EV_KERNEL || ev->kind == ML_EV_MARK || ev->kind == ML_EV_SYNC)
+    return;
+  if (b->max_line && ev->time_ns < b->max_ns)
+    {
+      if (!b->n++)
+        *b = (Backwards) { 1, line, b->max_line, b->max_line, ev->time_ns, b->max_ns, b->max_ns, ev->kind };
+      return;
+    }
+  b->max_ns = ev->time_ns;
+  b->max_line = line;
+}
+
+static int
+note_backwards (MlTrace *t, const Backwards *b, MlError *err)
+{
+  if (!b->n)
+    return 0;
+  char note[400];
+  snprintf (note, sizeof note, "line %" PRIu64 " (%s): \"time_ns\" %" PRId64 " is before the %" PRId64 " of line %" PRIu64
+            ": time runs backwards (%" PRIu64 " such line%s); times are kept as the file has them", b->first_line,
+            ml_event_kind_name ((MlEventKind) b->first_kind), b->first_ns, b->prev_ns, b->prev_line, b->n,
+            b->n == 1 ? "" : "s");
+  return ml_trace_add_note (t, note) < 0 ? ml_error_set (err, ML_ENOMEM, "out of memory") : 0;
+}
+
 int
 ml_trace_load_jsonl (const char *path, const MlLoadOptions *opts, MlTrace **out, MlError *err)
 {
@@ -330,6 +372,7 @@ ml_trace_load_jsonl (const char *path, const MlLoadOptions *opts, MlTrace **out,
     }
   bool have_header = false;
   uint64_t prev_tick = 0;
+  Backwards back = { 0 };
   while ((rc = ml_lines_next (&r, err)) > 0)
     {
       if ((r.lineno & 0xffff) == 0 && opts && (rc = ml_load_progress (opts, &r, err)) < 0)
@@ -402,6 +445,8 @@ ml_trace_load_jsonl (const char *path, const MlLoadOptions *opts, MlTrace **out,
               rc = parse_event (t, o, &stacks, &prev_tick, err);
               if (rc == 0 && t->n_events > before && ml_trace_set_origin (t, (uint64_t) r.lineno) < 0)
                 rc = ml_error_set (err, ML_ENOMEM, "out of memory");
+              if (rc == 0 && t->n_events > before)
+                note_time (&back, &t->events[t->n_events - 1], (uint64_t) r.lineno);
             }
         }
       cJSON_Delete (o);
@@ -412,6 +457,8 @@ ml_trace_load_jsonl (const char *path, const MlLoadOptions *opts, MlTrace **out,
     ml_error_prefix (err, "%s:%ld", path, r.lineno);
   else if (!have_header)
     rc = ml_error_set (err, ML_EINPUT, "%s: empty file (expected a memlens-trace header line)", path);
+  else
+    rc = note_backwards (t, &back, err);
   ml_lines_close (&r);
   ml_u64map_clear (&stacks);
   if (rc < 0)

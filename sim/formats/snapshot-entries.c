@@ -199,6 +199,25 @@ keep_after_window (MlSnapCtx *c, MlSnapDevTrace *d, uint64_t index, const MlSnap
   return 0;
 }
 
+/* Counts an entry whose time_us is before the latest one so far (time
+ * running backwards: entries out of order, clocks reset, files glued). */
+static void
+note_time (MlSnapDevTrace *d, uint64_t index, const MlSnapEnt *ent)
+{
+  int64_t us = ent->time_us;
+  if (us < 0)
+    return;
+  if (d->n_timed++ && us < d->max_us)
+    {
+      if (!d->n_back++)
+        d->back_index = index, d->back_us = us, d->back_prev_index = d->max_index, d->back_prev_us = d->max_us,
+        d->back_kind = (uint8_t) ent->kind;
+      return;
+    }
+  d->max_us = us;
+  d->max_index = index;
+}
+
 static int
 add_entry (MlSnapCtx *c, size_t list, MlPkValue *e)
 {
@@ -212,6 +231,8 @@ add_entry (MlSnapCtx *c, size_t list, MlPkValue *e)
   uint64_t index = d->n_all++;
   if (!ent.bad && (rc = count_entry (c, d, list, index, &ent)) < 0)
     return rc;
+  if (!ent.bad)
+    note_time (d, index, &ent);
   place_in_window (c, d, index, &ent);
   if (d->where != W_IN && ent.bad)
     {

@@ -113,6 +113,12 @@ typedef struct {
   bool     has_bad;       /* the first bad entry outside the window */
   uint64_t bad_index;
   MlSnapEnt bad;
+  /* time running backwards: entries whose time_us is before the latest
+   * one so far (max_us, of entry max_index); the first such, and the
+   * entry whose time it is before */
+  uint64_t n_timed, max_index, n_back, back_index, back_prev_index;
+  int64_t  max_us, back_us, back_prev_us;
+  uint8_t  back_kind;     /* the first such entry's action (MlEventKind) */
 } MlSnapDevTrace;
 
 /* A frame dict, interned once per memo object (its tag points here). */

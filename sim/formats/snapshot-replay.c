@@ -178,6 +178,17 @@ _ml_snap_note_lost_entries (MlSnapCtx *c)
       if (ml_trace_add_note (c->t, note) < 0)
         return _ml_snap_oom (c);
     }
+  const MlSnapDevTrace *dt = c->dev >= 0 && (size_t) c->dev < c->n_dt ? &c->dt[c->dev] : NULL;
+  if (dt && dt->n_back)
+    {
+      snprintf (note, sizeof note, "device_traces[%" PRId64 "][%" PRIu64 "] (%s): \"time_us\" %" PRId64 " is before the "
+                "%" PRId64 " of device_traces[%" PRId64 "][%" PRIu64 "]: time runs backwards (%" PRIu64 " such entr%s); "
+                "times are kept as the file has them, and --range takes ticks only", c->dev, dt->back_index,
+                _ml_snap_action_name ((MlEventKind) dt->back_kind), dt->back_us, dt->back_prev_us, c->dev, dt->back_prev_index, dt->n_back,
+                dt->n_back == 1 ? "y" : "ies");
+      if (ml_trace_add_note (c->t, note) < 0)
+        return _ml_snap_oom (c);
+    }
   if (c->n_realloc)
     {
       snprintf (note, sizeof note, "device_traces[%" PRId64 "][%" PRIu64 "] (alloc at 0x%" PRIx64 "): the block there "

@@ -186,6 +186,22 @@ check_window (MlSnapCtx *c, const MlSnapDevTrace *dt)
     return ml_error_set (c->err, ML_EUSAGE, "%s: --range %s: the stage (time_us %" PRIu64 " .. %s) holds no trace entry of "
                          "device %" PRId64, c->path, c->range.stage, c->range.from / 1000,
                          c->range.to == UINT64_MAX ? "the end" : "its END", c->dev);
+  if (c->range.set && (c->range.times || c->range.stage) && dt && dt->n_back)
+    {
+      char from[32], to[32], text[96];
+      range_text (&c->range, c->range.from, from, sizeof from);
+      range_text (&c->range, c->range.to, to, sizeof to);
+      if (c->range.stage)
+        snprintf (text, sizeof text, "%s", c->range.stage);
+      else
+        snprintf (text, sizeof text, "%s:%s", from, to);
+      return ml_error_set (c->err, ML_EUSAGE, "%s: --range %s: a window by time needs times that do not run "
+                           "backwards, and device_traces[%" PRId64 "][%" PRIu64 "] (\"time_us\" %" PRId64 ") comes after "
+                           "device_traces[%" PRId64 "][%" PRIu64 "] (\"time_us\" %" PRId64 ") (%" PRIu64 " such entr%s); "
+                           "give the window in ticks (trace entry N is tick N + 1)", c->path, text, c->dev,
+                           dt->back_index, dt->back_us, c->dev, dt->back_prev_index, dt->back_prev_us, dt->n_back,
+                           dt->n_back == 1 ? "y" : "ies");
+    }
   if (c->range.set && dt && !dt->n && dt->n_all)
     {
       char from[32], to[32];
