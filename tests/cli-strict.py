@@ -55,6 +55,12 @@ rc, out, err = run("stats", two, "--device", str(top), "--json")
 js = json.loads(out) if rc == 0 and out.startswith("{") else {}
 ok(rc == 0 and js.get("device") == top, "stats --device %d reads the device the reader accepts (exit %d: %s)" %
    (top, rc, err.strip()[:120]))
+named = sorted({s["device"] for s in pickle.load(open(two, "rb"))["segments"]})
+rc, out, err = run("stats", two, "--json")
+js = json.loads(out) if rc == 0 and out.startswith("{") else {}
+ok([d["device"] for d in js.get("devices", [])] == named and "reading device 0 of %d:" % len(named) in err,
+   "the devices the file names, %s, not %d: stats --json and the note (%s; %s)" %
+   (named, top + 1, [d["device"] for d in js.get("devices", [])][:5], err.strip()[:100]))
 rc, out, err = run("stats", two, "--device", str(top + 1))
 ok(rc == 2 and not out and "--device %d" % (top + 1) in err and "0 .. %d" % top in err,
    "--device %d: exit 2 naming the value and the limit 0 .. %d (%s)" % (top + 1, top, err.strip()[:160]))

@@ -91,6 +91,15 @@ _ml_snap_summarize_devices (MlSnapCtx *c, const MlPkValue *segments, const MlPkV
       di->reserved_max = (uint64_t) max;
       di->ooms = di->actions[ML_EV_OOM];
     }
+  /* the devices the file holds: a device_traces list each, and those its
+   * segments name (segments on device 4095 alone are not 4096 devices) */
+  size_t listed = traces ? traces->n : 0, kept = 0;
+  if (c->n_dt > listed)
+    listed = c->n_dt;
+  for (size_t d = 0; d < n_dev; d++)
+    if (d < listed || t->devices[d].segments)
+      t->devices[kept++] = t->devices[d];
+  t->n_devices = kept;
   return 0;
 }
 
