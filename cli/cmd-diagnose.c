@@ -400,6 +400,9 @@ cmd_diagnose (int argc, char **argv)
     o->strategy = default_strategy ();
   if (!ml_strategy_find (o->strategy))
     return cli_fail ("diagnose", EXIT_BAD, "unknown strategy \"%s\" (see 'memlens strategies')", o->strategy);
+  if ((rc = cli_check_options ("diagnose", o, (const MlStrategy *const[]) { ml_strategy_find (o->strategy), NULL }))
+      != EXIT_OK)
+    return rc;
   const MlStrategy **alts = cli_strategies ("diagnose", o->strategies);
   if (!alts)
     return EXIT_BAD;

@@ -138,6 +138,8 @@ cmd_plan (int argc, char **argv)
   if (!strategy)
     return cli_fail ("plan", EXIT_BAD, "unknown strategy \"%s\" (see 'memlens strategies')", o->strategy);
   cli_note_knobs ("plan", o, (const MlStrategy *const[]) { strategy, NULL });
+  if ((rc = cli_check_options ("plan", o, (const MlStrategy *const[]) { strategy, NULL })) != EXIT_OK)
+    return rc;
   char *options = NULL;
   if (a.write_model && (rc = add_write_model (strategy, a.write_model, o, &options)))
     return rc;

@@ -112,6 +112,10 @@ for args, names, what in (
     rc, out, err = run("report", jl, "-o", rep, *args)
     ok(rc == 2 and not os.path.exists(rep) and all(n in err for n in names),
        "report %s: exit 2, no report, stderr names them (exit %d: %s)" % (what, rc, err.strip()[:300]))
+for cmd in (["plan", jl, "-s", "best-fit", "-o", os.path.join(TMP, "p.json")], ["diagnose", jl, "--capacity", "1M", "-s", "best-fit"]):
+    rc, out, err = run(*cmd, "--options", "large=1M")
+    ok(rc == 2 and not out and not os.path.exists(os.path.join(TMP, "p.json")) and '"large"' in err and "best-fit reads no options" in err,
+       "%s -s best-fit --options large=1M: exit 2 naming the key (exit %d: %s)" % (cmd[0], rc, err.strip()[:200]))
 rc, out, err = run("compare", jl, "-s", "pool,best-fit", "--options", "large=1M")
 ok(rc == 0 and "pool" in out and "best-fit" in out, "compare pool,best-fit --options large=1M: pool reads it (exit %d: %s)"
    % (rc, err.strip()[:200]))
