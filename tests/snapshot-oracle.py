@@ -34,11 +34,11 @@ def main(path):
         segments, traces = snap, []
     else:
         segments, traces = snap.get('segments', []), snap.get('device_traces', []) or []
-    n_dev = len(traces)
-    for s in segments:
-        n_dev = max(n_dev, s.get('device', 0) + 1)
+    # the devices the file holds: a device_traces list each, and those its
+    # segments name (segments on device 1 alone are not devices 0 and 1)
+    held = set(range(len(traces))) | {s.get('device', 0) for s in segments}
     out = {}
-    for d in range(n_dev):
+    for d in sorted(held):
         segs = [s for s in segments if s.get('device', 0) == d]
         trace = traces[d] if d < len(traces) else []
         end = sum(s['total_size'] for s in segs)
