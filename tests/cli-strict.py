@@ -116,6 +116,15 @@ for cmd in (["plan", jl, "-s", "best-fit", "-o", os.path.join(TMP, "p.json")], [
     rc, out, err = run(*cmd, "--options", "large=1M")
     ok(rc == 2 and not out and not os.path.exists(os.path.join(TMP, "p.json")) and '"large"' in err and "best-fit reads no options" in err,
        "%s -s best-fit --options large=1M: exit 2 naming the key (exit %d: %s)" % (cmd[0], rc, err.strip()[:200]))
+# every strategy failing (not bad usage): ilp cannot write its model
+rc, out, err = run("strategies")
+if "ilp" in out.split():
+    rep = os.path.join(TMP, "r.md")
+    rc, out, err = run("report", jl, "-o", rep, "-s", "ilp", "--options", "write-model=" + os.path.join(TMP, "no", "m.lp"))
+    ok(rc == 2 and not os.path.exists(rep) and "cannot write the model" in err and "every strategy failed" in err,
+       "report where every strategy failed: exit 2, no report (exit %d: %s)" % (rc, err.strip()[:200]))
+else:
+    ok(True, "report where every strategy failed # SKIP no ilp strategy in this build")
 rc, out, err = run("compare", jl, "-s", "pool,best-fit", "--options", "large=1M")
 ok(rc == 0 and "pool" in out and "best-fit" in out, "compare pool,best-fit --options large=1M: pool reads it (exit %d: %s)"
    % (rc, err.strip()[:200]))
