@@ -18,6 +18,7 @@
 #include "strategies/registry.h"
 #include "sim/analysis/diagnose.h"
 #include "sim/analysis/groups.h"
+#include "sim/analysis/knob-sweep.h"
 #include "cli/options.h"
 
 enum { EXIT_OK = 0, EXIT_PROBLEMS = 1, EXIT_BAD = 2 };
@@ -98,6 +99,10 @@ int cli_check_options (const char *cmd, const MlCliOpts *o, const MlStrategy *co
  * no failure: a plan, an OOM, a proof that none fits, a stop at the time
  * limit), so that no table or report is written. */
 int cli_check_rows (const char *cmd, const MlResult *const *rows, size_t n);
+
+/* The same for a --sweep: a value a strategy refused (--sweep chunk=3
+ * under alignment 512) is bad usage, EXIT_BAD with each refusal on stderr. */
+int cli_check_sweep (const char *cmd, const MlKnobSweep *sw);
 
 /* " a b": the strategies whose options understand @key (a static string). */
 const char *cli_strategies_reading (const char *key);

@@ -161,7 +161,11 @@ run_sweep (const Input *in, const MlStrategy **asked, const char *spec, MlCliOpt
   cli_progress_done ();
   if (rc < 0)
     return cli_error ("compare", &serr);
-  rc = EXIT_OK;
+  if ((rc = cli_check_sweep ("compare", sw)) != EXIT_OK)
+    {
+      ml_knob_sweep_free (sw);
+      return rc;
+    }
   for (size_t r = 0; r < sw->n_values * sw->n_strategies; r++)
     if (sw->rows[r].status == 0 && sw->rows[r].oom.hit)
       rc = EXIT_PROBLEMS;

@@ -139,6 +139,8 @@ report_trace (const char *path, const MlBuffers *bufs, const MlStrategy **list, 
     }
   cli_progress_done ();
   int rc = built < 0 ? cli_error ("report", &err) : check_rows (r);
+  if (rc == EXIT_OK && a->sweep_spec)
+    rc = cli_check_sweep ("report", r->sweep);
   if (rc == EXIT_OK)
     rc = write_report (path, r, a, o);
   ml_report_free (r);

@@ -330,6 +330,19 @@ cli_check_rows (const char *cmd, const MlResult *const *rows, size_t n)
   return EXIT_BAD;
 }
 
+int
+cli_check_sweep (const char *cmd, const MlKnobSweep *sw)
+{
+  size_t refused = 0, n = sw ? sw->n_values * sw->n_strategies : 0;
+  for (size_t i = 0; i < n; i++)
+    if (sw->rows[i].status == ML_EUSAGE && ++refused)
+      fprintf (stderr, "memlens %s: --sweep %s=%s: %s\n", cmd, sw->knob, sw->rows[i].value, sw->rows[i].error);
+  if (!refused)
+    return EXIT_OK;
+  fprintf (stderr, "memlens %s: %zu of the sweep's %zu runs refused their settings: nothing written\n", cmd, refused, n);
+  return EXIT_BAD;
+}
+
 const char *
 cli_strategies_reading (const char *key)
 {

@@ -116,6 +116,13 @@ for cmd in (["plan", jl, "-s", "best-fit", "-o", os.path.join(TMP, "p.json")], [
     rc, out, err = run(*cmd, "--options", "large=1M")
     ok(rc == 2 and not out and not os.path.exists(os.path.join(TMP, "p.json")) and '"large"' in err and "best-fit reads no options" in err,
        "%s -s best-fit --options large=1M: exit 2 naming the key (exit %d: %s)" % (cmd[0], rc, err.strip()[:200]))
+rc, out, err = run("compare", jl, "-s", "pool", "--sweep", "chunk=3,2M")
+ok(rc == 2 and not out and "--sweep chunk=3" in err and "chunk size 3" in err,
+   "compare --sweep chunk=3,2M: a value pool refuses is exit 2, no table (exit %d: %s)" % (rc, err.strip()[:200]))
+rep = os.path.join(TMP, "r.md")
+rc, out, err = run("report", jl, "-o", rep, "-s", "pool", "--sweep", "chunk=3,2M")
+ok(rc == 2 and not os.path.exists(rep) and "--sweep chunk=3" in err,
+   "report --sweep chunk=3,2M: exit 2, no report (exit %d: %s)" % (rc, err.strip()[:200]))
 # every strategy failing (not bad usage): ilp cannot write its model
 rc, out, err = run("strategies")
 if "ilp" in out.split():
