@@ -157,6 +157,11 @@ for rng in ("0us:15us", "10us:"):
     rc, out, err = run("stats", bsnap, "--range", rng)
     ok(rc == 2 and not out and "--range" in err and "device_traces[0][%d]" % first in err,
        "stats --range %s (by time): exit 2 naming the entry, nothing selected (exit %d: %s)" % (rng, rc, err.strip()[:300]))
+st = dict(pickle.load(open(bsnap, "rb")), external_annotations=[{"name": "step", "stage": "START", "time_us": 100, "device": 0},
+                                                                {"name": "step", "stage": "END", "time_us": 140, "device": 0}])
+rc, out, err = run("stats", put("back-stage.pickle", st), "--range", "step")
+ok(rc == 2 and not out and "--range step" in err and "device_traces[0][%d]" % first in err,
+   "stats --range step (a stage: times): exit 2 naming the entry (exit %d: %s)" % (rc, err.strip()[:200]))
 rc, out, err = run("stats", bsnap, "--range", "2:5", "--json")
 ok(rc == 0 and json.loads(out).get("events", 0) > 0, "stats --range 2:5 (by ticks) still reads (exit %d)" % rc)
 rc, out, err = run("convert", bsnap, "b.jsonl")
