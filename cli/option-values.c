@@ -89,7 +89,7 @@ load_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
           return 1;
         }
       if (ml_parse_u64 (arg, strlen (arg), &v) < 0 || v > ML_DEVICE_MAX)
-        exit (cli_fail (cmd, EXIT_BAD, "--device %s: not a device number (0 .. %d)", arg, ML_DEVICE_MAX));
+        exit (cli_fail (cmd, EXIT_BAD, "--device %s: not a device number (0 .. %d, or host)", arg, ML_DEVICE_MAX));
       o->load.device = (int) v;
       return 1;
     case CLI_OPT_REORDER:
