@@ -106,7 +106,7 @@ static int
 put_file (Db *d, int64_t fid, const char *path, const MlTrace *t, const MlBuffers *bufs)
 {
   sqlite3_stmt *st = d->st[S_FILE];
-  long rank = cli_rank_of_name (path);
+  long rank = cli_rank_of (path, t->has_rank ? (int64_t) t->rank : -1);
   sqlite3_reset (st);
   sqlite3_bind_int64 (st, 1, fid);
   sqlite3_bind_text (st, 2, path, -1, SQLITE_STATIC);

@@ -37,6 +37,7 @@ summarise (const char *cmd, const char *path, MlCliOpts *o, Summary *s, FILE *si
   if (s->load_rc)
     return;
   s->device = t->device;
+  s->meta_rank = t->has_rank ? (int64_t) t->rank : -1;
   s->entries = t->n_events;
   /* reserved: the segments, as the trace maps and unmaps them */
   uint64_t reserved = 0;
@@ -155,7 +156,7 @@ cli_multi (const char *cmd, int (*run) (int, char **), bool print_each, int argc
               dup2 (fileno (j->out), STDOUT_FILENO);
               dup2 (fileno (j->err), STDERR_FILENO);
               cli_in_multi = true;
-              Summary s = { 0 };
+              Summary s = { .meta_rank = -1 };
               int rc = 0;
               if (print_each)
                 {
@@ -213,7 +214,7 @@ cli_multi (const char *cmd, int (*run) (int, char **), bool print_each, int argc
       for (size_t k = 0; k < n; k++)
         {
           const Summary *s = &job[k].s;
-          long rank = cli_rank_of_name (argv[first + k]);
+          long rank = cli_rank_of (argv[first + k], s->done ? s->meta_rank : -1);
           printf ("%s{\"file\":", k ? "," : "");
           ml_json_put_str (stdout, argv[first + k]);
           if (rank >= 0)

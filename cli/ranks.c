@@ -33,6 +33,12 @@ cli_rank_of_name (const char *path)
   return -1;
 }
 
+long
+cli_rank_of (const char *path, int64_t meta_rank)
+{
+  return meta_rank >= 0 ? (long) meta_rank : cli_rank_of_name (path);
+}
+
 int
 cli_rank_put_site (FILE *fp, const char *site, uint64_t bytes)
 {
@@ -133,7 +139,7 @@ base (const char *path)
 static const char *
 label (const CliRank *r, char *buf, size_t len)
 {
-  long k = cli_rank_of_name (r->path);
+  long k = cli_rank_of (r->path, r->s->meta_rank);
   if (k < 0)
     return base (r->path);
   snprintf (buf, len, "rank %ld", k);
@@ -143,7 +149,7 @@ label (const CliRank *r, char *buf, size_t len)
 static void
 json_rank (const CliRank *r)
 {
-  long k = cli_rank_of_name (r->path);
+  long k = cli_rank_of (r->path, r->s->meta_rank);
   printf ("\"file\":");
   ml_json_put_str (stdout, r->path);
   if (k < 0)

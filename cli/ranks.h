@@ -19,6 +19,7 @@ typedef struct {
   uint64_t site_bytes;
   char     site[512];
   uint32_t n_sites;       /* (site, bytes) records in the job's sites file */
+  int64_t  meta_rank;     /* the rank the file itself names (Kineto's distributedInfo.rank), -1: none */
 } CliRankSummary;
 
 /* One file of the view: its name, summary and sites file (records of
@@ -32,6 +33,9 @@ typedef struct {
 /* The rank a file's name says: the digits after "rank" (any case, at
  * most two characters between: rank3, rank_03, RANK-12); -1 when none. */
 long cli_rank_of_name (const char *path);
+/* A file's rank: what the file says (@meta_rank >= 0), else its name's;
+ * -1 when neither says. */
+long cli_rank_of (const char *path, int64_t meta_rank);
 /* A record of the sites file: a call site and the bytes it holds live at
  * the rank's allocated peak. */
 int  cli_rank_put_site (FILE *fp, const char *site, uint64_t bytes);

@@ -207,6 +207,8 @@ typedef struct MlTrace {
   uint64_t  device_total;    /* bytes of device memory, when known */
   bool      has_times;       /* some events carry time_ns */
   bool      has_addrs;       /* allocations carry real addresses */
+  bool      has_rank;        /* the file names its rank (Kineto's distributedInfo.rank) */
+  uint32_t  rank;
 
   MlInplaceWrite *inplace;   /* graph inputs: in-place writes, in op order */
   size_t    n_inplace, cap_inplace;

@@ -185,6 +185,24 @@ p = subprocess.run([memlens, "stats", "--jobs", "2", files[0], os.path.join(tmp,
                    capture_output=True, text=True)
 ok(p.returncode == 2 and "(1 of 2 files read)" in p.stdout, "a file that fails is left out of the view (%s)" % p.stdout[-200:])
 
+# a Kineto trace names its rank itself (distributedInfo.rank, as torch.profiler writes it): it wins over the name
+kin = []
+for r, (name, rank) in enumerate([("host-a.json", 5), ("host-b.json", "6"), ("node_rank9.json", 2)]):
+    evs = []
+    for k in range(3 + r):
+        evs.append({"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 10 + k,
+                    "args": {"Device Type": 1, "Device Id": 0, "Addr": 4096 * (k + 1), "Bytes": 512 * (r + 1),
+                             "Total Allocated": 512 * (r + 1) * (k + 1), "Total Reserved": 1 << 21}})
+    path = os.path.join(tmp, name)
+    with open(path, "w") as fp:
+        json.dump({"distributedInfo": {"backend": "nccl", "rank": rank, "world_size": 8}, "traceEvents": evs}, fp)
+    kin.append(path)
+p = subprocess.run([memlens, "stats", "--jobs", "2", "--json"] + kin, capture_output=True, text=True)
+rows = json.loads(p.stdout)["files"] if p.returncode == 0 else []
+ok([r.get("rank") for r in rows] == [5, None, 2],
+   "Kineto: the rank from distributedInfo.rank (5; \"6\", a string, is none; 2 over the name's 9) (%s)"
+   % [r.get("rank") for r in rows])
+
 twin = os.path.join(tmp, "twin_rank7.pickle")
 shutil.copy(files[0], twin)
 p = subprocess.run([memlens, "stats", "--jobs", "2", "--json", files[0], twin], capture_output=True, text=True)

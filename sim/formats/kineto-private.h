@@ -49,6 +49,7 @@ typedef struct {
   /* deviceProperties: (id, totalGlobalMem) where both are integers */
   struct { int64_t id; uint64_t total; } *props;
   size_t    n_props, cap_props;
+  int64_t   rank;          /* distributedInfo.rank; -1: none (or not an integer from 0 to 2^31) */
 } MlKinDoc;
 
 /* Reads the document at @path (plain or gzip; "name" in messages) as a

@@ -27,15 +27,16 @@
 #include "sim/base/u64map.h"
 
 /* Roles of the containers the reader looks into; the rest are skipped. */
-enum { R_SKIP, R_ROOT, R_EVENTS, R_EVENT, R_ARGS, R_PROPS, R_PROP };
+enum { R_SKIP, R_ROOT, R_EVENTS, R_EVENT, R_ARGS, R_PROPS, R_PROP, R_DIST };
 
 /* Keys the reader reads, by the container they belong to. */
 enum {
   K_OTHER = 0,
-  K_TRACE_EVENTS, K_DEVICE_PROPS, K_TENSORS, K_OPS, K_FORMAT,   /* top level */
+  K_TRACE_EVENTS, K_DEVICE_PROPS, K_TENSORS, K_OPS, K_FORMAT, K_DIST_INFO, /* top level */
   K_NAME, K_TS, K_ARGS,                                         /* an event */
   K_BYTES, K_ADDR, K_TOTAL_ALLOC, K_TOTAL_RESERVED, K_DEV_TYPE, K_DEV_ID, K_STREAM, /* its args */
   K_PROP_ID, K_PROP_TOTAL,                                      /* deviceProperties[i] */
+  K_RANK,                                                       /* distributedInfo */
   K__COUNT
 };
 #define N_ARGS (K_STREAM - K_BYTES + 1)
@@ -48,6 +49,7 @@ static const struct { const char *name; unsigned char role; } key_names[K__COUNT
   [K_TOTAL_RESERVED] = { "Total Reserved", R_ARGS }, [K_DEV_TYPE] = { "Device Type", R_ARGS },
   [K_DEV_ID] = { "Device Id", R_ARGS }, [K_STREAM] = { "Stream", R_ARGS },
   [K_PROP_ID] = { "id", R_PROP }, [K_PROP_TOTAL] = { "totalGlobalMem", R_PROP },
+  [K_DIST_INFO] = { "distributedInfo", R_ROOT }, [K_RANK] = { "rank", R_DIST },
 };
 
 /* The string values the reader looks for (V_MEMORY: an event's name). */
@@ -250,6 +252,25 @@ scalar (Ctx *c, unsigned char kind, const char *s, size_t len)
       if (k >= K_BYTES && k <= K_STREAM)
         raw_set (c, &c->ev.arg[k - K_BYTES], kind, s, len, kind == V_STRING ? len + 2 : len);
       return 1;
+    case R_DIST:
+      if (k == K_RANK)
+        {
+          /* torch.profiler's distributedInfo: {"backend": ..., "rank": N, "world_size": M} */
+          int64_t v = -1;
+          char num[32];
+          if (kind == V_NUMBER && len < sizeof num)
+            {
+              memcpy (num, s, len);
+              num[len] = 0;
+              char *end;
+              errno = 0;
+              long long got = strtoll (num, &end, 10);
+              if (!*end && !errno && got >= 0 && got < INT32_MAX)
+                v = got;
+            }
+          c->doc->rank = v;
+        }
+      return 1;
     case R_PROP:
       if (k == K_PROP_ID || k == K_PROP_TOTAL)
         raw_set (c, k == K_PROP_ID ? &c->prop.id : &c->prop.total, kind, s, len, len);
@@ -290,6 +311,8 @@ open_container (Ctx *c, bool object)
     }
   else if (parent == R_ROOT && k == K_DEVICE_PROPS)
     role = object ? R_SKIP : R_PROPS;
+  else if (parent == R_ROOT && k == K_DIST_INFO)
+    role = object ? R_DIST : R_SKIP;
   else if (parent == R_EVENTS)
     {
       if (!object)
@@ -702,7 +725,7 @@ static int
 ctx_init (Ctx *c, const char *path, const MlLoadOptions *opts, MlKinDoc *doc, MlError *err)
 {
   *c = (Ctx) { .path = path, .opts = opts, .err = err, .doc = doc, .line = 1, .last_dev = SIZE_MAX };
-  *doc = (MlKinDoc) { 0 };
+  *doc = (MlKinDoc) { .rank = -1 };
   ml_u64map_init (&c->dev_by_key);
   c->h = yajl_alloc (&callbacks, NULL, c);
   if (!c->h)

@@ -574,6 +574,8 @@ from_doc (MlKinDoc *doc, const char *path, const MlLoadOptions *opts, MlTrace **
   int rc = pick_device (doc, path, opts, tr, &slot, err);
   if (rc == 0)
     rc = map (doc, slot, &opts->range, path, tr, err);
+  if (doc->rank >= 0)
+    tr->has_rank = true, tr->rank = (uint32_t) doc->rank;
   if (rc < 0)
     {
       ml_trace_free (tr);
