@@ -11,10 +11,17 @@ _n = 0
 _failed = 0
 
 
+def _one_line(what):
+    """A description quoting memlens's output of several lines, on one TAP
+    line (the rest would be lines meson cannot read as TAP)."""
+    return " | ".join(line for line in str(what).splitlines() if line.strip())
+
+
 def ok(cond, what):
     """One TAP line: "ok N - what" or "not ok N - what"; returns cond."""
     global _n, _failed
     _n += 1
+    what = _one_line(what)
     print(("ok %d - %s" % (_n, what)) if cond else ("not ok %d - %s" % (_n, what)))
     if not cond:
         _failed += 1
@@ -25,7 +32,7 @@ def skip(what):
     """One TAP line for a check that cannot run here: "ok N # SKIP what"."""
     global _n
     _n += 1
-    print("ok %d # SKIP %s" % (_n, what))
+    print("ok %d # SKIP %s" % (_n, _one_line(what)))
 
 
 def done():
