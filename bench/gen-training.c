@@ -43,26 +43,11 @@ typedef struct {
   bool      oom;
 } Gen;
 
-static uint64_t
-next (uint64_t *s)
-{
-  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-static double
-unit (uint64_t *s)
-{
-  return (double) (next (s) >> 11) * (1.0 / 9007199254740992.0);
-}
-
 /* log-normal around @median with log-sd @sigma, rounded up to 512 bytes */
 static uint64_t
 lognormal (Gen *g, double median, double sigma)
 {
-  double u1 = unit (&g->s), u2 = unit (&g->s);
+  double u1 = gen_unit (&g->s), u2 = gen_unit (&g->s);
   double z = sqrt (-2.0 * log (u1 + 1e-300)) * cos (2 * M_PI * u2);
   double v = median * exp (sigma * z);
   if (v < 512)
@@ -77,7 +62,7 @@ static uint64_t
 geometric (Gen *g, double mean)
 {
   uint64_t k = 1;
-  while (k < RING - 1 && unit (&g->s) > 1.0 / mean)
+  while (k < RING - 1 && gen_unit (&g->s) > 1.0 / mean)
     k++;
   return k;
 }
@@ -162,11 +147,11 @@ iteration (Gen *g)
         {
           op (g);
           uint64_t out = alloc (g, lognormal (g, scale * (1 << 20), 1.0));
-          if (unit (&g->s) < 1.0 / 3)
+          if (gen_unit (&g->s) < 1.0 / 3)
             push (g, &g->saved[l], out);
           else
             free_after (g, out, geometric (g, 3));
-          if (unit (&g->s) < 0.5)
+          if (gen_unit (&g->s) < 0.5)
             free_after (g, alloc (g, lognormal (g, 256 << 10, 1.5)), 1);
         }
     }
@@ -177,7 +162,7 @@ iteration (Gen *g)
         {
           op (g);
           free_after (g, alloc (g, lognormal (g, scale * (1 << 20), 1.0)), geometric (g, 2));
-          if (unit (&g->s) < 0.5)
+          if (gen_unit (&g->s) < 0.5)
             free_after (g, alloc (g, lognormal (g, 256 << 10, 1.5)), 1);
         }
       op (g);

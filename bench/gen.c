@@ -28,8 +28,8 @@ gen_parse_dist (const char *s, GenDist *d)
   return 0;
 }
 
-static uint64_t
-next (uint64_t *s)
+uint64_t
+gen_next (uint64_t *s)
 {
   uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -37,10 +37,10 @@ next (uint64_t *s)
   return z ^ (z >> 31);
 }
 
-static double
-unit (uint64_t *s)
+double
+gen_unit (uint64_t *s)
 {
-  return (double) (next (s) >> 11) * (1.0 / 9007199254740992.0);
+  return (double) (gen_next (s) >> 11) * (1.0 / 9007199254740992.0);
 }
 
 static uint64_t
@@ -50,18 +50,18 @@ draw_size (const GenParams *p, uint64_t *s)
   switch (p->dist)
     {
     case GEN_UNIFORM:
-      v = lo + unit (s) * (hi - lo);
+      v = lo + gen_unit (s) * (hi - lo);
       break;
     case GEN_POW2:
       {
         int a = (int) log2 (lo), b = (int) log2 (hi);
-        v = ldexp (1.0, a + (int) (next (s) % (uint64_t) (b - a + 1)));
+        v = ldexp (1.0, a + (int) (gen_next (s) % (uint64_t) (b - a + 1)));
       }
       break;
     default:
       {
         /* log-uniform body with a heavy tail: many small, some large */
-        double u1 = unit (s), u2 = unit (s);
+        double u1 = gen_unit (s), u2 = gen_unit (s);
         double z = sqrt (-2.0 * log (u1 + 1e-300)) * cos (2 * M_PI * u2);
         double mu = log (lo) + 0.35 * (log (hi) - log (lo)), sigma = (log (hi) - log (lo)) / 5;
         v = exp (mu + sigma * z);
@@ -97,7 +97,7 @@ gen_trace (const GenParams *p, MlTrace *t)
   for (uint64_t i = 0; i < p->events; i++)
     {
       double fill = (double) n / (double) p->live;
-      bool do_alloc = n == 0 || (n < cap && unit (&s) > fill * 0.5);
+      bool do_alloc = n == 0 || (n < cap && gen_unit (&s) > fill * 0.5);
       /* the tail of the trace frees what is left */
       if (p->events - i <= n)
         do_alloc = false;
@@ -107,14 +107,14 @@ gen_trace (const GenParams *p, MlTrace *t)
           ev.kind = ML_EV_ALLOC;
           ev.id = id++;
           ev.size = draw_size (p, &s);
-          ev.stream = p->streams > 1 ? (uint32_t) (next (&s) % p->streams) : 0;
+          ev.stream = p->streams > 1 ? (uint32_t) (gen_next (&s) % p->streams) : 0;
           live[n] = ev.id;
           lstream[n] = ev.stream;
           n++;
         }
       else
         {
-          size_t k = (size_t) (next (&s) % n);
+          size_t k = (size_t) (gen_next (&s) % n);
           ev.kind = ML_EV_FREE;
           ev.id = live[k];
           ev.stream = lstream[k];

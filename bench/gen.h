@@ -31,6 +31,10 @@ int  gen_buffers     (uint64_t buffers, uint64_t live, MlTrace **t, MlBuffers **
 
 /* Seconds of CPU the process has used (every thread). */
 double gen_cpu_now (void);
+/* splitmix64: the next 64 random bits of the stream @s, and a double in
+ * [0, 1) from its top 53 (every generator here draws from these) */
+uint64_t gen_next (uint64_t *s);
+double   gen_unit (uint64_t *s);
 
 /* The training-run shape (gen-training.c): parameters that live
  * throughout, activations saved across the forward/backward turn, short
