@@ -57,7 +57,7 @@ ml_details_page_set_document (MlDetailsPage *self, MlDocument *d, long k)
   g_string_append_printf (s, "\nbytes\t%" G_GUINT64_FORMAT "\n", b->size);
   g_string_append_printf (s, "lifetime\t[%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT ")%s, %" G_GUINT64_FORMAT " ticks\n",
                           b->start, b->end, (b->flags & ML_BUF_NEVER_FREED) ? " never freed" : "", b->end - b->start);
-  gint64 t0 = ml_document_tick_time (d, b->start), t1 = ml_document_tick_time (d, b->end);
+  gint64 t0 = ml_trace_tick_time (ml_document_trace (d), b->start), t1 = ml_trace_tick_time (ml_document_trace (d), b->end);
   if (t0 >= 0 && t1 >= 0)
     g_string_append_printf (s, "time\t%.3f → %.3f ms (%.3f ms)\n", (double) t0 / 1e6, (double) t1 / 1e6,
                             (double) (t1 - t0) / 1e6);

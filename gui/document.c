@@ -352,10 +352,6 @@ build_document (MlTraceBox *box, Job *job, GError **error)
       set_error (error, &err);
       return NULL;
     }
-  doc->time0 = -1;
-  for (size_t i = 0; i < trace->n_events && doc->time0 < 0; i++)
-    if (trace->events[i].time_ns >= 0)
-      doc->time0 = trace->events[i].time_ns;
   for (size_t i = 0; i < trace->n_events; i++)
     if (trace->events[i].kind == ML_EV_OOM)
       doc->n_oom_ticks++;
@@ -686,32 +682,6 @@ ml_document_report_finish (GAsyncResult *result, GError **error)
 }
 
 /* ---- queries -------------------------------------------------------------- */
-
-gint64
-ml_document_tick_time (const MlDocument *doc, guint64 tick)
-{
-  const MlTrace *t = ml_document_trace (doc);
-  if (!t->has_times || t->n_events == 0)
-    return -1;
-  /* last event with tick <= @tick */
-  gsize lo = 0, hi = t->n_events;
-  while (lo < hi)
-    {
-      gsize mid = lo + (hi - lo) / 2;
-      if (t->events[mid].tick <= tick)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-  gint64 t0 = MAX (doc->time0, 0);
-  for (gsize i = lo; i-- > 0;)
-    if (t->events[i].time_ns >= 0)
-      return t->events[i].time_ns - t0;
-  for (gsize i = lo; i < t->n_events; i++)
-    if (t->events[i].time_ns >= 0)
-      return t->events[i].time_ns - t0;
-  return -1;
-}
 
 guint64
 ml_run_buffer_addr (const MlRun *run, guint32 buffer)

@@ -87,7 +87,6 @@ typedef struct {
   guint64     *oom_ticks; /* ticks of the trace's own OOM events */
   gsize        n_oom_ticks;
   double       load_seconds;
-  gint64       time0;     /* ns of the first timed event (-1: untimed) */
   /* a PyTorch snapshot: its allocator settings against memlens tune's
    * default grid under the capacity knob, with the reserved curves of the
    * recorded settings and the answer (NULL otherwise, or tune_error) */
@@ -168,11 +167,6 @@ void        ml_document_sweep_async (MlDocument *doc, const MlViewKnobs *knobs, 
                                      GAsyncReadyCallback callback, gpointer user_data);
 /* The sweep (free with ml_knob_sweep_free), or NULL with @error set. */
 MlKnobSweep *ml_document_sweep_finish (GAsyncResult *result, GError **error);
-
-/* Time of @tick in nanoseconds since the first timed event, when the
- * trace has times (the time of the last event at or before it), else -1.
- * O(log events). */
-gint64 ml_document_tick_time (const MlDocument *doc, guint64 tick);
 
 /* Buffers whose name, call site, id or address matches @text (a substring,
  * case-insensitive; "0x..." also matches addresses inside a buffer's

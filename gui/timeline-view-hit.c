@@ -43,7 +43,7 @@ static void
 append_tick (MlTimelineView *self, GString *s, guint64 tick)
 {
   g_string_append_printf (s, "%" G_GUINT64_FORMAT, tick);
-  gint64 ns = ml_document_tick_time (self->doc, tick);
+  gint64 ns = ml_trace_tick_time (ml_document_trace (self->doc), tick);
   if (ns >= 0)
     g_string_append_printf (s, " (%.3f ms)", (double) ns / 1e6);
 }

@@ -252,6 +252,35 @@ ml_trace_end_tick (const MlTrace *t)
   return t->n_events ? t->events[t->n_events - 1].tick + 1 : 0;
 }
 
+int64_t
+ml_trace_tick_time (const MlTrace *t, uint64_t tick)
+{
+  if (!t || !t->has_times || !t->n_events)
+    return -1;
+  int64_t first = -1;
+  for (size_t i = 0; i < t->n_events && first < 0; i++)
+    first = t->events[i].time_ns;
+  if (first < 0)
+    return -1;
+  /* one past the last event with tick <= @tick (events are in tick order) */
+  size_t lo = 0, hi = t->n_events;
+  while (lo < hi)
+    {
+      size_t mid = lo + (hi - lo) / 2;
+      if (t->events[mid].tick <= tick)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  for (size_t i = lo; i-- > 0;)
+    if (t->events[i].time_ns >= 0)
+      return t->events[i].time_ns - first;
+  for (size_t i = lo; i < t->n_events; i++)
+    if (t->events[i].time_ns >= 0)
+      return t->events[i].time_ns - first;
+  return -1;
+}
+
 static const char *const kind_names[ML_EV__COUNT] = {
   "alloc", "free", "free_requested", "segment_alloc", "segment_free",
   "segment_map", "segment_unmap", "kernel", "sync", "oom", "mark", "snapshot",

@@ -358,6 +358,12 @@ bool ml_frame_is_framework (const char *file, const char *func);
 /* One past the last tick: the end of every never-freed buffer. */
 uint64_t ml_trace_end_tick (const MlTrace *trace);
 
+/* The real time of @tick in ns since the trace's first timed event: the
+ * time of the last event at or before it that carries one (else of the
+ * first after it); -1 when the trace has no times. O(log events). The one
+ * place a tick becomes a time (peaks, the viewer, the reports). */
+int64_t  ml_trace_tick_time (const MlTrace *trace, uint64_t tick);
+
 const char *ml_event_kind_name  (MlEventKind kind);
 int         ml_event_kind_parse (const char *name, MlEventKind *kind);
 const char *ml_sync_kind_name   (MlSyncKind kind);

@@ -107,7 +107,7 @@ main (void)
   is_u64 (doc->runs[0]->metrics.peak, 600, "best-fit needs 600 (c does not fit a's hole)");
   ok (progress > 0, "progress was reported on the main context (%d calls)", progress);
   ok (doc->peaks.n >= 1 && doc->peaks.peaks[0].live == 500, "the first peak point has 500 B live");
-  ok (ml_document_tick_time (doc, 2) == -1, "a CSV has no times");
+  ok (ml_trace_tick_time (ml_document_trace (doc), 2) == -1, "a CSV has no times");
 
   /* search */
   GArray *hits = ml_document_search (doc, doc->runs[0], "QKV", 10);
@@ -150,7 +150,7 @@ main (void)
   ok (dr != NULL, "the race fixture loads");
   is_str (dr->runs[0]->strategy, ml_strategy_recorded.name, "with addresses: the recorded plan first");
   ok (dr->runs[0]->issues.total[ML_ISSUE_CROSS_STREAM] == 1, "one cross-stream reuse is listed");
-  ok (ml_document_tick_time (dr, 0) == 0 && ml_document_tick_time (dr, 2) == 2000,
+  ok (ml_trace_tick_time (ml_document_trace (dr), 0) == 0 && ml_trace_tick_time (ml_document_trace (dr), 2) == 2000,
       "times count from the first event (tick 2: 2 µs)");
   hits = ml_document_search (dr, dr->runs[0], "0x1100", 10);
   ok (hits->len == 2, "an address inside both buffers finds both");

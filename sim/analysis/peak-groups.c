@@ -10,33 +10,6 @@
 
 #include "sim/base/units.h"
 
-bool
-ml_trace_tick_ns (const MlTrace *t, uint64_t tick, int64_t *ns)
-{
-  if (!t || !t->has_times || !t->n_events)
-    return false;
-  /* the last event at or before @tick (events are in tick order) */
-  size_t lo = 0, hi = t->n_events;
-  while (lo < hi)
-    {
-      size_t mid = lo + (hi - lo) / 2;
-      if (t->events[mid].tick <= tick)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-  int64_t first = -1;
-  for (size_t i = 0; i < t->n_events && first < 0; i++)
-    first = t->events[i].time_ns;
-  for (size_t i = lo; i-- > 0;)
-    if (t->events[i].time_ns >= 0)
-      {
-        *ns = t->events[i].time_ns - first;
-        return first >= 0;
-      }
-  return false;
-}
-
 /* The prominence of every local maximum of @pts (peak-groups.h, step 2):
  * prom[i] for a maximum i, 0 elsewhere. Two passes with a stack of the
  * points that may still be the nearest higher one; each entry keeps the
@@ -195,8 +168,9 @@ fill_group (const MlBuffers *bufs, const MlLiveStep *pts, const Cand *c, size_t 
   if (k < 2)
     return 0;
   g->every_ticks = (double) (g->ticks[k - 1] - g->ticks[0]) / (double) (k - 1);
-  int64_t a, b;
-  if (ml_trace_tick_ns (bufs->trace, g->ticks[0], &a) && ml_trace_tick_ns (bufs->trace, g->ticks[k - 1], &b))
+  int64_t a = ml_trace_tick_time (bufs->trace, g->ticks[0]);
+  int64_t b = ml_trace_tick_time (bufs->trace, g->ticks[k - 1]);
+  if (a >= 0 && b >= 0)
     g->every_ns = (double) (b - a) / (double) (k - 1);
   g->regular = k >= 3;
   for (size_t j = 1; j < k && g->regular; j++)

@@ -83,9 +83,4 @@ void ml_peak_groups_free (MlPeakGroups *groups);
  * line every list of peaks prints (CLI, report, viewer). Returns @buf. */
 char *ml_peak_group_describe (const MlPeakGroup *group, char *buf, size_t len);
 
-/* The real time of @tick in ns since the trace's first timed event: the
- * time of the last event at or before it that carries one; false when
- * there is none (or the trace has no times). O(log events). */
-bool ml_trace_tick_ns (const MlTrace *trace, uint64_t tick, int64_t *ns);
-
 #endif
