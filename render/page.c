@@ -6,22 +6,36 @@
 #include <string.h>
 
 #include "render/page-js.h"
+#include "render/page-private.h"
 #include "render/scene.h"
 
 const char ml_page_css[] =
   "figure.ml-page{position:relative}\n"
   ".ml-bar{display:flex;flex-wrap:wrap;gap:8px;align-items:center;margin:0 0 6px;font-size:12px}\n"
   ".ml-bar input{width:26em;font:inherit}.ml-bar .ml-range,.ml-bar .ml-found{color:#555}.ml-bar .ml-found{color:#c0161a}\n"
-  "canvas.ml-canvas{display:block;box-sizing:border-box;width:100%;height:520px;border:1px solid #e3e3e6;cursor:grab;touch-action:none}\n"
+  "canvas.ml-canvas{display:block;box-sizing:border-box;width:100%;height:480px;border:1px solid #e3e3e6;cursor:grab;touch-action:none}\n"
+  "canvas.ml-curves{display:block;box-sizing:border-box;width:100%;height:150px;border:1px solid #e3e3e6;border-top:0;"
+  "cursor:crosshair;touch-action:none}\n"
+  ".ml-legend{display:flex;flex-wrap:wrap;gap:2px 12px;font-size:12px;margin:0 0 4px;color:#444}"
+  ".ml-legend i{display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:-1px}\n"
+  ".ml-panels{display:grid;grid-template-columns:1fr 1fr 1fr;gap:14px;margin-top:8px;font-size:12px}"
+  ".ml-panels h4{margin:0 0 4px;font-size:13px}.ml-panels section{min-width:0}"
+  ".ml-panels ol,.ml-panels ul{margin:0;padding-left:18px}.ml-panels li{margin:2px 0;overflow-wrap:anywhere}\n"
+  ".ml-panels button.ml-peak{font:inherit;text-align:left;border:0;background:none;padding:0;color:#1a56a8;cursor:pointer}"
+  ".ml-hint{color:#666;margin:0}.ml-blocks{max-height:320px;overflow:auto}.ml-frames{max-height:320px;overflow:auto;"
+  "font-family:monospace;font-size:11px}\n"
   ".ml-tip{position:absolute;pointer-events:none;background:#fff;border:1px solid #999;border-radius:4px;"
   "padding:4px 8px;font-size:12px;white-space:pre;box-shadow:0 1px 4px rgba(0,0,0,.2);max-width:60em;overflow:hidden}\n";
 
 const char ml_page_howto[] =
-  "Address × time: each buffer where the plan put it, coloured by call site; buffers smaller than a pixel are "
-  "pooled into it, its opacity the share of it they cover; a red line marks an OOM. Active memory: each pixel "
-  "column stacks the buffers live at the tick in its middle, the longest-lived at the bottom. Wheel: zoom time at the pointer "
-  "(Shift+wheel: bytes); drag: pan; Fit or double-click: all of it. Hover a buffer for its bytes, call site, lifetime "
-  "and stream; search by call-site text or by address (the buffers that held it).";
+  "Address × time: each buffer where the plan put it, coloured by call site, stream or kind (the select); buffers "
+  "smaller than a pixel are pooled into it, its opacity the share of it they cover; a red line marks an OOM. Active "
+  "memory: each pixel column stacks the buffers live at the tick in its middle, the longest-lived at the bottom. "
+  "Below: live and reserved bytes and fragmentation over time, the peaks marked. Wheel: zoom time at the pointer "
+  "(Shift+wheel: bytes); drag: pan; drag along the time axis or the curves: zoom to that range; Fit or "
+  "double-click: all of it. Hover a buffer for its bytes, call site, lifetime and stream; click it for its whole "
+  "stack; click the time axis or the curves for the segments and blocks at that tick; click a peak to zoom to it; "
+  "search by call-site text or by address (the buffers that held it).";
 
 bool
 ml_page_draws (const MlDocFigure *f)
@@ -29,86 +43,21 @@ ml_page_draws (const MlDocFigure *f)
   return (f->view == ML_DOC_FIGURE_LAYOUT || f->view == ML_DOC_FIGURE_ACTIVE) && f->bufs && f->plan;
 }
 
-/* ---- base64 of little-endian columns ------------------------------------------- */
-
-typedef struct {
-  FILE   *fp;
-  uint8_t in[3];
-  int     n_in;
-  char    out[4096];
-  size_t  n_out;
-} B64;
-
-static const char b64_digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static void
-b64_flush (B64 *b)
-{
-  fwrite (b->out, 1, b->n_out, b->fp);
-  b->n_out = 0;
-}
-
-static void
-b64_quad (B64 *b, const uint8_t *p, int n)
-{
-  uint32_t v = (uint32_t) p[0] << 16 | (n > 1 ? (uint32_t) p[1] << 8 : 0) | (n > 2 ? p[2] : 0);
-  if (b->n_out + 4 > sizeof b->out)
-    b64_flush (b);
-  b->out[b->n_out++] = b64_digits[v >> 18 & 63];
-  b->out[b->n_out++] = b64_digits[v >> 12 & 63];
-  b->out[b->n_out++] = n > 1 ? b64_digits[v >> 6 & 63] : '=';
-  b->out[b->n_out++] = n > 2 ? b64_digits[v & 63] : '=';
-}
-
-static void
-b64_byte (B64 *b, uint8_t x)
-{
-  b->in[b->n_in++] = x;
-  if (b->n_in == 3)
-    {
-      b64_quad (b, b->in, 3);
-      b->n_in = 0;
-    }
-}
-
-static void
-b64_u32 (B64 *b, uint32_t v)
-{
-  for (int i = 0; i < 4; i++)
-    b64_byte (b, (uint8_t) (v >> (8 * i)));
-}
-
-/* An IEEE double, little-endian (exact for integers up to 2^53). */
-static void
-b64_f64 (B64 *b, double d)
-{
-  uint64_t v;
-  memcpy (&v, &d, sizeof v);
-  for (int i = 0; i < 8; i++)
-    b64_byte (b, (uint8_t) (v >> (8 * i)));
-}
-
-static void
-b64_end (B64 *b)
-{
-  if (b->n_in)
-    b64_quad (b, b->in, b->n_in);
-  b->n_in = 0;
-  b64_flush (b);
-}
-
 /* ---- the columns ----------------------------------------------------------------- */
 
 typedef enum {
-  COL_START, COL_END, COL_ADDR, COL_SIZE, COL_PLACE, COL_SITE, COL_STREAM, COL_BUFFER, COL_RANK, COL__COUNT
+  COL_START, COL_END, COL_ADDR, COL_SIZE, COL_PLACE, COL_SITE, COL_STREAM, COL_BUFFER, COL_RANK, COL_STACK,
+  COL_CLS_SITE, COL_CLS_STREAM, COL_CLS_KIND, COL__COUNT
 } Column;
 
-static const char *const col_names[COL__COUNT] = { "start", "end",    "addr",   "size", "place",
-                                                   "site",  "stream", "buffer", "rank" };
+static const char *const col_names[COL__COUNT] = { "start",  "end",     "addr",      "size",    "place",
+                                                   "site",   "stream",  "buffer",    "rank",    "stack",
+                                                   "clsSite", "clsStream", "clsKind" };
 
 typedef struct {
   const MlScene *s;
   uint32_t      *site;   /* per item: index in the site table */
+  uint32_t      *stack;  /* per item: index in the stack table (page-panels.c) */
   const char   **sites;  /* the site table's labels */
   size_t         n_sites;
   bool           ticks32;
@@ -178,7 +127,7 @@ place_of (const MlScene *s, size_t i)
 }
 
 static void
-put_column (B64 *b, const Data *d, Column c)
+put_column (MlB64 *b, const Data *d, Column c)
 {
   const MlScene *s = d->s;
   for (size_t i = 0; i < s->n_items; i++)
@@ -186,39 +135,23 @@ put_column (B64 *b, const Data *d, Column c)
       const MlSceneItem *it = &s->items[i];
       switch (c)
         {
-        case COL_START: d->ticks32 ? b64_u32 (b, (uint32_t) it->start) : b64_f64 (b, (double) it->start); break;
-        case COL_END: d->ticks32 ? b64_u32 (b, (uint32_t) it->end) : b64_f64 (b, (double) it->end); break;
-        case COL_ADDR: b64_f64 (b, (double) it->addr); break;
-        case COL_SIZE: b64_f64 (b, (double) it->size); break;
-        case COL_PLACE: b64_f64 (b, (double) place_of (s, i)); break;
-        case COL_SITE: b64_u32 (b, d->site[i]); break;
-        case COL_STREAM: b64_u32 (b, s->bufs->buf[it->buffer].stream); break;
-        case COL_BUFFER: b64_u32 (b, it->buffer); break;
-        case COL_RANK: b64_u32 (b, s->rank[i]); break;
+        case COL_START: d->ticks32 ? _ml_b64_u32 (b, (uint32_t) it->start) : _ml_b64_f64 (b, (double) it->start); break;
+        case COL_END: d->ticks32 ? _ml_b64_u32 (b, (uint32_t) it->end) : _ml_b64_f64 (b, (double) it->end); break;
+        case COL_ADDR: _ml_b64_f64 (b, (double) it->addr); break;
+        case COL_SIZE: _ml_b64_f64 (b, (double) it->size); break;
+        case COL_PLACE: _ml_b64_f64 (b, (double) place_of (s, i)); break;
+        case COL_SITE: _ml_b64_u32 (b, d->site[i]); break;
+        case COL_STREAM: _ml_b64_u32 (b, s->bufs->buf[it->buffer].stream); break;
+        case COL_BUFFER: _ml_b64_u32 (b, it->buffer); break;
+        case COL_RANK: _ml_b64_u32 (b, s->rank[i]); break;
+        case COL_STACK: _ml_b64_u32 (b, d->stack[i]); break;
+        case COL_CLS_SITE: _ml_b64_byte (b, it->cls[ML_COLOR_BY_SITE]); break;
+        case COL_CLS_STREAM: _ml_b64_byte (b, it->cls[ML_COLOR_BY_STREAM]); break;
+        case COL_CLS_KIND: _ml_b64_byte (b, it->cls[ML_COLOR_BY_KIND]); break;
         case COL__COUNT: break;
         }
     }
-  b64_end (b);
-}
-
-/* ---- JSON --------------------------------------------------------------------- */
-
-/* A JSON string that is also safe inside a <script> element of an
- * XHTML page: <, > and & written as \u escapes. */
-static void
-put_str (FILE *fp, const char *s)
-{
-  fputc ('"', fp);
-  for (const unsigned char *p = (const unsigned char *) (s ? s : ""); *p; p++)
-    {
-      if (*p == '"' || *p == '\\')
-        fprintf (fp, "\\%c", *p);
-      else if (*p < 0x20 || *p == '<' || *p == '>' || *p == '&' || *p == 0x7f)
-        fprintf (fp, "\\u%04x", *p);
-      else
-        fputc (*p, fp);
-    }
-  fputc ('"', fp);
+  _ml_b64_end (b);
 }
 
 static void
@@ -226,11 +159,11 @@ put_header (FILE *fp, const MlDocFigure *f, const Data *d)
 {
   const MlScene *s = d->s;
   fputs ("{\"name\":", fp);
-  put_str (fp, f->name);
+  _ml_json_str (fp, f->name);
   fputs (",\"plan\":", fp);
-  put_str (fp, s->plan->strategy);
+  _ml_json_str (fp, s->plan->strategy);
   fputs (",\"title\":", fp);
-  put_str (fp, f->title);
+  _ml_json_str (fp, f->title);
   fprintf (fp, ",\"view\":\"%s\"", f->view == ML_DOC_FIGURE_ACTIVE ? "active" : "address");
   fprintf (fp, ",\"n\":%zu,\"firstTick\":%" PRIu64 ",\"endTick\":%" PRIu64 ",\"extent\":%" PRIu64
                ",\"liveMax\":%" PRIu64 ",\"ticks32\":%s",
@@ -241,7 +174,7 @@ put_header (FILE *fp, const MlDocFigure *f, const Data *d)
     {
       if (k)
         fputc (',', fp);
-      put_str (fp, d->sites[k]);
+      _ml_json_str (fp, d->sites[k]);
     }
   /* streams by their dense index, as the trace labels them */
   uint32_t top = 0;
@@ -252,11 +185,8 @@ put_header (FILE *fp, const MlDocFigure *f, const Data *d)
     {
       char label[ML_STREAM_LABEL_MAX];
       fputs (k ? "," : "", fp);
-      put_str (fp, s->bufs->trace ? ml_trace_stream_label (s->bufs->trace, k, label) : "0");
+      _ml_json_str (fp, s->bufs->trace ? ml_trace_stream_label (s->bufs->trace, k, label) : "0");
     }
-  fputs ("],\"segments\":[", fp);
-  for (size_t g = 0; g < s->plan->n_segments; g++)
-    fprintf (fp, "%s[%" PRIu64 ",%" PRIu64 "]", g ? "," : "", s->seg_base[g], s->seg_extent[g]);
   fputc (']', fp);
   if (f->linked)
     fprintf (fp, ",\"linked\":true,\"tMax\":%.0f,\"aMax\":%.0f", f->t_max, f->a_max);
@@ -272,10 +202,20 @@ put_controls (FILE *fp, const MlScene *s, int index)
            index, s->n_items);
   fputs ("<select class=\"ml-mode\"><option value=\"address\">address × time</option>"
          "<option value=\"active\">active memory, stacked</option></select>"
+         "<select class=\"ml-color\"><option value=\"site\">colour by call site</option>"
+         "<option value=\"stream\">colour by stream</option><option value=\"kind\">colour by kind</option></select>"
          "<button type=\"button\" class=\"ml-fit\">Fit</button>"
          "<input type=\"search\" class=\"ml-search\" placeholder=\"search: call site text, or an address (0x…)\"/>"
          "<span class=\"ml-found\"></span><span class=\"ml-range\"></span></div>\n"
-         "<canvas class=\"ml-canvas\" width=\"1200\" height=\"520\"></canvas><div class=\"ml-tip\" hidden=\"hidden\"></div>\n",
+         "<div class=\"ml-legend\"></div>\n"
+         "<canvas class=\"ml-canvas\" width=\"1200\" height=\"480\"></canvas>"
+         "<canvas class=\"ml-curves\" width=\"1200\" height=\"150\"></canvas>"
+         "<div class=\"ml-tip\" hidden=\"hidden\"></div>\n"
+         "<div class=\"ml-panels\"><section class=\"ml-peaks\"><h4>Peaks</h4><ol></ol></section>"
+         "<section class=\"ml-state\"><h4>At a tick</h4><p class=\"ml-hint\">Click the time axis or the curves "
+         "for the segments and blocks at that tick.</p></section>"
+         "<section class=\"ml-stack\"><h4>Buffer</h4><p class=\"ml-hint\">Click a buffer for its whole stack.</p>"
+         "</section></div>\n",
          fp);
 }
 
@@ -283,17 +223,24 @@ int
 ml_page_figure (FILE *fp, const MlDocFigure *f, int index, MlError *err)
 {
   MlScene *scene = NULL;
-  MlSceneOptions so = { .name = f->name, .issues = f->issues };
+  MlSceneOptions so = { .name = f->name, .issues = f->issues, .max_peaks = 10 };
   int rc = ml_scene_new (f->bufs, f->plan, &so, &scene, err);
   if (rc < 0)
     return rc;
   Data d = { .s = scene, .ticks32 = scene->end_tick <= UINT32_MAX };
-  if ((rc = data_sites (&d, err)) == 0)
+  d.stack = malloc ((scene->n_items ? scene->n_items : 1) * sizeof *d.stack);
+  if (!d.stack)
+    rc = ml_error_set (err, ML_ENOMEM, "out of memory for the page's stacks");
+  if (rc == 0 && (rc = data_sites (&d, err)) == 0)
     {
       put_controls (fp, scene, index);
       fputs ("<script type=\"application/json\" class=\"ml-data\">", fp);
       put_header (fp, f, &d);
-      B64 b = { .fp = fp };
+      rc = _ml_page_panels (fp, scene, d.stack, err);
+    }
+  if (rc == 0)
+    {
+      MlB64 b = { .fp = fp };
       for (int c = 0; c < COL__COUNT; c++)
         {
           fprintf (fp, ",\"%s\":\"", col_names[c]);
@@ -304,6 +251,7 @@ ml_page_figure (FILE *fp, const MlDocFigure *f, int index, MlError *err)
     }
   free (d.site);
   free (d.sites);
+  free (d.stack);
   ml_scene_free (scene);
   return rc;
 }

@@ -10,15 +10,16 @@
 // wide-and-thin and along y for the tall-and-narrow), so a zoomed-out view
 // of a million buffers is one image, not a million rectangles.
 //
+// The panels (curves, peaks, the state at a tick, a buffer's stack, the
+// legend) are page-panels.js, which follows this file in the page and
+// starts the figures.
+//
 // window.memlensPages lists the figures (for tests and the benchmark):
-// each has view {t0, t1, a0, a1}, zoomAt(), pan(), fit(), hoverAt(),
-// search(), draw().
+// each has view {t0, t1, a0, a1}, zoomAt(), zoomRange(), pan(), fit(),
+// hoverAt(), clickAt(), search(), setColor(), selectTick(), draw().
 'use strict';
-(function () {
-  const PALETTE = [[78, 121, 167], [242, 142, 43], [89, 161, 79], [176, 122, 161], [237, 201, 72],
-    [118, 183, 178], [255, 157, 167], [156, 117, 95], [88, 180, 230], [128, 128, 0]];
+window.memlensLib = (function () {
   const RED = [192, 22, 26];
-  const CSS_PALETTE = PALETTE.map(c => 'rgb(' + c.join(',') + ')');
   const MARGIN = { left: 78, right: 10, top: 8, bottom: 24 };
   const UNITS = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
 
@@ -69,6 +70,13 @@
     this.stream = new Uint32Array(decode(d.stream));
     this.buffer = new Uint32Array(decode(d.buffer));
     this.rank = new Uint32Array(decode(d.rank));
+    this.stack = new Uint32Array(decode(d.stack));
+    this.clsBy = { site: new Uint8Array(decode(d.clsSite)), stream: new Uint8Array(decode(d.clsStream)),
+      kind: new Uint8Array(decode(d.clsKind)) };
+    this.palette = d.palette;
+    this.cssPalette = d.palette.map(c => 'rgb(' + c.join(',') + ')');
+    this.colorBy = 'site';
+    this.cls = this.clsBy.site;
     this.parseMs = t1 - t0;
     this.decodeMs = performance.now() - t1;
     // prefix maxima of the ends: the items that reach past t start at upper(maxEnd, t)
@@ -82,9 +90,13 @@
     this.foundEl = fig.querySelector('.ml-found');
     this.matches = null;
     this.matched = new Uint8Array(this.n);
+    this.tick = null;      // the tick whose state is shown
+    this.band = null;      // a range being dragged: [x0, x1] CSS pixels
+    this.hovered = -1;
     this.mode = d.view === 'active' ? 'active' : 'address';
     this.fitView();
     this.bind();
+    this.initPanels();
     this.draw();
   }
 
@@ -176,9 +188,9 @@
       const y1 = (v.a1 - this.addr[i]) * sy, y0 = (v.a1 - this.addr[i] - this.size[i]) * sy;
       if (y1 <= 0 || y0 >= p.h) continue;
       const x0 = Math.max(0, (this.start[i] - v.t0) * sx), x1 = Math.min(p.w, (this.end[i] - v.t0) * sx);
-      const k = this.site[i] % PALETTE.length, c = PALETTE[k], top = Math.max(0, y0), bot = Math.min(p.h, y1);
+      const k = this.cls[i], c = this.palette[k], top = Math.max(0, y0), bot = Math.min(p.h, y1);
       if (x1 - x0 >= 1 && bot - top >= 1) {
-        if (k !== last) { ctx.fillStyle = CSS_PALETTE[k]; last = k; }
+        if (k !== last) { ctx.fillStyle = this.cssPalette[k]; last = k; }
         ctx.fillRect(p.x + x0, p.y + top, x1 - x0, bot - top);
         if (x1 - x0 >= 4 && bot - top >= 4) outlined.push(x0, top, x1 - x0, bot - top);
         rects++;
@@ -274,7 +286,7 @@
         if (b1 <= v.a0) continue;
         if (b0 >= v.a1) break;
         const r0 = Math.max(0, Math.floor((v.a1 - b1) * sy)), r1 = Math.min(H, Math.max(r0 + 1, Math.ceil((v.a1 - b0) * sy)));
-        const col = this.matched[i] ? RED : PALETTE[this.site[i] % PALETTE.length];
+        const col = this.matched[i] ? RED : this.palette[this.cls[i]];
         // a buffer 3 pixels tall or more starts with a darker row, so that
         // neighbours of one colour stay apart
         const edge = r1 - r0 >= 3 ? 0.7 : 1;
@@ -342,7 +354,7 @@
   // Linked figures (diff's two runs) show the same ticks, and in the
   // stacked view the same bytes: every change of view is copied to them.
   Page.prototype.link = function () {
-    for (const q of pages) {
+    for (const q of this.pages || []) {
       if (q === this || !q.d.linked) continue;
       if (q.mode !== this.mode) { q.mode = this.mode; q.modeEl.value = q.mode; q.fitView(); }
       q.view.t0 = this.view.t0; q.view.t1 = this.view.t1;
@@ -371,7 +383,12 @@
       ctx.fillStyle = '#c0161a';
       ctx.fillRect(this.pixel(this.d.oom.tick, 0).x - 1, p.y, 2, p.h);
     }
+    if (this.tick !== null && this.tick >= this.view.t0 && this.tick <= this.view.t1) {
+      ctx.fillStyle = 'rgba(0,0,0,0.6)';
+      ctx.fillRect(Math.round(this.pixel(this.tick + 0.5, 0).x), p.y, 1, p.h);
+    }
     this.drawAxes(ctx, p);
+    this.drawPanels();
     const v = this.view;
     this.rangeEl.textContent = 'view: ticks ' + v.t0.toFixed(1) + ' – ' + v.t1.toFixed(1) + ' · bytes ' +
       human(Math.round(v.a0)) + ' – ' + human(Math.round(v.a1));
@@ -408,6 +425,7 @@
     const inPlot = x >= p.x && x < p.x + p.w && y >= p.y && y < p.y + p.h;
     const i = !inPlot ? -1 : this.mode === 'active' ? this.hitActive(this.columnTick(Math.floor(x - p.x), Math.ceil(p.w)), q.a)
       : this.hit(q.t, q.a, 2 * (v.t1 - v.t0) / p.w, 2 * (v.a1 - v.a0) / p.h);
+    this.hovered = i;
     if (i < 0) { this.tip.hidden = true; this.tip.textContent = ''; return ''; }
     this.tip.textContent = this.describe(i);
     this.tip.dataset.buffer = this.buffer[i];
@@ -448,15 +466,70 @@
     return m;
   };
 
+  // Zooms the time axis to ticks [ta, tb] (either order).
+  Page.prototype.zoomRange = function (ta, tb) {
+    const v = this.view;
+    v.t0 = Math.min(ta, tb); v.t1 = Math.max(ta, tb, v.t0 + 1e-3);
+    this.clamp();
+    this.draw();
+  };
+
+  // A click at CSS pixel (x, y) of the canvas: on the time axis, the
+  // state at that tick; on a buffer, its stack. Returns what it did.
+  Page.prototype.clickAt = function (x, y) {
+    const p = this.plot();
+    if (x >= p.x && x < p.x + p.w && y >= p.y + p.h) { this.selectTick(Math.floor(this.at(x, y).t)); return 'tick'; }
+    this.hoverAt(x, y);
+    const i = this.hovered;
+    if (i < 0) return '';
+    this.showStack(i);
+    return 'buffer';
+  };
+
+  // Pointer gestures on @el, shared by the canvas and the curves panel:
+  // a drag that starts where @isAxis(x, y) says selects a range of ticks
+  // (zoom to it on release), any other drag pans; a press and release in
+  // place is a click (@click(x, y)).
+  Page.prototype.gestures = function (el, isAxis, click, redraw) {
+    const self = this;
+    let drag = null;
+    function local(e) { const r = el.getBoundingClientRect(); return { x: e.clientX - r.left, y: e.clientY - r.top }; }
+    el.addEventListener('pointerdown', function (e) {
+      const q = local(e);
+      drag = { x: e.clientX, y: e.clientY, q: q, v: Object.assign({}, self.view), range: isAxis(q.x, q.y), moved: false };
+      if (el.setPointerCapture && e.pointerId !== undefined) try { el.setPointerCapture(e.pointerId); } catch (x) { /* synthetic */ }
+      el.style.cursor = drag.range ? 'col-resize' : 'grabbing';
+    });
+    el.addEventListener('pointermove', function (e) {
+      const q = local(e);
+      if (!drag) { if (el === self.canvas) self.hoverAt(q.x, q.y); return; }
+      if (Math.abs(e.clientX - drag.x) + Math.abs(e.clientY - drag.y) >= 3) drag.moved = true;
+      if (!drag.moved) return;
+      if (drag.range) { self.band = [drag.q.x, q.x]; redraw(); return; }
+      const p = self.plot(), v = self.view, w = drag.v;
+      const dt = -(e.clientX - drag.x) / p.w * (w.t1 - w.t0), da = (e.clientY - drag.y) / p.h * (w.a1 - w.a0);
+      v.t0 = w.t0 + dt; v.t1 = w.t1 + dt; v.a0 = w.a0 + da; v.a1 = w.a1 + da;
+      self.clamp(); redraw();
+    });
+    el.addEventListener('pointerup', function (e) {
+      const q = local(e), d = drag;
+      drag = null; el.style.cursor = ''; self.band = null;
+      if (!d) return;
+      if (!d.moved) { click(q.x, q.y); return; }
+      if (d.range) self.zoomRange(self.at(d.q.x, 0).t, self.at(q.x, 0).t);
+    });
+  };
+
   Page.prototype.bind = function () {
     const c = this.canvas, self = this;
-    let drag = null, queued = false;
+    let queued = false;
     function redraw() {
       if (queued) return;
       queued = true;
       requestAnimationFrame(function () { queued = false; self.draw(); });
     }
     function local(e) { const r = c.getBoundingClientRect(); return { x: e.clientX - r.left, y: e.clientY - r.top }; }
+    this.redraw = redraw;
     c.addEventListener('wheel', function (e) {
       e.preventDefault();
       const q = local(e), at = self.at(q.x, q.y), f = e.deltaY < 0 ? 1 / 1.25 : 1.25;
@@ -464,21 +537,9 @@
       else { const v = self.view; v.t0 = at.t - (at.t - v.t0) * f; v.t1 = at.t + (v.t1 - at.t) * f; }
       self.clamp(); redraw();
     }, { passive: false });
-    c.addEventListener('pointerdown', function (e) {
-      drag = { x: e.clientX, y: e.clientY, v: Object.assign({}, self.view) };
-      if (c.setPointerCapture) c.setPointerCapture(e.pointerId);
-      c.style.cursor = 'grabbing';
-    });
-    c.addEventListener('pointermove', function (e) {
-      const q = local(e);
-      if (!drag) { self.hoverAt(q.x, q.y); return; }
-      const p = self.plot(), v = self.view, w = drag.v;
-      const dt = -(e.clientX - drag.x) / p.w * (w.t1 - w.t0), da = (e.clientY - drag.y) / p.h * (w.a1 - w.a0);
-      v.t0 = w.t0 + dt; v.t1 = w.t1 + dt; v.a0 = w.a0 + da; v.a1 = w.a1 + da;
-      self.clamp(); redraw();
-    });
-    c.addEventListener('pointerup', function () { drag = null; c.style.cursor = ''; });
-    c.addEventListener('pointerleave', function () { if (!drag) self.tip.hidden = true; });
+    this.gestures(c, function (x, y) { const p = self.plot(); return y >= p.y + p.h; },
+      function (x, y) { self.clickAt(x, y); }, redraw);
+    c.addEventListener('pointerleave', function () { self.tip.hidden = true; });
     c.addEventListener('dblclick', function () { self.fit(); });
     this.fig.querySelector('.ml-fit').addEventListener('click', function () { self.fit(); });
     this.modeEl = this.fig.querySelector('.ml-mode');
@@ -490,12 +551,5 @@
     window.addEventListener('resize', redraw);
   };
 
-  const pages = [];
-  for (const fig of document.querySelectorAll('figure.ml-page')) {
-    const p = new Page(fig);
-    p.loadMs = performance.now();
-    fig.dataset.loadMs = p.loadMs.toFixed(1);
-    pages.push(p);
-  }
-  window.memlensPages = pages;
+  return { Page: Page, decode: decode, human: human, hex: hex, niceStep: niceStep, upper: upper, MARGIN: MARGIN };
 })();

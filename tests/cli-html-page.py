@@ -232,7 +232,7 @@ r = browse(harness, '--dump-dom', '--virtual-time-budget=5000')
 m = re.search(r'<pre id="results">(.*?)</pre>', r.stdout, re.S)
 res = json.loads(html.unescape(m.group(1))) if m else {'error': 'no results: ' + r.stderr[-800:]}
 ok('error' not in res, 'the page ran without an error (%s)' % res.get('error', '')[:300])
-ok(res.get('pages') == text.count('<canvas') >= 1, 'every canvas is an interactive figure (%s)' % res.get('pages'))
+ok(res.get('pages') == text.count('class="ml-canvas"') >= 1, 'every canvas is an interactive figure (%s)' % res.get('pages'))
 fit = res.get('fit', {})
 ok(fit.get('t0') == 0 and fit.get('t1') == end_tick, 'the fitted view spans ticks 0 to %d (one past the last tick)' % end_tick)
 

@@ -1,0 +1,361 @@
+// page-panels.js — the panels of an interactive figure (render/page.h),
+// after page.js in the page: the legend of the colouring chosen, the live
+// / reserved / fragmentation curves under the picture on its time axis
+// (with the peaks marked), the list of peaks with their blame, the
+// segments and blocks at a clicked tick, and a clicked buffer's stack.
+// Every number comes from the figure's data, computed in C
+// (render/page-panels.c): the curves (per-bin maxima on long traces), the
+// peak groups and who holds the memory at each, the segments' lifetimes
+// and mappings. The state at a tick is put together here from those and
+// the buffers, as ml_state_at (sim/analysis/state.h) does: per segment
+// reserved at the tick, its live buffers in address order, the bytes
+// between them free where mapped, unmapped elsewhere.
+'use strict';
+(function () {
+  const L = window.memlensLib, Page = L.Page, human = L.human, hex = L.hex, upper = L.upper, decode = L.decode;
+  const CM = { top: 6, bottom: 6 };
+  const LIVE = '#4e79a7', RESERVED = '#f28e2b', FRAG = '#c0161a';
+  const MAX_ROWS = 2000;   // blocks listed at a tick (the totals count all)
+
+  function node(tag, text, cls) {
+    const e = document.createElement(tag);
+    if (text !== undefined && text !== null) e.textContent = text;
+    if (cls) e.className = cls;
+    return e;
+  }
+
+  // Exact bytes for a JSON value that may be a string past 2^53.
+  function exact(v) { return typeof v === 'string' ? v : String(v); }
+
+  Page.prototype.initPanels = function () {
+    const d = this.d, fig = this.fig, self = this, c = d.curve;
+    this.curvesEl = fig.querySelector('canvas.ml-curves');
+    this.legendEl = fig.querySelector('.ml-legend');
+    this.stateEl = fig.querySelector('.ml-state');
+    this.stackEl = fig.querySelector('.ml-stack');
+    this.peaksEl = fig.querySelector('.ml-peaks ol');
+    this.curve = { n: c.n, tick: new Float64Array(decode(c.tick)), live: new Float64Array(decode(c.live)),
+      reserved: new Float64Array(decode(c.reserved)), frag: c.fragKnown ? new Float32Array(decode(c.frag)) : null };
+    let top = 1;
+    for (let i = 0; i < c.n; i++) top = Math.max(top, this.curve.live[i], this.curve.reserved[i]);
+    this.curve.top = top;
+    // segments by global base, for the segment of an address
+    this.segOrder = d.segs.map((s, g) => g).sort((a, b) => d.segs[a][0] - d.segs[b][0]);
+    this.segBase = Float64Array.from(this.segOrder, g => d.segs[g][0]);
+    this.segMaps = new Map();
+    for (const m of d.maps) {
+      if (!this.segMaps.has(m[0])) this.segMaps.set(m[0], []);
+      this.segMaps.get(m[0]).push(m);
+    }
+    this.colorEl = fig.querySelector('.ml-color');
+    this.colorEl.value = this.colorBy;
+    this.colorEl.addEventListener('change', function () { self.setColor(self.colorEl.value); });
+    this.gestures(this.curvesEl, function () { return true; },
+      function (x) { self.selectTick(Math.floor(self.at(x, 0).t)); }, this.redraw);
+    this.listPeaks();
+    this.drawLegend();
+  };
+
+  // ---- colour ------------------------------------------------------------------
+
+  Page.prototype.setColor = function (key) {
+    if (!this.clsBy[key]) key = 'site';
+    this.colorBy = key;
+    this.cls = this.clsBy[key];
+    this.colorEl.value = key;
+    this.drawLegend();
+    this.draw();
+  };
+
+  // The legend of the colouring: the scene's colour classes (the same as
+  // the static picture's and the viewer's), full labels.
+  Page.prototype.drawLegend = function () {
+    const el = this.legendEl;
+    el.textContent = '';
+    const by = this.d.colorings.find(c => c.key === this.colorBy);
+    if (this.colorBy === 'site' && this.d.perBuffer) {
+      el.appendChild(node('span', 'one colour per buffer (the input names no call sites)'));
+      return;
+    }
+    for (const [k, label, count] of by.classes) {
+      const s = node('span');
+      const sw = node('i');
+      sw.style.background = this.cssPalette[k];
+      s.appendChild(sw);
+      s.appendChild(document.createTextNode(label + ' (' + count + (count === 1 ? ' buffer)' : ' buffers)')));
+      s.dataset.cls = k;
+      el.appendChild(s);
+    }
+  };
+
+  // ---- curves ------------------------------------------------------------------
+
+  // Per pixel column of ticks [ta, tb): the highest value of @val there
+  // (a step curve: each point holds until the next).
+  Page.prototype.columnMax = function (val, W) {
+    const v = this.view, c = this.curve, out = new Float64Array(W);
+    let k = upper(c.tick, v.t0) - 1;
+    for (let x = 0; x < W; x++) {
+      const tb = v.t0 + (x + 1) * (v.t1 - v.t0) / W;
+      let m = k >= 0 ? val[k] : 0;
+      while (k + 1 < c.n && c.tick[k + 1] < tb) { k++; m = Math.max(m, val[k]); }
+      out[x] = m;
+    }
+    return out;
+  };
+
+  Page.prototype.drawCurves = function () {
+    const el = this.curvesEl, dpr = window.devicePixelRatio || 1, p = this.plot();
+    const w = el.clientWidth || el.width, h = el.clientHeight || el.height;
+    if (el.width !== Math.round(w * dpr) || el.height !== Math.round(h * dpr)) {
+      el.width = Math.round(w * dpr); el.height = Math.round(h * dpr);
+    }
+    const ctx = el.getContext('2d'), W = Math.ceil(p.w), ph = h - CM.top - CM.bottom, top = this.curve.top;
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.fillStyle = '#fff'; ctx.fillRect(0, 0, w, h);
+    const y = b => CM.top + ph - b / top * ph;
+    const live = this.columnMax(this.curve.live, W), res = this.columnMax(this.curve.reserved, W);
+    ctx.save();
+    ctx.beginPath(); ctx.rect(p.x, 0, p.w, h); ctx.clip();
+    ctx.fillStyle = 'rgba(78,121,167,0.35)';
+    for (let x = 0; x < W; x++) if (live[x] > 0) ctx.fillRect(p.x + x, y(live[x]), 1, CM.top + ph - y(live[x]));
+    const line = (vals, color, scale) => {
+      ctx.strokeStyle = color; ctx.lineWidth = 1.5; ctx.beginPath();
+      for (let x = 0; x < W; x++) ctx[x ? 'lineTo' : 'moveTo'](p.x + x + 0.5, scale(vals[x]));
+      ctx.stroke();
+    };
+    line(live, LIVE, y);
+    line(res, RESERVED, y);
+    if (this.curve.frag) line(this.columnMax(this.curve.frag, W), FRAG, f => CM.top + ph - f * ph);
+    // the peaks: a dot at every occurrence in view
+    ctx.fillStyle = '#222';
+    let dots = 0;
+    for (const pk of this.d.peaks)
+      for (const t of pk.ticks) {
+        if (t < this.view.t0 || t > this.view.t1) continue;
+        ctx.beginPath(); ctx.arc(this.pixel(t + 0.5, 0).x, y(Number(pk.live)), 2.5, 0, 2 * Math.PI); ctx.fill();
+        dots++;
+      }
+    if (this.tick !== null) { ctx.fillStyle = 'rgba(0,0,0,0.6)'; ctx.fillRect(Math.round(this.pixel(this.tick + 0.5, 0).x), 0, 1, h); }
+    ctx.restore();
+    // axes: bytes on the left, fragmentation on the right
+    ctx.fillStyle = '#333'; ctx.font = '11px sans-serif'; ctx.strokeStyle = '#ccc'; ctx.lineWidth = 1;
+    ctx.strokeRect(p.x + 0.5, CM.top + 0.5, p.w - 1, ph - 1);
+    ctx.textAlign = 'right'; ctx.textBaseline = 'middle';
+    const as = L.niceStep(top, 3, 2);
+    for (let a = 0; a <= top; a += as) { ctx.fillRect(p.x - 4, y(a), 4, 1); ctx.fillText(human(a), p.x - 6, y(a)); }
+    ctx.textAlign = 'left'; ctx.textBaseline = 'top';
+    const keys = [['live', LIVE], ['reserved', RESERVED]].concat(this.curve.frag ? [['fragmentation (0–100 %)', FRAG]] : []);
+    let kx = p.x + 8;
+    for (const [name, color] of keys) {
+      ctx.fillStyle = color; ctx.fillRect(kx, CM.top + 8, 12, 3);
+      ctx.fillStyle = '#333'; ctx.fillText(name, kx + 16, CM.top + 4);
+      kx += 24 + ctx.measureText(name).width;
+    }
+    this.curveStats = { liveMax: Math.max(0, ...live), reservedMax: Math.max(0, ...res), dots: dots };
+    return ctx;
+  };
+
+  // The range being dragged, shaded on both canvases.
+  Page.prototype.drawBand = function (ctx, top, h) {
+    if (!this.band) return;
+    const a = Math.min(this.band[0], this.band[1]), b = Math.max(this.band[0], this.band[1]);
+    ctx.fillStyle = 'rgba(26,86,168,0.18)';
+    ctx.fillRect(a, top, b - a, h);
+  };
+
+  Page.prototype.drawPanels = function () {
+    const p = this.plot();
+    this.drawBand(this.canvas.getContext('2d'), p.y, p.h);
+    const ctx = this.drawCurves();
+    this.drawBand(ctx, 0, this.curvesEl.clientHeight || this.curvesEl.height);
+  };
+
+  // ---- the state at a tick -------------------------------------------------------
+
+  // The segment that holds global address @a (the scene lays them side by side).
+  Page.prototype.segOf = function (a) {
+    let k = upper(this.segBase, a) - 1;
+    while (k > 0 && this.d.segs[this.segOrder[k]][1] === 0) k--;
+    return k < 0 ? -1 : this.segOrder[k];
+  };
+
+  // The segments and blocks at tick @t (after its events): see the top.
+  Page.prototype.stateAt = function (t) {
+    const segs = this.d.segs, pieces = new Map(), hw = new Map();
+    for (let i = upper(this.maxEnd, t), e = upper(this.start, t); i < e; i++) {
+      if (this.end[i] <= t) continue;
+      const g = this.segOf(this.addr[i]);
+      if (!pieces.has(g)) pieces.set(g, []);
+      pieces.get(g).push([this.addr[i] - segs[g][0], this.size[i], i]);
+    }
+    const growable = segs.some(s => s[6] === 'growable' && s[3] <= t && t < s[4]);
+    for (let i = 0, e = growable ? upper(this.start, t) : 0; i < e; i++) {
+      const g = this.segOf(this.addr[i]);
+      if (segs[g][6] === 'growable') hw.set(g, Math.max(hw.get(g) || 0, this.addr[i] - segs[g][0] + this.size[i]));
+    }
+    const out = { tick: t, segs: [], allocated: 0, free: 0, unmapped: 0, blocks: 0 };
+    for (let g = 0; g < segs.length; g++) {
+      const s = segs[g];
+      if (!(s[3] <= t && t < s[4])) continue;
+      const p = (pieces.get(g) || []).sort((a, b) => a[0] - b[0] || this.buffer[a[2]] - this.buffer[b[2]]);
+      let size = Number(s[2]);
+      if (p.length) size = Math.max(size, p[p.length - 1][0] + p[p.length - 1][1]);
+      let mapped;
+      if (s[6] === 'growable') mapped = hw.get(g) ? [[0, hw.get(g)]] : [];
+      else if (s[6] === 'expandable' && this.segMaps.has(g))
+        mapped = this.segMaps.get(g).filter(m => m[3] <= t && t < m[4]).map(m => [m[1], Math.min(size, m[1] + m[2])])
+          .sort((a, b) => a[0] - b[0]);
+      else mapped = [[0, size]];
+      const ss = { seg: g, size: size, kind: s[6], addr: s[5], allocated: 0, free: 0, unmapped: 0, blocks: [] };
+      const emit = (off, n, kind, item) => {
+        if (n <= 0) return;
+        ss.blocks.push({ offset: off, size: n, kind: kind, item: item });
+        ss[kind] += n;
+      };
+      const gap = (lo, hi) => {
+        let x = lo;
+        for (const [a0, b0] of mapped) {
+          if (x >= hi) break;
+          const a = Math.max(a0, x), b = Math.min(b0, hi);
+          if (b <= a) continue;
+          emit(x, a - x, 'unmapped', -1); emit(a, b - a, 'free', -1);
+          x = b;
+        }
+        if (x < hi) emit(x, hi - x, 'unmapped', -1);
+      };
+      let x = 0;
+      for (const [off, n, i] of p) {
+        if (off > x) gap(x, off);
+        emit(off, n, 'allocated', i);
+        x = Math.max(x, off + n);
+      }
+      if (x < size) gap(x, size);
+      out.allocated += ss.allocated; out.free += ss.free; out.unmapped += ss.unmapped; out.blocks += ss.blocks.length;
+      out.segs.push(ss);
+    }
+    return out;
+  };
+
+  Page.prototype.selectTick = function (t) {
+    t = Math.max(0, Math.min(this.span() - 1, Math.floor(t)));
+    this.tick = t;
+    this.state = this.stateAt(t);
+    this.showState(this.state);
+    this.draw();
+    return this.state;
+  };
+
+  // One segment's row: a bar of its blocks (allocated in their colour,
+  // free grey, unmapped white) over its address space.
+  Page.prototype.segmentBar = function (ss) {
+    const bar = node('div', null, 'ml-segbar');
+    bar.style.cssText = 'display:flex;height:10px;border:1px solid #bbb;margin:2px 0 4px';
+    for (const b of ss.blocks) {
+      const e = node('span');
+      e.style.cssText = 'flex:' + b.size + ' 1 0;min-width:0;background:' +
+        (b.kind === 'allocated' ? this.cssPalette[this.cls[b.item]] : b.kind === 'free' ? '#ddd' : '#fff');
+      bar.appendChild(e);
+    }
+    return bar;
+  };
+
+  Page.prototype.showState = function (st) {
+    const el = this.stateEl;
+    el.textContent = '';
+    el.appendChild(node('h4', 'At tick ' + st.tick));
+    const sum = node('p', st.segs.length + (st.segs.length === 1 ? ' segment' : ' segments') + ' reserved: ' +
+      human(st.allocated) + ' allocated, ' + human(st.free) + ' free (cached), ' + human(st.unmapped) + ' unmapped', 'ml-sum');
+    sum.title = st.allocated + ' bytes allocated, ' + st.free + ' free, ' + st.unmapped + ' unmapped';
+    Object.assign(sum.dataset, { allocated: st.allocated, free: st.free, unmapped: st.unmapped, segments: st.segs.length });
+    el.appendChild(sum);
+    const box = node('div', null, 'ml-blocks');
+    let rows = 0;
+    for (const ss of st.segs) {
+      const head = node('div', 'segment ' + ss.seg + (Number(ss.addr) ? ' at ' + hex(Number(ss.addr)) : '') + ', ' +
+        human(ss.size) + (ss.kind === 'fixed' ? '' : ' (' + ss.kind + ')') + ': ' + human(ss.allocated) + ' allocated, ' +
+        human(ss.free) + ' free' + (ss.unmapped ? ', ' + human(ss.unmapped) + ' unmapped' : ''));
+      head.className = 'ml-seg';
+      head.dataset.seg = ss.seg;
+      box.appendChild(head);
+      box.appendChild(this.segmentBar(ss));
+      const ul = node('ul');
+      for (const b of ss.blocks) {
+        if (rows++ >= MAX_ROWS) break;
+        const who = b.item >= 0 ? ' #' + this.buffer[b.item] + ' ' + this.d.sites[this.site[b.item]] : '';
+        const li = node('li', '+' + human(b.offset) + ': ' + human(b.size) + ' ' + b.kind + who, 'ml-block');
+        li.title = 'offset ' + b.offset + ', ' + b.size + ' bytes';
+        Object.assign(li.dataset, { seg: ss.seg, offset: b.offset, size: b.size, kind: b.kind,
+          buffer: b.item >= 0 ? this.buffer[b.item] : '' });
+        ul.appendChild(li);
+      }
+      box.appendChild(ul);
+    }
+    if (rows > MAX_ROWS) box.appendChild(node('p', '… ' + (st.blocks - MAX_ROWS) + ' more blocks (zoom in on the picture)', 'ml-hint'));
+    el.appendChild(box);
+  };
+
+  // ---- a buffer's stack ------------------------------------------------------------
+
+  Page.prototype.showStack = function (i) {
+    const el = this.stackEl, frames = this.d.stacks[this.stack[i]] || [];
+    el.textContent = '';
+    el.appendChild(node('h4', 'Buffer #' + this.buffer[i]));
+    for (const line of this.describe(i).split('\n').slice(1)) el.appendChild(node('p', line, 'ml-what'));
+    el.dataset.buffer = this.buffer[i];
+    if (!frames.length) { el.appendChild(node('p', 'The trace recorded no stack for this buffer.', 'ml-hint')); return; }
+    el.appendChild(node('p', 'Stack, innermost first (' + frames.length + (frames.length === 1 ? ' frame):' : ' frames):')));
+    const ol = node('ol', null, 'ml-frames');
+    for (const f of frames) ol.appendChild(node('li', f));
+    el.appendChild(ol);
+  };
+
+  // ---- peaks -----------------------------------------------------------------------
+
+  Page.prototype.listPeaks = function () {
+    const ol = this.peaksEl, self = this;
+    ol.textContent = '';
+    if (!this.d.peaks.length) { ol.appendChild(node('li', 'no peaks (nothing is live)')); return; }
+    this.d.peaks.forEach(function (pk, k) {
+      const li = node('li', null, 'ml-peakrow');
+      const b = node('button', pk.text, 'ml-peak');
+      b.type = 'button';
+      b.title = 'zoom to tick ' + pk.top;
+      b.addEventListener('click', function () { self.zoomToPeak(k); });
+      li.appendChild(b);
+      li.appendChild(node('span', ' at tick ' + pk.top + ', ' + pk.nLive + ' buffers live; held by:'));
+      const ul = node('ul');
+      for (const [site, bytes, count] of pk.sites) {
+        const s = node('li', site + ': ' + human(Number(bytes)) + ' (' + count + (count === 1 ? ' buffer)' : ' buffers)'));
+        s.dataset.bytes = exact(bytes);
+        ul.appendChild(s);
+      }
+      if (pk.nSites > pk.sites.length) ul.appendChild(node('li', '… ' + (pk.nSites - pk.sites.length) + ' more call sites'));
+      li.appendChild(ul);
+      li.dataset.top = pk.top;
+      li.dataset.live = exact(pk.live);
+      ol.appendChild(li);
+    });
+  };
+
+  // Zooms to peak group @k's first occurrence at its level (a fortieth
+  // of the trace around it) and shows the state there.
+  Page.prototype.zoomToPeak = function (k) {
+    const pk = this.d.peaks[k], w = Math.max(20, this.span() / 40);
+    this.view.t0 = pk.top + 0.5 - w / 2; this.view.t1 = pk.top + 0.5 + w / 2;
+    this.clamp();
+    this.selectTick(pk.top);
+  };
+
+  // ---- start -----------------------------------------------------------------------
+
+  const pages = [];
+  for (const fig of document.querySelectorAll('figure.ml-page')) {
+    const p = new Page(fig);
+    p.loadMs = performance.now();
+    fig.dataset.loadMs = p.loadMs.toFixed(1);
+    pages.push(p);
+  }
+  Page.prototype.pages = pages;
+  window.memlensPages = pages;
+})();

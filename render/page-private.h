@@ -1,0 +1,44 @@
+/* page-private.h — what the files behind page.h share: base64 of
+ * little-endian columns and JSON strings safe inside a <script> of an
+ * XHTML page (page-encode.c), and the panels' data (page-panels.c). */
+#ifndef ML_PAGE_PRIVATE_H
+#define ML_PAGE_PRIVATE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "render/scene.h"
+
+typedef struct {
+  FILE   *fp;
+  uint8_t in[3];
+  int     n_in;
+  char    out[4096];
+  size_t  n_out;
+} MlB64;
+
+void _ml_b64_byte (MlB64 *b, uint8_t x);
+void _ml_b64_u32  (MlB64 *b, uint32_t v);
+void _ml_b64_f32  (MlB64 *b, float f);
+/* An IEEE double, little-endian (exact for integers up to 2^53). */
+void _ml_b64_f64  (MlB64 *b, double d);
+void _ml_b64_end  (MlB64 *b);
+/* The bytes @data as one base64 JSON string value ("..."). */
+void _ml_b64_string (FILE *fp, const void *data, size_t n);
+
+/* A JSON string that is also safe inside a <script> element of an
+ * XHTML page: <, > and & written as \u escapes. */
+void _ml_json_str (FILE *fp, const char *s);
+/* An unsigned 64-bit integer for JSON: a number up to 2^53 (exact in
+ * JavaScript), a string of its digits past it. */
+void _ml_json_u64 (FILE *fp, uint64_t v);
+
+/* The panels' data, as members of the figure's JSON object (each
+ * starting with a comma): the colour classes of each colouring, the
+ * live / reserved / fragmentation curves, the peaks with their blame,
+ * the segments' lifetimes and mappings (for the state at a tick), and
+ * the stacks of the buffers (@stack: per item, its index in the table
+ * written, 0 = none; filled here). */
+int _ml_page_panels (FILE *fp, const MlScene *s, uint32_t *stack, MlError *err);
+
+#endif
