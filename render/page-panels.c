@@ -70,7 +70,10 @@ put_curve (FILE *fp, const MlScene *s, MlError *err)
     return ml_error_set (err, ML_ENOMEM, "out of memory for the page's curves");
   size_t n = 0;
   if (!binned)
-    memcpy (pts, c->pts, c->n * sizeof *pts);
+    {
+      memcpy (pts, c->pts, c->n * sizeof *pts);
+      n = c->n;
+    }
   else
     {
       double w = (double) (s->end_tick ? s->end_tick : 1) / CURVE_BINS;

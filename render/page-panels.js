@@ -110,7 +110,8 @@
     if (el.width !== Math.round(w * dpr) || el.height !== Math.round(h * dpr)) {
       el.width = Math.round(w * dpr); el.height = Math.round(h * dpr);
     }
-    const ctx = el.getContext('2d'), W = Math.ceil(p.w), ph = h - CM.top - CM.bottom, top = this.curve.top;
+    // headroom above the highest value for the key
+    const ctx = el.getContext('2d'), W = Math.ceil(p.w), ph = h - CM.top - CM.bottom, top = this.curve.top * 1.2;
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.fillStyle = '#fff'; ctx.fillRect(0, 0, w, h);
     const y = b => CM.top + ph - b / top * ph;
@@ -143,8 +144,9 @@
     ctx.strokeRect(p.x + 0.5, CM.top + 0.5, p.w - 1, ph - 1);
     ctx.textAlign = 'right'; ctx.textBaseline = 'middle';
     const as = L.niceStep(top, 3, 2);
-    for (let a = 0; a <= top; a += as) { ctx.fillRect(p.x - 4, y(a), 4, 1); ctx.fillText(human(a), p.x - 6, y(a)); }
+    for (let a = 0; a <= this.curve.top; a += as) { ctx.fillRect(p.x - 4, y(a), 4, 1); ctx.fillText(human(a), p.x - 6, y(a)); }
     ctx.textAlign = 'left'; ctx.textBaseline = 'top';
+    ctx.fillStyle = 'rgba(255,255,255,0.85)'; ctx.fillRect(p.x + 2, CM.top + 2, 320, 16);
     const keys = [['live', LIVE], ['reserved', RESERVED]].concat(this.curve.frag ? [['fragmentation (0–100 %)', FRAG]] : []);
     let kx = p.x + 8;
     for (const [name, color] of keys) {

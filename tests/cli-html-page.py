@@ -27,7 +27,7 @@ import sys
 import tempfile
 
 memlens, src = sys.argv[1], sys.argv[2]
-shots = sys.argv[3] if len(sys.argv) > 3 else None
+shots = os.path.abspath(sys.argv[3]) if len(sys.argv) > 3 else None
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from snaplib import ok, done  # noqa: E402
 
@@ -43,9 +43,17 @@ SITES = ['model.py:%d:forward' % (40 + 3 * k) for k in range(8)] + \
 BIG = {'addr': BASE + (64 << 20), 'size': 64 << 20, 'start': 1000, 'end': 5000, 'stack': 1, 'stream': 9}
 
 
+FRAMES = [['torch/nn/modules/module.py', 1527, '_call_impl'], ['train.py', 88, 'main']]
+# segments (id, address, bytes, allocated at, freed at or None): the 64
+# slots lie in the first two, the 64 MiB buffer in the second; the third
+# holds nothing (all of it free while it is reserved)
+SEGMENTS = [(1, BASE, 32 << 20, 0, None), (2, BASE + (32 << 20), 96 << 20, 0, None),
+            (3, BASE + (256 << 20), 2 << 20, 100, 15000)]
+
+
 def write_trace(path, seed=29, horizon=20000):
     """64 slots of 1 MiB reused over @horizon ticks by small buffers, and
-    one 64 MiB buffer above them."""
+    one 64 MiB buffer above them, in the segments above."""
     rnd = random.Random(seed)
     bufs = [dict(BIG)]
     for slot in range(64):
@@ -56,29 +64,31 @@ def write_trace(path, seed=29, horizon=20000):
                          'start': t, 'end': t + life, 'stack': 1 + rnd.randrange(len(SITES)),
                          'stream': rnd.choice((7, 9))})
             t += life + rnd.randrange(0, 50)
-    events = []
+    events = []  # (tick, order, line): segments reserved first, then frees, allocations, segment frees
     for k, b in enumerate(bufs):
-        events.append((b['start'], 1, k))
-        events.append((b['end'], 0, k))
-    events.sort()  # at one tick: frees first, then allocations by buffer
+        events.append((b['start'], 1, k, {'kind': 'alloc', 'tick': b['start'], 'id': k + 1, 'addr': hex(b['addr']),
+                                          'size': b['size'], 'stream': b['stream'], 'stack': b['stack']}))
+        events.append((b['end'], 0, k, {'kind': 'free', 'tick': b['end'], 'id': k + 1}))
+    for sid, addr, size, t0, t1 in SEGMENTS:
+        events.append((t0, -1, sid, {'kind': 'segment_alloc', 'tick': t0, 'id': sid, 'addr': hex(addr), 'size': size}))
+        if t1 is not None:
+            events.append((t1, 2, sid, {'kind': 'segment_free', 'tick': t1, 'id': sid, 'addr': hex(addr), 'size': size}))
+    events.sort(key=lambda e: e[:3])
     with open(path, 'w') as f:
         f.write(json.dumps({'format': 'memlens-trace', 'version': 1, 'alignment': ALIGN}) + '\n')
         for s, site in enumerate(SITES, 1):
             file, line, func = site.split(':')
-            f.write(json.dumps({'kind': 'stack', 'sid': s, 'site': site, 'frames': [[file, int(line), func]]}) + '\n')
-        for tick, alloc, k in events:
-            b = bufs[k]
-            if alloc:
-                f.write(json.dumps({'kind': 'alloc', 'tick': tick, 'id': k + 1, 'addr': hex(b['addr']), 'size': b['size'],
-                                    'stream': b['stream'], 'stack': b['stack']}) + '\n')
-            else:
-                f.write(json.dumps({'kind': 'free', 'tick': tick, 'id': k + 1}) + '\n')
+            f.write(json.dumps({'kind': 'stack', 'sid': s, 'site': site,
+                                'frames': [[file, int(line), func]] + FRAMES}) + '\n')
+        for e in events:
+            f.write(json.dumps(e[3]) + '\n')
 
 
 def read_trace(path):
     """The buffers of the file, in allocation order (memlens's buffer
-    index), sizes rounded to the alignment, and one past the last tick."""
-    sites, live, out, last = {}, {}, [], 0
+    index), sizes rounded to the alignment, and one past the last tick;
+    the stacks' frames and the segments."""
+    sites, frames, live, out, last, segs, seg_live = {}, {}, {}, [], 0, [], {}
     with open(path) as f:
         head = json.loads(f.readline())
         align = head.get('alignment', 1)
@@ -86,15 +96,44 @@ def read_trace(path):
             e = json.loads(line)
             if e['kind'] == 'stack':
                 sites[e['sid']] = e['site']
+                frames[e['sid']] = ['%s:%d:%s' % tuple(x) for x in e['frames']]
             elif e['kind'] == 'alloc':
                 b = {'addr': int(e['addr'], 16), 'size': -(-e['size'] // align) * align, 'start': e['tick'],
-                     'site': sites[e['stack']], 'stream': e['stream']}
+                     'site': sites[e['stack']], 'stream': e['stream'], 'frames': frames[e['stack']]}
                 live[e['id']] = b
                 out.append(b)
             elif e['kind'] == 'free':
                 live.pop(e['id'])['end'] = e['tick']
+            elif e['kind'] == 'segment_alloc':
+                g = {'addr': int(e['addr'], 16), 'size': e['size'], 'start': e['tick'], 'end': None}
+                seg_live[e['id']] = g
+                segs.append(g)
+            elif e['kind'] == 'segment_free':
+                seg_live.pop(e['id'])['end'] = e['tick']
             last = max(last, e.get('tick', 0))
-    return out, last + 1
+    for g in segs:
+        g['end'] = last + 1 if g['end'] is None else g['end']
+    return out, last + 1, segs
+
+
+def state_at(bufs, segs, t):
+    """The blocks at tick t, per segment reserved then in address order:
+    (segment address, offset, bytes, kind, buffer index or '')."""
+    out = []
+    for g in sorted(segs, key=lambda g: g['addr']):
+        if not g['start'] <= t < g['end']:
+            continue
+        x = 0
+        for k, b in sorted(((k, b) for k, b in enumerate(bufs) if b['start'] <= t < b['end']
+                            and g['addr'] <= b['addr'] < g['addr'] + g['size']), key=lambda kb: kb[1]['addr']):
+            off = b['addr'] - g['addr']
+            if off > x:
+                out.append((g['addr'], x, off - x, 'free', ''))
+            out.append((g['addr'], off, b['size'], 'allocated', k))
+            x = max(x, off + b['size'])
+        if x < g['size']:
+            out.append((g['addr'], x, g['size'] - x, 'free', ''))
+    return out
 
 
 def live_max(bufs):
@@ -195,6 +234,69 @@ HARNESS = harness(r'''
 ''')
 
 
+PANELS_HARNESS = harness(r"""
+    const p = window.memlensPages[0], c = p.canvas, r = c.getBoundingClientRect(), pl = p.plot();
+    const K = %(big)d;
+    let i = 0;
+    while (i < p.n && p.buffer[i] !== K) i++;
+    function press(el, x, y, x2) {
+      const b = el.getBoundingClientRect();
+      el.dispatchEvent(new PointerEvent('pointerdown', { clientX: b.left + x, clientY: b.top + y, bubbles: true }));
+      if (x2 !== undefined)
+        el.dispatchEvent(new PointerEvent('pointermove', { clientX: b.left + x2, clientY: b.top + y, bubbles: true }));
+      el.dispatchEvent(new PointerEvent('pointerup', { clientX: b.left + (x2 === undefined ? x : x2), clientY: b.top + y,
+        bubbles: true }));
+    }
+    // the curves at the fit: their highest columns
+    out.curves = Object.assign({}, p.curveStats);
+    // a click on the time axis, under tick %(tick)d
+    press(c, p.pixel(%(tick)d + 0.5, 0).x, pl.y + pl.h + 10);
+    out.tick = p.tick;
+    out.blocks = Array.from(p.stateEl.querySelectorAll('li.ml-block'), li => [li.dataset.seg, Number(li.dataset.offset),
+      Number(li.dataset.size), li.dataset.kind, li.dataset.buffer, li.textContent]);
+    out.segHeads = Array.from(p.stateEl.querySelectorAll('.ml-seg'), e => e.textContent);
+    out.stateSum = p.stateEl.querySelector('.ml-sum').textContent;
+    out.segAddr = p.d.segs.map(s => s[5]);
+    // a click on the 64 MiB buffer: its stack
+    const at = p.pixel((p.start[i] + p.end[i]) / 2, p.addr[i] + p.size[i] / 2);
+    press(c, at.x, at.y);
+    out.stackBuffer = p.stackEl.dataset.buffer;
+    out.frames = Array.from(p.stackEl.querySelectorAll('ol.ml-frames li'), e => e.textContent);
+    out.stackText = p.stackEl.textContent;
+    // the peaks list, and a click on the first
+    out.peaks = Array.from(p.peaksEl.querySelectorAll('li.ml-peakrow'), li => ({ top: Number(li.dataset.top),
+      live: li.dataset.live, text: li.querySelector('button').textContent,
+      sites: Array.from(li.querySelectorAll('ul li[data-bytes]'), e => [e.textContent, e.dataset.bytes]),
+      more: li.querySelector('ul li:not([data-bytes])') ? li.querySelector('ul li:not([data-bytes])').textContent : '' }));
+    p.peaksEl.querySelector('button.ml-peak').click();
+    out.peakView = Object.assign({}, p.view);
+    out.peakTick = p.tick;
+    // colour by stream: the legend and the 64 MiB buffer's pixel
+    p.fit();
+    const px = (x, y) => Array.from(c.getContext('2d').getImageData(Math.round(x * devicePixelRatio),
+      Math.round(y * devicePixelRatio), 1, 1).data.slice(0, 3));
+    const at2 = p.pixel((p.start[i] + p.end[i]) / 2, p.addr[i] + p.size[i] / 4);
+    out.pixSite = px(at2.x, at2.y);
+    p.colorEl.value = 'stream';
+    p.colorEl.dispatchEvent(new Event('change'));
+    out.pixStream = px(at2.x, at2.y);
+    out.legend = Array.from(p.legendEl.querySelectorAll('span'), e => [e.textContent, Number(e.dataset.cls)]);
+    out.palette = p.palette;
+    // drag along the time axis from tick %(t0)d to %(t1)d
+    const x0 = p.pixel(%(t0)d, 0).x, x1 = p.pixel(%(t1)d, 0).x;
+    out.dragFrom = p.at(Math.round(r.left + x0) - r.left, 0).t;
+    out.dragTo = p.at(Math.round(r.left + x1) - r.left, 0).t;
+    press(c, Math.round(r.left + x0) - r.left, pl.y + pl.h + 10, Math.round(r.left + x1) - r.left);
+    out.dragView = Object.assign({}, p.view);
+    out.range = p.rangeEl.textContent;
+    // for the screenshot: the state at the tick, the stack, the legend by stream
+    for (let e = p.fig.previousElementSibling; e; e = e.previousElementSibling) e.style.display = 'none';
+    p.fit();
+    press(c, p.pixel(%(tick)d + 0.5, 0).x, pl.y + pl.h + 10);
+    press(c, at.x, at.y);
+""")
+
+
 def browse(page, *args):
     cmd = [chromium, '--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--window-size=1280,900',
            '--user-data-dir=' + os.path.join(tmp, 'profile')] + list(args) + ['file://' + page]
@@ -203,7 +305,7 @@ def browse(page, *args):
 
 trace = os.path.join(tmp, 't.jsonl')
 write_trace(trace)
-bufs, end_tick = read_trace(trace)
+bufs, end_tick, segs = read_trace(trace)
 page = os.path.join(tmp, 'r.html')
 p = subprocess.run([memlens, 'report', trace, '--interactive', '--strategies', 'first-fit', '-o', page, '--quiet'],
                    capture_output=True, text=True)
@@ -270,10 +372,101 @@ ok(res.get('activeTotal') == live_tc, 'its column at tick %d stacks the %d bytes
 ok(all(w in res.get('activeHover', '') for w in want), 'hover over the 64 MiB buffer in the stack names it (%r)'
    % res.get('activeHover'))
 
+# the panels: curves, the state at a clicked tick, a buffer's stack, the
+# peaks, colour by stream, a drag along the time axis
+ph = os.path.join(tmp, 'ph.html')
+TICK, T0, T1 = 3000, 3000, 9000
+with open(ph, 'w') as f:
+    f.write(text.replace('</body>', PANELS_HARNESS % {'big': big, 'tick': TICK, 't0': T0, 't1': T1} + '</body>'))
+r = browse(ph, '--dump-dom', '--virtual-time-budget=5000')
+m = re.search(r'<pre id="results">(.*?)</pre>', r.stdout, re.S)
+pres = json.loads(html.unescape(m.group(1))) if m else {'error': 'no results: ' + r.stderr[-800:]}
+ok('error' not in pres, 'the panels ran without an error (%s)' % pres.get('error', '')[:300])
+
+
+def reserved_at(t):
+    return sum(g['size'] for g in segs if g['start'] <= t < g['end'])
+
+
+res_max = max(reserved_at(t) for t in {g['start'] for g in segs} | {g['end'] - 1 for g in segs})
+cv = pres.get('curves', {})
+ok(cv.get('liveMax') == top and cv.get('reservedMax') == res_max,
+   'the curves reach the most live bytes, %d, and the most reserved, %d (%s)' % (top, res_max, cv))
+tick = pres.get('tick')
+want_blocks = state_at(bufs, segs, tick if tick is not None else -1)
+got = pres.get('blocks', [])
+seg_addr = pres.get('segAddr', [])
+got_blocks = [(int(seg_addr[int(b[0])]), b[1], b[2], b[3], int(b[4]) if b[4] else '') for b in got] if seg_addr else []
+ok(tick == TICK and got_blocks == want_blocks and len(want_blocks) > 60,
+   'a click on the time axis at tick %d lists its %d blocks as Python reads them from the file (%d listed; '
+   'first %s)' % (TICK, len(want_blocks), len(got_blocks), got_blocks[:2]))
+
+
+def human(b):
+    units, u = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'], 0
+    while b >= 1024 and u < len(units) - 1:
+        b /= 1024
+        u += 1
+    return '%.2f %s' % (b, units[u]) if u else '%d bytes' % b
+
+
+alloc_t = sum(b[2] for b in want_blocks if b[3] == 'allocated')
+free_t = sum(b[2] for b in want_blocks if b[3] == 'free')
+live_segs = sum(1 for g in segs if g['start'] <= TICK < g['end'])
+ok(pres.get('stateSum', '').startswith('%d segments reserved: %s allocated, %s free (cached), 0 bytes unmapped'
+                                       % (live_segs, human(alloc_t), human(free_t))),
+   'and sums them: %d segments, %s allocated, %s free (%r)' % (live_segs, human(alloc_t), human(free_t),
+                                                              pres.get('stateSum')))
+rows_ok = all(('+%s: %s %s' % (human(b[1]), human(b[2]), b[3])) in t[5] and (b[4] == '' or bufs[b[4]]['site'] in t[5])
+              for b, t in zip(want_blocks, got))
+ok(rows_ok and got, 'each block reads "+offset: bytes kind #buffer call site"')
+ok(pres.get('stackBuffer') == str(big) and pres.get('frames') == b['frames'] and len(b['frames']) == 3,
+   'a click on the 64 MiB buffer shows its whole stack: %s (%s)' % (b['frames'], pres.get('frames')))
+
+# the highest peak, its first tick and who holds it (by call site, largest first)
+steps = sorted(set([x['start'] for x in bufs] + [x['end'] for x in bufs]))
+lv = {t: sum(x['size'] for x in bufs if x['start'] <= t < x['end']) for t in steps}
+first_top = min(t for t in steps if lv[t] == top)
+held_by = {}
+for x in bufs:
+    if x['start'] <= first_top < x['end']:
+        h = held_by.setdefault(x['site'], [0, 0])
+        h[0] += x['size']
+        h[1] += 1
+holders = sorted(held_by.items(), key=lambda kv: (-kv[1][0], kv[0]))
+pk = (pres.get('peaks') or [{}])[0]
+want_sites = [('%s: %s (%d %s)' % (site, human(v[0]), v[1], 'buffer' if v[1] == 1 else 'buffers'), str(v[0]))
+              for site, v in holders[:len(pk.get('sites', []))]]
+ok(pk.get('top') == first_top and pk.get('live') == str(top) and pk.get('text', '').startswith(human(top)),
+   'the first peak: %s at tick %d (%s)' % (human(top), first_top, {k: pk.get(k) for k in ('top', 'live', 'text')}))
+more = len(holders) - len(want_sites)
+ok([tuple(x) for x in pk.get('sites', [])] == want_sites and len(want_sites) >= 5
+   and pk.get('more', '') == ('… %d more call sites' % more if more else ''),
+   'held by the call sites Python sums at that tick, largest first (%s; want %s)' % (pk.get('sites', [])[:3], want_sites[:3]))
+pv = pres.get('peakView', {})
+ok(pres.get('peakTick') == first_top and pv.get('t0', 1e9) < first_top < pv.get('t1', -1)
+   and abs((pv.get('t1', 0) - pv.get('t0', 0)) - end_tick / 40) < 1e-6,
+   'a click on it zooms to a fortieth of the trace around tick %d and shows the state there (%s)' % (first_top, pv))
+streams = {}
+for x in bufs:
+    streams[x['stream']] = streams.get(x['stream'], 0) + 1
+legend = pres.get('legend', [])
+ok(sorted(t for t, _ in legend) == sorted('stream %d (%d buffers)' % kv for kv in streams.items()),
+   'colour by stream: the legend names each stream and its buffers (%s)' % legend)
+cls9 = [k for t, k in legend if t.startswith('stream %d ' % b['stream'])]
+pal = pres.get('palette', [])
+ok(cls9 and pres.get('pixStream') == pal[cls9[0]] and pres.get('pixSite') != pres.get('pixStream'),
+   'and the 64 MiB buffer is painted in its stream\'s colour (%s, was %s)' % (pres.get('pixStream'), pres.get('pixSite')))
+dv = pres.get('dragView', {})
+ok(abs(dv.get('t0', -1) - pres.get('dragFrom', 0)) < 1e-6 and abs(dv.get('t1', -1) - pres.get('dragTo', 0)) < 1e-6
+   and abs(dv.get('t0', -1) - T0) < end_tick / 1000 and abs(dv.get('t1', -1) - T1) < end_tick / 1000
+   and ('ticks %.1f – %.1f' % (dv.get('t0', -1), dv.get('t1', -1))) in pres.get('range', ''),
+   'a drag along the time axis from tick %d to %d shows that range (%s)' % (T0, T1, pres.get('range')))
+
 # diff --interactive: two runs, one scale, one view
 trace_b = os.path.join(tmp, 'b.jsonl')
 write_trace(trace_b, seed=30, horizon=15000)
-bufs_b, end_b = read_trace(trace_b)
+bufs_b, end_b, _ = read_trace(trace_b)
 dpage = os.path.join(tmp, 'd.html')
 p = subprocess.run([memlens, 'diff', trace, trace_b, '--interactive', '-o', dpage, '--quiet'], capture_output=True, text=True)
 ok(p.returncode in (0, 1) and os.path.exists(dpage), 'diff --interactive writes the page (%s)' % p.stderr.strip()[:200])
@@ -298,7 +491,11 @@ p = subprocess.run([memlens, 'report', trace, '--interactive', '-o', md, '--quie
 ok(p.returncode == 2 and not os.path.exists(md) and '--interactive' in p.stderr,
    '--interactive with a report that is not HTML is refused, nothing written (%s)' % p.stderr.strip())
 
-shot = os.path.join(shots or tmp, 'html-page.png')
-r = browse(harness, '--screenshot=' + shot, '--virtual-time-budget=5000')
-ok(os.path.exists(shot) and os.path.getsize(shot) > 10000, "a screenshot of the page: %s %s" % (shot, "" if os.path.exists(shot) else r.stderr[-300:]))
+for name, src_page in (('html-page.png', harness), ('html-page-panels.png', ph)):
+    shot = os.path.join(shots or tmp, name)
+    if os.path.exists(shot):
+        os.unlink(shot)
+    r = browse(src_page, '--screenshot=' + shot, '--virtual-time-budget=5000', '--window-size=1280,1400')
+    ok(os.path.exists(shot) and os.path.getsize(shot) > 10000,
+       "a screenshot of the page: %s %s" % (shot, "" if os.path.exists(shot) else r.stderr[-300:]))
 sys.exit(done())
