@@ -38,7 +38,7 @@ python3 - "$T/interactive.html" <<'PY'
 import base64, json, re, sys
 text = open(sys.argv[1]).read()
 d = json.loads(re.search(r'<script type="application/json" class="ml-data">(.*?)</script>', text, re.S).group(1))
-cols = ('start', 'end', 'addr', 'size', 'place', 'site', 'stream', 'buffer', 'rank')
+cols = ('start', 'end', 'addr', 'size', 'place', 'site', 'stream', 'buffer', 'rank', 'stack', 'clsSite', 'clsStream', 'clsKind')
 raw = sum(len(base64.b64decode(d[k])) for k in cols)
 b64 = sum(len(d[k]) for k in cols)
 strings = sum(len(s.encode()) + 1 for s in d['sites'] + d['streams'])
