@@ -22,6 +22,15 @@ import sys
 import tempfile
 
 memlens, src = sys.argv[1], sys.argv[2]
+
+# Debian's CPU torch is installed for /usr/bin/python3 (tools/deps.sh
+# --torch); meson may have found another python3 first (a pyenv), where the
+# torch checks would always skip. Run under the one that has torch.
+SYSTEM_PY = "/usr/bin/python3"
+if (os.path.realpath(sys.executable) != os.path.realpath(SYSTEM_PY) and os.access(SYSTEM_PY, os.X_OK)
+        and subprocess.run([sys.executable, "-c", "import torch"], capture_output=True).returncode != 0
+        and subprocess.run([SYSTEM_PY, "-c", "import torch"], capture_output=True).returncode == 0):
+    os.execv(SYSTEM_PY, [SYSTEM_PY] + sys.argv)
 sys.path.insert(0, os.path.join(src, "tools"))
 sys.path.insert(0, os.path.join(src, "tests"))
 import memlens_capture as mc  # noqa: E402
