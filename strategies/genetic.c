@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sim/sim.h"
+#include "strategies/peak-order.h"
 #include "strategies/planner-private.h"
 
 typedef struct {
@@ -137,6 +138,7 @@ typedef struct {
   /* the seed epoch: the greedy orders this island decodes */
   MlOrder    seeds[ML_ORDER__COUNT];
   size_t     n_seeds;
+  MlPeakKey  peak_seed[2];   /* then the peak-first order: clique, rest keys */
 } Island;
 
 static bool
@@ -427,7 +429,7 @@ static void
 island_seed (Island *is)
 {
   const MlBuffers *bufs = is->sh->bufs;
-  for (size_t k = 0; k < is->n_seeds; k++)
+  for (size_t k = 0; k <= is->n_seeds; k++)   /* the greedy orders, then the peak-first one */
     {
       /* greedy-size's order (island 0's first) is decoded in full under
        * the default limit: there must be a plan; a limit the user gave
@@ -436,7 +438,11 @@ island_seed (Island *is)
       if (!must && time_up (is))
         break;
       Ind *x = is->pop[is->n_pop];
-      if ((is->rc = _ml_greedy_order (bufs, is->seeds[k], x->order, &is->err)) < 0)
+      if (k < is->n_seeds)
+        is->rc = _ml_greedy_order (bufs, is->seeds[k], x->order, &is->err);
+      else
+        is->rc = _ml_peak_order (bufs, is->peak_seed[0], is->peak_seed[1], x->order, &is->err);
+      if (is->rc < 0)
         return;
       int rc = decode (is, x, UINT64_MAX, !must);
       if (rc < 0)
@@ -634,6 +640,12 @@ genetic_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError
   isl[0].n_seeds = 3;
   memcpy (isl[1].seeds, seeds[1], 2 * sizeof (MlOrder));
   isl[1].n_seeds = 2;
+  /* and one peak-first order each (peak-order.h): S_1's first reaches its
+   * lower bound */
+  isl[0].peak_seed[0] = ML_PEAK_BY_LIFETIME;
+  isl[0].peak_seed[1] = ML_PEAK_BY_SIZE;
+  isl[1].peak_seed[0] = ML_PEAK_BY_SIZE;
+  isl[1].peak_seed[1] = ML_PEAK_BY_LIFETIME;
   epoch (isl, true, opt.threads);
   for (int k = 0; k < 2; k++)
     if (isl[k].rc < 0)

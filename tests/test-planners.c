@@ -11,6 +11,7 @@
 #include "sim/formats/load.h"
 #include "sim/sim.h"
 #include "strategies/registry.h"
+#include "strategies/peak-order.h"
 #include "strategies/planner-private.h"
 
 typedef struct {
@@ -986,6 +987,96 @@ test_genetic (void)
   inst_free (&in);
 }
 
+/* The peak-first order (issue 30): the buffers live at the lower bound's
+ * tick come first, each group sorted by its key, and their lowest-fit
+ * stack fills [0, lower bound) exactly; genetic, which decodes it among
+ * its seeds, is never above it. */
+static void
+test_peak_order (void)
+{
+  static char csv[65536];
+  size_t rounds = 120, bad_perm = 0, bad_group = 0, bad_sort = 0, bad_stack = 0, below_hybrid = 0, above_seed = 0;
+  rng_state = 4242;
+  for (size_t r = 0; r < rounds; r++)
+    {
+      size_t n = 2 + rnd (60);
+      random_csv (csv, sizeof csv, n, 30, 10, r % 2 ? 8 : 1000);
+      Inst in;
+      if (!inst_load (&in, csv))
+        {
+          bad_perm++;
+          continue;
+        }
+      const MlBuffers *b = in.b;
+      uint64_t t = b->lower_bound_tick, best_seed = UINT64_MAX;
+      uint32_t *order = malloc (n * sizeof *order);
+      uint64_t *off = malloc (n * sizeof *off);
+      uint8_t *seen = calloc (n, 1);
+      MlPlacer *p = NULL;
+      MlError err = { 0 };
+      if (!order || !off || !seen || _ml_placer_new (b, &p, &err) < 0)
+        abort ();
+      for (int kind = 0; kind < 4; kind++)
+        {
+          MlPeakKey ck = kind & 1 ? ML_PEAK_BY_LIFETIME : ML_PEAK_BY_SIZE, rk = kind & 2 ? ML_PEAK_BY_LIFETIME : ML_PEAK_BY_SIZE;
+          if (_ml_peak_order (b, ck, rk, order, &err) < 0)
+            abort ();
+          memset (seen, 0, n);
+          size_t clique = 0;
+          for (size_t i = 0; i < n; i++)
+            {
+              const MlBuffer *x = &b->buf[order[i]];
+              bool live = x->start <= t && t < x->end;
+              bad_perm += seen[order[i]]++ != 0;
+              bad_group += live && clique != i;   /* the live ones form the prefix */
+              clique += live;
+              if (i == 0 || live != (b->buf[order[i - 1]].start <= t && t < b->buf[order[i - 1]].end))
+                continue;
+              const MlBuffer *w = &b->buf[order[i - 1]];
+              bool by_size = (live ? ck : rk) == ML_PEAK_BY_SIZE;
+              uint64_t kw = by_size ? w->rsize : w->end - w->start, kx = by_size ? x->rsize : x->end - x->start;
+              bad_sort += kw < kx || (kw == kx && by_size && w->rsize == x->rsize && w->start > x->start);
+            }
+          _ml_placer_reset (p);
+          uint64_t peak = 0, top = 0;
+          if (_ml_place_in_order (b, p, order, off, &peak, NULL, 0, NULL) < 0)
+            abort ();
+          for (size_t i = 0; i < clique; i++)
+            if (off[order[i]] + b->buf[order[i]].rsize > top)
+              top = off[order[i]] + b->buf[order[i]].rsize;
+          bad_stack += top != b->lower_bound;
+          if (peak < best_seed)
+            best_seed = peak;
+        }
+      MlPlan *g = NULL, *h = NULL;
+      if (run (b, "genetic", 0, "generations=1", &g, &err) < 0 || run (b, "hybrid", 0, NULL, &h, &err) < 0)
+        abort ();
+      below_hybrid += best_seed < ml_plan_arena_size (h, b);
+      /* genetic seeds two of the four (lifetime/size, size/lifetime) */
+      _ml_peak_order (b, ML_PEAK_BY_LIFETIME, ML_PEAK_BY_SIZE, order, &err);
+      _ml_placer_reset (p);
+      uint64_t p1 = 0, p2 = 0;
+      _ml_place_in_order (b, p, order, off, &p1, NULL, 0, NULL);
+      _ml_peak_order (b, ML_PEAK_BY_SIZE, ML_PEAK_BY_LIFETIME, order, &err);
+      _ml_placer_reset (p);
+      _ml_place_in_order (b, p, order, off, &p2, NULL, 0, NULL);
+      above_seed += ml_plan_arena_size (g, b) > (p1 < p2 ? p1 : p2);
+      ml_plan_free (g);
+      ml_plan_free (h);
+      _ml_placer_free (p);
+      free (order);
+      free (off);
+      free (seen);
+      inst_free (&in);
+    }
+  is_u64 (bad_perm, 0, "peak order: a permutation of the buffers (%zu random instances, 4 key pairs)", rounds);
+  is_u64 (bad_group, 0, "peak order: the buffers live at the lower bound's tick first");
+  is_u64 (bad_sort, 0, "peak order: each group sorted by its key (size: then the earlier start)");
+  is_u64 (bad_stack, 0, "peak order: the first group's stack tops out at the lower bound exactly");
+  ok (below_hybrid > 0, "peak order: below hybrid's peak on %zu of %zu instances", below_hybrid, rounds);
+  is_u64 (above_seed, 0, "genetic (1 generation): never above the peak-first orders it seeds with");
+}
+
 static void
 test_ilp_model (void)
 {
@@ -1318,6 +1409,7 @@ main (void)
   test_infeasible_subset ();
   test_anneal_deterministic ();
   test_genetic ();
+  test_peak_order ();
   test_ilp_model ();
   test_registry ();
   test_empty ();
