@@ -267,7 +267,7 @@ put_buffers (Db *d, int64_t fid, const MlTrace *t, const MlBuffers *bufs, const 
         break;
       for (uint32_t f = 0; rc == 0 && f < st->n; f++)
         {
-          const MlFrame *fr = &t->frames[st->first + f];
+          const MlFrame *fr = ml_trace_stack_frame (t, st, f);
           int64_t fv[4] = { fid, (int64_t) k, f, fr->line };
           const char *txt[2] = { ml_trace_str (t, fr->file), ml_trace_str (t, fr->func) };
           /* frames: file, stack, depth, filename, line, function */

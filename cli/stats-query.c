@@ -140,7 +140,7 @@ matches (const MlBuffers *bufs, size_t i, const CliFind *f, bool by_frame)
   char frame[1024];
   for (uint32_t k = 0; k < st->n; k++)
     {
-      ml_frame_text (t, &t->frames[st->first + k], frame, sizeof frame);
+      ml_frame_text (t, ml_trace_stack_frame (t, st, k), frame, sizeof frame);
       if (strstr (frame, f->text))
         return true;
     }

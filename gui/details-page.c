@@ -24,7 +24,7 @@ append_stack (GString *st, const MlTrace *t, const MlBuffer *b)
   g_string_append_printf (st, "Allocated at %s (innermost first):\n\n", site && *site ? site : "(no call site)");
   for (guint32 f = 0; f < sk->n; f++)
     {
-      const MlFrame *fr = &t->frames[sk->first + f];
+      const MlFrame *fr = ml_trace_stack_frame (t, sk, f);
       const char *file = ml_trace_str (t, fr->file);
       if (!file || !*file || g_str_equal (file, "??"))
         g_string_append_printf (st, "%2u  %s\n", f, ml_trace_str (t, fr->func));

@@ -768,7 +768,7 @@ ml_document_search (const MlDocument *doc, const MlRun *run, const char *text, g
               const MlStack *st = &t->stacks[b->stack];
               for (guint32 f = 0; f < st->n && !m; f++)
                 {
-                  const MlFrame *fr = &t->frames[st->first + f];
+                  const MlFrame *fr = ml_trace_stack_frame (t, st, f);
                   m = (fr->func < n_str && hit[fr->func]) || (fr->file < n_str && hit[fr->file]);
                 }
             }

@@ -99,7 +99,7 @@ ml_issues_page_set_document (MlIssuesPage *self, MlDocument *d)
                 const MlStack *sk = &tr->stacks[ev->stack];
                 for (guint32 f = 0; f < sk->n; f++)
                   {
-                    const MlFrame *fr = &tr->frames[sk->first + f];
+                    const MlFrame *fr = ml_trace_stack_frame (tr, sk, f);
                     g_string_append_printf (stack, "%s%s  %s:%u", stack->len ? "\n" : "", ml_trace_str (tr, fr->func),
                                             ml_trace_str (tr, fr->file), fr->line);
                   }

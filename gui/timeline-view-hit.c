@@ -66,12 +66,12 @@ append_stack (MlTimelineView *self, GString *s, guint32 stack)
   const MlStack *sk = &t->stacks[stack];
   guint n_py = 0;
   for (guint32 f = 0; f < sk->n; f++)
-    n_py += is_python_frame (ml_trace_str (t, t->frames[sk->first + f].file));
+    n_py += is_python_frame (ml_trace_str (t, ml_trace_stack_frame (t, sk, f)->file));
   g_string_append (s, "\n<small>");
   guint shown = 0, limit = 12;
   for (guint32 f = 0; f < sk->n && shown < limit; f++)
     {
-      const MlFrame *fr = &t->frames[sk->first + f];
+      const MlFrame *fr = ml_trace_stack_frame (t, sk, f);
       const char *file = ml_trace_str (t, fr->file);
       if (n_py && !is_python_frame (file))
         continue;

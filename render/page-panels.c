@@ -235,9 +235,9 @@ put_stacks (FILE *fp, const MlScene *s, uint32_t *stack, MlError *err)
       stack[i] = n++;
       const MlStack *st = &t->stacks[id];
       fputs (",[", fp);
-      for (uint32_t k = 0; k < st->n && st->first + k < t->n_frames; k++)
+      for (uint32_t k = 0; k < st->n && st->first + k < t->n_stack_frames; k++)
         {
-          const MlFrame *fr = &t->frames[st->first + k];
+          const MlFrame *fr = ml_trace_stack_frame (t, st, k);
           char line[4096];
           snprintf (line, sizeof line, "%s:%" PRIu32 ":%s", ml_trace_str (t, fr->file), fr->line,
                     ml_trace_str (t, fr->func));

@@ -80,7 +80,6 @@ ml_frame_text (const MlTrace *t, const MlFrame *f, char *buf, size_t len)
 static long
 pick (const MlTrace *t, const MlStack *st, const MlFrames *rule, const regex_t *re)
 {
-  const MlFrame *fr = t->frames + st->first;
   if (!st->n)
     return -1;
   if (rule->mode == ML_FRAMES_ALL)
@@ -88,19 +87,23 @@ pick (const MlTrace *t, const MlStack *st, const MlFrames *rule, const regex_t *
   char buf[1024];
   for (uint32_t k = 0; rule->mode == ML_FRAMES_REGEX && k < st->n; k++)
     {
-      ml_frame_text (t, &fr[k], buf, sizeof buf);
+      ml_frame_text (t, ml_trace_stack_frame (t, st, k), buf, sizeof buf);
       if (regexec (re, buf, 0, NULL, 0) == 0)
         return k;
     }
   for (uint32_t k = 0; k < st->n; k++)
     {
-      const char *file = ml_trace_str (t, fr[k].file), *func = ml_trace_str (t, fr[k].func);
+      const MlFrame *f = ml_trace_stack_frame (t, st, k);
+      const char *file = ml_trace_str (t, f->file), *func = ml_trace_str (t, f->func);
       if (!ml_frame_is_framework (file, func) && !ml_frame_is_library (file))
         return k;
     }
   for (uint32_t k = 0; k < st->n; k++)
-    if (!is_internal (ml_trace_str (t, fr[k].file), ml_trace_str (t, fr[k].func)))
-      return k;
+    {
+      const MlFrame *f = ml_trace_stack_frame (t, st, k);
+      if (!is_internal (ml_trace_str (t, f->file), ml_trace_str (t, f->func)))
+        return k;
+    }
   return 0;
 }
 
@@ -126,7 +129,7 @@ ml_trace_set_sites (MlTrace *t, const MlFrames *rule, MlError *err)
       long k = pick (t, st, rule, &re);
       if (k < 0)
         continue;   /* no frames: the site the reader gave it */
-      ml_frame_text (t, &t->frames[st->first + (uint32_t) k], frame, sizeof frame);
+      ml_frame_text (t, ml_trace_stack_frame (t, st, (uint32_t) k), frame, sizeof frame);
       if (st->kind == ML_STACK_FREED_BEFORE_TRACE || st->kind == ML_STACK_FREED_BEFORE_WINDOW)
         snprintf (site, sizeof site, "allocated before the %s, freed at %s",
                   st->kind == ML_STACK_FREED_BEFORE_TRACE ? "trace" : "window", frame);

@@ -36,7 +36,9 @@ ml_trace_free (MlTrace *t)
     return;
   free (t->events);
   free (t->stacks);
-  free (t->frames);
+  free (t->frame_table);
+  free (t->frame_slots);
+  free (t->stack_frames);
   free (t->inplace);
   free (t->devices);
   free (t->reserved_steps);
@@ -229,21 +231,90 @@ ml_trace_event_where (const MlTrace *t, size_t i, char *buf, size_t len)
   return buf;
 }
 
+static size_t
+frame_hash (MlFrame f)
+{
+  uint64_t h = ((uint64_t) f.file * 0x9e3779b97f4a7c15ull ^ f.func) * 0xff51afd7ed558ccdull ^ f.line;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  return (size_t) (h ^ h >> 32);
+}
+
+/* Room for @n frames in the frame table's hash (at most 3/4 full). */
+static int
+frame_slots_fit (MlTrace *t, size_t n)
+{
+  if (n * 4 <= t->n_frame_slots * 3)
+    return 0;
+  size_t ns = t->n_frame_slots ? t->n_frame_slots * 2 : 1024;
+  while (n * 4 > ns * 3)
+    ns *= 2;
+  uint32_t *slots = calloc (ns, sizeof *slots);
+  if (!slots)
+    return -1;
+  for (size_t i = 0; i < t->n_frame_table; i++)
+    {
+      size_t j = frame_hash (t->frame_table[i]) & (ns - 1);
+      while (slots[j])
+        j = (j + 1) & (ns - 1);
+      slots[j] = (uint32_t) i + 1;
+    }
+  free (t->frame_slots);
+  t->frame_slots = slots;
+  t->n_frame_slots = ns;
+  return 0;
+}
+
 uint32_t
-ml_trace_add_stack (MlTrace *t, uint32_t site, const MlFrame *frames, size_t n)
+ml_trace_add_frame (MlTrace *t, MlFrame f)
+{
+  if (t->n_frame_table >= UINT32_MAX - 1 || frame_slots_fit (t, t->n_frame_table + 1) < 0)
+    return UINT32_MAX;
+  size_t mask = t->n_frame_slots - 1, j = frame_hash (f) & mask;
+  for (; t->frame_slots[j]; j = (j + 1) & mask)
+    {
+      const MlFrame *g = &t->frame_table[t->frame_slots[j] - 1];
+      if (g->file == f.file && g->func == f.func && g->line == f.line)
+        return t->frame_slots[j] - 1;
+    }
+  if (grow ((void **) &t->frame_table, &t->cap_frame_table, t->n_frame_table + 1, sizeof *t->frame_table) < 0)
+    return UINT32_MAX;
+  t->frame_table[t->n_frame_table] = f;
+  t->frame_slots[j] = (uint32_t) t->n_frame_table + 1;
+  return (uint32_t) t->n_frame_table++;
+}
+
+uint32_t
+ml_trace_add_stack_ix (MlTrace *t, uint32_t site, const uint32_t *frames, size_t n)
 {
   if (n == 0 && site == 0)
     return 0;
-  if (t->n_stacks >= UINT32_MAX - 1 || t->n_frames + n >= UINT32_MAX)
+  if (t->n_stacks >= UINT32_MAX - 1 || t->n_stack_frames + n >= UINT32_MAX)
     return UINT32_MAX;
   if (grow ((void **) &t->stacks, &t->cap_stacks, t->n_stacks + 1, sizeof *t->stacks) < 0
-      || grow ((void **) &t->frames, &t->cap_frames, t->n_frames + n, sizeof *t->frames) < 0)
+      || grow ((void **) &t->stack_frames, &t->cap_stack_frames, t->n_stack_frames + n, sizeof *t->stack_frames) < 0)
     return UINT32_MAX;
   if (n)
-    memcpy (t->frames + t->n_frames, frames, n * sizeof *frames);
-  t->stacks[t->n_stacks] = (MlStack) { site, (uint32_t) t->n_frames, (uint32_t) n, ML_STACK_PLAIN };
-  t->n_frames += n;
+    memcpy (t->stack_frames + t->n_stack_frames, frames, n * sizeof *frames);
+  t->stacks[t->n_stacks] = (MlStack) { site, (uint32_t) t->n_stack_frames, (uint32_t) n, ML_STACK_PLAIN };
+  t->n_stack_frames += n;
   return (uint32_t) t->n_stacks++;
+}
+
+uint32_t
+ml_trace_add_stack (MlTrace *t, uint32_t site, const MlFrame *frames, size_t n)
+{
+  if (n == 0)
+    return ml_trace_add_stack_ix (t, site, NULL, 0);
+  uint32_t *ix = malloc (n * sizeof *ix);
+  if (!ix)
+    return UINT32_MAX;
+  uint32_t idx = 0;
+  for (size_t k = 0; k < n && idx != UINT32_MAX; k++)
+    idx = ix[k] = ml_trace_add_frame (t, frames[k]);
+  if (idx != UINT32_MAX)
+    idx = ml_trace_add_stack_ix (t, site, ix, n);
+  free (ix);
+  return idx;
 }
 
 uint64_t

@@ -99,7 +99,8 @@ typedef struct {
   uint32_t device;
 } MlEvent;
 
-/* A de-duplicated stack: frames[first .. first + n) of the frame table,
+/* A de-duplicated stack: its frames are the frame table's entries
+ * frame_table[stack_frames[first + k]] for k in [0, n) (ml_trace_stack_frame),
  * innermost first, and the call site (interned string: the first frame
  * outside the framework, "file:line:function"). */
 typedef struct {
@@ -195,8 +196,14 @@ typedef struct MlTrace {
   MlStrtab *strings;
   MlStack  *stacks;          /* stacks[0] is the empty stack */
   size_t    n_stacks, cap_stacks;
-  MlFrame  *frames;
-  size_t    n_frames, cap_frames;
+  /* the frame table: each distinct (file, func, line) once (a 12-byte
+   * frame is named by a 4-byte index in every stack that holds it) */
+  MlFrame  *frame_table;
+  size_t    n_frame_table, cap_frame_table;
+  uint32_t *frame_slots;     /* frames by content: open addressing, index + 1, 0 = empty */
+  size_t    n_frame_slots;
+  uint32_t *stack_frames;    /* the stacks' frames, as indices into frame_table */
+  size_t    n_stack_frames, cap_stack_frames;
 
   /* header */
   uint32_t  source;          /* interned: "jsonl", "csv", "pytorch-snapshot", "cupti", ... */
@@ -327,9 +334,27 @@ int      ml_trace_add_inplace (MlTrace *trace, const MlInplaceWrite *w);
  * one block; 0 or ML_ENOMEM. */
 int      ml_trace_add_group (MlTrace *trace, const uint64_t *ids, size_t n);
 
-/* Interns a stack of @n frames with call site @site; returns its index
+/* Interns a stack of @n frames with call site @site (each frame interned
+ * into the frame table as by ml_trace_add_frame); returns its index
  * (> 0), 0 for an empty stack, UINT32_MAX when out of memory. */
 uint32_t ml_trace_add_stack (MlTrace *trace, uint32_t site, const MlFrame *frames, size_t n);
+
+/* The same with frames named by their indices in the frame table (each
+ * < n_frame_table); the stack is not compared with the others (the caller
+ * de-duplicates). */
+uint32_t ml_trace_add_stack_ix (MlTrace *trace, uint32_t site, const uint32_t *frames, size_t n);
+
+/* Interns frame @f into the frame table: its index (an equal frame's, if
+ * the table has one), UINT32_MAX when out of memory. */
+uint32_t ml_trace_add_frame (MlTrace *trace, MlFrame f);
+
+/* Frame @k (< st->n) of stack @st, innermost first: a borrowed pointer,
+ * valid until the next frame is added. */
+static inline const MlFrame *
+ml_trace_stack_frame (const MlTrace *trace, const MlStack *st, uint32_t k)
+{
+  return &trace->frame_table[trace->stack_frames[st->first + k]];
+}
 
 static inline const char *
 ml_trace_str (const MlTrace *trace, uint32_t idx)

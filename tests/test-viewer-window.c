@@ -202,7 +202,7 @@ python_frame (const MlTrace *tr, guint32 stack)
     return NULL;
   for (guint32 f = 0; f < tr->stacks[stack].n; f++)
     {
-      const MlFrame *fr = &tr->frames[tr->stacks[stack].first + f];
+      const MlFrame *fr = ml_trace_stack_frame (tr, &tr->stacks[stack], f);
       if (g_str_has_suffix (ml_trace_str (tr, fr->file), ".py"))
         return ml_trace_str (tr, fr->func);
     }

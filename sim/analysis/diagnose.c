@@ -273,7 +273,7 @@ ml_diagnosis_user_frames (const MlTrace *t, uint32_t stack, size_t max, char *bu
   size_t n = 0, used = 0;
   for (uint32_t k = 0; k < st->n && n < max; k++)
     {
-      const MlFrame *f = &t->frames[st->first + k];
+      const MlFrame *f = ml_trace_stack_frame (t, st, k);
       const char *file = ml_trace_str (t, f->file), *func = ml_trace_str (t, f->func);
       if (ml_frame_is_framework (file, func))
         continue;

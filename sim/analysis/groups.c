@@ -52,7 +52,7 @@ stack_key (const MlTrace *t, const MlStack *st, const regex_t *re, bool *oom)
   regmatch_t m[2];
   for (uint32_t k = 0; k < st->n; k++)
     {
-      ml_frame_text (t, &t->frames[st->first + k], frame, sizeof frame);
+      ml_frame_text (t, ml_trace_stack_frame (t, st, k), frame, sizeof frame);
       if (regexec (re, frame, 2, m, 0) != 0)
         continue;
       regmatch_t use = (re->re_nsub > 0 && m[1].rm_so >= 0) ? m[1] : m[0];

@@ -479,7 +479,7 @@ put_stack (FILE *fp, const MlTrace *t, uint32_t sid)
   fputs (",\"frames\":[", fp);
   for (uint32_t i = 0; i < st->n; i++)
     {
-      const MlFrame *f = &t->frames[st->first + i];
+      const MlFrame *f = ml_trace_stack_frame (t, st, i);
       fputs (i ? ",[" : "[", fp);
       ml_json_put_str (fp, ml_trace_str (t, f->file));
       fprintf (fp, ",%u,", f->line);

@@ -117,7 +117,7 @@ load_with (const MlTraceFormat *f, const char *path, const MlLoadOptions *opts, 
                          "input", path, f->name);
   int rc = f->load (path, opts, out, err);
   /* the call sites by the rule asked for (--frames; user by default) */
-  if (rc == 0 && (*out)->n_frames && (rc = ml_trace_set_sites (*out, &opts->frames, err)) < 0)
+  if (rc == 0 && (*out)->n_stack_frames && (rc = ml_trace_set_sites (*out, &opts->frames, err)) < 0)
     {
       ml_trace_free (*out);
       *out = NULL;

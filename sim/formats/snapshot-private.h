@@ -121,16 +121,18 @@ typedef struct {
   uint8_t  back_kind;     /* the first such entry's action (MlEventKind) */
 } MlSnapDevTrace;
 
-/* A frame dict, interned once per memo object (its tag points here). */
+/* What the reader knows of a frame of the trace's frame table (finfo[i]
+ * of frame i): a frame dict's tag names its index. */
 typedef struct {
-  uint32_t file, func, line;
   uint32_t site;          /* "file:line:func", interned on first use; 0 = not yet */
-  bool     framework;
   /* a frame of compiled code with its FX node (fx_node_* and the model
-   * code it came from, fx_original_trace): that code's location, its
-   * function named with the node; stacks carry it just before this frame */
+   * code it came from, fx_original_trace): that code's location (a frame
+   * index), its function named with the node; stacks carry it just
+   * before this frame */
+  uint32_t fx;
+  bool     known;         /* read from a frame dict (else the fields are unset) */
+  bool     framework;
   bool     has_fx;
-  MlFrame  fx;
 } MlSnapFrameInfo;
 
 typedef struct {
@@ -140,10 +142,9 @@ typedef struct {
   MlPkDoc    *doc;        /* the pickle's document: until the start state is emitted */
   MlU64Map    freed;      /* frames list pointer -> stack, for stacks seen only at a free */
   MlU64Map    by_content; /* hash of (site, frames) -> stack index */
-  MlSnapFrameInfo *finfo; /* one per distinct (file, func, line) */
+  MlSnapFrameInfo *finfo; /* by frame index (MlTrace.frame_table) */
   size_t      n_finfo, cap_finfo;
-  MlU64Map    finfo_by_content;
-  MlFrame    *scratch;    /* frames of the stack being interned */
+  uint32_t   *scratch;    /* frames (indices) of the stack being interned */
   size_t      cap_scratch;
   /* stacks by the frame dicts' identities: a frames list whose items are
    * the same document objects as one read before is that stack, known

@@ -51,60 +51,62 @@ frame_fx (MlSnapCtx *c, const MlPkValue *fv[K__COUNT], MlSnapFrameInfo *fi)
   snprintf (suffix, sizeof suffix, " [FX %s%s%s]", name && name->kind == ML_PK_STR ? name->s : "?",
             target && target->kind == ML_PK_STR ? ": " : "",
             target && target->kind == ML_PK_STR ? target->s : op && op->kind == ML_PK_STR ? op->s : "");
-  int rc = py_location (c, orig->s, orig->len, suffix, &fi->fx);
-  fi->has_fx = rc > 0;
-  return rc < 0 ? rc : 0;
+  MlFrame fx;
+  int rc = py_location (c, orig->s, orig->len, suffix, &fx);
+  if (rc <= 0)
+    return rc;
+  if ((fi->fx = ml_trace_add_frame (c->t, fx)) == UINT32_MAX)
+    return _ml_snap_oom (c);
+  fi->has_fx = true;
+  return 0;
 }
 
-/* The frame of a frame dict: interned once per memo object; NULL when
- * out of memory (the error is set). */
-static MlSnapFrameInfo *
+/* The frame of a frame dict, interned once per memo object: its index in
+ * the trace's frame table (frame dicts of equal content are one frame:
+ * stacks compare by frame), UINT32_MAX when out of memory (the error is
+ * set). */
+static uint32_t
 frame_of (MlSnapCtx *c, MlPkValue *f)
 {
   if ((f->tag & TAG_ROLE) == TAG_FRAME)
-    return &c->finfo[f->tag & ~TAG_ROLE];
+    return f->tag & ~TAG_ROLE;
   const MlPkValue *fv[K__COUNT];
   _ml_snap_fields (f, fv);
-  MlSnapFrameInfo fi = { 0 };
+  MlFrame fr = { 0 };
   int64_t line = 0;
   _ml_snap_int_of (fv[K_LINE], &line);
-  if (_ml_snap_intern_val (c, fv[K_FILENAME], &fi.file) < 0 || _ml_snap_intern_val (c, fv[K_NAME], &fi.func) < 0)
-    return NULL;
-  fi.line = line > 0 && line < UINT32_MAX ? (uint32_t) line : 0;
-  /* frame dicts of equal content are one frame (stacks hash by frame) */
-  uint64_t h = (((uint64_t) fi.file * 0x9e3779b97f4a7c15ull) ^ fi.func) * 0xff51afd7ed558ccdull ^ fi.line;
-  uint32_t idx;
-  if (ml_u64map_get (&c->finfo_by_content, h, &idx) && c->finfo[idx].file == fi.file && c->finfo[idx].func == fi.func
-      && c->finfo[idx].line == fi.line)
-    {
-      if (!f->tag)
-        f->tag = TAG_FRAME | idx;
-      return &c->finfo[idx];
-    }
-  fi.framework = ml_frame_is_framework (ml_trace_str (c->t, fi.file), ml_trace_str (c->t, fi.func));
-  if (frame_fx (c, fv, &fi) < 0)
-    return NULL;
-  if (c->n_finfo > TAG_MAX || _ml_snap_grow ((void **) &c->finfo, &c->cap_finfo, c->n_finfo + 1, sizeof *c->finfo) < 0
-      || ml_u64map_put (&c->finfo_by_content, h, (uint32_t) c->n_finfo) < 0)
+  if (_ml_snap_intern_val (c, fv[K_FILENAME], &fr.file) < 0 || _ml_snap_intern_val (c, fv[K_NAME], &fr.func) < 0)
+    return UINT32_MAX;
+  fr.line = line > 0 && line < UINT32_MAX ? (uint32_t) line : 0;
+  uint32_t idx = ml_trace_add_frame (c->t, fr);
+  if (idx == UINT32_MAX || idx > TAG_MAX
+      || _ml_snap_grow ((void **) &c->finfo, &c->cap_finfo, (size_t) idx + 1, sizeof *c->finfo) < 0)
     {
       _ml_snap_oom (c);
-      return NULL;
+      return UINT32_MAX;
     }
-  c->finfo[c->n_finfo] = fi;
+  for (; c->n_finfo <= idx; c->n_finfo++)
+    c->finfo[c->n_finfo] = (MlSnapFrameInfo) { 0 };
+  if (!c->finfo[idx].known)
+    {
+      MlSnapFrameInfo fi = { .known = true };
+      fi.framework = ml_frame_is_framework (ml_trace_str (c->t, fr.file), ml_trace_str (c->t, fr.func));
+      if (frame_fx (c, fv, &fi) < 0)
+        return UINT32_MAX;
+      c->finfo[idx] = fi;
+    }
   if (!f->tag)
-    f->tag = TAG_FRAME | (uint32_t) c->n_finfo;
-  return &c->finfo[c->n_finfo++];
+    f->tag = TAG_FRAME | idx;
+  return idx;
 }
 
 static uint64_t
-hash_stack (uint32_t site, const MlFrame *fr, size_t n)
+hash_stack (uint32_t site, const uint32_t *fr, size_t n)
 {
   uint64_t h = 0x9e3779b97f4a7c15ull ^ site;
   for (size_t k = 0; k < n; k++)
     {
-      h = (h ^ fr[k].file) * 0xff51afd7ed558ccdull;
-      h = (h ^ fr[k].func) * 0xc4ceb9fe1a85ec53ull;
-      h = (h ^ fr[k].line) * 0x9e3779b97f4a7c15ull;
+      h = (h ^ fr[k]) * 0xff51afd7ed558ccdull;
       h ^= h >> 29;
     }
   return h;
@@ -114,31 +116,27 @@ hash_stack (uint32_t site, const MlFrame *fr, size_t n)
  * the iterations of a training loop repeat the same stacks as different
  * objects; the stack table keeps each distinct one once. */
 static int
-add_stack_h (MlSnapCtx *c, uint64_t h, uint32_t site, const MlFrame *fr, size_t n, uint32_t *out)
+add_stack (MlSnapCtx *c, uint32_t site, const uint32_t *fr, size_t n, uint32_t *out)
 {
+  uint64_t h = hash_stack (site, fr, n);
   uint32_t idx;
   if (ml_u64map_get (&c->by_content, h, &idx))
     {
       const MlStack *st = &c->t->stacks[idx];
       /* a stack of no frames (a frames list without a dict) may come
-       * before the frame table has any: no pointer into it then */
-      if (st->site == site && st->n == n && (n == 0 || memcmp (c->t->frames + st->first, fr, n * sizeof *fr) == 0))
+       * before the table has any: no pointer into it then */
+      if (st->site == site && st->n == n
+          && (n == 0 || memcmp (c->t->stack_frames + st->first, fr, n * sizeof *fr) == 0))
         {
           *out = idx;
           return 0;
         }
     }
-  idx = ml_trace_add_stack (c->t, site, fr, n);
+  idx = ml_trace_add_stack_ix (c->t, site, fr, n);
   if (idx == UINT32_MAX || ml_u64map_put (&c->by_content, h, idx) < 0)
     return _ml_snap_oom (c);
   *out = idx;
   return 0;
-}
-
-static int
-add_stack (MlSnapCtx *c, uint32_t site, const MlFrame *fr, size_t n, uint32_t *out)
-{
-  return add_stack_h (c, hash_stack (site, fr, n), site, fr, n, out);
 }
 
 static int remember_ptrs (MlSnapCtx *c, uint64_t ph, const MlPkValue *frames, uint32_t idx);
@@ -177,57 +175,41 @@ _ml_snap_stack_of (MlSnapCtx *c, MlPkValue *frames, uint32_t *out)
         frames->tag = TAG_STACK | *out;
       return 0;
     }
-  /* hashed by frame (one per distinct content), not by its strings; a
-   * list whose content is a known stack (every iteration of a training
-   * loop) is only compared; one pass over the items */
+  /* by frame (one per distinct content), not by its strings: a list
+   * whose content is a known stack (every iteration of a training loop)
+   * is only compared; one pass over the items */
   if (_ml_snap_grow ((void **) &c->scratch, &c->cap_scratch, 2 * frames->n, sizeof *c->scratch) < 0)
     return _ml_snap_oom (c);
-  MlFrame *fr = c->scratch;
+  uint32_t *fr = c->scratch;
   size_t n = 0;
-  uint64_t h = 0x243f6a8885a308d3ull;
   uint32_t site = 0, idx;
   for (size_t k = 0; k < frames->n; k++)
     {
       MlPkValue *f = frames->items[k];
       if (f->kind != ML_PK_DICT)
         continue;
-      MlSnapFrameInfo *fi = (f->tag & TAG_ROLE) == TAG_FRAME ? &c->finfo[f->tag & ~TAG_ROLE] : frame_of (c, f);
-      if (!fi)
+      uint32_t fi = (f->tag & TAG_ROLE) == TAG_FRAME ? f->tag & ~TAG_ROLE : frame_of (c, f);
+      if (fi == UINT32_MAX)
         return ML_ENOMEM;
-      h = (h ^ (uint64_t) (fi - c->finfo)) * 0x9e3779b97f4a7c15ull;
-      h ^= h >> 32;
-      if (fi->has_fx)
-        fr[n++] = fi->fx;   /* the model code an Inductor frame runs */
-      fr[n++] = (MlFrame) { .file = fi->file, .func = fi->func, .line = fi->line };
-      if (!site && !fi->framework)
+      if (c->finfo[fi].has_fx)
+        fr[n++] = c->finfo[fi].fx;   /* the model code an Inductor frame runs */
+      fr[n++] = fi;
+      if (!site && !c->finfo[fi].framework)
         {
-          if (!fi->site)
+          if (!c->finfo[fi].site)
             {
+              const MlFrame *g = &c->t->frame_table[fi];
               char buf[1024];
-              snprintf (buf, sizeof buf, "%s:%u:%s", ml_trace_str (c->t, fi->file), fi->line,
-                        ml_trace_str (c->t, fi->func));
-              int rc = _ml_snap_intern (c, buf, &fi->site);
+              snprintf (buf, sizeof buf, "%s:%u:%s", ml_trace_str (c->t, g->file), g->line,
+                        ml_trace_str (c->t, g->func));
+              int rc = _ml_snap_intern (c, buf, &c->finfo[fi].site);
               if (rc < 0)
                 return rc;
             }
-          site = fi->site;
+          site = c->finfo[fi].site;
         }
     }
-  h ^= site;
-  if (ml_u64map_get (&c->by_content, h, &idx))
-    {
-      const MlStack *st = &c->t->stacks[idx];
-      /* n == 0: a stack of no frames may come before the frame table
-       * has any: no pointer into it then */
-      if (st->site == site && st->n == n && (n == 0 || memcmp (c->t->frames + st->first, fr, n * sizeof *fr) == 0))
-        {
-          if (!frames->tag && idx <= TAG_MAX)
-            frames->tag = TAG_STACK | idx;
-          *out = idx;
-          return remember_ptrs (c, ph, frames, idx);
-        }
-    }
-  int rc = add_stack_h (c, h, site, fr, n, &idx);
+  int rc = add_stack (c, site, fr, n, &idx);
   if (rc < 0)
     return rc;
   if (!frames->tag && idx <= TAG_MAX)
@@ -284,12 +266,12 @@ _ml_snap_stack_with_forward (MlSnapCtx *c, uint32_t st, const MlPkValue *forward
   if (found <= 0)
     return found;
   const MlStack *s = &c->t->stacks[st];
-  uint32_t n = s->n, site = s->site;
-  if (_ml_snap_grow ((void **) &c->scratch, &c->cap_scratch, n + 1, sizeof *c->scratch) < 0)
+  uint32_t n = s->n, site = s->site, fwd_ix = ml_trace_add_frame (c->t, fwd);
+  if (fwd_ix == UINT32_MAX || _ml_snap_grow ((void **) &c->scratch, &c->cap_scratch, n + 1, sizeof *c->scratch) < 0)
     return _ml_snap_oom (c);
   if (n)
-    memcpy (c->scratch, c->t->frames + s->first, n * sizeof *c->scratch);
-  c->scratch[n++] = fwd;
+    memcpy (c->scratch, c->t->stack_frames + s->first, n * sizeof *c->scratch);
+  c->scratch[n++] = fwd_ix;
   return add_stack (c, site, c->scratch, n, out);
 }
 
@@ -311,17 +293,18 @@ _ml_snap_stack_at_free (MlSnapCtx *c, uint32_t st, uint32_t *out)
   if (_ml_snap_grow ((void **) &c->scratch, &c->cap_scratch, s->n, sizeof *c->scratch) < 0)
     return _ml_snap_oom (c);
   if (s->n)
-    memcpy (c->scratch, c->t->frames + s->first, s->n * sizeof *c->scratch);
+    memcpy (c->scratch, c->t->stack_frames + s->first, s->n * sizeof *c->scratch);
   uint32_t site = 0, n = s->n;
   int rc;
   for (uint32_t k = 0; k < n && !site; k++)
     {
-      const char *file = ml_trace_str (c->t, c->scratch[k].file), *func = ml_trace_str (c->t, c->scratch[k].func);
+      const MlFrame *g = &c->t->frame_table[c->scratch[k]];
+      const char *file = ml_trace_str (c->t, g->file), *func = ml_trace_str (c->t, g->func);
       if (ml_frame_is_framework (file, func))
         continue;
       char buf[1024];
       snprintf (buf, sizeof buf, "allocated before the %s, freed at %s:%u:%s", c->tick ? "window" : "trace", file,
-                c->scratch[k].line, func);
+                g->line, func);
       if ((rc = _ml_snap_intern (c, buf, &site)) < 0)
         return rc;
     }

@@ -262,7 +262,6 @@ drop_document (MlSnapCtx *c)
   c->pents = NULL;
   c->ptrs = NULL;
   c->n_pents = c->cap_pents = c->n_ptrs = c->cap_ptrs = 0;
-  ml_u64map_clear (&c->finfo_by_content);
   free (c->finfo);
   c->finfo = NULL;
   c->n_finfo = c->cap_finfo = 0;
@@ -314,7 +313,6 @@ load_bytes (const unsigned char *data, size_t len, bool mapped, const char *name
   MlSnapCtx c = { .path = name, .err = err, .range = opts->range, .host = opts->device == ML_DEVICE_HOST };
   ml_u64map_init (&c.by_content);
   ml_u64map_init (&c.by_ptrs);
-  ml_u64map_init (&c.finfo_by_content);
   ml_u64map_init (&c.freed);
   ml_u64map_init (&c.live);
   ml_u64map_init (&c.streams);
@@ -349,7 +347,6 @@ load_bytes (const unsigned char *data, size_t len, bool mapped, const char *name
   ml_u64map_clear (&c.by_ptrs);
   free (c.pents);
   free (c.ptrs);
-  ml_u64map_clear (&c.finfo_by_content);
   ml_u64map_clear (&c.freed);
   ml_u64map_clear (&c.live);
   ml_u64map_clear (&c.streams);

@@ -1414,8 +1414,8 @@ read_back (const MlTrace *t)
           const MlStack *st = &t->stacks[e->stack];
           sum += strlen (ml_trace_str (t, st->site));
           for (uint32_t k = 0; k < st->n; k++)
-            sum += strlen (ml_trace_str (t, t->frames[st->first + k].file))
-                   + strlen (ml_trace_str (t, t->frames[st->first + k].func));
+            sum += strlen (ml_trace_str (t, ml_trace_stack_frame (t, st, k)->file))
+                   + strlen (ml_trace_str (t, ml_trace_stack_frame (t, st, k)->func));
         }
     }
   if (t->device_reason)
