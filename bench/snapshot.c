@@ -3,8 +3,10 @@
  *   bench-snapshot [--repeat R] [--python-max BYTES] FILE...
  *   bench-snapshot --generate SIZE --out FILE [--shape S] [--keep] [--python-max BYTES]
  *
- * For each file, in one run, each phase in its own child process (so its
- * peak RSS is its own; best of R runs for the time):
+ * For each file, in one run, each phase R times, each time in a child
+ * process of its own (a fresh process, as a user runs memlens: its peak
+ * RSS is its own, not raised by the runs before it in one heap; the best
+ * time and the largest peak RSS of the R runs):
  *   pickle.loads  Python's own pickle.loads of the file's bytes, timed in
  *                 the Python process (when python3 is on PATH and the file
  *                 is at most --python-max, default 1.5 GB: Python takes
@@ -517,74 +519,67 @@ cpu_now (void)
 }
 
 static void
-phase (int ph, const char *path, int repeat, Result *res)
+phase (int ph, const char *path, Result *res)
 {
-  double best = 1e30;
   MlError err = { 0 };
-  for (int rep = 0; rep < repeat; rep++)
+  double t0 = cpu_now ();
+  if (ph == PH_PARSE)
     {
-      double t0 = cpu_now ();
-      if (ph == PH_PARSE)
+      int fd = open (path, O_RDONLY);
+      struct stat sb;
+      if (fd < 0 || fstat (fd, &sb) < 0)
         {
-          int fd = open (path, O_RDONLY);
-          struct stat sb;
-          if (fd < 0 || fstat (fd, &sb) < 0)
-            {
-              snprintf (res->msg, sizeof res->msg, "%s: %s", path, strerror (errno));
-              return;
-            }
-          void *map = mmap (NULL, (size_t) sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-          close (fd);
-          if (map == MAP_FAILED)
-            return;
-          uint64_t n = 0;
-          MlPkStream st = { .key = "device_traces", .item = count_item, .user = &n, .drop_input = true };
-          MlPkDoc *doc = NULL;
-          int rc = ml_pk_parse_stream (map, (size_t) sb.st_size, &st, &doc, &err);
-          munmap (map, (size_t) sb.st_size);
-          ml_pk_free (doc);
-          if (rc < 0)
-            {
-              snprintf (res->msg, sizeof res->msg, "%s", err.msg);
-              return;
-            }
-          res->entries = n;
+          snprintf (res->msg, sizeof res->msg, "%s: %s", path, strerror (errno));
+          return;
         }
-      else
+      void *map = mmap (NULL, (size_t) sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+      close (fd);
+      if (map == MAP_FAILED)
+        return;
+      uint64_t n = 0;
+      MlPkStream st = { .key = "device_traces", .item = count_item, .user = &n, .drop_input = true };
+      MlPkDoc *doc = NULL;
+      int rc = ml_pk_parse_stream (map, (size_t) sb.st_size, &st, &doc, &err);
+      munmap (map, (size_t) sb.st_size);
+      ml_pk_free (doc);
+      if (rc < 0)
         {
-          MlTrace *t;
-          MlBuffers *bufs;
-          if (ml_trace_load (path, NULL, &t, &err) < 0 || ml_buffers_build (t, 0, &bufs, &err) < 0)
-            {
-              snprintf (res->msg, sizeof res->msg, "%s", err.msg);
-              return;
-            }
-          res->events = t->n_events;
-          res->stacks = t->n_stacks;
-          if (ph == PH_CONFORM)
-            {
-              MlCachingConformance c;
-              if (ml_caching_conformance (t, NULL, &c, &err) < 0)
-                {
-                  snprintf (res->msg, sizeof res->msg, "%s", err.msg);
-                  return;
-                }
-              res->conformance = c.allocs ? (double) c.matched / (double) c.allocs : -1;
-            }
-          ml_buffers_free (bufs);
-          ml_trace_free (t);
+          snprintf (res->msg, sizeof res->msg, "%s", err.msg);
+          return;
         }
-      double dt = cpu_now () - t0;
-      if (dt < best)
-        best = dt;
+      res->entries = n;
     }
-  res->seconds = best;
+  else
+    {
+      MlTrace *t;
+      MlBuffers *bufs;
+      if (ml_trace_load (path, NULL, &t, &err) < 0 || ml_buffers_build (t, 0, &bufs, &err) < 0)
+        {
+          snprintf (res->msg, sizeof res->msg, "%s", err.msg);
+          return;
+        }
+      res->events = t->n_events;
+      res->stacks = t->n_stacks;
+      if (ph == PH_CONFORM)
+        {
+          MlCachingConformance c;
+          if (ml_caching_conformance (t, NULL, &c, &err) < 0)
+            {
+              snprintf (res->msg, sizeof res->msg, "%s", err.msg);
+              return;
+            }
+          res->conformance = c.allocs ? (double) c.matched / (double) c.allocs : -1;
+        }
+      ml_buffers_free (bufs);
+      ml_trace_free (t);
+    }
+  res->seconds = cpu_now () - t0;
   res->ok = 1;
 }
 
-/* Runs @ph in a child; its time, counts and peak RSS. */
+/* Runs @ph once in a child; its time, counts and peak RSS. */
 static Result
-in_child (int ph, const char *path, int repeat)
+one_child (int ph, const char *path)
 {
   Result res = { 0 };
   int fds[2];
@@ -595,7 +590,7 @@ in_child (int ph, const char *path, int repeat)
   if (pid == 0)
     {
       close (fds[0]);
-      phase (ph, path, repeat, &res);
+      phase (ph, path, &res);
       if (write (fds[1], &res, sizeof res) != (ssize_t) sizeof res)
         _exit (1);
       _exit (0);
@@ -613,6 +608,25 @@ in_child (int ph, const char *path, int repeat)
     }
   res.maxrss_kb = ru.ru_maxrss;
   return res;
+}
+
+/* Runs @ph @repeat times, each in a child of its own: the best time, the
+ * largest peak RSS; the first failure, if any. */
+static Result
+in_child (int ph, const char *path, int repeat)
+{
+  Result best = one_child (ph, path);
+  for (int rep = 1; rep < repeat && best.ok; rep++)
+    {
+      Result r = one_child (ph, path);
+      if (!r.ok)
+        return r;
+      if (r.maxrss_kb > best.maxrss_kb)
+        best.maxrss_kb = r.maxrss_kb;
+      if (r.seconds < best.seconds)
+        best.seconds = r.seconds;
+    }
+  return best;
 }
 
 /* Python's pickle.loads of the file, timed inside Python; <0 when not run. */

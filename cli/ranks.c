@@ -236,6 +236,38 @@ put_ooms (const CliRank *r, const size_t *ok, size_t n, bool json)
     printf (timed ? "   (the first OOM of each rank, after the first of all)\n" : "   (no times recorded)\n");
 }
 
+/* @name without its digits, into @buf */
+static void
+undigit (const char *name, char *buf, size_t len)
+{
+  size_t k = 0;
+  for (; *name && k + 1 < len; name++)
+    if (!isdigit ((unsigned char) *name))
+      buf[k++] = *name;
+  buf[k] = 0;
+}
+
+bool
+cli_ranks_one_job (const CliRank *r, size_t n)
+{
+  bool named = true, alike = true;
+  char a[512], b[512];
+  for (size_t k = 0; k < n; k++)
+    {
+      long rk = cli_rank_of (r[k].path, r[k].s->done ? r[k].s->meta_rank : -1);
+      named = named && rk >= 0;
+      undigit (base (r[k].path), k ? b : a, sizeof a);
+      alike = alike && (k == 0 || strcmp (a, b) == 0);
+      for (size_t j = 0; j < k; j++)
+        {
+          long rj = cli_rank_of (r[j].path, r[j].s->done ? r[j].s->meta_rank : -1);
+          if ((named && rj == rk) || strcmp (base (r[j].path), base (r[k].path)) == 0)
+            named = alike = false;   /* one rank twice, or one name twice */
+        }
+    }
+  return n > 1 && (named || alike);
+}
+
 static const CliRank *sort_r;
 
 static int
@@ -255,6 +287,17 @@ cli_ranks_print (const CliRank *r, size_t n, bool json)
   for (size_t k = 0; k < n; k++)
     if (r[k].s->done)
       ok[m++] = k;
+  if (!cli_ranks_one_job (r, n))
+    {
+      if (json)
+        printf ("null");
+      else
+        printf ("== across the ranks: not shown ==\nthese files do not look like the ranks of one job, whose files "
+                "each name their own rank (rank3 in the name, or a Kineto trace's distributedInfo.rank) or have names "
+                "that differ only in their numbers (snapshot_0.pickle, snapshot_1.pickle)\n");
+      free (ok);
+      return;
+    }
   if (json)
     printf ("{\"ranks\":%zu", m);
   else

@@ -39,8 +39,14 @@ long cli_rank_of (const char *path, int64_t meta_rank);
 /* A record of the sites file: a call site and the bytes it holds live at
  * the rank's allocated peak. */
 int  cli_rank_put_site (FILE *fp, const char *site, uint64_t bytes);
+/* Whether @n files (more than one) look like the ranks of one job: each
+ * names a rank (cli_rank_of) and no two the same, or their names (without
+ * the folder) are distinct and equal once their digits are taken out
+ * (snapshot_0.pickle, snapshot_1.pickle). */
+bool cli_ranks_one_job (const CliRank *r, size_t n);
 /* The cross-rank view of @n files: text, or the JSON object's
- * "cross_rank" value. */
+ * "cross_rank" value (null when they are not the ranks of one job: the
+ * text says why). */
 void cli_ranks_print (const CliRank *r, size_t n, bool json);
 
 #endif

@@ -175,8 +175,23 @@ other = os.path.join(tmp, "worker-b.pickle")
 os.link(files[3], other)   # rank 3 records an OOM: diagnose explains it
 p = subprocess.run([memlens, "diagnose", "--jobs", "2", "--json", files[1], other], capture_output=True, text=True)
 doc = json.loads(p.stdout) if p.stdout.startswith("{") else {"files": []}
-ok([r.get("rank") for r in doc["files"]] == [1, None] and doc.get("cross_rank", {}).get("ranks") == 2,
-   "diagnose --jobs --json: a file whose name says no rank has rank null (%s)" % p.stdout[:200])
+ok([r.get("rank") for r in doc["files"]] == [1, None] and "cross_rank" in doc and doc["cross_rank"] is None,
+   "diagnose --jobs --json: a file whose name says no rank has rank null; not ranks of one job: cross_rank null (%s)"
+   % p.stdout[:200])
+p = subprocess.run([memlens, "stats", "--jobs", "2", files[1], other], capture_output=True, text=True)
+ok("== across the ranks: not shown ==" in p.stdout and "peak allocated:" not in p.stdout,
+   "text: two files that are not ranks of one job get no view, and are told why (%s)" % p.stdout[-300:])
+alike = [os.path.join(tmp, "snapshot_%d.pickle" % k) for k in (0, 1)]
+os.link(files[2], alike[0])
+os.link(files[4], alike[1])
+p = subprocess.run([memlens, "stats", "--jobs", "2", "--json"] + alike, capture_output=True, text=True)
+cr = json.loads(p.stdout).get("cross_rank") if p.returncode == 0 else None
+pk = [figs[2]["alloc"], figs[4]["alloc"]]
+top = 0 if pk[0] >= pk[1] else 1   # the first of equal peaks
+ok(cr is not None and cr.get("peak_allocated", {}).get("max") == pk[top]
+   and cr["peak_allocated"]["max_at"]["file"] == alike[top],
+   "names alike but for their numbers (snapshot_0, snapshot_1): the view, max %d on %s (%s)"
+   % (pk[top], os.path.basename(alike[top]), cr))
 p = subprocess.run([memlens, "compare", "--jobs", "2", "-s", "best-fit", files[0], files[2]],
                    capture_output=True, text=True)
 ok("== across the ranks (2 of 2 files read) ==" in p.stdout and "on rank 2" in p.stdout,
