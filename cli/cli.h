@@ -167,6 +167,9 @@ void cli_install_signals (void);
 extern bool cli_in_multi;
 int  cli_multi (const char *cmd, int (*run) (int, char **), bool print_each, int argc, char **argv, int first,
                 MlCliOpts *o);
+/* memlens report FILE... -o OUT: the view across the ranks of the files
+ * (argv[@first..@argc)) as a report (.html when @html): the exit status. */
+int  cli_report_ranks (int argc, char **argv, int first, MlCliOpts *o, bool html);
 /* --jobs N; returns false (with a message) on a bad value */
 bool cli_jobs_option (const char *cmd, const char *arg, unsigned *jobs);
 

@@ -155,13 +155,22 @@ cmd_report (int argc, char **argv)
   int rc = cli_parse (&cli_cmd_report, argc, argv, &o, &a);
   if (rc != CLI_PARSED)
     return rc;
-  if (optind + 1 != argc || !o.output)
+  if (optind >= argc || !o.output)
     return cli_usage (&cli_cmd_report);
   char ext[16];
   ml_path_ext (o.output, ext, sizeof ext, NULL);
   bool html = strcmp (ext, "html") == 0 || strcmp (ext, "htm") == 0;
   if ((rc = check_output (&o, &a, ext, html)))
     return rc;
+  if (argc - optind > 1)
+    {
+      /* the view across the ranks: no strategy runs */
+      if (a.sweep_spec || a.interactive || cli_given (&o, 'A') || cli_given (&o, CLI_OPT_STRATEGIES))
+        return cli_fail ("report", EXIT_BAD, "%s: a report of several files shows them across the ranks and runs no "
+                         "strategy (report one file for that)", a.sweep_spec ? "--sweep" : a.interactive
+                         ? "--interactive" : cli_given (&o, 'A') ? "--axis" : "--strategies");
+      return cli_report_ranks (argc, argv, optind, &o, html);
+    }
   const MlStrategy **list = cli_strategies ("report", o.strategies);
   if (!list)
     return EXIT_BAD;
@@ -188,7 +197,8 @@ const CliCommand cli_cmd_report = {
   .name = "report",
   .bit = CLI_REPORT,
   .summary = "write a tuning report: strategies, peaks with blame, OOM, races (.html/.md/.json/.csv)",
-  .usage = "memlens report [OPTIONS] TRACE -o REPORT.html|.md|.json|.csv\n",
+  .usage = "memlens report [OPTIONS] TRACE -o REPORT.html|.md|.json|.csv\n"
+           "memlens report [OPTIONS] RANK_TRACE... [--jobs N] -o REPORT.html|.md|.json|.csv\n",
   .about = "Runs the strategies over the trace and writes a report: the comparison\n"
            "table, the lower bound, peak points with blame, fragmentation, OOM\n"
            "verdicts under --capacity, conflicts and races, and the knobs used. The\n"
@@ -198,7 +208,12 @@ const CliCommand cli_cmd_report = {
            "trace recorded an OOM or a strategy runs out of memory under --capacity\n"
            "(as for stats, compare and diagnose); 2, with no report, as compare: an\n"
            "--options key no strategy reads, a strategy refusing its settings, every\n"
-           "strategy failing.\n",
+           "strategy failing.\n"
+           "With several files (one per rank of a job: rank3 in their names, or\n"
+           "names alike but for their numbers) it reports them across the ranks:\n"
+           "one figure of each rank's peak reserved and allocated bytes, the ranks\n"
+           "that recorded an OOM marked, the imbalance, the call site that differs\n"
+           "most, and a table of the files; its JSON is stats --json's.\n",
   .options = report_options,
   .option = report_option,
   .run = cmd_report,

@@ -108,26 +108,24 @@ copy_out (FILE *from, FILE *to)
     fwrite (buf, 1, n, to);
 }
 
+/* The view's records of the @n jobs (in @r, to fill) */
 static void
-print_ranks (const Job *job, size_t n, char **paths, bool json)
+as_ranks (const Job *job, size_t n, char **paths, CliRank *r)
 {
-  CliRank *r = calloc (n ? n : 1, sizeof *r);
-  if (!r)
-    return;
   for (size_t k = 0; k < n; k++)
-    r[k] = (CliRank) { .path = paths[k], .s = &job[k].s, .sites = job[k].sites };
-  cli_ranks_print (r, n, json);
-  free (r);
+    r[k] = (CliRank) { .path = paths[k], .s = &job[k].s, .sites = job[k].sites, .status = job[k].status };
 }
 
-int
-cli_multi (const char *cmd, int (*run) (int, char **), bool print_each, int argc, char **argv, int first,
-           MlCliOpts *o)
+/* Runs the @n files from argv[@first] in children, o->jobs at a time
+ * (@run's output per file when @print_each), into @job: 0, or the exit
+ * status after saying why not. */
+static int
+run_jobs (const char *cmd, int (*run) (int, char **), bool print_each, int argc, char **argv, int first,
+          MlCliOpts *o, Job *job)
 {
   size_t n = (size_t) (argc - first);
-  Job *job = calloc (n ? n : 1, sizeof *job);
   char **av = calloc ((size_t) first + 2, sizeof *av);
-  if (!job || !av)
+  if (!av)
     return cli_fail (cmd, EXIT_BAD, "out of memory");
   memcpy (av, argv, (size_t) first * sizeof *av);
   unsigned jobs = o->jobs ? o->jobs : 1;
@@ -171,7 +169,9 @@ cli_multi (const char *cmd, int (*run) (int, char **), bool print_each, int argc
               fflush (stderr);
               if (write (fds[1], &s, sizeof s) != (ssize_t) sizeof s)
                 _exit (EXIT_BAD);
-              _exit (rc ? rc : s.load_rc);
+              /* no command run: a file that recorded an OOM exits 1, as
+               * stats, compare, diagnose and report do */
+              _exit (rc ? rc : s.load_rc ? s.load_rc : !run && s.ooms ? EXIT_PROBLEMS : EXIT_OK);
             }
           close (fds[1]);
           j->pipe = fds[0];
@@ -193,6 +193,70 @@ cli_multi (const char *cmd, int (*run) (int, char **), bool print_each, int argc
             finished++;
           }
     }
+  free (av);
+  return EXIT_OK;
+}
+
+static void
+close_jobs (Job *job, size_t n)
+{
+  for (size_t k = 0; k < n; k++)
+    {
+      if (job[k].out)
+        fclose (job[k].out);
+      if (job[k].err)
+        fclose (job[k].err);
+      if (job[k].sites)
+        fclose (job[k].sites);
+    }
+  free (job);
+}
+
+int
+cli_multi_ranks (const char *cmd, int argc, char **argv, int first, MlCliOpts *o, CliRanksSink sink, void *user)
+{
+  size_t n = (size_t) (argc - first);
+  Job *job = calloc (n ? n : 1, sizeof *job);
+  CliRank *r = calloc (n ? n : 1, sizeof *r);
+  int rc = job && r ? run_jobs (cmd, NULL, false, argc, argv, first, o, job) : cli_fail (cmd, EXIT_BAD, "out of memory");
+  if (rc == EXIT_OK)
+    {
+      for (size_t k = 0; k < n; k++)
+        {
+          copy_out (job[k].err, stderr);
+          if (job[k].status > rc)
+            rc = job[k].status;
+        }
+      as_ranks (job, n, argv + first, r);
+      int s = sink (r, n, user);
+      rc = s > rc ? s : rc;
+    }
+  free (r);
+  if (job)
+    close_jobs (job, n);
+  return rc;
+}
+
+int
+cli_multi (const char *cmd, int (*run) (int, char **), bool print_each, int argc, char **argv, int first,
+           MlCliOpts *o)
+{
+  size_t n = (size_t) (argc - first);
+  Job *job = calloc (n ? n : 1, sizeof *job);
+  CliRank *r = calloc (n ? n : 1, sizeof *r);
+  if (!job || !r)
+    {
+      free (job);
+      free (r);
+      return cli_fail (cmd, EXIT_BAD, "out of memory");
+    }
+  int rc = run_jobs (cmd, run, print_each, argc, argv, first, o, job);
+  if (rc != EXIT_OK)
+    {
+      free (r);
+      close_jobs (job, n);
+      return rc;
+    }
   int worst = EXIT_OK;
   for (size_t k = 0; k < n; k++)
     {
@@ -203,40 +267,16 @@ cli_multi (const char *cmd, int (*run) (int, char **), bool print_each, int argc
         copy_out (j->out, stdout);
       fflush (stdout);
       copy_out (j->err, stderr);
-      fclose (j->out);
-      fclose (j->err);
       if (j->status > worst)
         worst = j->status;
     }
+  as_ranks (job, n, argv + first, r);
   if (o->json)
     {
-      printf ("{\"files\":[");
-      for (size_t k = 0; k < n; k++)
-        {
-          const Summary *s = &job[k].s;
-          long rank = cli_rank_of (argv[first + k], s->done ? s->meta_rank : -1);
-          printf ("%s{\"file\":", k ? "," : "");
-          ml_json_put_str (stdout, argv[first + k]);
-          if (rank >= 0)
-            printf (",\"rank\":%ld", rank);
-          else
-            printf (",\"rank\":null");
-          if (!s->done)
-            printf (",\"error\":true,\"exit\":%d}", job[k].status);
-          else
-            {
-              printf (",\"device\":%u,\"events\":%" PRIu64 ",\"peak_reserved\":%" PRIu64 ",\"peak_allocated\":%" PRIu64
-                      ",\"peak_allocated_tick\":%" PRIu64 ",\"ooms\":%u,",
-                      s->device, s->entries, s->reserved_peak, s->allocated_peak, s->allocated_tick, s->ooms);
-              if (s->oom_timed)
-                printf ("\"first_oom_ns\":%" PRId64 ",", s->first_oom_ns);
-              printf ("\"top_site\":");
-              ml_json_put_str (stdout, s->site);
-              printf (",\"top_site_bytes\":%" PRIu64 ",\"exit\":%d}", s->site_bytes, job[k].status);
-            }
-        }
-      printf ("],\"cross_rank\":");
-      print_ranks (job, n, argv + first, true);
+      printf ("{\"files\":");
+      cli_ranks_files_json (stdout, r, n);
+      printf (",\"cross_rank\":");
+      cli_ranks_print (stdout, r, n, true);
       printf ("}\n");
     }
   else
@@ -258,11 +298,9 @@ cli_multi (const char *cmd, int (*run) (int, char **), bool print_each, int argc
                   cli_size (s->allocated_peak), s->ooms ? "yes" : "no", s->site, cli_size (s->site_bytes));
         }
       if (n > 1)
-        print_ranks (job, n, argv + first, false);
+        cli_ranks_print (stdout, r, n, false);
     }
-  for (size_t k = 0; k < n; k++)
-    fclose (job[k].sites);
-  free (job);
-  free (av);
+  free (r);
+  close_jobs (job, n);
   return worst;
 }

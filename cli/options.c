@@ -121,7 +121,7 @@ const CliOption cli_shared_options[] = {
   { "plan", 'p', CLI_OPT_PLAN, "FILE", "use this plan, written by 'memlens plan' (.json or .csv); not with --strategy", NULL,
     NULL, CLI_RENDER | CLI_REPLAY },
   { "jobs", 0, CLI_OPT_JOBS, "N", "several files: N at a time, then a summary table and the view across the ranks", "1", NULL,
-    CLI_STATS | CLI_COMPARE | CLI_DIAGNOSE },
+    CLI_STATS | CLI_COMPARE | CLI_DIAGNOSE | CLI_REPORT },
   { "range", 0, CLI_OPT_RANGE, "T0:T1|STAGE[#K]",
     "PyTorch snapshots, Kineto traces: only ticks T0..T1 (1000:2000) or times from the first entry (1.5s:3s, 200ms:); either end "
     "may be left out; the rest of the file is skipped as it streams. A snapshot's external_annotations stage by name: its K-th "

@@ -135,11 +135,10 @@ base (const char *path)
   return strrchr (path, '/') ? strrchr (path, '/') + 1 : path;
 }
 
-/* "rank 3", or the file's name when it names no rank */
-static const char *
-label (const CliRank *r, char *buf, size_t len)
+const char *
+cli_rank_label (const CliRank *r, char *buf, size_t len)
 {
-  long k = cli_rank_of (r->path, r->s->meta_rank);
+  long k = cli_rank_of (r->path, r->s->done ? r->s->meta_rank : -1);
   if (k < 0)
     return base (r->path);
   snprintf (buf, len, "rank %ld", k);
@@ -147,20 +146,21 @@ label (const CliRank *r, char *buf, size_t len)
 }
 
 static void
-json_rank (const CliRank *r)
+json_rank (FILE *fp, const CliRank *r)
 {
-  long k = cli_rank_of (r->path, r->s->meta_rank);
-  printf ("\"file\":");
-  ml_json_put_str (stdout, r->path);
+  long k = cli_rank_of (r->path, r->s->done ? r->s->meta_rank : -1);
+  fprintf (fp, "\"file\":");
+  ml_json_put_str (fp, r->path);
   if (k < 0)
-    printf (",\"rank\":null");
+    fprintf (fp, ",\"rank\":null");
   else
-    printf (",\"rank\":%ld", k);
+    fprintf (fp, ",\"rank\":%ld", k);
 }
 
 /* The peak's line: max, which rank, mean, max / mean. */
 static void
-put_peak (const char *what, const CliRank *r, const size_t *ok, size_t n, bool reserved, bool json, bool first)
+put_peak (FILE *fp, const char *what, const CliRank *r, const size_t *ok, size_t n, bool reserved, bool json,
+          bool first)
 {
   size_t imax = ok[0];
   double sum = 0;
@@ -177,18 +177,18 @@ put_peak (const char *what, const CliRank *r, const size_t *ok, size_t n, bool r
   char buf[64];
   if (json)
     {
-      printf ("%s\"%s\":{\"max\":%" PRIu64 ",\"mean\":%.1f,\"imbalance\":%.4f,\"max_at\":{", first ? "" : ",",
-              reserved ? "peak_reserved" : "peak_allocated", max, mean, ratio);
-      json_rank (&r[imax]);
-      printf ("}}");
+      fprintf (fp, "%s\"%s\":{\"max\":%" PRIu64 ",\"mean\":%.1f,\"imbalance\":%.4f,\"max_at\":{", first ? "" : ",",
+               reserved ? "peak_reserved" : "peak_allocated", max, mean, ratio);
+      json_rank (fp, &r[imax]);
+      fprintf (fp, "}}");
       return;
     }
-  printf ("%-15s max %s on %s, mean %s: imbalance (max / mean) %.3fx\n", what, cli_size (max),
-          label (&r[imax], buf, sizeof buf), cli_size ((uint64_t) (mean + 0.5)), ratio);
+  fprintf (fp, "%-15s max %s on %s, mean %s: imbalance (max / mean) %.3fx\n", what, cli_size (max),
+           cli_rank_label (&r[imax], buf, sizeof buf), cli_size ((uint64_t) (mean + 0.5)), ratio);
 }
 
 static void
-put_ooms (const CliRank *r, const size_t *ok, size_t n, bool json)
+put_ooms (FILE *fp, const CliRank *r, const size_t *ok, size_t n, bool json)
 {
   bool any = false, timed = true;
   int64_t t0 = INT64_MAX;
@@ -201,11 +201,11 @@ put_ooms (const CliRank *r, const size_t *ok, size_t n, bool json)
           t0 = r[ok[k]].s->first_oom_ns;
       }
   if (json)
-    printf (",\"oom\":[");
+    fprintf (fp, ",\"oom\":[");
   else if (!any)
-    printf ("%-15s none recorded\n", "OOM:");
+    fprintf (fp, "%-15s none recorded\n", "OOM:");
   else
-    printf ("%-15s", "OOM:");
+    fprintf (fp, "%-15s", "OOM:");
   char buf[64];
   bool sep = false;
   for (size_t k = 0; k < n; k++)
@@ -215,25 +215,25 @@ put_ooms (const CliRank *r, const size_t *ok, size_t n, bool json)
         continue;
       if (json)
         {
-          printf ("%s{", sep ? "," : "");
-          json_rank (&r[ok[k]]);
-          printf (",\"ooms\":%u", s->ooms);
+          fprintf (fp, "%s{", sep ? "," : "");
+          json_rank (fp, &r[ok[k]]);
+          fprintf (fp, ",\"ooms\":%u", s->ooms);
           if (s->oom_timed)
-            printf (",\"first_oom_ns\":%" PRId64 ",\"after_first_oom_ns\":%" PRId64, s->first_oom_ns,
-                    timed ? s->first_oom_ns - t0 : 0);
-          printf ("}");
+            fprintf (fp, ",\"first_oom_ns\":%" PRId64 ",\"after_first_oom_ns\":%" PRId64, s->first_oom_ns,
+                     timed ? s->first_oom_ns - t0 : 0);
+          fprintf (fp, "}");
         }
       else if (timed)
-        printf ("%s %s +%.3f s", sep ? "," : "", label (&r[ok[k]], buf, sizeof buf),
-                (double) (s->first_oom_ns - t0) / 1e9);
+        fprintf (fp, "%s %s +%.3f s", sep ? "," : "", cli_rank_label (&r[ok[k]], buf, sizeof buf),
+                 (double) (s->first_oom_ns - t0) / 1e9);
       else
-        printf ("%s %s", sep ? "," : "", label (&r[ok[k]], buf, sizeof buf));
+        fprintf (fp, "%s %s", sep ? "," : "", cli_rank_label (&r[ok[k]], buf, sizeof buf));
       sep = true;
     }
   if (json)
-    printf ("]");
+    fprintf (fp, "]");
   else if (any)
-    printf (timed ? "   (the first OOM of each rank, after the first of all)\n" : "   (no times recorded)\n");
+    fprintf (fp, timed ? "   (the first OOM of each rank, after the first of all)\n" : "   (no times recorded)\n");
 }
 
 /* @name without its digits, into @buf */
@@ -279,7 +279,7 @@ cmp_alloc (const void *a, const void *b)
 }
 
 void
-cli_ranks_print (const CliRank *r, size_t n, bool json)
+cli_ranks_print (FILE *fp, const CliRank *r, size_t n, bool json)
 {
   size_t *ok = calloc (n ? n : 1, sizeof *ok), m = 0;
   if (!ok)
@@ -290,25 +290,25 @@ cli_ranks_print (const CliRank *r, size_t n, bool json)
   if (!cli_ranks_one_job (r, n))
     {
       if (json)
-        printf ("null");
+        fprintf (fp, "null");
       else
-        printf ("== across the ranks: not shown ==\nthese files do not look like the ranks of one job, whose files "
-                "each name their own rank (rank3 in the name, or a Kineto trace's distributedInfo.rank) or have names "
-                "that differ only in their numbers (snapshot_0.pickle, snapshot_1.pickle)\n");
+        fprintf (fp, "== across the ranks: not shown ==\nthese files do not look like the ranks of one job, whose files "
+                 "each name their own rank (rank3 in the name, or a Kineto trace's distributedInfo.rank) or have names "
+                 "that differ only in their numbers (snapshot_0.pickle, snapshot_1.pickle)\n");
       free (ok);
       return;
     }
   if (json)
-    printf ("{\"ranks\":%zu", m);
+    fprintf (fp, "{\"ranks\":%zu", m);
   else
-    printf ("== across the ranks (%zu of %zu files read) ==\n", m, n);
+    fprintf (fp, "== across the ranks (%zu of %zu files read) ==\n", m, n);
   if (m)
     {
       if (json)
-        printf (",");
-      put_peak ("peak reserved:", r, ok, m, true, json, true);
-      put_peak ("peak allocated:", r, ok, m, false, json, false);
-      put_ooms (r, ok, m, json);
+        fprintf (fp, ",");
+      put_peak (fp, "peak reserved:", r, ok, m, true, json, true);
+      put_peak (fp, "peak allocated:", r, ok, m, false, json, false);
+      put_ooms (fp, r, ok, m, json);
       size_t *by = malloc (m * sizeof *by);
       if (by)
         {
@@ -320,27 +320,53 @@ cli_ranks_print (const CliRank *r, size_t n, bool json)
           char b1[64], b2[64];
           if (json)
             {
-              printf (",\"site_gap\":{\"heaviest\":{");
-              json_rank (h);
-              printf ("},\"median\":{");
-              json_rank (md);
-              printf ("},\"site\":");
-              ml_json_put_str (stdout, g.found ? g.name : "");
-              printf (",\"heaviest_bytes\":%" PRIu64 ",\"median_bytes\":%" PRIu64 "}", g.h, g.m);
+              fprintf (fp, ",\"site_gap\":{\"heaviest\":{");
+              json_rank (fp, h);
+              fprintf (fp, "},\"median\":{");
+              json_rank (fp, md);
+              fprintf (fp, "},\"site\":");
+              ml_json_put_str (fp, g.found ? g.name : "");
+              fprintf (fp, ",\"heaviest_bytes\":%" PRIu64 ",\"median_bytes\":%" PRIu64 "}", g.h, g.m);
             }
           else if (g.found)
             {
-              printf ("%-15s heaviest %s against the median %s: %s holds %s there, %s on the median\n",
-                      "call site:", label (h, b1, sizeof b1), label (md, b2, sizeof b2), g.name, cli_size (g.h),
-                      cli_size (g.m));
+              fprintf (fp, "%-15s heaviest %s against the median %s: %s holds %s there, %s on the median\n",
+                       "call site:", cli_rank_label (h, b1, sizeof b1), cli_rank_label (md, b2, sizeof b2), g.name,
+                       cli_size (g.h), cli_size (g.m));
             }
           else
-            printf ("%-15s heaviest %s, median %s: no call site holds other bytes at their peaks\n", "call site:",
-                    label (h, b1, sizeof b1), label (md, b2, sizeof b2));
+            fprintf (fp, "%-15s heaviest %s, median %s: no call site holds other bytes at their peaks\n", "call site:",
+                     cli_rank_label (h, b1, sizeof b1), cli_rank_label (md, b2, sizeof b2));
           free (by);
         }
     }
   if (json)
-    printf ("}");
+    fprintf (fp, "}");
   free (ok);
+}
+
+void
+cli_ranks_files_json (FILE *fp, const CliRank *r, size_t n)
+{
+  fprintf (fp, "[");
+  for (size_t k = 0; k < n; k++)
+    {
+      const CliRankSummary *s = r[k].s;
+      fprintf (fp, "%s{", k ? "," : "");
+      json_rank (fp, &r[k]);
+      if (!s->done)
+        {
+          fprintf (fp, ",\"error\":true,\"exit\":%d}", r[k].status);
+          continue;
+        }
+      fprintf (fp, ",\"device\":%u,\"events\":%" PRIu64 ",\"peak_reserved\":%" PRIu64 ",\"peak_allocated\":%" PRIu64
+               ",\"peak_allocated_tick\":%" PRIu64 ",\"ooms\":%u,",
+               s->device, s->entries, s->reserved_peak, s->allocated_peak, s->allocated_tick, s->ooms);
+      if (s->oom_timed)
+        fprintf (fp, "\"first_oom_ns\":%" PRId64 ",", s->first_oom_ns);
+      fprintf (fp, "\"top_site\":");
+      ml_json_put_str (fp, s->site);
+      fprintf (fp, ",\"top_site_bytes\":%" PRIu64 ",\"exit\":%d}", s->site_bytes, r[k].status);
+    }
+  fprintf (fp, "]");
 }

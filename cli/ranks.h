@@ -28,6 +28,7 @@ typedef struct {
   const char           *path;
   const CliRankSummary *s;
   FILE                 *sites;
+  int                   status;   /* the file's exit status */
 } CliRank;
 
 /* The rank a file's name says: the digits after "rank" (any case, at
@@ -36,6 +37,9 @@ long cli_rank_of_name (const char *path);
 /* A file's rank: what the file says (@meta_rank >= 0), else its name's;
  * -1 when neither says. */
 long cli_rank_of (const char *path, int64_t meta_rank);
+/* "rank 3", or the file's name when it names no rank: in @buf, or the
+ * name (borrowed). */
+const char *cli_rank_label (const CliRank *r, char *buf, size_t len);
 /* A record of the sites file: a call site and the bytes it holds live at
  * the rank's allocated peak. */
 int  cli_rank_put_site (FILE *fp, const char *site, uint64_t bytes);
@@ -47,6 +51,19 @@ bool cli_ranks_one_job (const CliRank *r, size_t n);
 /* The cross-rank view of @n files: text, or the JSON object's
  * "cross_rank" value (null when they are not the ranks of one job: the
  * text says why). */
-void cli_ranks_print (const CliRank *r, size_t n, bool json);
+void cli_ranks_print (FILE *fp, const CliRank *r, size_t n, bool json);
+
+/* The JSON array of the @n files: each one's rank, device, events,
+ * peaks, OOMs (first_oom_ns), top call site and exit status; a file that
+ * failed: "error": true and its exit status. */
+void cli_ranks_files_json (FILE *fp, const CliRank *r, size_t n);
+
+/* Reads the @n files from argv[@first] (@cmd's loading options in @o),
+ * o->jobs at a time in child processes, and hands their view to @sink
+ * (which returns an exit status): the worst of the files' and the
+ * sink's. The files' messages go to stderr first. */
+typedef int (*CliRanksSink) (const CliRank *r, size_t n, void *user);
+int cli_multi_ranks (const char *cmd, int argc, char **argv, int first, struct MlCliOpts *o, CliRanksSink sink,
+                     void *user);
 
 #endif

@@ -6,6 +6,7 @@
 
 #include "render/page.h"
 #include "render/scene.h"
+#include "render/ranks.h"
 #include "render/series.h"
 #include "render/timeline.h"
 #include "sim/base/utf8.h"
@@ -252,10 +253,11 @@ draw_series (cairo_t *cr, int width, int height, void *data)
   ml_render_series (cr, f->series, f->n_series, f->y_line, f->y_line_label, width, height, ((const void *const *) data)[1]);
 }
 
-/* A SERIES figure: drawn as SVG, its curves named in data attributes
- * (label, points, highest value) for scripts and tests. */
+/* A figure drawn by @draw as SVG: <figure>, the data elements @head
+ * writes after it (for scripts and tests), the SVG, the caption. */
 static int
-html_series (FILE *fp, const MlDocFigure *f, const MlStyle *page, MlError *err)
+drawn_figure (FILE *fp, const MlDocFigure *f, const MlStyle *page, void (*draw) (cairo_t *, int, int, void *),
+              void (*head) (FILE *, const MlDocFigure *), const char *prefix, MlError *err)
 {
   char *svg = NULL;
   size_t len = 0;
@@ -263,21 +265,12 @@ html_series (FILE *fp, const MlDocFigure *f, const MlStyle *page, MlError *err)
   if (!mem)
     return ml_error_set (err, ML_ENOMEM, "out of memory for a figure");
   const void *data[2] = { f, page };
-  int rc = ml_render_write (mem, ML_RENDER_SVG, f->width, f->height, draw_series, data, err);
+  int rc = ml_render_write (mem, ML_RENDER_SVG, f->width, f->height, draw, data, err);
   fclose (mem);
   if (rc == 0)
     {
-      fprintf (fp, "<figure data-series=\"%zu\" data-line=\"%llu\">", f->n_series, (unsigned long long) f->y_line);
-      for (size_t k = 0; k < f->n_series; k++)
-        {
-          uint64_t top = 0;
-          for (size_t i = 0; i < f->series[k].n; i++)
-            top = f->series[k].y[i] > top ? f->series[k].y[i] : top;
-          fprintf (fp, "<data hidden=\"hidden\" value=\"%llu\" data-points=\"%zu\">", (unsigned long long) top, f->series[k].n);
-          esc (fp, f->series[k].label);
-          fputs ("</data>", fp);
-        }
-      inline_svg (fp, svg, f->prefix ? f->prefix : "s");
+      head (fp, f);
+      inline_svg (fp, svg, f->prefix ? f->prefix : prefix);
       if (!ml_doc_text_empty (&f->caption))
         {
           fputs ("<figcaption>", fp);
@@ -288,6 +281,46 @@ html_series (FILE *fp, const MlDocFigure *f, const MlStyle *page, MlError *err)
     }
   free (svg);
   return rc;
+}
+
+/* A SERIES figure: its curves named in data elements (label, points,
+ * highest value). */
+static void
+series_head (FILE *fp, const MlDocFigure *f)
+{
+  fprintf (fp, "<figure data-series=\"%zu\" data-line=\"%llu\">", f->n_series, (unsigned long long) f->y_line);
+  for (size_t k = 0; k < f->n_series; k++)
+    {
+      uint64_t top = 0;
+      for (size_t i = 0; i < f->series[k].n; i++)
+        top = f->series[k].y[i] > top ? f->series[k].y[i] : top;
+      fprintf (fp, "<data hidden=\"hidden\" value=\"%llu\" data-points=\"%zu\">", (unsigned long long) top, f->series[k].n);
+      esc (fp, f->series[k].label);
+      fputs ("</data>", fp);
+    }
+}
+
+static void
+draw_ranks (cairo_t *cr, int width, int height, void *data)
+{
+  const MlDocFigure *f = ((const void *const *) data)[0];
+  ml_render_ranks (cr, f->ranks, f->n_ranks, width, height, ((const void *const *) data)[1]);
+}
+
+/* A RANKS figure: each bar's numbers in data elements (value: peak
+ * allocated; data-reserved, data-ooms; the label). */
+static void
+ranks_head (FILE *fp, const MlDocFigure *f)
+{
+  fprintf (fp, "<figure data-ranks=\"%zu\">", f->n_ranks);
+  for (size_t k = 0; k < f->n_ranks; k++)
+    {
+      const MlDocRankBar *r = &f->ranks[k];
+      fprintf (fp, "<data hidden=\"hidden\" value=\"%llu\" data-reserved=\"%llu\" data-ooms=\"%u\">",
+               (unsigned long long) r->allocated, (unsigned long long) r->reserved, r->ooms);
+      esc (fp, r->label ? r->label : "");
+      fputs ("</data>", fp);
+    }
 }
 
 /* An interactive figure (page.h), captioned with how to use it (the
@@ -309,7 +342,9 @@ static int
 html_figure (FILE *fp, const MlDocFigure *f, const MlStyle *page, MlError *err)
 {
   if (f->view == ML_DOC_FIGURE_SERIES)
-    return html_series (fp, f, page, err);
+    return drawn_figure (fp, f, page, draw_series, series_head, "s", err);
+  if (f->view == ML_DOC_FIGURE_RANKS)
+    return drawn_figure (fp, f, page, draw_ranks, ranks_head, "r", err);
   char *svg = NULL;
   int rc = figure_svg (f, page, &svg, err);
   if (rc < 0)

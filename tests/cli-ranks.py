@@ -227,5 +227,64 @@ ok(g.get("site") == "" and g.get("heaviest_bytes") == 0 and g.get("median_bytes"
 p = subprocess.run([memlens, "stats", "--jobs", "2", files[0], twin], capture_output=True, text=True)
 ok("no call site holds other bytes at their peaks" in p.stdout, "text: two equal ranks, no site named")
 
+# the same view as a report: memlens report FILE... -o R.html (one figure: each rank's peaks, the OOM ranks
+# marked) and -o R.json (stats --json's object), checked against Python's reading of the pickles
+import html.parser
+class Bars(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.bars, self.cur, self.figure = [], None, None
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "figure" and "data-ranks" in a:
+            self.figure = int(a["data-ranks"])
+        if tag == "data" and "data-reserved" in a:
+            self.cur = [int(a["value"]), int(a["data-reserved"]), int(a["data-ooms"]), ""]
+    def handle_data(self, d):
+        if self.cur is not None:
+            self.cur[3] += d
+    def handle_endtag(self, tag):
+        if tag == "data" and self.cur is not None:
+            self.bars.append(tuple(self.cur))
+            self.cur = None
+report = os.path.join(tmp, "ranks.html")
+p = subprocess.run([memlens, "report", "--jobs", "2", "-o", report] + files, capture_output=True, text=True)
+ok(p.returncode == 1 and os.path.exists(report),
+   "report FILE... -o R.html: written, exit 1 (ranks 1 and 3 recorded an OOM) (%s)" % p.stderr.strip()[-300:])
+bars = Bars()
+bars.feed(open(report).read() if os.path.exists(report) else "")
+want = []
+for r, path in enumerate(files):
+    with open(path, "rb") as fp:
+        snap = pickle.load(fp)
+    ooms = sum(1 for e in snap["device_traces"][0] if e["action"] == "oom")
+    want.append((figs[r]["alloc"], figs[r]["res"], ooms, "rank %d" % r))
+ok(bars.figure == 5 and bars.bars == want,
+   "the figure: one bar pair per rank, peak allocated, reserved and OOMs = Python's %s (%s)" % (want, bars.bars))
+p = subprocess.run([memlens, "report", "--quiet", "-o", report] + files[::-1], capture_output=True, text=True)
+again = Bars()
+again.feed(open(report).read() if p.returncode == 1 else "")
+ok(again.bars == want, "files given in another order: the bars still in rank order (%s)" % [b[3] for b in again.bars])
+svg = open(report).read() if os.path.exists(report) else ""
+ok(svg.count("<svg") == 1 and "recorded an OOM" in svg, "one SVG figure, its legend naming the OOM mark")
+jr = os.path.join(tmp, "ranks.json")
+p = subprocess.run([memlens, "report", "-o", jr] + files, capture_output=True, text=True)
+st = subprocess.run([memlens, "stats", "--json"] + files, capture_output=True, text=True)
+got = json.load(open(jr)) if os.path.exists(jr) else {}
+def no_exit(doc):
+    """the object without the files' exit statuses (report's exit 1 on a recorded OOM; stats --jobs' 0)"""
+    return dict(doc, files=[{k: v for k, v in f.items() if k != "exit"} for f in doc.get("files", [])])
+ok(p.returncode == 1 and no_exit(got) == no_exit(json.loads(st.stdout))
+   and [f["exit"] for f in got.get("files", [])] == [0, 1, 0, 1, 0],
+   "report FILE... -o R.json: stats --json's object (files, cross_rank), each OOM rank's exit 1")
+ok([(f["peak_allocated"], f["peak_reserved"], f["ooms"]) for f in got.get("files", [])] == [w[:3] for w in want],
+   "report JSON: each file's peaks and OOMs = Python's")
+bad = os.path.join(tmp, "unrelated.html")
+p = subprocess.run([memlens, "report", "-o", bad, files[1], other], capture_output=True, text=True)
+ok(p.returncode == 2 and not os.path.exists(bad) and "ranks of one job" in p.stderr,
+   "report of files that are not ranks of one job: exit 2, said why, nothing written (%s)" % p.stderr.strip()[-200:])
+p = subprocess.run([memlens, "report", "--sweep", "x=1,2", "-o", bad] + files[:2], capture_output=True, text=True)
+ok(p.returncode == 2 and not os.path.exists(bad) and "--sweep" in p.stderr, "report FILE... --sweep is refused")
+
 shutil.rmtree(tmp, ignore_errors=True)
 sys.exit(done())

@@ -61,6 +61,15 @@ ml_doc_figure_series (MlDoc *doc, MlDocFigure *f, size_t n)
   return s;
 }
 
+MlDocRankBar *
+ml_doc_figure_ranks (MlDoc *doc, MlDocFigure *f, size_t n)
+{
+  MlDocRankBar *r = n ? doc_alloc (doc, n * sizeof *r) : NULL;
+  f->ranks = r;
+  f->n_ranks = r ? n : 0;
+  return r;
+}
+
 MlDoc *
 ml_doc_new (const char *title, const char *generator)
 {

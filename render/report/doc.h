@@ -134,7 +134,15 @@ typedef enum {
   ML_DOC_FIGURE_LAYOUT,  /* address × time, curves, fragmentation */
   ML_DOC_FIGURE_ACTIVE,  /* the live buffers stacked over time */
   ML_DOC_FIGURE_SERIES,  /* step curves of bytes over ticks on one axis (series) */
+  ML_DOC_FIGURE_RANKS,   /* one pair of bars per rank: peak reserved, peak allocated, OOM marked */
 } MlDocFigureView;
+
+/* One rank of a RANKS figure (the label copied into the document). */
+typedef struct {
+  const char *label;
+  uint64_t    reserved, allocated;  /* peak bytes */
+  uint32_t    ooms;                 /* OOMs recorded: marked */
+} MlDocRankBar;
 
 /* One step curve of a SERIES figure: from x[i] on, the value is y[i]
  * (borrowed, n points, x increasing); drawn to @x_end. */
@@ -164,6 +172,8 @@ typedef struct {
   size_t           n_series;
   uint64_t         y_line;       /* SERIES: a horizontal line there (a capacity), 0 = none */
   const char      *y_line_label;
+  const MlDocRankBar *ranks;     /* RANKS: the bars, in order */
+  size_t           n_ranks;
 } MlDocFigure;
 
 typedef enum {
@@ -270,6 +280,9 @@ MlDocFigure *ml_doc_figure  (MlDoc *doc);
 /* @n zeroed series for SERIES figure @f (f->series, f->n_series), to fill
  * in; NULL (and none) when out of memory. */
 MlDocSeries *ml_doc_figure_series (MlDoc *doc, MlDocFigure *f, size_t n);
+/* @n zeroed bars for RANKS figure @f (f->ranks, f->n_ranks), to fill in;
+ * NULL (and none) when out of memory. */
+MlDocRankBar *ml_doc_figure_ranks (MlDoc *doc, MlDocFigure *f, size_t n);
 /* Adds an attribute to @list. */
 void         ml_doc_attrf   (MlDoc *doc, MlDocAttr **list, const char *name, const char *fmt, ...)
   __attribute__((format (printf, 4, 5)));
