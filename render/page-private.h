@@ -1,6 +1,7 @@
 /* page-private.h — what the files behind page.h share: base64 of
  * little-endian columns and JSON strings safe inside a <script> of an
- * XHTML page (page-encode.c), and the panels' data (page-panels.c). */
+ * XHTML page (page-encode.c), the panels' data (page-panels.c) and the
+ * level-of-detail tiles (page-tiles.c). */
 #ifndef ML_PAGE_PRIVATE_H
 #define ML_PAGE_PRIVATE_H
 
@@ -40,5 +41,17 @@ void _ml_json_u64 (FILE *fp, uint64_t v);
  * the stacks of the buffers (@stack: per item, its index in the table
  * written, 0 = none; filled here). */
 int _ml_page_panels (FILE *fp, const MlScene *s, uint32_t *stack, MlError *err);
+
+/* The level-of-detail tiles (page-tiles.c), as a member "tiles" of the
+ * figure's JSON object: for a scene of at least ML_PAGE_TILE_MIN_ITEMS
+ * items, the address × time picture of the buffers coloured by call site
+ * at ML_PAGE_TILE_LEVELS levels, level L as 2^L PNG tiles of
+ * ML_PAGE_TILE_W x ML_PAGE_TILE_H pixels side by side over the ticks,
+ * each over the whole address axis. Writes nothing for smaller scenes. */
+#define ML_PAGE_TILE_W 2048
+#define ML_PAGE_TILE_H 1024
+#define ML_PAGE_TILE_LEVELS 3
+#define ML_PAGE_TILE_MIN_ITEMS 10000
+int _ml_page_tiles (FILE *fp, const MlScene *s, MlError *err);
 
 #endif

@@ -237,6 +237,8 @@ ml_page_figure (FILE *fp, const MlDocFigure *f, int index, MlError *err)
       fputs ("<script type=\"application/json\" class=\"ml-data\">", fp);
       put_header (fp, f, &d);
       rc = _ml_page_panels (fp, scene, d.stack, err);
+      if (rc == 0)
+        rc = _ml_page_tiles (fp, scene, err);
     }
   if (rc == 0)
     {

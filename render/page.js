@@ -94,11 +94,59 @@ window.memlensLib = (function () {
     this.band = null;      // a range being dragged: [x0, x1] CSS pixels
     this.hovered = -1;
     this.mode = d.view === 'active' ? 'active' : 'address';
+    this.loadTiles();
     this.fitView();
     this.bind();
     this.initPanels();
     this.draw();
   }
+
+  // The level-of-detail tiles (page-tiles.c): PNG pictures drawn in C,
+  // usable once decoded.
+  Page.prototype.loadTiles = function () {
+    const t = this.d.tiles, self = this;
+    this.tiles = null;
+    if (!t) return;
+    const levels = t.levels.map(l => l.map(b64 => { const im = new Image(); im.src = 'data:image/png;base64,' + b64; return im; }));
+    // (onload, not decode(): headless chromium leaves decode() pending)
+    const ready = im => im.complete && im.naturalWidth ? Promise.resolve()
+      : new Promise(function (ok, fail) { im.onload = ok; im.onerror = fail; });
+    this.tilesReady = Promise.all([].concat(...levels).map(ready)).then(function () {
+      self.tiles = levels;
+      self.draw();
+    }, function (e) { self.tiles = null; self.tileError = String(e); });
+  };
+
+  // The coarsest tile level that has at least the canvas's resolution
+  // for the view (tiles cover all the addresses: a view zoomed in on
+  // bytes finer than a tile's row has none); -1 when none.
+  Page.prototype.tileLevel = function (p) {
+    const t = this.d.tiles, v = this.view;
+    if (!this.tiles || this.mode !== 'address' || this.colorBy !== t.by) return -1;
+    const dpr = window.devicePixelRatio || 1;
+    if ((v.a1 - v.a0) / (p.h * dpr) < this.d.extent / t.h) return -1;
+    const tpp = (v.t1 - v.t0) / (p.w * dpr);
+    for (let L = 0; L < this.tiles.length; L++)
+      if (this.d.endTick / (t.w * this.tiles[L].length) <= tpp) return L;
+    return -1;
+  };
+
+  // Draws the view from the tiles of level L: the part of each in view.
+  Page.prototype.drawTiles = function (ctx, p, L) {
+    const t = this.d.tiles, v = this.view, imgs = this.tiles[L], tw = this.d.endTick / imgs.length, A = this.d.extent;
+    ctx.imageSmoothingEnabled = true;
+    ctx.imageSmoothingQuality = 'medium';
+    const sy = (A - v.a1) / A * t.h, sh = (v.a1 - v.a0) / A * t.h;
+    let drawn = 0;
+    for (let k = 0; k < imgs.length; k++) {
+      const ta = Math.max(v.t0, k * tw), tb = Math.min(v.t1, (k + 1) * tw);
+      if (tb <= ta) continue;
+      const x0 = this.pixel(ta, 0).x, x1 = this.pixel(tb, 0).x;
+      ctx.drawImage(imgs[k], (ta - k * tw) / tw * t.w, sy, (tb - ta) / tw * t.w, sh, x0, p.y, x1 - x0, p.h);
+      drawn++;
+    }
+    return { rects: 0, binned: 0, tiles: drawn, level: L };
+  };
 
   // The vertical axis: addresses, or the stacked live bytes (linked
   // figures: the byte scale they share).
@@ -177,6 +225,8 @@ window.memlensLib = (function () {
 
   // Draws the buffers of the view: large ones as rectangles, the rest binned.
   Page.prototype.drawItems = function (ctx, p) {
+    const L = this.tileLevel(p);
+    if (L >= 0) return this.drawTiles(ctx, p, L);
     const v = this.view, W = Math.ceil(p.w), H = Math.ceil(p.h);
     const sx = p.w / (v.t1 - v.t0), sy = p.h / (v.a1 - v.a0);
     const g = this.grids(W, H), rows = g.rows, cols = g.cols;

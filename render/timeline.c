@@ -376,6 +376,33 @@ draw_marks (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st)
     _ml_draw_segment_outlines (cr, v, s, st);
 }
 
+/* The buffers sorted out by collect_visible: the merged grid, the
+ * rectangles, their outlines. */
+static void
+paint_visible (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st, const Visible *vis)
+{
+  cairo_antialias_t aa = cairo_get_antialias (cr);
+  cairo_set_antialias (cr, CAIRO_ANTIALIAS_NONE);
+  if (vis->grid)
+    paint_grid (cr, v, s, st, vis);
+  paint_rects (cr, v, st, vis);
+  cairo_set_antialias (cr, aa);
+  outline_rects (cr, v, st, vis);
+}
+
+void
+ml_timeline_draw_buffers (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st)
+{
+  Visible vis;
+  collect_visible (v, s, st, &vis);
+  cairo_save (cr);
+  cairo_rectangle (cr, v->px, v->py, v->pw, v->ph);
+  cairo_clip (cr);
+  paint_visible (cr, v, s, st, &vis);
+  cairo_restore (cr);
+  visible_free (&vis);
+}
+
 void
 ml_timeline_draw_layout (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st)
 {
@@ -393,13 +420,7 @@ ml_timeline_draw_layout (cairo_t *cr, const MlView *v, const MlScene *s, const M
   _ml_time_grid (cr, v, s, st, v->py, v->py + v->ph);
   Visible vis;
   collect_visible (v, s, st, &vis);
-  cairo_antialias_t aa = cairo_get_antialias (cr);
-  cairo_set_antialias (cr, CAIRO_ANTIALIAS_NONE);
-  if (vis.grid)
-    paint_grid (cr, v, s, st, &vis);
-  paint_rects (cr, v, st, &vis);
-  cairo_set_antialias (cr, aa);
-  outline_rects (cr, v, st, &vis);
+  paint_visible (cr, v, s, st, &vis);
   if (st->show_labels && vis.n_big)
     label_rects (cr, v, s, st, &vis);
   visible_free (&vis);

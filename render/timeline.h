@@ -56,6 +56,11 @@ void ml_figure_layout (const MlScene *scene, const MlStyle *style, double width,
 /* The address × time plot inside view->p{x,y,w,h} (clipped to it):
  * background, segment bands, buffers, labels, issues, OOM, peak line. */
 void ml_timeline_draw_layout    (cairo_t *cr, const MlView *view, const MlScene *scene, const MlStyle *style);
+/* Only the buffers of the address × time layout (the merged sub-pixel
+ * grid, the rectangles, their outlines) on what is there: no background,
+ * segments, grid lines, labels or marks (the HTML page's zoomed-out
+ * tiles, page.h). */
+void ml_timeline_draw_buffers   (cairo_t *cr, const MlView *view, const MlScene *scene, const MlStyle *style);
 /* The rectangle of item @item (scene.h) in device pixels under @view,
  * clipped to nothing: it may lie outside the plot. */
 void ml_timeline_item_rect      (const MlView *view, const MlScene *scene, size_t item, MlRect *out);

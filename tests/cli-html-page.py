@@ -146,25 +146,29 @@ def live_max(bufs):
     return top
 
 
-def harness(body):
+def harness(body, wait_tiles=False):
     """A script that runs @body (JavaScript filling the object `out`)
-    and writes `out` as JSON into <pre id="results">, or the error."""
+    and writes `out` as JSON into <pre id="results">, or the error; with
+    @wait_tiles, once the first figure's tiles are decoded."""
     return r'''
 <script>
 (function () {
-  const out = {};
-  try {
+  function run() {
+    const out = {};
+    try {
 %s
-  } catch (e) {
-    out.error = String(e) + ' ' + e.stack;
+    } catch (e) {
+      out.error = String(e) + ' ' + e.stack;
+    }
+    const pre = document.createElement('pre');
+    pre.id = 'results';
+    pre.textContent = JSON.stringify(out);
+    document.body.appendChild(pre);
   }
-  const pre = document.createElement('pre');
-  pre.id = 'results';
-  pre.textContent = JSON.stringify(out);
-  document.body.appendChild(pre);
+  if (%s) (window.memlensPages[0].tilesReady || Promise.resolve()).then(run); else run();
 })();
 </script>
-''' % body
+''' % (body, 'true' if wait_tiles else 'false')
 
 
 DIFF_HARNESS = harness(r'''
@@ -295,6 +299,32 @@ PANELS_HARNESS = harness(r"""
     press(c, p.pixel(%(tick)d + 0.5, 0).x, pl.y + pl.h + 10);
     press(c, at.x, at.y);
 """)
+
+
+TILES_HARNESS = harness(r"""
+    const p = window.memlensPages[0], c = p.canvas;
+    const K = %(big)d;
+    let i = 0;
+    while (i < p.n && p.buffer[i] !== K) i++;
+    const px = (x, y) => Array.from(c.getContext('2d').getImageData(Math.round(x * devicePixelRatio),
+      Math.round(y * devicePixelRatio), 1, 1).data.slice(0, 3));
+    out.tiles = p.d.tiles ? p.d.tiles.levels.map(l => l.length) : null;
+    out.fit = p.stats;
+    const at = p.pixel((p.start[i] + p.end[i]) / 2, p.addr[i] + p.size[i] / 2);
+    out.bigPixel = px(at.x, at.y);
+    const empty = p.pixel(%(empty_tick)d, %(empty_byte)d);
+    out.emptyPixel = px(empty.x, empty.y);
+    out.legend = Array.from(p.legendEl.querySelectorAll('span'), e => [e.textContent, Number(e.dataset.cls)]);
+    out.palette = p.palette;
+    const r = c.getBoundingClientRect();
+    c.dispatchEvent(new PointerEvent('pointermove', { clientX: r.left + at.x, clientY: r.top + at.y, bubbles: true }));
+    out.hover = p.tip.textContent;
+    out.levels = [];
+    for (let k = 0; k < 4; k++) { p.zoomAt(%(zoom_tick)d, 0.5); out.levels.push(p.stats); }
+    p.fit();
+    p.setColor('stream');
+    out.stream = p.stats;
+""", wait_tiles=True)
 
 
 def browse(page, *args):
@@ -462,6 +492,41 @@ ok(abs(dv.get('t0', -1) - pres.get('dragFrom', 0)) < 1e-6 and abs(dv.get('t1', -
    and abs(dv.get('t0', -1) - T0) < end_tick / 1000 and abs(dv.get('t1', -1) - T1) < end_tick / 1000
    and ('ticks %.1f – %.1f' % (dv.get('t0', -1), dv.get('t1', -1))) in pres.get('range', ''),
    'a drag along the time axis from tick %d to %d shows that range (%s)' % (T0, T1, pres.get('range')))
+
+# a larger trace: zoomed out, the page draws the tiles drawn in C
+trace_t = os.path.join(tmp, 'tiles.jsonl')
+write_trace(trace_t, seed=31, horizon=40000)
+bufs_t, end_t, segs_t = read_trace(trace_t)
+tpage = os.path.join(tmp, 'tiles.html')
+p = subprocess.run([memlens, 'report', trace_t, '--interactive', '--strategies', 'recorded', '-o', tpage, '--quiet'],
+                   capture_output=True, text=True)
+ok(p.returncode in (0, 1) and os.path.exists(tpage), 'report --interactive of %d buffers (%s)' % (len(bufs_t), p.stderr[:200]))
+big_t = [k for k, x in enumerate(bufs_t) if x['size'] == 64 << 20][0]
+th = os.path.join(tmp, 'th.html')
+# a place no buffer ever holds: above the slots (64 MiB up), after the 64 MiB buffer's end
+with open(th, 'w') as f:
+    f.write(open(tpage).read().replace('</body>', TILES_HARNESS % {
+        'big': big_t, 'empty_tick': 30000, 'empty_byte': 96 << 20, 'zoom_tick': 20000} + '</body>'))
+assert not any(x['start'] <= 30000 < x['end'] and x['addr'] >= BASE + (64 << 20) for x in bufs_t)
+r = browse(th, '--dump-dom', '--virtual-time-budget=8000')
+m = re.search(r'<pre id="results">(.*?)</pre>', r.stdout, re.S)
+tres = json.loads(html.unescape(m.group(1))) if m else {'error': 'no results: ' + r.stderr[-800:]}
+ok('error' not in tres and tres.get('tiles') == [1, 2, 4],
+   'the page of %d buffers carries tiles at three levels (%s %s)' % (len(bufs_t), tres.get('tiles'), tres.get('error', '')))
+ok(tres.get('fit', {}).get('level') == 0 and tres.get('fit', {}).get('rects') == 0,
+   'zoomed out, it draws the coarsest tile and no buffer (%s)' % tres.get('fit'))
+site_cls = [k for t, k in tres.get('legend', []) if t.startswith(bufs_t[big_t]['site'] + ' (')]
+pal = tres.get('palette', [])
+ok(site_cls and tres.get('bigPixel') == pal[site_cls[0]] and tres.get('emptyPixel') == [255, 255, 255],
+   'the tile shows the 64 MiB buffer in its call site\'s colour %s and white where nothing was (%s, %s)'
+   % (pal[site_cls[0]] if site_cls else None, tres.get('bigPixel'), tres.get('emptyPixel')))
+ok(('buffer #%d' % big_t) in tres.get('hover', '') and ('%d bytes' % bufs_t[big_t]['size']) in tres.get('hover', ''),
+   'hover over a tile still names the buffer (%r)' % tres.get('hover'))
+lv = [x.get('level') for x in tres.get('levels', [])]
+ok(lv[:3] == [1, 2, None] and tres.get('levels', [{}] * 4)[2].get('rects', 0) > 0,
+   'zooming in takes finer tiles, then past them the buffers themselves (%s)' % tres.get('levels'))
+ok(tres.get('stream', {}).get('level') is None and tres.get('stream', {}).get('rects', 0) > 0,
+   'colour by stream draws the buffers (the tiles are by call site) (%s)' % tres.get('stream'))
 
 # diff --interactive: two runs, one scale, one view
 trace_b = os.path.join(tmp, 'b.jsonl')
