@@ -42,9 +42,13 @@ cols = ('start', 'end', 'addr', 'size', 'place', 'site', 'stream', 'buffer', 'ra
 raw = sum(len(base64.b64decode(d[k])) for k in cols)
 b64 = sum(len(d[k]) for k in cols)
 strings = sum(len(s.encode()) + 1 for s in d['sites'] + d['streams'])
+tiles = sum(len(t) for l in d.get('tiles', {}).get('levels', []) for t in l)
+curve = sum(len(d['curve'][k]) for k in ('tick', 'live', 'reserved', 'frag'))
 print('interactive page: %d bytes (first figure: %d buffers); typed arrays %d bytes raw, %d in base64; '
-      'string tables %d bytes (%d strings); file / compact data (arrays + strings) = %.2f'
-      % (len(text.encode()), d['n'], raw, b64, strings, len(d['sites']), len(text.encode()) / (raw + strings)))
+      'string tables %d bytes (%d strings); tiles %d bytes of base64 PNG; curves %d bytes of base64 (%d points of %d); '
+      'file / compact data (arrays + strings) = %.2f'
+      % (len(text.encode()), d['n'], raw, b64, strings, len(d['sites']), tiles, curve, d['curve']['n'],
+         d['curve']['points'], len(text.encode()) / (raw + strings)))
 PY
 cat >"$T/bench.js" <<'JS'
 <script>
@@ -54,23 +58,35 @@ cat >"$T/bench.js" <<'JS'
   out.parseMs = p.parseMs;
   out.decodeMs = p.decodeMs;
   function run(name, n, step) {
-    const ms = [];
-    for (let k = 0; k < n; k++) { step(k); ms.push(p.frameMs); }
+    const ms = [], lv = [];
+    for (let k = 0; k < n; k++) { step(k); ms.push(p.frameMs); lv.push(p.stats.level === undefined ? '-' : p.stats.level); }
     ms.sort((a, b) => a - b);
-    frames[name] = { n: n, median: ms[n >> 1], p95: ms[Math.floor(n * 0.95)], max: ms[n - 1] };
+    frames[name] = { n: n, median: ms[n >> 1], p95: ms[Math.floor(n * 0.95)], max: ms[n - 1], tiles: lv.join('') };
   }
+  function frames_() {
+  out.tilesMs = performance.now() - out.firstPicture;
   run('fit', 10, () => p.fit());
   const mid = p.d.endTick / 2;
   run('zoom in 1.5x', 20, () => p.zoomAt(mid, 1 / 1.5));
   out.deep = Object.assign({}, p.view);
   run('pan deep', 30, () => p.pan((p.view.t1 - p.view.t0) / 10, 0));
   run('zoom out 1.5x', 20, () => p.zoomAt((p.view.t0 + p.view.t1) / 2, 1.5));
+  // the same fit without tiles (colour by stream: the tiles are by call site)
+  p.setColor('stream');
+  run('fit, no tiles', 10, () => p.fit());
+  p.setColor('site');
+  p.setMode('active');
+  run('stacked fit', 5, () => p.fit());
+  p.setMode('address');
+  run('pan at fit zoom x2', 10, (k) => { if (!k) p.zoomAt(mid, 0.5); p.pan((p.view.t1 - p.view.t0) / 20, 0); });
   out.frames = frames;
   for (const s of document.querySelectorAll('script.ml-data')) s.remove();
   const pre = document.createElement('pre');
   pre.id = 'bench';
   pre.textContent = JSON.stringify(out);
   document.body.appendChild(pre);
+  }
+  (p.tilesReady || Promise.resolve()).then(frames_);
 })();
 </script>
 JS
@@ -88,8 +104,9 @@ python3 - "$T/dom.html" <<'PY'
 import html, json, re, sys
 m = re.search(r'<pre id="bench">(.*?)</pre>', open(sys.argv[1]).read(), re.S)
 r = json.loads(html.unescape(m.group(1)))
-print('page: %d items, first picture %.0f ms after navigation (JSON.parse %.0f ms, base64 decode %.0f ms)'
-      % (r['items'], r['firstPicture'], r['parseMs'], r['decodeMs']))
+print('page: %d items, first picture %.0f ms after navigation (JSON.parse %.0f ms, base64 decode %.0f ms); '
+      'tiles decoded %.0f ms later' % (r['items'], r['firstPicture'], r['parseMs'], r['decodeMs'], r['tilesMs']))
 for name, f in r['frames'].items():
-    print('  %-14s %2d frames: draw ms median %.1f, p95 %.1f, max %.1f' % (name, f['n'], f['median'], f['p95'], f['max']))
+    print('  %-18s %2d frames: draw ms median %.1f, p95 %.1f, max %.1f; tile level per frame %s'
+          % (name, f['n'], f['median'], f['p95'], f['max'], f['tiles']))
 PY

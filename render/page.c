@@ -154,6 +154,27 @@ put_column (MlB64 *b, const Data *d, Column c)
   _ml_b64_end (b);
 }
 
+/* The items whose bytes or plan address pass 2^53, which the Float64
+ * columns round: their exact values as decimal strings, [item, bytes,
+ * address], for the page to show (an address above 2^53 is a 64-bit
+ * pointer with its top bits set; real devices' are below 2^48). */
+static void
+put_wide (FILE *fp, const MlScene *s)
+{
+  const uint64_t exact = UINT64_C (1) << 53;
+  fputs (",\"wide\":[", fp);
+  bool first = true;
+  for (size_t i = 0; i < s->n_items; i++)
+    {
+      uint64_t size = s->items[i].size, place = place_of (s, i);
+      if (size <= exact && place <= exact)
+        continue;
+      fprintf (fp, "%s[%zu,\"%" PRIu64 "\",\"%" PRIu64 "\"]", first ? "" : ",", i, size, place);
+      first = false;
+    }
+  fputc (']', fp);
+}
+
 static void
 put_header (FILE *fp, const MlDocFigure *f, const Data *d)
 {
@@ -236,6 +257,7 @@ ml_page_figure (FILE *fp, const MlDocFigure *f, int index, MlError *err)
       put_controls (fp, scene, index);
       fputs ("<script type=\"application/json\" class=\"ml-data\">", fp);
       put_header (fp, f, &d);
+      put_wide (fp, scene);
       rc = _ml_page_panels (fp, scene, d.stack, err);
       if (rc == 0)
         rc = _ml_page_tiles (fp, scene, err);

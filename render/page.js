@@ -77,6 +77,7 @@ window.memlensLib = (function () {
     this.cssPalette = d.palette.map(c => 'rgb(' + c.join(',') + ')');
     this.colorBy = 'site';
     this.cls = this.clsBy.site;
+    this.wide = new Map(d.wide.map(w => [w[0], w]));
     this.parseMs = t1 - t0;
     this.decodeMs = performance.now() - t1;
     // prefix maxima of the ends: the items that reach past t start at upper(maxEnd, t)
@@ -461,12 +462,15 @@ window.memlensLib = (function () {
     return best;
   };
 
+  // Item i's text: bytes and address exact (past 2^53 from the
+  // figure's "wide" strings, which the Float64 columns would round).
   Page.prototype.describe = function (i) {
-    const s = this.start[i], e = this.end[i], b = this.size[i], place = this.place[i];
-    return 'buffer #' + this.buffer[i] + ' · ' + human(b) + ' (' + b + ' bytes)\n' +
+    const s = this.start[i], e = this.end[i], b = this.size[i], place = this.place[i], w = this.wide.get(i);
+    const bytes = w ? w[1] : String(b), addr = w ? '0x' + BigInt(w[2]).toString(16) : hex(place);
+    return 'buffer #' + this.buffer[i] + ' · ' + human(b) + ' (' + bytes + ' bytes)\n' +
       this.d.sites[this.site[i]] + '\n' +
       'ticks ' + s + ' – ' + e + ' (lifetime ' + (e - s) + ' ticks)\n' +
-      'stream ' + (this.d.streams[this.stream[i]] || this.stream[i]) + (place ? ' · address ' + hex(place) : '');
+      'stream ' + (this.d.streams[this.stream[i]] || this.stream[i]) + (place ? ' · address ' + addr : '');
   };
 
   // The tooltip at CSS pixel (x, y) of the canvas; its text, '' when none.

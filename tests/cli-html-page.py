@@ -356,11 +356,11 @@ probe = b['addr'] + 12345
 held = [k for k, x in enumerate(bufs) if x['addr'] <= probe < x['addr'] + x['size']]
 site = 'ADAM.py'  # any case
 by_site = [k for k, x in enumerate(bufs) if site.lower() in x['site'].lower()]
-harness = os.path.join(tmp, 'h.html')
-with open(harness, 'w') as f:
+hpage = os.path.join(tmp, 'h.html')
+with open(hpage, 'w') as f:
     f.write(text.replace('</body>', HARNESS % {'big': big, 'zoom_tick': 7000, 'addr': hex(probe), 'site': site}
                          + '</body>'))
-r = browse(harness, '--dump-dom', '--virtual-time-budget=5000')
+r = browse(hpage, '--dump-dom', '--virtual-time-budget=5000')
 m = re.search(r'<pre id="results">(.*?)</pre>', r.stdout, re.S)
 res = json.loads(html.unescape(m.group(1))) if m else {'error': 'no results: ' + r.stderr[-800:]}
 ok('error' not in res, 'the page ran without an error (%s)' % res.get('error', '')[:300])
@@ -528,6 +528,31 @@ ok(lv[:3] == [1, 2, None] and tres.get('levels', [{}] * 4)[2].get('rects', 0) > 
 ok(tres.get('stream', {}).get('level') is None and tres.get('stream', {}).get('rects', 0) > 0,
    'colour by stream draws the buffers (the tiles are by call site) (%s)' % tres.get('stream'))
 
+# bytes and addresses past 2^53 (a 64-bit pointer with its top bits set):
+# the hover shows them exactly, as the file has them
+wtrace = os.path.join(tmp, 'wide.jsonl')
+WIDE = {'addr': '0xffd0000000000001', 'size': str(2 ** 53 + 1)}
+with open(wtrace, 'w') as f:
+    f.write(json.dumps({'format': 'memlens-trace', 'version': 1, 'alignment': 1}) + '\n')
+    f.write(json.dumps({'kind': 'alloc', 'tick': 0, 'id': 1, 'addr': WIDE['addr'], 'size': WIDE['size'], 'stream': 7}) + '\n')
+    f.write(json.dumps({'kind': 'free', 'tick': 5, 'id': 1}) + '\n')
+wpage = os.path.join(tmp, 'wide.html')
+p = subprocess.run([memlens, 'report', wtrace, '--interactive', '--strategies', 'recorded', '-o', wpage, '--quiet'],
+                   capture_output=True, text=True)
+wh = os.path.join(tmp, 'wh.html')
+with open(wh, 'w') as f:
+    f.write((open(wpage).read() if os.path.exists(wpage) else '').replace('</body>', harness(r"""
+    const p = window.memlensPages[0], c = p.canvas, r = c.getBoundingClientRect();
+    const at = p.pixel((p.start[0] + p.end[0]) / 2, p.addr[0] + p.size[0] / 2);
+    c.dispatchEvent(new PointerEvent('pointermove', { clientX: r.left + at.x, clientY: r.top + at.y, bubbles: true }));
+    out.hover = p.tip.textContent;""") + '</body>'))
+r = browse(wh, '--dump-dom', '--virtual-time-budget=5000')
+m = re.search(r'<pre id="results">(.*?)</pre>', r.stdout, re.S)
+wres = json.loads(html.unescape(m.group(1))) if m else {'error': 'no results: ' + r.stderr[-800:]}
+want_w = ['(%d bytes)' % int(WIDE['size']), 'address %s' % hex(int(WIDE['addr'], 16))]
+ok(p.returncode in (0, 1) and all(w in wres.get('hover', '') for w in want_w),
+   'past 2^53, the hover says %s exactly (%r %s)' % (want_w, wres.get('hover'), wres.get('error', '')))
+
 # diff --interactive: two runs, one scale, one view
 trace_b = os.path.join(tmp, 'b.jsonl')
 write_trace(trace_b, seed=30, horizon=15000)
@@ -556,7 +581,7 @@ p = subprocess.run([memlens, 'report', trace, '--interactive', '-o', md, '--quie
 ok(p.returncode == 2 and not os.path.exists(md) and '--interactive' in p.stderr,
    '--interactive with a report that is not HTML is refused, nothing written (%s)' % p.stderr.strip())
 
-for name, src_page in (('html-page.png', harness), ('html-page-panels.png', ph)):
+for name, src_page in (('html-page.png', hpage), ('html-page-panels.png', ph)):
     shot = os.path.join(shots or tmp, name)
     if os.path.exists(shot):
         os.unlink(shot)
