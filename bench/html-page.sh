@@ -6,13 +6,18 @@
 # in /tmp), writes the report twice with one strategy (best-fit) — static
 # (SVG pictures) and --interactive — and prints for each the time memlens
 # took and the file's size; for the interactive page, the bytes of its
-# typed arrays and string tables (the compact data: 48 bytes a buffer and
-# the call-site / name strings) against the file.
+# typed arrays and string tables (the compact data: 55 bytes a buffer and
+# the call-site / name strings) against the file, and of its tiles and
+# curves.
 # Then opens the page in headless chromium (software drawing, --disable-gpu)
 # with a script appended that records: the time from navigation to the
-# first picture (HTML parse, JSON.parse, base64 decode, first draw), and
-# the script's drawing time per frame along a fixed path: 10 fits, 20
-# zooms in of 1.5x at the middle, 30 pans deep in, 20 zooms out.
+# first picture (HTML parse, JSON.parse, base64 decode, first draw) and
+# until the tiles are decoded, and the script's drawing time per frame
+# (with the tile level each frame drew, '-' for none) along a fixed path:
+# 10 fits, 20 zooms in of 1.5x at the middle, 30 pans deep in, 20 zooms
+# out; then, as baselines in the same run, 10 fits coloured by stream
+# (no tiles: every buffer visited), 5 fits of the stacked view, and 10
+# pans at zoom 2.
 set -e
 BUILD=${1:-build}
 N=${2:-1000000}

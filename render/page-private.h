@@ -45,9 +45,10 @@ int _ml_page_panels (FILE *fp, const MlScene *s, uint32_t *stack, MlError *err);
 /* The level-of-detail tiles (page-tiles.c), as a member "tiles" of the
  * figure's JSON object: for a scene of at least ML_PAGE_TILE_MIN_ITEMS
  * items, the address × time picture of the buffers coloured by call site
- * at ML_PAGE_TILE_LEVELS levels, level L as 2^L PNG tiles of
- * ML_PAGE_TILE_W x ML_PAGE_TILE_H pixels side by side over the ticks,
- * each over the whole address axis. Writes nothing for smaller scenes. */
+ * ("address") and the stacked one ("active") at ML_PAGE_TILE_LEVELS
+ * levels each, level L as 2^L PNG tiles of ML_PAGE_TILE_W x
+ * ML_PAGE_TILE_H pixels side by side over the ticks, each over the whole
+ * vertical axis. Writes nothing for smaller scenes. */
 #define ML_PAGE_TILE_W 2048
 #define ML_PAGE_TILE_H 1024
 #define ML_PAGE_TILE_LEVELS 3

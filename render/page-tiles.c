@@ -1,8 +1,8 @@
 /* page-tiles.c — the level-of-detail tiles of the interactive page
  * (page-private.h): the address × time picture of a large trace drawn
  * here, in C, by the renderer the static pictures and the viewer use
- * (ml_timeline_draw_buffers), at a few zoom levels, as PNG images in the
- * figure's data. A zoomed-out view of a million buffers then draws a
+ * (ml_timeline_draw_buffers; the stacked plot by ml_active_draw), at a
+ * few zoom levels, as PNG images in the figure's data. A zoomed-out view of a million buffers then draws a
  * tile or two, not a million buffers; zoomed in past the last level, the
  * page draws the buffers in view itself. */
 #include "render/page-private.h"
@@ -37,19 +37,24 @@ png_write (void *closure, const unsigned char *data, unsigned int length)
   return CAIRO_STATUS_SUCCESS;
 }
 
-/* Tile @k of @of across the time axis: ticks [k, k + 1) * end / of, the
- * whole address axis, as a base64 PNG string. */
+/* Tile @k of @of across the time axis of @plot: ticks [k, k + 1) * end
+ * / of, the whole vertical axis (the addresses, or the most bytes live
+ * at once for the stacked plot), as a base64 PNG string. */
 static int
-put_tile (FILE *fp, const MlScene *s, const MlStyle *st, unsigned k, unsigned of, MlError *err)
+put_tile (FILE *fp, const MlScene *s, const MlStyle *st, MlPlot plot, unsigned k, unsigned of, MlError *err)
 {
-  double end = (double) s->end_tick, extent = (double) ml_scene_extent (s, ML_PLOT_ADDRESS);
+  double end = (double) s->end_tick;
+  double top = plot == ML_PLOT_ACTIVE ? (double) s->live_max : (double) ml_scene_extent (s, ML_PLOT_ADDRESS);
   MlView v;
-  ml_view_init (&v, 0, end, 0, extent, 0, 0, ML_PAGE_TILE_W, ML_PAGE_TILE_H);
+  ml_view_init (&v, 0, end, 0, top, 0, 0, ML_PAGE_TILE_W, ML_PAGE_TILE_H);
   ml_view_set_time (&v, end * k / of, end * (k + 1) / of);
-  ml_view_set_addr (&v, 0, extent);
+  ml_view_set_addr (&v, 0, top);
   cairo_surface_t *img = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, ML_PAGE_TILE_W, ML_PAGE_TILE_H);
   cairo_t *cr = cairo_create (img);
-  ml_timeline_draw_buffers (cr, &v, s, st);
+  if (plot == ML_PLOT_ACTIVE)
+    ml_active_draw (cr, &v, s, st);
+  else
+    ml_timeline_draw_buffers (cr, &v, s, st);
   cairo_destroy (cr);
   Png png = { 0 };
   cairo_status_t status = cairo_surface_status (img);
@@ -73,21 +78,28 @@ _ml_page_tiles (FILE *fp, const MlScene *s, MlError *err)
     return 0;
   MlStyle st;
   ml_style_init (&st);
-  fprintf (fp, ",\"tiles\":{\"w\":%d,\"h\":%d,\"by\":\"%s\",\"levels\":[", ML_PAGE_TILE_W, ML_PAGE_TILE_H,
+  fprintf (fp, ",\"tiles\":{\"w\":%d,\"h\":%d,\"by\":\"%s\"", ML_PAGE_TILE_W, ML_PAGE_TILE_H,
            ml_color_by_name (st.color_by));
-  for (unsigned level = 0; level < ML_PAGE_TILE_LEVELS; level++)
+  static const MlPlot plots[] = { ML_PLOT_ADDRESS, ML_PLOT_ACTIVE };
+  static const char *const names[] = { "address", "active" };
+  for (int p = 0; p < 2; p++)
     {
-      fputs (level ? ",[" : "[", fp);
-      for (unsigned k = 0; k < 1u << level; k++)
+      fprintf (fp, ",\"%s\":[", names[p]);
+      for (unsigned level = 0; level < ML_PAGE_TILE_LEVELS; level++)
         {
-          if (k)
-            fputc (',', fp);
-          int rc = put_tile (fp, s, &st, k, 1u << level, err);
-          if (rc < 0)
-            return rc;
+          fputs (level ? ",[" : "[", fp);
+          for (unsigned k = 0; k < 1u << level; k++)
+            {
+              if (k)
+                fputc (',', fp);
+              int rc = put_tile (fp, s, &st, plots[p], k, 1u << level, err);
+              if (rc < 0)
+                return rc;
+            }
+          fputc (']', fp);
         }
       fputc (']', fp);
     }
-  fputs ("]}", fp);
+  fputc ('}', fp);
   return 0;
 }

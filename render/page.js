@@ -108,42 +108,51 @@ window.memlensLib = (function () {
     const t = this.d.tiles, self = this;
     this.tiles = null;
     if (!t) return;
-    const levels = t.levels.map(l => l.map(b64 => { const im = new Image(); im.src = 'data:image/png;base64,' + b64; return im; }));
+    const img = b64 => { const im = new Image(); im.src = 'data:image/png;base64,' + b64; return im; };
+    const sets = { address: t.address.map(l => l.map(img)), active: t.active.map(l => l.map(img)) };
     // (onload, not decode(): headless chromium leaves decode() pending)
     const ready = im => im.complete && im.naturalWidth ? Promise.resolve()
       : new Promise(function (ok, fail) { im.onload = ok; im.onerror = fail; });
-    this.tilesReady = Promise.all([].concat(...levels).map(ready)).then(function () {
-      self.tiles = levels;
+    const all = [].concat(...sets.address, ...sets.active);
+    this.tilesReady = Promise.all(all.map(ready)).then(function () {
+      self.tiles = sets;
       self.draw();
     }, function (e) { self.tiles = null; self.tileError = String(e); });
   };
+
+  // The vertical extent the tiles of the view's mode cover.
+  Page.prototype.tileTop = function () { return this.mode === 'active' ? this.d.liveMax : this.d.extent; };
 
   // The coarsest tile level that has at least the canvas's resolution
   // for the view (tiles cover all the addresses: a view zoomed in on
   // bytes finer than a tile's row has none); -1 when none.
   Page.prototype.tileLevel = function (p) {
     const t = this.d.tiles, v = this.view;
-    if (!this.tiles || this.mode !== 'address' || this.colorBy !== t.by) return -1;
-    const dpr = window.devicePixelRatio || 1;
-    if ((v.a1 - v.a0) / (p.h * dpr) < this.d.extent / t.h) return -1;
+    // (the stacked view paints a search's matches into its buffers)
+    if (!this.tiles || this.colorBy !== t.by || (this.mode === 'active' && this.matches)) return -1;
+    const dpr = window.devicePixelRatio || 1, set = this.tiles[this.mode];
+    if ((v.a1 - v.a0) / (p.h * dpr) < this.tileTop() / t.h) return -1;
     const tpp = (v.t1 - v.t0) / (p.w * dpr);
-    for (let L = 0; L < this.tiles.length; L++)
-      if (this.d.endTick / (t.w * this.tiles[L].length) <= tpp) return L;
+    for (let L = 0; L < set.length; L++)
+      if (this.d.endTick / (t.w * set[L].length) <= tpp) return L;
     return -1;
   };
 
-  // Draws the view from the tiles of level L: the part of each in view.
+  // Draws the view from the tiles of level L: the part of each in view
+  // (ticks and bytes: linked figures may show more than this one has).
   Page.prototype.drawTiles = function (ctx, p, L) {
-    const t = this.d.tiles, v = this.view, imgs = this.tiles[L], tw = this.d.endTick / imgs.length, A = this.d.extent;
+    const t = this.d.tiles, v = this.view, imgs = this.tiles[this.mode][L], tw = this.d.endTick / imgs.length;
+    const A = Math.max(1, this.tileTop()), a0 = Math.max(0, v.a0), a1 = Math.min(A, v.a1);
     ctx.imageSmoothingEnabled = true;
     ctx.imageSmoothingQuality = 'medium';
-    const sy = (A - v.a1) / A * t.h, sh = (v.a1 - v.a0) / A * t.h;
     let drawn = 0;
+    if (a1 <= a0) return { rects: 0, binned: 0, tiles: 0, level: L };
+    const sy = (A - a1) / A * t.h, sh = (a1 - a0) / A * t.h, y1 = this.pixel(0, a1).y, y0 = this.pixel(0, a0).y;
     for (let k = 0; k < imgs.length; k++) {
       const ta = Math.max(v.t0, k * tw), tb = Math.min(v.t1, (k + 1) * tw);
       if (tb <= ta) continue;
       const x0 = this.pixel(ta, 0).x, x1 = this.pixel(tb, 0).x;
-      ctx.drawImage(imgs[k], (ta - k * tw) / tw * t.w, sy, (tb - ta) / tw * t.w, sh, x0, p.y, x1 - x0, p.h);
+      ctx.drawImage(imgs[k], (ta - k * tw) / tw * t.w, sy, (tb - ta) / tw * t.w, sh, x0, y1, x1 - x0, y0 - y1);
       drawn++;
     }
     return { rects: 0, binned: 0, tiles: drawn, level: L };
@@ -318,6 +327,8 @@ window.memlensLib = (function () {
   // tick stacked by rank (the longest-lived at the bottom, the order the
   // scene computed), painted straight into the image; search matches red.
   Page.prototype.drawActive = function (ctx, p) {
+    const L = this.tileLevel(p);
+    if (L >= 0) return this.drawTiles(ctx, p, L);
     const v = this.view, W = Math.ceil(p.w), H = Math.ceil(p.h), sy = p.h / (v.a1 - v.a0);
     const g = this.grids(W, H), px = g.img.data;
     px.fill(0);

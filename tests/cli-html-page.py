@@ -308,7 +308,7 @@ TILES_HARNESS = harness(r"""
     while (i < p.n && p.buffer[i] !== K) i++;
     const px = (x, y) => Array.from(c.getContext('2d').getImageData(Math.round(x * devicePixelRatio),
       Math.round(y * devicePixelRatio), 1, 1).data.slice(0, 3));
-    out.tiles = p.d.tiles ? p.d.tiles.levels.map(l => l.length) : null;
+    out.tiles = p.d.tiles ? [p.d.tiles.address.map(l => l.length), p.d.tiles.active.map(l => l.length)] : null;
     out.fit = p.stats;
     const at = p.pixel((p.start[i] + p.end[i]) / 2, p.addr[i] + p.size[i] / 2);
     out.bigPixel = px(at.x, at.y);
@@ -324,6 +324,13 @@ TILES_HARNESS = harness(r"""
     p.fit();
     p.setColor('stream');
     out.stream = p.stats;
+    p.setColor('site');
+    // the stacked view's tile: the bottom of the stack at tick %(stack_tick)d
+    p.setMode('active');
+    out.active = p.stats;
+    const sp = p.pixel(%(stack_tick)d, %(stack_byte)d);
+    out.activePixel = px(sp.x, sp.y);
+    out.activeTop = p.view.a1;
 """, wait_tiles=True)
 
 
@@ -506,12 +513,16 @@ th = os.path.join(tmp, 'th.html')
 # a place no buffer ever holds: above the slots (64 MiB up), after the 64 MiB buffer's end
 with open(th, 'w') as f:
     f.write(open(tpage).read().replace('</body>', TILES_HARNESS % {
-        'big': big_t, 'empty_tick': 30000, 'empty_byte': 96 << 20, 'zoom_tick': 20000} + '</body>'))
+        'big': big_t, 'empty_tick': 30000, 'empty_byte': 96 << 20, 'zoom_tick': 20000,
+        'stack_tick': 3000, 'stack_byte': 32 << 20} + '</body>'))
+# the stacked view puts the longest-lived buffer live at a tick at the bottom
+live3k = [x for x in bufs_t if x['start'] <= 3000 < x['end']]
+assert max(live3k, key=lambda x: x['end'] - x['start']) is bufs_t[big_t]
 assert not any(x['start'] <= 30000 < x['end'] and x['addr'] >= BASE + (64 << 20) for x in bufs_t)
 r = browse(th, '--dump-dom', '--virtual-time-budget=8000')
 m = re.search(r'<pre id="results">(.*?)</pre>', r.stdout, re.S)
 tres = json.loads(html.unescape(m.group(1))) if m else {'error': 'no results: ' + r.stderr[-800:]}
-ok('error' not in tres and tres.get('tiles') == [1, 2, 4],
+ok('error' not in tres and tres.get('tiles') == [[1, 2, 4], [1, 2, 4]],
    'the page of %d buffers carries tiles at three levels (%s %s)' % (len(bufs_t), tres.get('tiles'), tres.get('error', '')))
 ok(tres.get('fit', {}).get('level') == 0 and tres.get('fit', {}).get('rects') == 0,
    'zoomed out, it draws the coarsest tile and no buffer (%s)' % tres.get('fit'))
@@ -527,6 +538,10 @@ ok(lv[:3] == [1, 2, None] and tres.get('levels', [{}] * 4)[2].get('rects', 0) > 
    'zooming in takes finer tiles, then past them the buffers themselves (%s)' % tres.get('levels'))
 ok(tres.get('stream', {}).get('level') is None and tres.get('stream', {}).get('rects', 0) > 0,
    'colour by stream draws the buffers (the tiles are by call site) (%s)' % tres.get('stream'))
+ok(tres.get('active', {}).get('level') == 0 and tres.get('activeTop') == live_max(bufs_t)
+   and site_cls and tres.get('activePixel') == pal[site_cls[0]],
+   'the stacked view draws its tile too, up to the %d bytes live at most, the 64 MiB buffer at the bottom at tick '
+   '3000 (%s, %s)' % (live_max(bufs_t), tres.get('active'), tres.get('activePixel')))
 
 # bytes and addresses past 2^53 (a 64-bit pointer with its top bits set):
 # the hover shows them exactly, as the file has them
