@@ -47,7 +47,7 @@ cols = ('start', 'end', 'addr', 'size', 'place', 'site', 'stream', 'buffer', 'ra
 raw = sum(len(base64.b64decode(d[k])) for k in cols)
 b64 = sum(len(d[k]) for k in cols)
 strings = sum(len(s.encode()) + 1 for s in d['sites'] + d['streams'])
-tiles = sum(len(t) for l in d.get('tiles', {}).get('levels', []) for t in l)
+tiles = sum(len(t) for k in ('address', 'active') for l in d.get('tiles', {}).get(k, []) for t in l)
 curve = sum(len(d['curve'][k]) for k in ('tick', 'live', 'reserved', 'frag'))
 print('interactive page: %d bytes (first figure: %d buffers); typed arrays %d bytes raw, %d in base64; '
       'string tables %d bytes (%d strings); tiles %d bytes of base64 PNG; curves %d bytes of base64 (%d points of %d); '

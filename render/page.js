@@ -108,14 +108,18 @@ window.memlensLib = (function () {
     const t = this.d.tiles, self = this;
     this.tiles = null;
     if (!t) return;
-    const img = b64 => { const im = new Image(); im.src = 'data:image/png;base64,' + b64; return im; };
-    const sets = { address: t.address.map(l => l.map(img)), active: t.active.map(l => l.map(img)) };
+    // each tile loaded, then decoded into a bitmap (createImageBitmap; an
+    // image is decoded at its first drawing, 100 ms a tile: a frame late)
     // (onload, not decode(): headless chromium leaves decode() pending)
-    const ready = im => im.complete && im.naturalWidth ? Promise.resolve()
-      : new Promise(function (ok, fail) { im.onload = ok; im.onerror = fail; });
-    const all = [].concat(...sets.address, ...sets.active);
-    this.tilesReady = Promise.all(all.map(ready)).then(function () {
-      self.tiles = sets;
+    const bitmap = b64 => new Promise(function (ok, fail) {
+      const im = new Image();
+      im.onload = () => ok(im);
+      im.onerror = fail;
+      im.src = 'data:image/png;base64,' + b64;
+    }).then(im => window.createImageBitmap ? createImageBitmap(im) : im);
+    const set = levels => Promise.all(levels.map(l => Promise.all(l.map(bitmap))));
+    this.tilesReady = Promise.all([set(t.address), set(t.active)]).then(function (both) {
+      self.tiles = { address: both[0], active: both[1] };
       self.draw();
     }, function (e) { self.tiles = null; self.tileError = String(e); });
   };
