@@ -23,7 +23,10 @@ window.memlensLib = (function () {
   const MARGIN = { left: 78, right: 10, top: 8, bottom: 24 };
   const UNITS = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
 
+  // Base64 to bytes: natively where the browser can (Uint8Array.fromBase64,
+  // Chromium 140+, Firefox 133+), else through atob.
   function decode(s) {
+    if (Uint8Array.fromBase64) return Uint8Array.fromBase64(s).buffer;
     const bin = atob(s);
     const u8 = new Uint8Array(bin.length);
     for (let i = 0; i < bin.length; i++) u8[i] = bin.charCodeAt(i);
@@ -78,6 +81,7 @@ window.memlensLib = (function () {
     this.colorBy = 'site';
     this.cls = this.clsBy.site;
     this.wide = new Map(d.wide.map(w => [w[0], w]));
+    this.startMs = t0;
     this.parseMs = t1 - t0;
     this.decodeMs = performance.now() - t1;
     // prefix maxima of the ends: the items that reach past t start at upper(maxEnd, t)
