@@ -110,8 +110,11 @@
     if (el.width !== Math.round(w * dpr) || el.height !== Math.round(h * dpr)) {
       el.width = Math.round(w * dpr); el.height = Math.round(h * dpr);
     }
-    // headroom above the highest value for the key
-    const ctx = el.getContext('2d'), W = Math.ceil(p.w), ph = h - CM.top - CM.bottom, top = this.curve.top * 1.2;
+    // headroom above the highest value for the key; linked figures (diff's
+    // two runs) on one scale
+    let most = this.curve.top;
+    if (this.d.linked) for (const q of this.pages || []) if (q.d.linked) most = Math.max(most, q.curve.top);
+    const ctx = el.getContext('2d'), W = Math.ceil(p.w), ph = h - CM.top - CM.bottom, top = most * 1.2;
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.fillStyle = '#fff'; ctx.fillRect(0, 0, w, h);
     const y = b => CM.top + ph - b / top * ph;
@@ -144,7 +147,7 @@
     ctx.strokeRect(p.x + 0.5, CM.top + 0.5, p.w - 1, ph - 1);
     ctx.textAlign = 'right'; ctx.textBaseline = 'middle';
     const as = L.niceStep(top, 3, 2);
-    for (let a = 0; a <= this.curve.top; a += as) { ctx.fillRect(p.x - 4, y(a), 4, 1); ctx.fillText(human(a), p.x - 6, y(a)); }
+    for (let a = 0; a <= most; a += as) { ctx.fillRect(p.x - 4, y(a), 4, 1); ctx.fillText(human(a), p.x - 6, y(a)); }
     ctx.textAlign = 'left'; ctx.textBaseline = 'top';
     ctx.fillStyle = 'rgba(255,255,255,0.85)'; ctx.fillRect(p.x + 2, CM.top + 2, 320, 16);
     const keys = [['live', LIVE], ['reserved', RESERVED]].concat(this.curve.frag ? [['fragmentation (0–100 %)', FRAG]] : []);
@@ -154,7 +157,7 @@
       ctx.fillStyle = '#333'; ctx.fillText(name, kx + 16, CM.top + 4);
       kx += 24 + ctx.measureText(name).width;
     }
-    this.curveStats = { liveMax: Math.max(0, ...live), reservedMax: Math.max(0, ...res), dots: dots };
+    this.curveStats = { liveMax: Math.max(0, ...live), reservedMax: Math.max(0, ...res), dots: dots, top: most };
     return ctx;
   };
 
@@ -360,4 +363,6 @@
   }
   Page.prototype.pages = pages;
   window.memlensPages = pages;
+  // the curves of linked figures share the highest of their scales
+  for (const p of pages) if (p.d.linked) p.draw(true);
 })();

@@ -51,7 +51,7 @@ SEGMENTS = [(1, BASE, 32 << 20, 0, None), (2, BASE + (32 << 20), 96 << 20, 0, No
             (3, BASE + (256 << 20), 2 << 20, 100, 15000)]
 
 
-def write_trace(path, seed=29, horizon=20000):
+def write_trace(path, seed=29, horizon=20000, segments=SEGMENTS):
     """64 slots of 1 MiB reused over @horizon ticks by small buffers, and
     one 64 MiB buffer above them, in the segments above."""
     rnd = random.Random(seed)
@@ -69,7 +69,7 @@ def write_trace(path, seed=29, horizon=20000):
         events.append((b['start'], 1, k, {'kind': 'alloc', 'tick': b['start'], 'id': k + 1, 'addr': hex(b['addr']),
                                           'size': b['size'], 'stream': b['stream'], 'stack': b['stack']}))
         events.append((b['end'], 0, k, {'kind': 'free', 'tick': b['end'], 'id': k + 1}))
-    for sid, addr, size, t0, t1 in SEGMENTS:
+    for sid, addr, size, t0, t1 in segments:
         events.append((t0, -1, sid, {'kind': 'segment_alloc', 'tick': t0, 'id': sid, 'addr': hex(addr), 'size': size}))
         if t1 is not None:
             events.append((t1, 2, sid, {'kind': 'segment_free', 'tick': t1, 'id': sid, 'addr': hex(addr), 'size': size}))
@@ -175,6 +175,7 @@ DIFF_HARNESS = harness(r'''
     const ps = window.memlensPages;
     out.fits = ps.map(p => Object.assign({}, p.view));
     out.modes = ps.map(p => p.mode);
+    out.curveTops = ps.map(p => p.curveStats.top);
     ps[1].zoomAt(ps[1].view.t1 / 3, 0.25);
     out.zoomed = ps.map(p => Object.assign({}, p.view));''')
 
@@ -570,8 +571,9 @@ ok(p.returncode in (0, 1) and all(w in wres.get('hover', '') for w in want_w),
 
 # diff --interactive: two runs, one scale, one view
 trace_b = os.path.join(tmp, 'b.jsonl')
-write_trace(trace_b, seed=30, horizon=15000)
-bufs_b, end_b, _ = read_trace(trace_b)
+# (its empty segment is larger: B reserves more than A)
+write_trace(trace_b, seed=30, horizon=15000, segments=SEGMENTS[:2] + [(3, BASE + (256 << 20), 8 << 20, 100, 12000)])
+bufs_b, end_b, segs_b = read_trace(trace_b)
 dpage = os.path.join(tmp, 'd.html')
 p = subprocess.run([memlens, 'diff', trace, trace_b, '--interactive', '-o', dpage, '--quiet'], capture_output=True, text=True)
 ok(p.returncode in (0, 1) and os.path.exists(dpage), 'diff --interactive writes the page (%s)' % p.stderr.strip()[:200])
@@ -587,6 +589,9 @@ ok(len(fits) == 2 and all(f['t1'] == max(end_tick, end_b) and f['a1'] == max(top
    and all(m == 'active' for m in dres.get('modes', [])),
    'both runs stacked on one scale: ticks to %d, bytes to %d (%s %s)'
    % (max(end_tick, end_b), max(top, live_max(bufs_b)), fits, dres.get('error', '')))
+res_b = max(sum(g['size'] for g in segs_b if g['start'] <= t < g['end']) for t in {g['start'] for g in segs_b})
+ok(res_b > res_max and dres.get('curveTops') == [max(res_max, live_max(bufs_b), res_b)] * 2,
+   'their curves share one byte scale: up to B\'s %d reserved (A: %d) (%s)' % (res_b, res_max, dres.get('curveTops')))
 zs = dres.get('zoomed', [])
 ok(len(zs) == 2 and zs[0] == zs[1] and zs[0]['t1'] - zs[0]['t0'] < max(end_tick, end_b) / 2,
    'zooming one zooms the other (%s)' % zs)
