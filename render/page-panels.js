@@ -176,6 +176,53 @@
     this.drawBand(ctx, 0, this.curvesEl.clientHeight || this.curvesEl.height);
   };
 
+  // ---- the OOM ---------------------------------------------------------------------
+
+  // Where the refused request is drawn, in CSS pixels, as the static
+  // picture puts it (ml_timeline_oom_request_box): at the OOM tick (at
+  // least 12 pixels wide), from where the plan would have placed it
+  // (address × time) or on top of the stack (stacked); null when none.
+  Page.prototype.oomBox = function () {
+    const o = this.d.oom;
+    if (!o || !o.drawn) return null;
+    const x0 = this.pixel(o.tick, 0).x, x1 = Math.max(this.pixel(o.tick + 1, 0).x, x0 + 12);
+    const lo = this.mode === 'active' ? o.stack : o.addr, hi = lo + o.bytes;
+    let y0 = this.pixel(0, hi).y, y1 = this.pixel(0, lo).y;
+    if (y1 - y0 < 3) { const c = (y0 + y1) / 2; y0 = c - 1.5; y1 = c + 1.5; }
+    return { x: x0, y: y0, w: x1 - x0, h: y1 - y0 };
+  };
+
+  // The OOM: a red line at its tick, the refused request hatched.
+  Page.prototype.drawOom = function (ctx, p) {
+    const o = this.d.oom;
+    if (!o || o.tick < this.view.t0 || o.tick > this.view.t1) return;
+    ctx.save();
+    ctx.beginPath(); ctx.rect(p.x, p.y, p.w, p.h); ctx.clip();
+    ctx.fillStyle = '#c0161a';
+    ctx.fillRect(this.pixel(o.tick, 0).x - 1, p.y, 2, p.h);
+    const b = this.oomBox();
+    if (b) {
+      ctx.fillStyle = 'rgba(192,22,26,0.18)'; ctx.fillRect(b.x, b.y, b.w, b.h);
+      ctx.strokeStyle = '#c0161a'; ctx.lineWidth = 1.5; ctx.strokeRect(b.x, b.y, b.w, b.h);
+      ctx.save();
+      ctx.beginPath(); ctx.rect(b.x, b.y, b.w, b.h); ctx.clip();
+      ctx.beginPath(); ctx.lineWidth = 1;
+      for (let k = -b.h; k < b.w; k += 6) { ctx.moveTo(b.x + k, b.y + b.h); ctx.lineTo(b.x + k + b.h, b.y); }
+      ctx.stroke();
+      ctx.restore();
+    }
+    ctx.restore();
+  };
+
+  // The OOM's text when CSS pixel (x, y) is on the refused request, else ''.
+  Page.prototype.oomAt = function (x, y) {
+    const o = this.d.oom, b = this.oomBox();
+    if (!b || x < b.x || x >= b.x + b.w || y < b.y || y >= b.y + b.h) return '';
+    return 'out of memory at tick ' + o.tick + ' (' + o.verdict + ')\n' +
+      'request of ' + human(Number(o.request)) + ' (' + exact(o.request) + ' bytes) refused\n' +
+      'live ' + human(Number(o.live)) + ', reserved ' + human(Number(o.reserved));
+  };
+
   // ---- the state at a tick -------------------------------------------------------
 
   // The segment that holds global address @a (the scene lays them side by side).

@@ -212,7 +212,19 @@ put_header (FILE *fp, const MlDocFigure *f, const Data *d)
   if (f->linked)
     fprintf (fp, ",\"linked\":true,\"tMax\":%.0f,\"aMax\":%.0f", f->t_max, f->a_max);
   if (s->plan->oom.hit)
-    fprintf (fp, ",\"oom\":{\"tick\":%" PRIu64 ",\"request\":%" PRIu64 "}", s->plan->oom.tick, s->plan->oom.request);
+    {
+      /* the refused request, where the static picture draws it (scene.h) */
+      const MlOom *o = &s->plan->oom;
+      fprintf (fp, ",\"oom\":{\"tick\":%" PRIu64 ",\"request\":", o->tick);
+      _ml_json_u64 (fp, o->request);
+      fputs (",\"live\":", fp);
+      _ml_json_u64 (fp, o->live);
+      fputs (",\"reserved\":", fp);
+      _ml_json_u64 (fp, o->reserved);
+      fprintf (fp, ",\"verdict\":\"%s\",\"drawn\":%s,\"addr\":%" PRIu64 ",\"stack\":%" PRIu64 ",\"bytes\":%" PRIu64 "}",
+               ml_oom_verdict_name (o->verdict), s->oom_drawn ? "true" : "false", s->oom_addr, s->oom_stack,
+               s->oom_bytes);
+    }
 }
 
 static void

@@ -449,10 +449,7 @@ window.memlensLib = (function () {
     this.stats = active ? this.drawActive(ctx, p) : this.drawItems(ctx, p);
     ctx.restore();
     if (!active) this.drawMatches(ctx, p);
-    if (this.d.oom && this.d.oom.tick >= this.view.t0 && this.d.oom.tick <= this.view.t1) {
-      ctx.fillStyle = '#c0161a';
-      ctx.fillRect(this.pixel(this.d.oom.tick, 0).x - 1, p.y, 2, p.h);
-    }
+    this.drawOom(ctx, p);
     if (this.tick !== null && this.tick >= this.view.t0 && this.tick <= this.view.t1) {
       ctx.fillStyle = 'rgba(0,0,0,0.6)';
       ctx.fillRect(Math.round(this.pixel(this.tick + 0.5, 0).x), p.y, 1, p.h);
@@ -498,10 +495,11 @@ window.memlensLib = (function () {
     const inPlot = x >= p.x && x < p.x + p.w && y >= p.y && y < p.y + p.h;
     const i = !inPlot ? -1 : this.mode === 'active' ? this.hitActive(this.columnTick(Math.floor(x - p.x), Math.ceil(p.w)), q.a)
       : this.hit(q.t, q.a, 2 * (v.t1 - v.t0) / p.w, 2 * (v.a1 - v.a0) / p.h);
-    this.hovered = i;
-    if (i < 0) { this.tip.hidden = true; this.tip.textContent = ''; return ''; }
-    this.tip.textContent = this.describe(i);
-    this.tip.dataset.buffer = this.buffer[i];
+    const oom = inPlot ? this.oomAt(x, y) : '';
+    this.hovered = oom ? -1 : i;
+    if (i < 0 && !oom) { this.tip.hidden = true; this.tip.textContent = ''; return ''; }
+    this.tip.textContent = oom || this.describe(i);
+    this.tip.dataset.buffer = oom ? '' : this.buffer[i];
     this.tip.hidden = false;
     const left = this.canvas.offsetLeft + x + 14;
     this.tip.style.left = Math.min(left, this.canvas.offsetLeft + p.cw - this.tip.offsetWidth - 4) + 'px';

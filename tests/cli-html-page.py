@@ -569,6 +569,49 @@ want_w = ['(%d bytes)' % int(WIDE['size']), 'address %s' % hex(int(WIDE['addr'],
 ok(p.returncode in (0, 1) and all(w in wres.get('hover', '') for w in want_w),
    'past 2^53, the hover says %s exactly (%r %s)' % (want_w, wres.get('hover'), wres.get('error', '')))
 
+# a recorded OOM: the refused request drawn where the static picture puts
+# it, its hover text from the file's oom event
+otrace = os.path.join(tmp, 'oom.jsonl')
+OOM = {'kind': 'oom', 'tick': 6, 'size': 6291000, 'device_free': 1 << 20, 'stream': 7}
+OEVENTS = [{'kind': 'segment_alloc', 'tick': 0, 'id': 1, 'addr': hex(BASE), 'size': 8 << 20},
+           {'kind': 'alloc', 'tick': 1, 'id': 1, 'addr': hex(BASE), 'size': 2 << 20, 'stream': 7},
+           {'kind': 'alloc', 'tick': 2, 'id': 2, 'addr': hex(BASE + (4 << 20)), 'size': 3 << 20, 'stream': 7},
+           {'kind': 'free', 'tick': 4, 'id': 1},
+           {'kind': 'alloc', 'tick': 5, 'id': 3, 'addr': hex(BASE), 'size': 1 << 20, 'stream': 7},
+           OOM, {'kind': 'free', 'tick': 8, 'id': 2}, {'kind': 'free', 'tick': 9, 'id': 3}]
+with open(otrace, 'w') as f:
+    for e in [{'format': 'memlens-trace', 'version': 1, 'alignment': 512}] + OEVENTS:
+        f.write(json.dumps(e) + '\n')
+opage = os.path.join(tmp, 'oom.html')
+p = subprocess.run([memlens, 'report', otrace, '--interactive', '--strategies', 'recorded', '-o', opage, '--quiet'],
+                   capture_output=True, text=True)
+oh = os.path.join(tmp, 'oh.html')
+with open(oh, 'w') as f:
+    f.write((open(opage).read() if os.path.exists(opage) else '').replace('</body>', harness(r"""
+    const p = window.memlensPages[0], c = p.canvas, r = c.getBoundingClientRect(), b = p.oomBox();
+    c.dispatchEvent(new PointerEvent('pointermove', { clientX: r.left + b.x + b.w / 2, clientY: r.top + b.y + b.h / 2,
+      bubbles: true }));
+    out.hover = p.tip.textContent;
+    out.boxTick = p.at(b.x + 1, 0).t;""") + '</body>'))
+r = browse(oh, '--dump-dom', '--virtual-time-budget=5000')
+m = re.search(r'<pre id="results">(.*?)</pre>', r.stdout, re.S)
+ores = json.loads(html.unescape(m.group(1))) if m else {'error': 'no results: ' + r.stderr[-800:]}
+olive = {}
+for e in OEVENTS:
+    if e['tick'] > OOM['tick']:
+        break
+    if e['kind'] == 'alloc':
+        olive[e['id']] = e['size']
+    elif e['kind'] == 'free':
+        olive.pop(e['id'])
+live_oom = sum(olive.values())
+reserved_oom = sum(e['size'] for e in OEVENTS if e['kind'] == 'segment_alloc')
+want_o = ['out of memory at tick %d' % OOM['tick'], 'request of %s (%d bytes) refused' % (human(OOM['size']), OOM['size']),
+          'live %s, reserved %s' % (human(live_oom), human(reserved_oom))]
+ok(p.returncode in (0, 1) and all(w in ores.get('hover', '') for w in want_o) and int(ores.get('boxTick', -1)) == OOM['tick'],
+   'a recorded OOM: its request drawn at tick %d, the hover says %s (%r %s)' % (OOM['tick'], want_o, ores.get('hover'),
+                                                                          ores.get('error', '')))
+
 # diff --interactive: two runs, one scale, one view
 trace_b = os.path.join(tmp, 'b.jsonl')
 # (its empty segment is larger: B reserves more than A)
