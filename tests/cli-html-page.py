@@ -341,6 +341,22 @@ def browse(page, *args):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=tmp)
 
 
+def drive(page, script, name, budget=5000):
+    """@page (its text) with @script appended before </body>, written to
+    @name in the temp folder and opened in chromium: the results the
+    script left (or {'error': why}), and the file (for screenshots)."""
+    path = os.path.join(tmp, name)
+    with open(path, 'w') as f:
+        f.write(page.replace('</body>', script + '</body>'))
+    r = browse(path, '--dump-dom', '--virtual-time-budget=%d' % budget)
+    m = re.search(r'<pre id="results">(.*?)</pre>', r.stdout, re.S)
+    return (json.loads(html.unescape(m.group(1))) if m else {'error': 'no results: ' + r.stderr[-800:]}), path
+
+
+def read(path):
+    return open(path).read() if os.path.exists(path) else ''
+
+
 trace = os.path.join(tmp, 't.jsonl')
 write_trace(trace)
 bufs, end_tick, segs = read_trace(trace)
@@ -364,13 +380,7 @@ probe = b['addr'] + 12345
 held = [k for k, x in enumerate(bufs) if x['addr'] <= probe < x['addr'] + x['size']]
 site = 'ADAM.py'  # any case
 by_site = [k for k, x in enumerate(bufs) if site.lower() in x['site'].lower()]
-hpage = os.path.join(tmp, 'h.html')
-with open(hpage, 'w') as f:
-    f.write(text.replace('</body>', HARNESS % {'big': big, 'zoom_tick': 7000, 'addr': hex(probe), 'site': site}
-                         + '</body>'))
-r = browse(hpage, '--dump-dom', '--virtual-time-budget=5000')
-m = re.search(r'<pre id="results">(.*?)</pre>', r.stdout, re.S)
-res = json.loads(html.unescape(m.group(1))) if m else {'error': 'no results: ' + r.stderr[-800:]}
+res, hpage = drive(text, HARNESS % {'big': big, 'zoom_tick': 7000, 'addr': hex(probe), 'site': site}, 'h.html')
 ok('error' not in res, 'the page ran without an error (%s)' % res.get('error', '')[:300])
 ok(res.get('pages') == text.count('class="ml-canvas"') >= 1, 'every canvas is an interactive figure (%s)' % res.get('pages'))
 fit = res.get('fit', {})
@@ -412,13 +422,8 @@ ok(all(w in res.get('activeHover', '') for w in want), 'hover over the 64 MiB bu
 
 # the panels: curves, the state at a clicked tick, a buffer's stack, the
 # peaks, colour by stream, a drag along the time axis
-ph = os.path.join(tmp, 'ph.html')
 TICK, T0, T1 = 3000, 3000, 9000
-with open(ph, 'w') as f:
-    f.write(text.replace('</body>', PANELS_HARNESS % {'big': big, 'tick': TICK, 't0': T0, 't1': T1} + '</body>'))
-r = browse(ph, '--dump-dom', '--virtual-time-budget=5000')
-m = re.search(r'<pre id="results">(.*?)</pre>', r.stdout, re.S)
-pres = json.loads(html.unescape(m.group(1))) if m else {'error': 'no results: ' + r.stderr[-800:]}
+pres, ph = drive(text, PANELS_HARNESS % {'big': big, 'tick': TICK, 't0': T0, 't1': T1}, 'ph.html')
 ok('error' not in pres, 'the panels ran without an error (%s)' % pres.get('error', '')[:300])
 
 
@@ -504,25 +509,20 @@ ok(abs(dv.get('t0', -1) - pres.get('dragFrom', 0)) < 1e-6 and abs(dv.get('t1', -
 # a larger trace: zoomed out, the page draws the tiles drawn in C
 trace_t = os.path.join(tmp, 'tiles.jsonl')
 write_trace(trace_t, seed=31, horizon=40000)
-bufs_t, end_t, segs_t = read_trace(trace_t)
+bufs_t = read_trace(trace_t)[0]
 tpage = os.path.join(tmp, 'tiles.html')
 p = subprocess.run([memlens, 'report', trace_t, '--interactive', '--strategies', 'recorded', '-o', tpage, '--quiet'],
                    capture_output=True, text=True)
 ok(p.returncode in (0, 1) and os.path.exists(tpage), 'report --interactive of %d buffers (%s)' % (len(bufs_t), p.stderr[:200]))
 big_t = [k for k, x in enumerate(bufs_t) if x['size'] == 64 << 20][0]
-th = os.path.join(tmp, 'th.html')
 # a place no buffer ever holds: above the slots (64 MiB up), after the 64 MiB buffer's end
-with open(th, 'w') as f:
-    f.write(open(tpage).read().replace('</body>', TILES_HARNESS % {
+tres, _ = drive(read(tpage), TILES_HARNESS % {
         'big': big_t, 'empty_tick': 30000, 'empty_byte': 96 << 20, 'zoom_tick': 20000,
-        'stack_tick': 3000, 'stack_byte': 32 << 20} + '</body>'))
+        'stack_tick': 3000, 'stack_byte': 32 << 20}, 'th.html', budget=8000)
 # the stacked view puts the longest-lived buffer live at a tick at the bottom
 live3k = [x for x in bufs_t if x['start'] <= 3000 < x['end']]
 assert max(live3k, key=lambda x: x['end'] - x['start']) is bufs_t[big_t]
 assert not any(x['start'] <= 30000 < x['end'] and x['addr'] >= BASE + (64 << 20) for x in bufs_t)
-r = browse(th, '--dump-dom', '--virtual-time-budget=8000')
-m = re.search(r'<pre id="results">(.*?)</pre>', r.stdout, re.S)
-tres = json.loads(html.unescape(m.group(1))) if m else {'error': 'no results: ' + r.stderr[-800:]}
 ok('error' not in tres and tres.get('tiles') == [[1, 2, 4], [1, 2, 4]],
    'the page of %d buffers carries tiles at three levels (%s %s)' % (len(bufs_t), tres.get('tiles'), tres.get('error', '')))
 ok(tres.get('fit', {}).get('level') == 0 and tres.get('fit', {}).get('rects') == 0,
@@ -555,16 +555,11 @@ with open(wtrace, 'w') as f:
 wpage = os.path.join(tmp, 'wide.html')
 p = subprocess.run([memlens, 'report', wtrace, '--interactive', '--strategies', 'recorded', '-o', wpage, '--quiet'],
                    capture_output=True, text=True)
-wh = os.path.join(tmp, 'wh.html')
-with open(wh, 'w') as f:
-    f.write((open(wpage).read() if os.path.exists(wpage) else '').replace('</body>', harness(r"""
+wres, _ = drive(read(wpage), harness(r"""
     const p = window.memlensPages[0], c = p.canvas, r = c.getBoundingClientRect();
     const at = p.pixel((p.start[0] + p.end[0]) / 2, p.addr[0] + p.size[0] / 2);
     c.dispatchEvent(new PointerEvent('pointermove', { clientX: r.left + at.x, clientY: r.top + at.y, bubbles: true }));
-    out.hover = p.tip.textContent;""") + '</body>'))
-r = browse(wh, '--dump-dom', '--virtual-time-budget=5000')
-m = re.search(r'<pre id="results">(.*?)</pre>', r.stdout, re.S)
-wres = json.loads(html.unescape(m.group(1))) if m else {'error': 'no results: ' + r.stderr[-800:]}
+    out.hover = p.tip.textContent;"""), 'wh.html')
 want_w = ['(%d bytes)' % int(WIDE['size']), 'address %s' % hex(int(WIDE['addr'], 16))]
 ok(p.returncode in (0, 1) and all(w in wres.get('hover', '') for w in want_w),
    'past 2^53, the hover says %s exactly (%r %s)' % (want_w, wres.get('hover'), wres.get('error', '')))
@@ -585,17 +580,12 @@ with open(otrace, 'w') as f:
 opage = os.path.join(tmp, 'oom.html')
 p = subprocess.run([memlens, 'report', otrace, '--interactive', '--strategies', 'recorded', '-o', opage, '--quiet'],
                    capture_output=True, text=True)
-oh = os.path.join(tmp, 'oh.html')
-with open(oh, 'w') as f:
-    f.write((open(opage).read() if os.path.exists(opage) else '').replace('</body>', harness(r"""
+ores, _ = drive(read(opage), harness(r"""
     const p = window.memlensPages[0], c = p.canvas, r = c.getBoundingClientRect(), b = p.oomBox();
     c.dispatchEvent(new PointerEvent('pointermove', { clientX: r.left + b.x + b.w / 2, clientY: r.top + b.y + b.h / 2,
       bubbles: true }));
     out.hover = p.tip.textContent;
-    out.boxTick = p.at(b.x + 1, 0).t;""") + '</body>'))
-r = browse(oh, '--dump-dom', '--virtual-time-budget=5000')
-m = re.search(r'<pre id="results">(.*?)</pre>', r.stdout, re.S)
-ores = json.loads(html.unescape(m.group(1))) if m else {'error': 'no results: ' + r.stderr[-800:]}
+    out.boxTick = p.at(b.x + 1, 0).t;"""), 'oh.html')
 olive = {}
 for e in OEVENTS:
     if e['tick'] > OOM['tick']:
@@ -621,12 +611,7 @@ dpage = os.path.join(tmp, 'd.html')
 p = subprocess.run([memlens, 'diff', trace, trace_b, '--interactive', '-o', dpage, '--quiet'], capture_output=True, text=True)
 ok(p.returncode in (0, 1) and os.path.exists(dpage), 'diff --interactive writes the page (%s)' % p.stderr.strip()[:200])
 dtext = open(dpage).read() if os.path.exists(dpage) else ''
-dh = os.path.join(tmp, 'dh.html')
-with open(dh, 'w') as f:
-    f.write(dtext.replace('</body>', DIFF_HARNESS + '</body>'))
-r = browse(dh, '--dump-dom', '--virtual-time-budget=5000')
-m = re.search(r'<pre id="results">(.*?)</pre>', r.stdout, re.S)
-dres = json.loads(html.unescape(m.group(1))) if m else {'error': 'no results: ' + r.stderr[-800:]}
+dres, _ = drive(dtext, DIFF_HARNESS, 'dh.html')
 fits = dres.get('fits', [])
 ok(len(fits) == 2 and all(f['t1'] == max(end_tick, end_b) and f['a1'] == max(top, live_max(bufs_b)) for f in fits)
    and all(m == 'active' for m in dres.get('modes', [])),
