@@ -16,7 +16,7 @@ _ml_exact_part_free (MlExactPart *P)
   for (int h = 0; h < N_HEUR; h++)
     free (P->ranks[h]);
   free (P->sa); free (P->sb);
-  free (P->adj_start); free (P->adj);
+  free (P->adj_start); free (P->adj); free (P->twin);
 }
 
 typedef struct { uint64_t k1, k2, k3, id; uint32_t idx; } RKey;
@@ -202,6 +202,26 @@ part_overlaps (MlExactPart *P)
   return 0;
 }
 
+/* Twins: buffers with the same lifetime and size. Their static and
+ * re-ranked keys tie up to the id, so every order ranks them by (id,
+ * index); each buffer's previous twin in that order goes to P->twin.
+ * @keys: m of scratch. */
+static void
+part_twins (const MlBuffers *bufs, MlExactPart *P, RKey *keys)
+{
+  uint32_t m = P->m;
+  for (uint32_t i = 0; i < m; i++)
+    {
+      const MlBuffer *b = &bufs->buf[P->glob[i]];
+      keys[i] = (RKey) { b->start, b->end, P->size[i], b->id, i };
+      P->twin[i] = UINT32_MAX;
+    }
+  qsort (keys, m, sizeof *keys, cmp_rkey);
+  for (uint32_t r = 1; r < m; r++)
+    if (keys[r].k1 == keys[r - 1].k1 && keys[r].k2 == keys[r - 1].k2 && keys[r].k3 == keys[r - 1].k3 && keys[r].k3)
+      P->twin[keys[r].idx] = keys[r - 1].idx;
+}
+
 int
 _ml_exact_part_build (const MlBuffers *bufs, MlExactPart *P, const uint32_t *glob, uint32_t m)
 {
@@ -216,11 +236,12 @@ _ml_exact_part_build (const MlBuffers *bufs, MlExactPart *P, const uint32_t *glo
   P->sa = malloc (m * sizeof *P->sa);
   P->sb = malloc (m * sizeof *P->sb);
   P->adj_start = calloc (m + 1, sizeof *P->adj_start);
+  P->twin = malloc (m * sizeof *P->twin);
   uint64_t *ticks = malloc (m * sizeof *ticks);
   RKey *keys = malloc (m * sizeof *keys);
   int rc = ML_ENOMEM;
   if (P->glob && P->size && P->len && P->id && P->ranks[0] && P->ranks[1] && P->ranks[2] && P->sa && P->sb
-      && P->adj_start && ticks && keys)
+      && P->adj_start && P->twin && ticks && keys)
     {
       memcpy (P->glob, glob, m * sizeof *glob);
       for (uint32_t i = 0; i < m; i++)
@@ -230,6 +251,7 @@ _ml_exact_part_build (const MlBuffers *bufs, MlExactPart *P, const uint32_t *glo
           P->id[i] = bufs->buf[glob[i]].id;
         }
       part_sections (bufs, P, ticks);
+      part_twins (bufs, P, keys);
       if ((rc = part_ranks (bufs, P, keys)) == 0)
         rc = part_overlaps (P);
     }

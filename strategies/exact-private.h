@@ -42,6 +42,8 @@ typedef struct {
   uint32_t  S;          /* sections */
   uint32_t *adj_start;  /* m + 1 */
   uint32_t *adj;        /* overlapping buffers */
+  uint32_t *twin;       /* m: the previous twin (same lifetime and size, the
+                         * next lower (id, index)), UINT32_MAX when none */
   uint64_t  lb;         /* max live bytes over its sections */
   uint64_t  best;       /* best peak found for this part */
   uint64_t  pairs;      /* overlapping pairs */

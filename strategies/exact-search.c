@@ -139,7 +139,9 @@ node_candidates (MlExactSearch *s, const MlExactScope *sc, uint64_t last_off, ui
           s->low[k] = v;
       if (s->off[i] + P->size[i] < min_height)
         min_height = s->off[i] + P->size[i];
-      if (s->off[i] > last_off || (s->off[i] == last_off && P->rank[i] >= min_rank))
+      /* twins are interchangeable: the one ranked first goes lower */
+      bool twin_first = P->twin[i] != UINT32_MAX && !s->placed[P->twin[i]];
+      if (!twin_first && (s->off[i] > last_off || (s->off[i] == last_off && P->rank[i] >= min_rank)))
         cand[nc++] = i;
     }
   for (uint32_t k = sc->klo; k < sc->khi; k++)
