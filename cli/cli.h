@@ -37,6 +37,10 @@ typedef struct MlCliOpts {
   unsigned      knobs_given;  /* the MlKnob bits set on the command line */
   int           given[64];    /* the keys of the options given, in order */
   unsigned      n_given;
+  /* the command needs the buffers, not the events (an offline plan, a
+   * plan file checked): cli_load lets a reader that can build them
+   * itself do so (ml_trace_load_buffers: a CSV in a third of the memory) */
+  bool          buffers_only;
 } MlCliOpts;
 
 void cli_opts_init (MlCliOpts *o);

@@ -94,6 +94,10 @@ cmd_check (int argc, char **argv)
   const char *path = argv[optind];
   if (optind + 2 == argc)
     o.plan_path = argv[optind + 1];
+  /* a plan file, or an offline planner's plan, is checked against the
+   * buffers (and the trace's kernels and syncs, which a CSV has none of) */
+  const MlStrategy *s = o.strategy ? ml_strategy_find (o.strategy) : NULL;
+  o.buffers_only = o.plan_path || (s && s->kind == ML_STRATEGY_OFFLINE);
   MlTrace *t;
   MlBuffers *bufs;
   if ((rc = cli_load ("check", path, &o, &t, &bufs)))

@@ -143,6 +143,9 @@ cmd_plan (int argc, char **argv)
   char *options = NULL;
   if (a.write_model && (rc = add_write_model (strategy, a.write_model, o, &options)))
     return rc;
+  /* an offline planner reads the buffers only (strategies/: no event
+   * past ml_buffers_build); the online ones replay the trace */
+  o->buffers_only = strategy->kind == ML_STRATEGY_OFFLINE;
   char ext[16];
   ml_path_ext (o->output, ext, sizeof ext, NULL);
   if (strcmp (ext, "json") != 0 && strcmp (ext, "csv") != 0)

@@ -81,14 +81,17 @@ cli_load (const char *cmd, const char *path, MlCliOpts *o, MlTrace **trace, MlBu
   *bufs = NULL;
   o->load.progress = cli_progress (o->quiet);
   ml_out_protect (path);   /* no output of this command replaces it */
-  int rc = ml_trace_load (path, &o->load, trace, &err);
+  int rc = o->buffers_only ? ml_trace_load_buffers (path, &o->load, o->knobs.align, trace, bufs, &err)
+                            : ml_trace_load (path, &o->load, trace, &err);
   cli_progress_done ();
   if (rc < 0)
     return cli_error (cmd, &err);
   cli_print_notes (cmd, path, *trace, o->quiet);
   if (cli_check_device (cmd, path, o, *trace))
     {
+      ml_buffers_free (*bufs);
       ml_trace_free (*trace);
+      *bufs = NULL;
       *trace = NULL;
       return EXIT_BAD;
     }
@@ -97,11 +100,13 @@ cli_load (const char *cmd, const char *path, MlCliOpts *o, MlTrace **trace, MlBu
     {
       cli_fail (cmd, EXIT_BAD, "%s: --dim and --max-block apply to graphs (docs/formats.md), not to a %s input", path,
                 ml_trace_str (*trace, (*trace)->source));
+      ml_buffers_free (*bufs);
       ml_trace_free (*trace);
+      *bufs = NULL;
       *trace = NULL;
       return EXIT_BAD;
     }
-  if (ml_buffers_build (*trace, o->knobs.align, bufs, &err) < 0)
+  if (!*bufs && ml_buffers_build (*trace, o->knobs.align, bufs, &err) < 0)
     {
       ml_error_prefix (&err, "%s", path);
       ml_trace_free (*trace);

@@ -293,7 +293,7 @@ sort_units (const MlBuffers *bufs, Reduced *r)
       sorted[u] = red->buf[ord[u]];
       rep2[u] = r->rep[ord[u]];
       pos[ord[u]] = (uint32_t) u;
-      red->alloc_event[u] = bufs->alloc_event[rep2[u]];
+      red->alloc_event[u] = bufs->alloc_event ? bufs->alloc_event[rep2[u]] : 0;
     }
   memcpy (red->buf, sorted, units * sizeof *sorted);
   memcpy (r->rep, rep2, units * sizeof *rep2);

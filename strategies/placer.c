@@ -53,7 +53,8 @@ struct MlPlacer {
   const MlBuffers *bufs;
   uint32_t  leaves, shift, n_buckets;
   uint32_t *ls, *le;      /* per buffer: leaf range [ls, le) */
-  uint64_t *offset;       /* per placed buffer */
+  uint64_t *offset;       /* per placed buffer: own_offset, or the caller's (_ml_place_in_order) */
+  uint64_t *own_offset;   /* calloc'd: untouched pages cost no memory while borrowed */
   MlPlacerBucket *bucket; /* n_buckets: the rectangles starting or ending inside */
   MlPlacerBucket *full;   /* 2 seg: the full-cover tree, node 1 the root */
   uint32_t  seg;          /* its leaves: a power of two >= n_buckets */
@@ -154,7 +155,7 @@ _ml_placer_new (const MlBuffers *bufs, MlPlacer **out, MlError *err)
   p->leaves = u > 1 ? (uint32_t) (u - 1) : 1;
   p->ls = malloc ((n ? n : 1) * sizeof *p->ls);
   p->le = malloc ((n ? n : 1) * sizeof *p->le);
-  p->offset = calloc (n ? n : 1, sizeof *p->offset);
+  p->offset = p->own_offset = calloc (n ? n : 1, sizeof *p->offset);
   if (!p->ls || !p->le || !p->offset)
     goto oom;
   for (size_t i = 0; i < n; i++)
@@ -194,13 +195,14 @@ _ml_placer_free (MlPlacer *p)
   _ml_placer_pool_clear (&p->pool);
   free (p->ls);
   free (p->le);
-  free (p->offset);
+  free (p->own_offset);
   free (p);
 }
 
 void
 _ml_placer_reset (MlPlacer *p)
 {
+  p->offset = p->own_offset;
   for (uint32_t j = 0; j < p->n_buckets; j++)
     p->bucket[j].root = ML_PLACER_NIL;
   for (uint32_t k = 0; k < 2 * p->seg; k++)
@@ -434,6 +436,7 @@ _ml_place_in_order (const MlBuffers *bufs, MlPlacer *p, const uint32_t *order,
 {
   uint64_t top = 0;
   _ml_placer_reset (p);
+  p->offset = offsets;   /* one array of offsets, not two (issue 30: 8 bytes a buffer) */
   if (placed)
     *placed = 0;
   for (size_t i = 0; i < bufs->n; i++)

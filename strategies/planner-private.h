@@ -49,7 +49,9 @@ uint32_t _ml_placer_bucket_leaves (const MlPlacer *p);
 uint32_t _ml_placer_random_neighbour (MlPlacer *p, uint32_t b, uint64_t *rng);
 
 /* Places all buffers in @order (a permutation of 0..n-1), lowest fit each;
- * writes @offsets (n) and returns the peak through @peak. Stops with
+ * writes @offsets (n) and returns the peak through @peak. The placer
+ * keeps @offsets as its own record of them until its next reset: take a
+ * buffer out (_ml_placer_remove) only while @offsets lives. Stops with
  * ML_ETIMEOUT once ml_now () passes @deadline (0: none) and ML_ECANCELLED
  * when @knobs' progress asks to; reports progress through @knobs (may be
  * NULL). *placed (may be NULL): how many were placed. */

@@ -12,6 +12,13 @@ ml_sort_indexes_by_key (uint32_t *idx, size_t n, const uint64_t *keys, size_t st
 {
   if (n < 2)
     return 0;
+  /* already in order (a file's rows by their start, most often): no
+   * copies, 32 bytes an index fewer at the reader's peak */
+  size_t sorted = 1;
+  while (sorted < n && KEY (keys, stride, idx[sorted - 1]) <= KEY (keys, stride, idx[sorted]))
+    sorted++;
+  if (sorted == n)
+    return 0;
   Pair *a = malloc (n * sizeof *a), *b = malloc (n * sizeof *b);
   if (!a || !b)
     {

@@ -11,6 +11,7 @@
 
 #include <ctype.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -108,7 +109,12 @@ typedef struct {
   int      ncols;
   bool     header, end_inclusive, all_numeric;
   uint64_t align;         /* the largest "alignment" of a row (1 = none) */
-  MlU64Map ids;           /* interned id text -> its line */
+  /* ids seen -> their line: by number while every id so far is a plain
+   * decimal (digits, no leading zero: its text is the number's, so the
+   * number tells the texts apart and no text is kept), else by interned
+   * text (see text_ids) */
+  bool     by_number;
+  MlU64Map ids;
 } Csv;
 
 /* The header: which field is which column. */
@@ -176,6 +182,27 @@ read_placement (Csv *c, char **f, Row *row, const char *idtext, MlError *err)
   return 0;
 }
 
+/* The first id that is not a plain decimal: from here on ids are told
+ * apart by their text ("01" and "1" are two ids unless all are numbers),
+ * so the rows so far get their texts back (each the decimal of its
+ * number) and the map is keyed by them. */
+static int
+text_ids (Csv *c, MlError *err)
+{
+  c->by_number = false;
+  ml_u64map_clear (&c->ids);
+  ml_u64map_init (&c->ids);
+  for (size_t i = 0; i < c->n; i++)
+    {
+      char text[24];
+      snprintf (text, sizeof text, "%" PRIu64, c->rows[i].id);
+      c->rows[i].name = ml_strtab_intern0 (c->t->strings, text);
+      if (c->rows[i].name == UINT32_MAX || ml_u64map_put (&c->ids, c->rows[i].name, c->rows[i].line) < 0)
+        return ml_error_set (err, ML_ENOMEM, "out of memory");
+    }
+  return 0;
+}
+
 /* A row after the header: one buffer. */
 static int
 read_row (Csv *c, char **f, int nf, const MlLineReader *r, MlError *err)
@@ -199,12 +226,16 @@ read_row (Csv *c, char **f, int nf, const MlLineReader *r, MlError *err)
   int rc;
   if (!*idtext)
     return ml_error_set (err, ML_EINPUT, "id is empty");
-  if (ml_parse_u64 (idtext, strlen (idtext), &row->id) < 0)
+  bool numeric = ml_parse_u64 (idtext, strlen (idtext), &row->id) == 0;
+  if (!numeric)
     {
       c->all_numeric = false;
       row->id = c->n;
     }
-  row->name = ml_strtab_intern0 (c->t->strings, idtext);
+  if (c->by_number && !(numeric && (idtext[0] != '0' || idtext[1] == 0)) && (rc = text_ids (c, err)) < 0)
+    return rc;
+  if (!c->by_number && (row->name = ml_strtab_intern0 (c->t->strings, idtext)) == UINT32_MAX)
+    return ml_error_set (err, ML_ENOMEM, "out of memory");
   if ((rc = field_u64 (f[c->col[COL_LOWER]], "lower", &row->lower, err)) < 0
       || (rc = field_u64 (f[c->col[COL_UPPER]], c->end_inclusive ? "end" : "upper", &row->upper, err)) < 0
       || (rc = field_u64 (f[c->col[COL_SIZE]], "size", &row->size, err)) < 0)
@@ -222,9 +253,10 @@ read_row (Csv *c, char **f, int nf, const MlLineReader *r, MlError *err)
     return rc;
   /* duplicate ids: by the text, so "b1" and "01" are told apart */
   uint32_t prev;
-  if (ml_u64map_get (&c->ids, row->name, &prev))
+  uint64_t key = c->by_number ? row->id : row->name;
+  if (ml_u64map_get (&c->ids, key, &prev))
     return ml_error_set (err, ML_EINPUT, "duplicate id %.40s (first on line %u)", idtext, prev);
-  if (ml_u64map_put (&c->ids, row->name, (uint32_t) r->lineno) < 0)
+  if (ml_u64map_put (&c->ids, key, (uint32_t) r->lineno) < 0)
     return ml_error_set (err, ML_ENOMEM, "out of memory");
   c->n++;
   return 0;
@@ -281,6 +313,15 @@ check_numeric_ids (const Csv *c, const char *path, MlError *err)
   return rc;
 }
 
+/* What the trace says besides its events. */
+static void
+set_header (Csv *c, const char *path)
+{
+  c->t->default_align = c->align;
+  c->t->source = ml_strtab_intern0 (c->t->strings, "csv");
+  c->t->capacity = ml_capacity_from_name (path);
+}
+
 /* The events: allocs by lower (stable), frees by upper; frees first at
  * a tick. */
 static int
@@ -332,9 +373,7 @@ emit_events (Csv *c, const char *path, MlError *err)
         goto oom;
     }
   t->has_addrs = any_offset;
-  t->default_align = c->align;
-  t->source = ml_strtab_intern0 (t->strings, "csv");
-  t->capacity = ml_capacity_from_name (path);
+  set_header (c, path);
   goto out;
 oom:
   rc = ml_error_set (err, ML_ENOMEM, "out of memory");
@@ -344,19 +383,29 @@ out:
   return rc;
 }
 
+/* Reads every row of @path into @c (a new trace, its rows); 0 or an
+ * error (then nothing is left to free but c->t and c->rows). */
+static int
+read_csv (Csv *c, const char *path, const MlLoadOptions *opts, MlError *err)
+{
+  *c = (Csv) { .t = ml_trace_new (), .all_numeric = true, .align = 1, .by_number = true };
+  for (int i = 0; i < COL__N; i++)
+    c->col[i] = -1;
+  ml_u64map_init (&c->ids);
+  if (!c->t)
+    return ml_error_set (err, ML_ENOMEM, "out of memory");
+  int rc = read_lines (c, path, opts, err);
+  ml_u64map_clear (&c->ids);
+  if (rc == 0 && c->all_numeric && !c->by_number)
+    rc = check_numeric_ids (c, path, err);
+  return rc;
+}
+
 int
 ml_trace_load_csv (const char *path, const MlLoadOptions *opts, MlTrace **out, MlError *err)
 {
-  Csv c = { .t = ml_trace_new (), .all_numeric = true, .align = 1 };
-  for (int i = 0; i < COL__N; i++)
-    c.col[i] = -1;
-  ml_u64map_init (&c.ids);
-  if (!c.t)
-    return ml_error_set (err, ML_ENOMEM, "out of memory");
-  int rc = read_lines (&c, path, opts, err);
-  ml_u64map_clear (&c.ids);
-  if (rc == 0 && c.all_numeric)
-    rc = check_numeric_ids (&c, path, err);
+  Csv c;
+  int rc = read_csv (&c, path, opts, err);
   if (rc == 0)
     rc = emit_events (&c, path, err);
   free (c.rows);
@@ -366,6 +415,110 @@ ml_trace_load_csv (const char *path, const MlLoadOptions *opts, MlTrace **out, M
       return rc;
     }
   *out = c.t;
+  return 0;
+}
+
+/* Row @row as buffer @buf (ml_buffers_build's rules, for an alloc at
+ * lower freed at upper): sizes rounded to @align within the total a plan
+ * can address (*total), the offset as the recorded address. Errors name
+ * the row's line, as the events' origins would. */
+static int
+row_buffer (const Csv *c, const Row *row, uint64_t align, uint64_t *total, MlBuffer *buf, MlError *err)
+{
+  *buf = (MlBuffer) { .id = row->id, .size = row->size, .rsize = ml_align_up (row->size, align), .start = row->lower,
+                      .end = row->upper, .name = c->all_numeric ? 0 : row->name };
+  if (buf->rsize < buf->size)
+    return ml_error_set (err, ML_EINPUT, "line %" PRIu32 ": size %" PRIu64 " overflows when aligned to %" PRIu64,
+                         row->line, row->size, align);
+  if (buf->rsize > ML_BUFFERS_MAX_TOTAL - *total)
+    return ml_error_set (err, ML_EINPUT, "line %" PRIu32 ": size %" PRIu64 " brings the buffers' total past 2^60 bytes "
+                         "(1 EiB), more than any plan can address", row->line, row->size);
+  *total += buf->rsize;
+  if (row->has_offset)
+    {
+      buf->addr = row->offset;
+      buf->flags = ML_BUF_HAS_ADDR;
+    }
+  return 0;
+}
+
+/* The buffers of @c's rows, by lower (stable): what ml_buffers_build
+ * makes of the events ml_trace_load_csv would write, but for by_end and
+ * the bound (ml_buffers_index, once the rows are freed). */
+static int
+rows_to_buffers (const Csv *c, uint64_t align, MlBuffers **out, MlError *err)
+{
+  size_t n = c->n;
+  if (n >= UINT32_MAX)
+    return ml_error_set (err, ML_EINPUT, "%zu allocations: at most %u are supported", n, UINT32_MAX - 1);
+  MlBuffers *b = calloc (1, sizeof *b);
+  uint32_t *by_lower = malloc ((n ? n : 1) * sizeof *by_lower);
+  if (b)
+    {
+      b->buf = malloc ((n ? n : 1) * sizeof *b->buf);
+      b->by_end = malloc ((n ? n : 1) * sizeof *b->by_end);
+    }
+  int rc = 0;
+  for (size_t i = 0; i < n && by_lower; i++)
+    by_lower[i] = (uint32_t) i;
+  if (!b || !b->buf || !b->by_end || !by_lower
+      || (n && ml_sort_indexes_by_key (by_lower, n, &c->rows[0].lower, sizeof (Row)) < 0))
+    rc = ml_error_set (err, ML_ENOMEM, "out of memory for %zu buffers", n);
+  uint64_t total = 0, last = 0;
+  for (size_t k = 0; k < n && rc == 0; k++)
+    rc = row_buffer (c, &c->rows[by_lower[k]], align, &total, &b->buf[k], err);
+  /* the last event is the free at the highest upper, the first such row */
+  for (size_t i = 0; i < n && rc == 0; i++)
+    if (c->rows[i].upper == UINT64_MAX)
+      rc = ml_error_set (err, ML_EINPUT, "line %" PRIu32 ": tick %" PRIu64 " leaves no room for the end of the trace "
+                         "(at most 2^64-2)", c->rows[i].line, c->rows[i].upper);
+    else if (c->rows[i].upper > last)
+      last = c->rows[i].upper;
+  free (by_lower);
+  if (rc == 0)
+    {
+      b->n = n;
+      b->align = b->zero_copy_align = align;
+      b->trace = c->t;
+      b->end_tick = n ? last + 1 : 0;
+    }
+  if (rc < 0)
+    {
+      ml_buffers_free (b);
+      return rc;
+    }
+  *out = b;
+  return 0;
+}
+
+int
+ml_buffers_load_csv (const char *path, const MlLoadOptions *opts, uint64_t align, MlTrace **trace, MlBuffers **bufs,
+                     MlError *err)
+{
+  Csv c;
+  int rc = read_csv (&c, path, opts, err);
+  if (rc == 0)
+    {
+      set_header (&c, path);
+      for (size_t i = 0; i < c.n && !c.t->has_addrs; i++)
+        c.t->has_addrs = c.rows[i].has_offset;
+      if (align == 0)
+        align = c.align;
+      rc = align & (align - 1) ? ml_error_set (err, ML_EUSAGE, "alignment %" PRIu64 " is not a power of two", align)
+                               : rows_to_buffers (&c, align, bufs, err);
+      if (rc < 0)
+        ml_error_prefix (err, "%s", path);
+    }
+  free (c.rows);
+  if (rc == 0 && (rc = ml_buffers_index (*bufs, err)) < 0)
+    ml_buffers_free (*bufs);
+  if (rc < 0)
+    {
+      *bufs = NULL;
+      ml_trace_free (c.t);
+      return rc;
+    }
+  *trace = c.t;
   return 0;
 }
 

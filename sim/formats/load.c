@@ -125,15 +125,11 @@ load_with (const MlTraceFormat *f, const char *path, const MlLoadOptions *opts, 
   return rc;
 }
 
-int
-ml_trace_load (const char *path, const MlLoadOptions *opts, MlTrace **out, MlError *err)
+/* The reader for @path: --format, else the extension, else the first
+ * bytes. */
+static int
+find_format (const char *path, const MlLoadOptions *opts, const MlTraceFormat **out, MlError *err)
 {
-  MlLoadOptions defaults;
-  if (!opts)
-    {
-      ml_load_options_init (&defaults);
-      opts = &defaults;
-    }
   /* a folder opens (and reads as nothing) on Linux: say what it is, not
    * "empty file" */
   struct stat st;
@@ -143,7 +139,10 @@ ml_trace_load (const char *path, const MlLoadOptions *opts, MlTrace **out, MlErr
     {
       for (const MlTraceFormat *const *f = formats; *f; f++)
         if (strcmp ((*f)->name, opts->format) == 0)
-          return load_with (*f, path, opts, out, err);
+          {
+            *out = *f;
+            return 0;
+          }
       return ml_error_set (err, ML_EUSAGE, "unknown format \"%s\"", opts->format);
     }
   char ext[16];
@@ -151,7 +150,10 @@ ml_trace_load (const char *path, const MlLoadOptions *opts, MlTrace **out, MlErr
   ml_path_ext (path, ext, sizeof ext, &gz);
   for (const MlTraceFormat *const *f = formats; *f; f++)
     if (has_ext (*f, ext))
-      return load_with (*f, path, opts, out, err);
+      {
+        *out = *f;
+        return 0;
+      }
   /* sniff: from a file, which can be read again; the first bytes of a
    * pipe, a FIFO or a device are gone once read (and a FIFO opened twice
    * waits for a second writer) */
@@ -172,9 +174,40 @@ ml_trace_load (const char *path, const MlLoadOptions *opts, MlTrace **out, MlErr
     return ml_error_set (err, ML_EINPUT, "%s: empty file", path);
   for (const MlTraceFormat *const *f = formats; *f; f++)
     if ((*f)->sniff && (*f)->sniff (head, len))
-      return load_with (*f, path, opts, out, err);
+      {
+        *out = *f;
+        return 0;
+      }
   return ml_error_set (err, ML_EINPUT, "%s: unknown format (extension \"%s\"); memlens reads .jsonl and .csv%s",
                        path, ext, formats[2] ? " and others, see --help" : "");
+}
+
+int
+ml_trace_load (const char *path, const MlLoadOptions *opts, MlTrace **out, MlError *err)
+{
+  MlLoadOptions defaults;
+  if (!opts)
+    {
+      ml_load_options_init (&defaults);
+      opts = &defaults;
+    }
+  const MlTraceFormat *f;
+  int rc = find_format (path, opts, &f, err);
+  return rc < 0 ? rc : load_with (f, path, opts, out, err);
+}
+
+int
+ml_trace_load_buffers (const char *path, const MlLoadOptions *opts, uint64_t align, MlTrace **trace, MlBuffers **bufs,
+                       MlError *err)
+{
+  *bufs = NULL;
+  const MlTraceFormat *f;
+  int rc = find_format (path, opts, &f, err);
+  if (rc < 0)
+    return rc;
+  if (f != &fmt_csv || opts->range.set || opts->range.stage)
+    return load_with (f, path, opts, trace, err);   /* load_with refuses --range for CSV */
+  return ml_buffers_load_csv (path, opts, align, trace, bufs, err);
 }
 
 int

@@ -28,6 +28,13 @@ typedef struct {
 const MlTraceFormat *const *ml_trace_formats (void);
 
 int ml_trace_load (const char *path, const MlLoadOptions *opts, MlTrace **out, MlError *err);
+/* For a caller that needs the buffers, not the events (planning,
+ * checking a plan): a reader that can builds them itself (the planning
+ * CSV: ml_buffers_load_csv, with @align, 0 = the file's) and sets *@bufs;
+ * otherwise *@bufs is NULL and *@trace is what ml_trace_load reads (the
+ * caller builds the buffers). @opts must not be NULL. */
+int ml_trace_load_buffers (const char *path, const MlLoadOptions *opts, uint64_t align, MlTrace **trace,
+                           MlBuffers **bufs, MlError *err);
 
 /* Writes @trace to @path with the writer of the format its extension
  * names (the formats with a save slot: .jsonl, .csv; "-" = JSONL on
