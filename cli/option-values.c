@@ -83,14 +83,8 @@ load_option (const char *cmd, MlCliOpts *o, int opt, const char *arg)
         exit (cli_error (cmd, &err));
       return 1;
     case CLI_OPT_DEVICE:
-      if (strcmp (arg, "host") == 0)
-        {
-          o->load.device = ML_DEVICE_HOST;
-          return 1;
-        }
-      if (ml_parse_u64 (arg, strlen (arg), &v) < 0 || v > ML_DEVICE_MAX)
-        exit (cli_fail (cmd, EXIT_BAD, "--device %s: not a device number (0 .. %d, or host)", arg, ML_DEVICE_MAX));
-      o->load.device = (int) v;
+      if (ml_device_parse (arg, &o->load.device, &err) < 0)
+        exit (cli_error (cmd, &err));
       return 1;
     case CLI_OPT_REORDER:
       if (strcmp (arg, "memory") != 0 && strcmp (arg, "priority") != 0 && strcmp (arg, "none") != 0)

@@ -3,6 +3,7 @@
 
 #include "gui/window.h"
 #include "sim/base/units.h"
+#include "sim/formats/load-options.h"
 #include "strategies/registry.h"
 
 struct _MlApplication {
@@ -265,13 +266,13 @@ ml_application_handle_local_options (GApplication *app, GVariantDict *opts)
   self->device = -1;
   if (g_variant_dict_lookup (opts, "device", "s", &device))
     {
-      guint64 v;
-      if (ml_parse_u64 (device, strlen (device), &v) < 0 || v > ML_DEVICE_MAX)
+      /* as every command takes it: N or host */
+      MlError err = { 0 };
+      if (ml_device_parse (device, &self->device, &err) < 0)
         {
-          g_printerr ("memlens view: --device %s: not a device number (0 .. %d)\n", device, ML_DEVICE_MAX);
+          g_printerr ("memlens view: %s\n", err.msg);
           return 2;
         }
-      self->device = (int) v;
     }
   if (g_variant_dict_lookup (opts, "axis", "s", &self->axis) || g_variant_dict_lookup (opts, "time-axis", "s", &self->axis))
     if (!g_str_equal (self->axis, "time") && !g_str_equal (self->axis, "ticks") && !g_str_equal (self->axis, "auto"))
@@ -311,7 +312,7 @@ ml_application_init (MlApplication *self)
   static const GOptionEntry entries[] = {
     { "strategy", 's', 0, G_OPTION_ARG_STRING, NULL, "Strategy to show first (default: recorded when the trace has addresses, else best-fit)", "NAME" },
     { "compare", 'c', 0, G_OPTION_ARG_STRING, NULL, "Show a second strategy below the first, with linked zoom", "NAME" },
-    { "device", 'd', 0, G_OPTION_ARG_STRING, NULL, "Snapshots with several devices: the device to show (default: the one with an OOM, else the one with the most memory: reserved at the end plus allocated over the trace)", "N" },
+    { "device", 'd', 0, G_OPTION_ARG_STRING, NULL, "Snapshots with several devices: the device to show (default: the one with an OOM, else the one with the most memory: reserved at the end plus allocated over the trace), or host: the pinned host memory (host_segments, host_traces)", "N|host" },
     { "axis", 0, 0, G_OPTION_ARG_STRING, NULL, "The x axis: time (real time) or ticks (default: time when every event has one)", "time|ticks" },
     { "time-axis", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, NULL, "Same as --axis", "A" },
     { "version", 0, 0, G_OPTION_ARG_NONE, NULL, "Print the version", NULL },

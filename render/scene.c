@@ -1,4 +1,4 @@
-#include "render/scene.h"
+#include "render/scene-private.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -486,6 +486,12 @@ build_layout (MlScene *s)
    * out; raw: at their recorded addresses, from the lowest */
   s->addr_raw = s->addr_raw && all_addr;
   s->addr_origin = s->addr_raw ? p->segments[order[0]].addr : 0;
+  /* packed: the segments of each (pool, stream) together, as a band */
+  if (_ml_scene_band_order (s, order) < 0)
+    {
+      free (order);
+      return -1;
+    }
   uint64_t x = 0;
   for (size_t k = 0; k < ns; k++)
     {
@@ -495,6 +501,7 @@ build_layout (MlScene *s)
     }
   s->addr_extent = x;
   s->seg_order = order;
+  _ml_scene_band_extents (s);
   return build_maps (s);
 }
 
@@ -681,6 +688,8 @@ ml_scene_free (MlScene *s)
   free (s->seg_base);
   free (s->seg_extent);
   free (s->seg_order);
+  free (s->bands);
+  free (s->seg_band);
   free (s->seg_map_first);
   free (s->map_order);
   free (s->seg_mapped_max);

@@ -41,6 +41,20 @@ typedef struct {
   uint8_t  pad;
 } MlSceneItem;
 
+/* A band of the address axis: the segments of one (memory pool, stream),
+ * which PyTorch's caching allocator keeps apart (a block of one never
+ * serves another), side by side. Only on the packed axis, and only when
+ * the plan's segments come in two such groups or more. */
+#define ML_SCENE_BAND_LABEL 112
+typedef struct {
+  uint32_t pool;          /* MlTrace.pools index; 0 = the default pools  */
+  uint32_t stream;        /* the trace's stream index                     */
+  uint64_t lo, hi;        /* its segments' global addresses [lo, hi)      */
+  size_t   first, n;      /* its segments: seg_order[first .. first + n)  */
+  char     label[ML_SCENE_BAND_LABEL]; /* "default pool · stream 0",
+                             "CUDA graph pool (1, 0) · stream 0x5a2000000100" */
+} MlSceneBand;
+
 /* A colour class: a legend entry. */
 typedef struct {
   char    *label;        /* owned: "model.py:12:forward", "stream 7"   */
@@ -67,6 +81,12 @@ typedef struct {
                                   (packed), or from the lowest recorded
                                   base to the highest end (raw) */
   uint32_t    *seg_order;      /* segments by base */
+  /* the bands of (pool, stream), bottom first (default pool first, then
+   * by pool and stream index); n_bands 0: none (one group, or the raw
+   * axis, where groups interleave). seg_band[g]: segment g's band. */
+  MlSceneBand *bands;
+  size_t       n_bands;
+  uint32_t    *seg_band;
   bool         addr_raw;       /* at their recorded addresses           */
   uint64_t     addr_origin;    /* raw: the address of global address 0  */
   /* the mappings of paged segments (plan->maps; an expandable segment

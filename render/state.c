@@ -1,5 +1,6 @@
 /* state.c — the allocator state panel (see state.h). */
 #include "render/state.h"
+#include "render/timeline-private.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -42,6 +43,7 @@ label (cairo_t *cr, const MlStyle *st, const char *text, double x, double y, dou
 typedef struct {
   uint64_t reserved;
   size_t   index;
+  uint64_t key;      /* the order shown: band, then place on the address axis */
 } SegKey;
 
 static int
@@ -54,10 +56,111 @@ by_reserved_desc (const void *a, const void *b)
 }
 
 static int
-by_index (const void *a, const void *b)
+by_key (const void *a, const void *b)
 {
-  size_t x = ((const SegKey *) a)->index, y = ((const SegKey *) b)->index;
+  uint64_t x = ((const SegKey *) a)->key, y = ((const SegKey *) b)->key;
   return x < y ? -1 : x > y;
+}
+
+/* What every row of the panel needs. */
+typedef struct {
+  const MlState  *state;
+  const MlScene  *s;
+  const MlStyle  *st;
+  const int32_t  *item_of;   /* buffer -> scene item, for the colour class; may be NULL */
+  MlRgb           fg, bg, free_c;
+  double          fs, row_h, x, w;
+} Panel;
+
+/* One segment's row at @y: its name, then its blocks in address order. */
+static void
+draw_segment_row (cairo_t *cr, const Panel *pn, const MlSegmentState *ss, double y)
+{
+  const MlScene *s = pn->s;
+  const MlStyle *st = pn->st;
+  char name[160], sz[32];
+  const MlSegment *seg = &s->plan->segments[ss->segment];
+  snprintf (name, sizeof name, "segment %" PRIu32 " · %s%s", ss->segment, ml_format_size (ss->size, sz, sizeof sz),
+            seg->flags & ML_SEG_EXPANDABLE ? " · expandable" : seg->flags & ML_SEG_GROWABLE ? " · growable" : "");
+  label (cr, st, name, pn->x, y, pn->w, false, pn->fg);
+  unsigned by = (unsigned) st->color_by < ML_COLOR_BY__COUNT ? (unsigned) st->color_by : 0;
+  double by0 = y + pn->fs * 1.25, bh = pn->row_h - pn->fs * 1.25;
+  double scale = ss->size ? pn->w / (double) ss->size : 0;
+  for (size_t b = ss->first; b < ss->first + ss->n; b++)
+    {
+      const MlBlock *blk = &pn->state->blocks[b];
+      double x0 = pn->x + (double) blk->offset * scale, w = fmax ((double) blk->size * scale, 1.0);
+      MlRgb c = pn->free_c;
+      if (blk->kind == ML_BLOCK_ALLOCATED)
+        {
+          int32_t it = pn->item_of && blk->buffer < s->bufs->n ? pn->item_of[blk->buffer] : -1;
+          c = ml_style_class_color (st, it >= 0 ? s->items[it].cls[by] : ML_PALETTE_N);
+        }
+      if (blk->kind == ML_BLOCK_UNMAPPED)
+        {
+          static const double dash[] = { 3, 2 };
+          cairo_set_dash (cr, dash, 2, 0);
+          cairo_set_line_width (cr, 1);
+          cairo_set_source_rgba (cr, pn->fg.r, pn->fg.g, pn->fg.b, 0.5);
+          cairo_rectangle (cr, x0 + 0.5, by0 + 0.5, w - 1, bh - 1);
+          cairo_stroke (cr);
+          cairo_set_dash (cr, NULL, 0, 0);
+        }
+      else
+        {
+          cairo_set_source_rgb (cr, c.r, c.g, c.b);
+          cairo_rectangle (cr, x0, by0, w, bh);
+          cairo_fill (cr);
+          /* a hairline of the background between neighbours */
+          if (w >= 4)
+            {
+              cairo_set_source_rgb (cr, pn->bg.r, pn->bg.g, pn->bg.b);
+              cairo_rectangle (cr, x0, by0, 1, bh);
+              cairo_fill (cr);
+            }
+        }
+      char text[64];
+      ml_format_size (blk->size, text, sizeof text);
+      PangoLayout *l = layout (cr, st, text, false);
+      int tw, th;
+      pango_layout_get_pixel_size (l, &tw, &th);
+      g_object_unref (l);
+      if (tw + 6 < w && th <= bh)
+        {
+          double lum = 0.2126 * c.r + 0.7152 * c.g + 0.0722 * c.b;
+          MlRgb ink = blk->kind == ML_BLOCK_UNMAPPED || lum > 0.5 ? (MlRgb) { 0.1, 0.1, 0.1 } : (MlRgb) { 1, 1, 1 };
+          label (cr, st, text, x0 + 3, by0 + (bh - th) / 2, 0, false, ink);
+        }
+    }
+}
+
+/* The head of band @band (scene.h) at @y, two lines: its label, and
+ * what its segments reserved at the tick hold; a rule across the panel
+ * above. */
+static void
+draw_band_head (cairo_t *cr, const Panel *pn, size_t band, double y)
+{
+  const MlSceneBand *b = &pn->s->bands[band];
+  uint64_t al = 0, fr = 0, un = 0;
+  size_t n = 0;
+  for (size_t i = 0; i < pn->state->n_segs; i++)
+    {
+      const MlSegmentState *ss = &pn->state->segs[i];
+      if (pn->s->seg_band[ss->segment] == band)
+        al += ss->allocated, fr += ss->free, un += ss->unmapped, n++;
+    }
+  char text[160], x1[32], x2[32], x3[32];
+  snprintf (text, sizeof text, "%zu segment%s: allocated %s, free (cached) %s%s%s", n, n == 1 ? "" : "s",
+            ml_format_size (al, x1, sizeof x1), ml_format_size (fr, x2, sizeof x2), un ? ", unmapped " : "",
+            un ? ml_format_size (un, x3, sizeof x3) : "");
+  cairo_set_source_rgba (cr, pn->fg.r, pn->fg.g, pn->fg.b, 0.5);
+  cairo_set_line_width (cr, 1);
+  cairo_move_to (cr, pn->x, floor (y) + 0.5);
+  cairo_line_to (cr, pn->x + pn->w, floor (y) + 0.5);
+  cairo_stroke (cr);
+  label (cr, pn->st, b->label, pn->x, y + 2, pn->w, true, pn->fg);
+  label (cr, pn->st, text, pn->x, y + 2 + pn->fs * 1.3, pn->w, false, pn->fg);
+  _ml_note (cr, "state-band", &(MlRect) { pn->x, y, pn->w, pn->fs * 2.9 }, b->label, text);
 }
 
 void
@@ -75,23 +178,37 @@ ml_state_draw (cairo_t *cr, const MlRect *a, const MlState *state, const MlScene
             ml_format_size (state->free, x2, sizeof x2), ml_format_size (state->unmapped, x3, sizeof x3));
   double fs = (st->font_size > 0 ? st->font_size : 9) * 96.0 / 72.0;
   label (cr, st, head, a->x + 4, a->y + 2, a->w - 8, true, fg);
-  double top = a->y + fs * 1.6 + 6, row_h = fs * 3.0, gap = 4;
-  size_t fit = (size_t) fmax (1, floor ((a->y + a->h - top) / (row_h + gap)));
-  size_t n = state->n_segs, shown = n <= fit ? n : fit - 1;
+  double top = a->y + fs * 1.6 + 6, row_h = fs * 3.0, gap = 4, head_h = fs * 2.9 + 4;
+  size_t n = state->n_segs;
+  /* the bands with a segment reserved at the tick each take a head row */
+  size_t heads = 0;
+  bool *seen = s->n_bands ? calloc (s->n_bands, sizeof *seen) : NULL;
+  for (size_t i = 0; seen && i < n; i++)
+    if (!seen[s->seg_band[state->segs[i].segment]])
+      seen[s->seg_band[state->segs[i].segment]] = true, heads++;
+  free (seen);
+  size_t fit = (size_t) fmax (1, floor ((a->y + a->h - top - (double) heads * head_h) / (row_h + gap)));
+  size_t shown = n <= fit ? n : fit - 1;
   SegKey *order = malloc ((n ? n : 1) * sizeof *order);
-  if (!order)
+  uint32_t *place = malloc ((s->plan->n_segments + 1) * sizeof *place);   /* segment -> place on the axis */
+  if (!order || !place)
     {
+      free (order), free (place);
       cairo_restore (cr);
       return;
     }
+  for (size_t k = 0; k < s->plan->n_segments; k++)
+    place[s->seg_order[k]] = (uint32_t) k;
   for (size_t i = 0; i < n; i++)
-    order[i] = (SegKey) { state->segs[i].allocated + state->segs[i].free, i };
-  if (shown < n)
     {
-      qsort (order, n, sizeof *order, by_reserved_desc);
-      qsort (order, shown, sizeof *order, by_index);   /* the shown ones in index order */
+      uint32_t g = state->segs[i].segment;
+      /* with bands: by band, then by place; else by index */
+      uint64_t key = s->n_bands ? (uint64_t) s->seg_band[g] << 32 | place[g] : g;
+      order[i] = (SegKey) { state->segs[i].allocated + state->segs[i].free, i, key };
     }
-  unsigned by = (unsigned) st->color_by < ML_COLOR_BY__COUNT ? (unsigned) st->color_by : 0;
+  if (shown < n)
+    qsort (order, n, sizeof *order, by_reserved_desc);
+  qsort (order, shown, sizeof *order, by_key);
   /* buffer -> item, for the colour class */
   const MlBuffers *bufs = s->bufs;
   int32_t *item_of = malloc ((bufs->n ? bufs->n : 1) * sizeof *item_of);
@@ -102,73 +219,29 @@ ml_state_draw (cairo_t *cr, const MlRect *a, const MlState *state, const MlScene
       for (size_t i = 0; i < s->n_items; i++)
         item_of[s->items[i].buffer] = (int32_t) i;
     }
-  MlRgb free_c = st->dark ? (MlRgb) { 0.35, 0.35, 0.38 } : (MlRgb) { 0.80, 0.80, 0.82 };
-  double bar_x = a->x + 4, bar_w = a->w - 8;
+  Panel pn = { state, s, st, item_of, fg, bg,
+               st->dark ? (MlRgb) { 0.35, 0.35, 0.38 } : (MlRgb) { 0.80, 0.80, 0.82 },
+               fs, row_h, a->x + 4, a->w - 8 };
+  double y = top;
   for (size_t k = 0; k < shown; k++)
     {
       const MlSegmentState *ss = &state->segs[order[k].index];
-      double y = top + (double) k * (row_h + gap);
-      char name[160], sz[32];
-      const MlSegment *seg = &s->plan->segments[ss->segment];
-      snprintf (name, sizeof name, "segment %" PRIu32 " · %s%s", ss->segment, ml_format_size (ss->size, sz, sizeof sz),
-                seg->flags & ML_SEG_EXPANDABLE ? " · expandable" : seg->flags & ML_SEG_GROWABLE ? " · growable" : "");
-      label (cr, st, name, bar_x, y, bar_w, false, fg);
-      double by0 = y + fs * 1.25, bh = row_h - fs * 1.25;
-      double scale = ss->size ? bar_w / (double) ss->size : 0;
-      for (size_t b = ss->first; b < ss->first + ss->n; b++)
+      if (s->n_bands && (k == 0 || order[k].key >> 32 != order[k - 1].key >> 32))
         {
-          const MlBlock *blk = &state->blocks[b];
-          double x0 = bar_x + (double) blk->offset * scale, w = fmax ((double) blk->size * scale, 1.0);
-          MlRgb c = free_c;
-          if (blk->kind == ML_BLOCK_ALLOCATED)
-            {
-              int32_t it = item_of && blk->buffer < bufs->n ? item_of[blk->buffer] : -1;
-              c = ml_style_class_color (st, it >= 0 ? s->items[it].cls[by] : ML_PALETTE_N);
-            }
-          if (blk->kind == ML_BLOCK_UNMAPPED)
-            {
-              static const double dash[] = { 3, 2 };
-              cairo_set_dash (cr, dash, 2, 0);
-              cairo_set_line_width (cr, 1);
-              cairo_set_source_rgba (cr, fg.r, fg.g, fg.b, 0.5);
-              cairo_rectangle (cr, x0 + 0.5, by0 + 0.5, w - 1, bh - 1);
-              cairo_stroke (cr);
-              cairo_set_dash (cr, NULL, 0, 0);
-            }
-          else
-            {
-              cairo_set_source_rgb (cr, c.r, c.g, c.b);
-              cairo_rectangle (cr, x0, by0, w, bh);
-              cairo_fill (cr);
-              /* a hairline of the background between neighbours */
-              if (w >= 4)
-                {
-                  cairo_set_source_rgb (cr, bg.r, bg.g, bg.b);
-                  cairo_rectangle (cr, x0, by0, 1, bh);
-                  cairo_fill (cr);
-                }
-            }
-          char text[64];
-          ml_format_size (blk->size, text, sizeof text);
-          PangoLayout *l = layout (cr, st, text, false);
-          int tw, th;
-          pango_layout_get_pixel_size (l, &tw, &th);
-          g_object_unref (l);
-          if (tw + 6 < w && th <= bh)
-            {
-              double lum = 0.2126 * c.r + 0.7152 * c.g + 0.0722 * c.b;
-              MlRgb ink = blk->kind == ML_BLOCK_UNMAPPED || lum > 0.5 ? (MlRgb) { 0.1, 0.1, 0.1 } : (MlRgb) { 1, 1, 1 };
-              label (cr, st, text, x0 + 3, by0 + (bh - th) / 2, 0, false, ink);
-            }
+          draw_band_head (cr, &pn, s->seg_band[ss->segment], y);
+          y += head_h;
         }
+      draw_segment_row (cr, &pn, ss, y);
+      y += row_h + gap;
     }
   if (shown < n)
     {
       char more[96];
       snprintf (more, sizeof more, "… and %zu more segments (the ones with the most reserved bytes are shown)", n - shown);
-      label (cr, st, more, bar_x, top + (double) shown * (row_h + gap), bar_w, false, fg);
+      label (cr, st, more, pn.x, y, pn.w, false, fg);
     }
   free (item_of);
   free (order);
+  free (place);
   cairo_restore (cr);
 }

@@ -78,5 +78,7 @@ void _ml_draw_issues           (cairo_t *cr, const MlView *v, const MlScene *s, 
 void _ml_draw_oom              (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st);
 void _ml_draw_stages           (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st);
 void _ml_draw_segment_outlines (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st);
+/* The bands of (pool, stream) (scene.h), their borders and labels. */
+void _ml_draw_bands            (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st);
 
 #endif

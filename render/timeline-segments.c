@@ -1,8 +1,11 @@
 /* timeline-segments.c — the segments plot's outlines: each segment over
- * its lifetime, a paged (expandable) one following its mapped pages. */
+ * its lifetime, a paged (expandable) one following its mapped pages; and
+ * the bands of (pool, stream) on the address plots. */
 #include "render/timeline-private.h"
 
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "sim/base/units.h"
@@ -225,4 +228,147 @@ _ml_draw_segment_outlines (cairo_t *cr, const MlView *v, const MlScene *s, const
           _ml_text_at (cr, st, text, tx, ty, AL_LEFT, VA_TOP, 0.85, false, ink, 0.9, 0);
         }
     }
+}
+
+/* The SVG note of band @b: its label, then its segments ("0x7f60050…"
+ * where recorded, else "seg 4"), for readers of the picture. */
+static void
+note_band (cairo_t *cr, const MlScene *s, const MlSceneBand *b, const MlRect *r)
+{
+  if (!cairo_get_user_data (cr, &_ml_notes_key))
+    return;
+  size_t cap = sizeof b->label + 32 + b->n * 24, o;
+  char *full = malloc (cap);
+  if (!full)
+    return;
+  o = (size_t) snprintf (full, cap, "%s: %zu segment%s:", b->label, b->n, b->n == 1 ? "" : "s");
+  for (size_t k = b->first; k < b->first + b->n && o < cap; k++)
+    {
+      uint32_t g = s->seg_order[k];
+      uint64_t a = s->plan->segments[g].addr;
+      o += (size_t) (a ? snprintf (full + o, cap - o, " 0x%" PRIx64, a) : snprintf (full + o, cap - o, " seg %u", g));
+    }
+  _ml_note (cr, "band", r, b->label, full);
+  free (full);
+}
+
+static bool
+clear_of (const MlRect *r, const MlRect *placed, size_t np)
+{
+  for (size_t k = 0; k < np; k++)
+    if (_ml_rects_meet (r, &placed[k]))
+      return false;
+  return true;
+}
+
+/* Where a band's label of @w x @h goes, its band's visible part being
+ * [@y0, @y1): inside it at the top left, or lower down inside it clear of
+ * the labels placed before; a band too low for it has it just above the
+ * band (*@side -1), else just below (+1); always inside the plot and
+ * clear of @placed (false: nowhere). */
+static bool
+band_label_place (const MlView *v, double y0, double y1, double w, double h, const MlRect *placed, size_t np,
+                  MlRect *out, int *side)
+{
+  double x = v->px + 4;
+  if (x + w > v->px + v->pw - 2)
+    return false;   /* wider than the plot: never cut, left out */
+  *side = 0;
+  for (double y = fmax (y0, v->py) + 2; y + h <= fmin (y1, v->py + v->ph) - 2;)
+    {
+      MlRect r = { x, y, w, h };
+      if (clear_of (&r, placed, np))
+        {
+          *out = r;
+          return true;
+        }
+      /* below the lowest label it meets */
+      double next = y;
+      for (size_t k = 0; k < np; k++)
+        if (_ml_rects_meet (&r, &placed[k]) && placed[k].y + placed[k].h + 1 > next)
+          next = placed[k].y + placed[k].h + 1;
+      y = next;
+    }
+  const double ys[2] = { y0 - h - 1, y1 + 1 };
+  for (int c = 0; c < 2; c++)
+    {
+      MlRect r = { x, ys[c], w, h };
+      if (r.y >= v->py && r.y + r.h <= v->py + v->ph && clear_of (&r, placed, np))
+        {
+          *out = r;
+          *side = c ? 1 : -1;
+          return true;
+        }
+    }
+  return false;
+}
+
+/* The bands of (pool, stream) over the address plots (scene.h): a dashed
+ * line where one band ends and the next begins, and each band's label at
+ * the top left of its visible part on a veil (band_label_place: beside a
+ * band too thin for it, with an arrow at the band); one with no room for
+ * its label nearby has none drawn, its hover text says it. */
+void
+_ml_draw_bands (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st)
+{
+  if (!s->n_bands)
+    return;
+  MlRgb fg = ml_style_fg (st), bg = ml_style_bg (st);
+  static const double dash[] = { 6, 3 };
+  cairo_save (cr);
+  cairo_set_dash (cr, dash, 2, 0);
+  cairo_set_line_width (cr, 1.5);
+  _ml_set_rgb (cr, fg, 0.6);
+  for (size_t b = 1; b < s->n_bands; b++)
+    {
+      double y = floor (ml_view_addr_to_y (v, (double) s->bands[b].lo)) + 0.5;
+      if (y > v->py && y < v->py + v->ph)
+        {
+          cairo_move_to (cr, v->px, y);
+          cairo_line_to (cr, v->px + v->pw, y);
+        }
+    }
+  cairo_stroke (cr);
+  cairo_restore (cr);
+  MlRect *placed = malloc ((s->n_bands + 1) * sizeof *placed);
+  if (!placed)
+    return;
+  size_t np = 0;
+  if (st->show_oom && ml_timeline_oom_label_box (cr, v, s, st, &placed[np]))
+    np++;
+  /* the top band first: labels above a thin band go into the one above */
+  for (size_t b = s->n_bands; b-- > 0;)
+    {
+      const MlSceneBand *band = &s->bands[b];
+      double lo = fmax ((double) band->lo, v->a0), hi = fmin ((double) band->hi, v->a1);
+      if (hi <= lo)
+        continue;
+      double y0 = ml_view_addr_to_y (v, hi), y1 = ml_view_addr_to_y (v, lo), tw, th;
+      note_band (cr, s, band, &(MlRect) { v->px, y0, v->pw, y1 - y0 });
+      /* a label beside its band, not in it, points at it */
+      char text[ML_SCENE_BAND_LABEL + 8];
+      snprintf (text, sizeof text, "%s ↓", band->label);
+      _ml_text_size (cr, st, text, 0.85, true, &tw, &th);
+      MlRect r;
+      int side;
+      if (!band_label_place (v, y0, y1, tw + 8, th + 2, placed, np, &r, &side))
+        continue;
+      snprintf (text, sizeof text, "%s%s", band->label, side < 0 ? " ↓" : side > 0 ? " ↑" : "");
+      if (!side)
+        {
+          _ml_text_size (cr, st, text, 0.85, true, &tw, &th);
+          r.w = tw + 8;
+        }
+      placed[np++] = r;
+      _ml_set_rgb (cr, bg, 0.88);
+      cairo_rectangle (cr, r.x, r.y, r.w, r.h);
+      cairo_fill (cr);
+      _ml_set_rgb (cr, fg, 0.6);
+      cairo_set_line_width (cr, 1);
+      cairo_rectangle (cr, r.x + 0.5, r.y + 0.5, r.w - 1, r.h - 1);
+      cairo_stroke (cr);
+      _ml_text_at (cr, st, text, r.x + 4, r.y + 1, AL_LEFT, VA_TOP, 0.85, true, fg, 0.95, 0);
+      _ml_note (cr, "band-label", &r, band->label, text);
+    }
+  free (placed);
 }

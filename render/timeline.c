@@ -374,6 +374,7 @@ draw_marks (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st)
     _ml_draw_oom (cr, v, s, st);
   if (st->plot == ML_PLOT_SEGMENTS)
     _ml_draw_segment_outlines (cr, v, s, st);
+  _ml_draw_bands (cr, v, s, st);
 }
 
 /* The buffers sorted out by collect_visible: the merged grid, the

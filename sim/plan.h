@@ -25,8 +25,9 @@ typedef struct {
   uint64_t start;    /* tick reserved                  */
   uint64_t end;      /* tick released (end of trace if never) */
   uint64_t addr;     /* recorded or emulated base address, 0 = none */
-  uint32_t stream;
+  uint32_t stream;   /* the trace's stream index */
   uint32_t flags;
+  uint32_t pool;     /* the trace's pool (MlTrace.pools index; 0 = the default pools) */
 } MlSegment;
 
 /* Pages of a paged segment (a PyTorch expandable segment: a virtual

@@ -27,7 +27,7 @@ recorded_map (MlPlan *p, MlTreap *live, const MlEvent *ev, uint64_t end_tick)
   if (s < 0)
     {
       MlSegment g = { .size = ev->size, .start = ev->tick, .end = end_tick, .addr = ev->addr, .stream = ev->stream,
-                      .flags = ML_SEG_EXPANDABLE | ML_SEG_PAGED };
+                      .flags = ML_SEG_EXPANDABLE | ML_SEG_PAGED, .pool = ev->pool };
       s = ml_plan_add_segment (p, &g);
       if (s < 0 || ml_treap_insert (live, ev->addr, 0, (uint64_t) s) == ML_TREAP_NIL)
         return ML_ENOMEM;
@@ -97,7 +97,7 @@ ml_plan_from_recorded (const MlBuffers *bufs, MlPlan **out, MlError *err)
               continue;
             }
           MlSegment g = { .size = ev->size, .start = ev->tick, .end = bufs->end_tick, .addr = ev->addr,
-                          .stream = ev->stream };
+                          .stream = ev->stream, .pool = ev->pool };
           long s = ml_plan_add_segment (p, &g);
           if (s < 0 || ml_treap_insert (&live, ev->addr, 0, (uint64_t) s) == ML_TREAP_NIL)
             rc = ML_ENOMEM;

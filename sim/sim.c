@@ -87,6 +87,13 @@ ml_sim_reserve (MlSimContext *ctx, uint64_t size, uint32_t stream, uint32_t flag
   return s;
 }
 
+void
+ml_sim_set_pool (MlSimContext *ctx, uint32_t segment, uint32_t pool)
+{
+  if (segment < ctx->plan->n_segments)
+    ctx->plan->segments[segment].pool = pool;
+}
+
 int
 ml_sim_map (MlSimContext *ctx, uint32_t segment, uint64_t offset, uint64_t size)
 {

@@ -93,6 +93,9 @@ typedef struct MlSimContext MlSimContext;
  * index in the plan, or -1 when out of memory. When @growable is set the
  * segment's reserved size follows its high-water mark. */
 long ml_sim_reserve (MlSimContext *ctx, uint64_t size, uint32_t stream, uint32_t flags);
+/* Says which of the trace's memory pools (MlTrace.pools index) segment
+ * @segment serves (0, the default pools, unless said). */
+void ml_sim_set_pool (MlSimContext *ctx, uint32_t segment, uint32_t pool);
 /* Says that the strategy could not allocate its own state (from
  * release(), which returns nothing): the driver ends the run with
  * ML_ENOMEM "out of memory" after this step. */

@@ -86,6 +86,8 @@ strat_new_seg (MlCache *c, uint64_t size, uint32_t stream, MlCacheSegment *seg)
   if (p < 0)
     return ML_ENOMEM;
   seg->plan_seg = p;
+  /* the pool its lane serves (caching-private.h: a segment's stream is its lane) */
+  ml_sim_set_pool (s->ctx, (uint32_t) p, seg->stream < c->n_streams ? c->lane_pool[seg->stream] : 0);
   seg->base = s->next_base;
   /* bases far apart: an expandable segment grows in place */
   s->next_base += seg->expandable ? (uint64_t) 1 << 44 : (size + ML_CACHE_ROUND_LARGE - 1) / ML_CACHE_ROUND_LARGE * ML_CACHE_ROUND_LARGE;

@@ -9,19 +9,19 @@ same lifetimes.
 
 Usage: cli-snapshot-query.py MEMLENS SRCROOT   (TAP)
 """
+import copy
 import json
 import os
+import pickle
 import re
 import sys
+import tempfile
 
 memlens, src = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.join(src, "tests"))
-from snaplib import ok, done, skip, load_pickle, run_tool  # noqa: E402
+from snaplib import ok, done, skip, load_pickle, run_tool, lifetimes, live_at, rnd  # noqa: E402
 
 D = os.path.join(src, "tests", "data", "torch")
-ALIGN = 512
-
-
 def load(name):
     return load_pickle(os.path.join(D, name))
 
@@ -30,45 +30,8 @@ def run(*args):
     return run_tool(memlens, *args)
 
 
-def rnd(n):
-    return (n + ALIGN - 1) // ALIGN * ALIGN
-
-
 def frame_texts(frames):
     return ["%s:%d:%s" % (f["filename"], f["line"], f["name"]) for f in frames]
-
-
-def lifetimes(snap, host=False):
-    """Buffers as (addr, bytes, start, end, entry or None, frames): the
-    dump-time blocks undone backwards give those live at tick 0; entry i
-    is tick i + 1; a block never freed ends one past the last tick.
-    host: the pinned host memory (host_segments, host_traces)."""
-    trace = snap["host_traces"] if host else snap["device_traces"][0]
-    live = {}
-    for s in snap["host_segments" if host else "segments"]:
-        for b in s["blocks"]:
-            if b["state"] != "inactive":
-                live[b["address"]] = (b["requested_size"], None, b["frames"])
-    for e in reversed(trace):
-        if e["action"] == "alloc":
-            live.pop(e["addr"], None)
-        elif e["action"] == "free_completed":
-            live[e["addr"]] = (e["size"], None, e["frames"])
-    end_tick = len(trace) + 1
-    open_ = {a: [a, rnd(v[0]), 0, end_tick, v[1], v[2]] for a, v in live.items()}
-    bufs = list(open_.values())
-    for i, e in enumerate(trace):
-        if e["action"] == "alloc":
-            b = [e["addr"], rnd(e["size"]), i + 1, end_tick, e, e["frames"]]
-            open_[e["addr"]] = b
-            bufs.append(b)
-        elif e["action"] == "free_completed":
-            open_.pop(e["addr"])[3] = i + 1
-    return bufs, end_tick
-
-
-def live_at(bufs, tick):
-    return sum(b[1] for b in bufs if b[2] <= tick < b[3])
 
 
 def local_maxima(bufs, end_tick):
@@ -289,5 +252,25 @@ rc, out, err = run("stats", path, "--device", "host")
 ok(rc == 2 and "host_segments" in err and not out, "--device host of a file without host_segments: exit 2 (%s)" % err.strip())
 rc, out, err = run("stats", hpath, "--device", "hostx")
 ok(rc == 2 and "--device" in err, "--device hostx: exit 2")
+# warnings about host entries name them host_traces[I] (they said
+# device_traces[-1]): a free of a block already free, and time running
+# backwards, written here into a copy of the fixture with Python's pickle
+lost = copy.deepcopy(hsnap)
+ht = lost["host_traces"]
+again = dict(ht[-1])                      # free_completed of a block already free
+again["time_us"] = ht[0]["time_us"] - 5   # and before the first entry
+ht.append(again)
+with tempfile.TemporaryDirectory() as tmp:
+    lpath = os.path.join(tmp, "host-lost.pickle")
+    with open(lpath, "wb") as f:
+        pickle.dump(lost, f, protocol=4)
+    rc, out, err = run("stats", lpath, "--device", "host")
+    last = len(ht) - 1
+    want_refree = "host_traces[%d] (free_completed at 0x%x): the block there is already free" % (last, again["addr"])
+    want_back = "host_traces[%d] (free_completed): \"time_us\" %d is before the %d of host_traces[%d]" % (
+        last, again["time_us"], ht[last - 1]["time_us"], last - 1)
+    ok(rc == 0 and want_refree in err, "a lost host entry is named %s (%s)" % (want_refree, err.strip()))
+    ok(want_back in err, "host time running backwards is named in host_traces (%s)" % want_back)
+    ok("device_traces" not in err, "no host warning names device_traces")
 
 sys.exit(done())

@@ -1,7 +1,7 @@
 """What the snapshot tests share: TAP output and a synthetic snapshot
 written the way torch.cuda.memory._dump_snapshot lays it out.
 
-Used by cli-snapshot-stream.py and cli-snapshot-range.py (they import it
+Used by the snapshot tests (cli-snapshot-*.py, cli-bands.py; they import it
 from their own folder)."""
 import pickle
 import random
@@ -108,3 +108,44 @@ def make(seed, entries_per_dev, step=(1, 1)):
                                   "frames": fr})
         traces.append(trace)
     return {"segments": segments, "device_traces": traces}
+
+
+ALIGN = 512
+
+
+def rnd(n):
+    """Bytes rounded to memlens's alignment of a snapshot (512)."""
+    return (n + ALIGN - 1) // ALIGN * ALIGN
+
+
+def lifetimes(snap, host=False):
+    """Buffers as [addr, bytes, start, end, entry or None, frames]: the
+    dump-time blocks undone backwards give those live at tick 0; entry i
+    is tick i + 1; a block never freed ends one past the last tick.
+    host: the pinned host memory (host_segments, host_traces)."""
+    trace = snap["host_traces"] if host else snap["device_traces"][0]
+    live = {}
+    for s in snap["host_segments" if host else "segments"]:
+        for b in s["blocks"]:
+            if b["state"] != "inactive":
+                live[b["address"]] = (b["requested_size"], None, b["frames"])
+    for e in reversed(trace):
+        if e["action"] == "alloc":
+            live.pop(e["addr"], None)
+        elif e["action"] == "free_completed":
+            live[e["addr"]] = (e["size"], None, e["frames"])
+    end_tick = len(trace) + 1
+    open_ = {a: [a, rnd(v[0]), 0, end_tick, v[1], v[2]] for a, v in live.items()}
+    bufs = list(open_.values())
+    for i, e in enumerate(trace):
+        if e["action"] == "alloc":
+            b = [e["addr"], rnd(e["size"]), i + 1, end_tick, e, e["frames"]]
+            open_[e["addr"]] = b
+            bufs.append(b)
+        elif e["action"] == "free_completed":
+            open_.pop(e["addr"])[3] = i + 1
+    return bufs, end_tick
+
+
+def live_at(bufs, tick):
+    return sum(b[1] for b in bufs if b[2] <= tick < b[3])

@@ -16,6 +16,21 @@ ml_load_options_init (MlLoadOptions *opts)
   opts->device = -1;
 }
 
+int
+ml_device_parse (const char *text, int *out, MlError *err)
+{
+  uint64_t v;
+  if (strcmp (text, "host") == 0)
+    {
+      *out = ML_DEVICE_HOST;
+      return 0;
+    }
+  if (ml_parse_u64 (text, strlen (text), &v) < 0 || v > ML_DEVICE_MAX)
+    return ml_error_set (err, ML_EUSAGE, "--device %s: not a device number (0 .. %d, or host)", text, ML_DEVICE_MAX);
+  *out = (int) v;
+  return 0;
+}
+
 /* One end of a range: "" (open), a tick (digits) or a time (a number
  * and a unit: ns, us, ms, s, m, h) in nanoseconds. */
 static int

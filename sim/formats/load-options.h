@@ -39,6 +39,11 @@ int ml_range_parse (const char *text, MlRange *out, MlError *err);
  * (host_segments, host_traces) instead of a device's. */
 #define ML_DEVICE_HOST (-2)
 
+/* --device N|host, as every command and the viewer take it: a device
+ * number 0 .. ML_DEVICE_MAX, or "host" (ML_DEVICE_HOST); 0 or ML_EUSAGE
+ * with a message naming the value. */
+int ml_device_parse (const char *text, int *out, MlError *err);
+
 typedef struct {
   int         device;   /* snapshots: which device; -1 = the reader's choice (an OOM's, else the most memory);
                          * ML_DEVICE_HOST the pinned host memory */

@@ -140,9 +140,9 @@ _ml_snap_bad_uint (MlSnapCtx *c, const char *where, const char *key, const char 
 int
 _ml_snap_reserved_overflow (MlSnapCtx *c, size_t dev, size_t entry, uint64_t size)
 {
-  return ml_error_set (c->err, ML_EINPUT,
-                       "%s: device_traces[%zu][%zu]: segment size %" PRIu64 " takes the reserved bytes past 2^63",
-                       c->path, dev, entry, size);
+  char list[40];
+  return ml_error_set (c->err, ML_EINPUT, "%s: %s[%zu]: segment size %" PRIu64 " takes the reserved bytes past 2^63",
+                       c->path, _ml_snap_ctx_list (c, dev, list, sizeof list), entry, size);
 }
 /* Field @key of dict @d, an unsigned integer up to @max, of @w:
  * absent leaves *out (an error when @required); anything else that is
@@ -336,6 +336,16 @@ _ml_snap_list_name (uint32_t device, char *buf, size_t len)
     snprintf (buf, len, "host_traces");
   else
     snprintf (buf, len, "device_traces[%" PRIu32 "]", device);
+  return buf;
+}
+
+const char *
+_ml_snap_ctx_list (const MlSnapCtx *c, size_t list, char *buf, size_t len)
+{
+  if (c->host)
+    snprintf (buf, len, "host_traces");
+  else
+    snprintf (buf, len, "device_traces[%zu]", list);
   return buf;
 }
 

@@ -266,6 +266,9 @@ int64_t _ml_snap_dev_of (const MlPkValue *seg);
 /* The trace list of @device as the file names it: "device_traces[1]",
  * "host_traces" (ML_TRACE_HOST); into @buf, returned. */
 const char *_ml_snap_list_name (uint32_t device, char *buf, size_t len);
+/* The same for trace list @list of the read under way (--device host:
+ * "host_traces" whatever @list). */
+const char *_ml_snap_ctx_list (const MlSnapCtx *c, size_t list, char *buf, size_t len);
 /* The dense index of stream value @value (MlTrace.stream_ids). */
 int  _ml_snap_stream (MlSnapCtx *c, uint64_t value, uint32_t *out);
 /* The pool index (MlTrace.pools) of a pool id value, a pair of

@@ -167,33 +167,36 @@ emit_entry (MlSnapCtx *c, const MlSnapEnt *e, uint64_t tick, int64_t time_ns, ui
 int
 _ml_snap_note_lost_entries (MlSnapCtx *c)
 {
-  char note[512];
+  char note[512], list[40];
+  /* the list read: host_traces, or the device's (its entries are list 0 for the host) */
+  size_t li = c->host ? 0 : (size_t) c->dev;
+  _ml_snap_ctx_list (c, li, list, sizeof list);
   if (c->n_refree && !(c->t->skipped_actions & (1u << ML_EV_ALLOC)))
     {
-      snprintf (note, sizeof note, "device_traces[%" PRId64 "][%" PRIu64 "] (%s at 0x%" PRIx64 "): the block there is "
+      snprintf (note, sizeof note, "%s[%" PRIu64 "] (%s at 0x%" PRIx64 "): the block there is "
                 "already free, with no alloc since its last free: the trace lost entries (recording stopped and "
                 "started again, or a file glued together); the entry is ignored (%zu such entr%s in all)",
-                c->dev, c->refree_at & ORG_INDEX, _ml_snap_action_name ((MlEventKind) ((c->refree_at >> 56) & 63)),
+                list, c->refree_at & ORG_INDEX, _ml_snap_action_name ((MlEventKind) ((c->refree_at >> 56) & 63)),
                 c->refree_addr, c->n_refree, c->n_refree == 1 ? "y" : "ies");
       if (ml_trace_add_note (c->t, note) < 0)
         return _ml_snap_oom (c);
     }
-  const MlSnapDevTrace *dt = c->dev >= 0 && (size_t) c->dev < c->n_dt ? &c->dt[c->dev] : NULL;
+  const MlSnapDevTrace *dt = (c->host || c->dev >= 0) && li < c->n_dt ? &c->dt[li] : NULL;
   if (dt && dt->n_back)
     {
-      snprintf (note, sizeof note, "device_traces[%" PRId64 "][%" PRIu64 "] (%s): \"time_us\" %" PRId64 " is before the "
-                "%" PRId64 " of device_traces[%" PRId64 "][%" PRIu64 "]: time runs backwards (%" PRIu64 " such entr%s); "
-                "times are kept as the file has them, and --range takes ticks only", c->dev, dt->back_index,
-                _ml_snap_action_name ((MlEventKind) dt->back_kind), dt->back_us, dt->back_prev_us, c->dev, dt->back_prev_index, dt->n_back,
-                dt->n_back == 1 ? "y" : "ies");
+      snprintf (note, sizeof note, "%s[%" PRIu64 "] (%s): \"time_us\" %" PRId64 " is before the "
+                "%" PRId64 " of %s[%" PRIu64 "]: time runs backwards (%" PRIu64 " such entr%s); "
+                "times are kept as the file has them, and --range takes ticks only", list, dt->back_index,
+                _ml_snap_action_name ((MlEventKind) dt->back_kind), dt->back_us, dt->back_prev_us, list,
+                dt->back_prev_index, dt->n_back, dt->n_back == 1 ? "y" : "ies");
       if (ml_trace_add_note (c->t, note) < 0)
         return _ml_snap_oom (c);
     }
   if (c->n_realloc)
     {
-      snprintf (note, sizeof note, "device_traces[%" PRId64 "][%" PRIu64 "] (alloc at 0x%" PRIx64 "): the block there "
+      snprintf (note, sizeof note, "%s[%" PRIu64 "] (alloc at 0x%" PRIx64 "): the block there "
                 "is still allocated, with no free since: the trace lost entries; the old block ends here (%zu such "
-                "entr%s in all)", c->dev, c->realloc_at & ORG_INDEX, c->realloc_addr, c->n_realloc,
+                "entr%s in all)", list, c->realloc_at & ORG_INDEX, c->realloc_addr, c->n_realloc,
                 c->n_realloc == 1 ? "y" : "ies");
       if (ml_trace_add_note (c->t, note) < 0)
         return _ml_snap_oom (c);

@@ -182,10 +182,18 @@ check_window (MlSnapCtx *c, const MlSnapDevTrace *dt)
   int rc;
   if (dt && dt->has_bad && (rc = _ml_snap_walk_entry (c, dt->bad_index, &dt->bad)) < 0)
     return rc;
+  /* what the messages name: "device 1" and its list "device_traces[1]",
+   * or the host's "host_traces" */
+  char list[40], who[48];
+  _ml_snap_ctx_list (c, c->host ? 0 : (size_t) c->dev, list, sizeof list);
+  if (c->host)
+    snprintf (who, sizeof who, "the pinned host memory (host_traces)");
+  else
+    snprintf (who, sizeof who, "device %" PRId64, c->dev);
   if (c->range.stage && dt && !dt->n && dt->n_all)
     return ml_error_set (c->err, ML_EUSAGE, "%s: --range %s: the stage (time_us %" PRIu64 " .. %s) holds no trace entry of "
-                         "device %" PRId64, c->path, c->range.stage, c->range.from / 1000,
-                         c->range.to == UINT64_MAX ? "the end" : "its END", c->dev);
+                         "%s", c->path, c->range.stage, c->range.from / 1000,
+                         c->range.to == UINT64_MAX ? "the end" : "its END", who);
   if (c->range.set && (c->range.times || c->range.stage) && dt && dt->n_back)
     {
       char from[32], to[32], text[96];
@@ -196,10 +204,10 @@ check_window (MlSnapCtx *c, const MlSnapDevTrace *dt)
       else
         snprintf (text, sizeof text, "%s:%s", from, to);
       return ml_error_set (c->err, ML_EUSAGE, "%s: --range %s: a window by time needs times that do not run "
-                           "backwards, and device_traces[%" PRId64 "][%" PRIu64 "] (\"time_us\" %" PRId64 ") comes after "
-                           "device_traces[%" PRId64 "][%" PRIu64 "] (\"time_us\" %" PRId64 ") (%" PRIu64 " such entr%s); "
-                           "give the window in ticks (trace entry N is tick N + 1)", c->path, text, c->dev,
-                           dt->back_index, dt->back_us, c->dev, dt->back_prev_index, dt->back_prev_us, dt->n_back,
+                           "backwards, and %s[%" PRIu64 "] (\"time_us\" %" PRId64 ") comes after "
+                           "%s[%" PRIu64 "] (\"time_us\" %" PRId64 ") (%" PRIu64 " such entr%s); "
+                           "give the window in ticks (trace entry N is tick N + 1)", c->path, text, list,
+                           dt->back_index, dt->back_us, list, dt->back_prev_index, dt->back_prev_us, dt->n_back,
                            dt->n_back == 1 ? "y" : "ies");
     }
   if (c->range.set && dt && !dt->n && dt->n_all)
@@ -207,8 +215,8 @@ check_window (MlSnapCtx *c, const MlSnapDevTrace *dt)
       char from[32], to[32];
       range_text (&c->range, c->range.from, from, sizeof from);
       range_text (&c->range, c->range.to, to, sizeof to);
-      return ml_error_set (c->err, ML_EUSAGE, "%s: --range %s:%s holds no trace entry of device %" PRId64
-                           " (%" PRIu64 " entries, ticks 1 .. %" PRIu64 "%s)", c->path, from, to, c->dev,
+      return ml_error_set (c->err, ML_EUSAGE, "%s: --range %s:%s holds no trace entry of %s"
+                           " (%" PRIu64 " entries, ticks 1 .. %" PRIu64 "%s)", c->path, from, to, who,
                            dt->n_all, dt->n_all,
                            !c->range.times ? "" : dt->origin_us >= 0 ? ", times 0 .. the last" : ", no times recorded");
     }
