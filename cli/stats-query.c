@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "sim/analysis/find.h"
 #include "sim/analysis/lanes.h"
 #include "sim/base/jsonutil.h"
-#include "sim/sites.h"
 
 /* ---- --group-by ---- */
 
@@ -46,21 +46,15 @@ cli_stats_groups (FILE *fp, const MlBuffers *bufs, const MlGroupKeys *keys, uint
 int
 cli_find_parse (const char *arg, CliFind *f)
 {
-  char *end;
+  MlFindAddr q;
   memset (f, 0, sizeof *f);
-  f->tick = UINT64_MAX;
   f->text = arg;
-  if (!*arg || *arg == '-' || *arg == '@')
+  f->tick = UINT64_MAX;
+  if (ml_find_addr_parse (arg, false, &q) < 0)
     return -1;
-  f->addr = strtoull (arg, &end, 0);
-  if (*end == '@')
-    {
-      const char *t = end + 1;
-      if (!*t || *t == '-')
-        return -1;
-      f->tick = strtoull (t, &end, 10);
-    }
-  return *end ? -1 : 0;
+  f->addr = q.addr;
+  f->tick = q.tick;
+  return 0;
 }
 
 /* Buffer @i's annotations (annotate entries tied to it), "; "-joined. */
@@ -125,26 +119,15 @@ put_found (FILE *fp, const MlBuffers *bufs, size_t i, uint64_t addr, bool with_o
 }
 
 /* Whether buffer @i matches @f: its bytes hold the address (at the tick),
- * or a frame of its stack contains the text. */
+ * or (@stacks, by frame) a frame of its stack contains the text. */
 static bool
-matches (const MlBuffers *bufs, size_t i, const CliFind *f, bool by_frame)
+matches (const MlBuffers *bufs, size_t i, const CliFind *f, const uint8_t *stacks)
 {
   const MlBuffer *b = &bufs->buf[i];
-  if (!by_frame)
-    return (b->flags & ML_BUF_HAS_ADDR) && f->addr >= b->addr && f->addr - b->addr < b->rsize
-           && (f->tick == UINT64_MAX || (b->start <= f->tick && f->tick < b->end));
-  const MlTrace *t = bufs->trace;
-  if (!b->stack || b->stack >= t->n_stacks)
-    return false;
-  const MlStack *st = &t->stacks[b->stack];
-  char frame[1024];
-  for (uint32_t k = 0; k < st->n; k++)
-    {
-      ml_frame_text (t, ml_trace_stack_frame (t, st, k), frame, sizeof frame);
-      if (strstr (frame, f->text))
-        return true;
-    }
-  return false;
+  if (stacks)
+    return b->stack && b->stack < bufs->trace->n_stacks && stacks[b->stack];
+  MlFindAddr q = { f->addr, f->tick, false };
+  return (b->flags & ML_BUF_HAS_ADDR) && b->rsize && ml_find_addr_holds (&q, b->addr, b->rsize, b->start, b->end);
 }
 
 int
@@ -152,6 +135,12 @@ cli_stats_find (FILE *fp, const char *path, const MlBuffers *bufs, const CliFind
 {
   size_t found = 0;
   uint64_t bytes = 0;
+  uint8_t *stacks = NULL;
+  if (by_frame && !(stacks = ml_find_frame_stacks (bufs->trace, f->text, false)))
+    {
+      fprintf (stderr, "memlens stats: out of memory\n");
+      return EXIT_PROBLEMS;
+    }
   if (json)
     {
       fprintf (fp, "{\"trace\":");
@@ -168,7 +157,7 @@ cli_stats_find (FILE *fp, const char *path, const MlBuffers *bufs, const CliFind
       fprintf (fp, ",\"buffers\":[");
     }
   for (size_t i = 0; i < bufs->n; i++)
-    if (matches (bufs, i, f, by_frame))
+    if (matches (bufs, i, f, stacks))
       {
         if (!json && !found)
           {
@@ -198,5 +187,6 @@ cli_stats_find (FILE *fp, const char *path, const MlBuffers *bufs, const CliFind
   else
     fprintf (fp, "%s%zu buffer%s, %s in all\n", found > 50 ? "  ...\n" : "", found, found == 1 ? "" : "s",
              cli_size (bytes));
+  free (stacks);
   return found ? EXIT_OK : EXIT_PROBLEMS;
 }

@@ -6,6 +6,7 @@
 
 #include "render/report-html.h"
 #include "render/report/report.h"
+#include "sim/analysis/find.h"
 #include "sim/analysis/races.h"
 #include "strategies/registry.h"
 
@@ -732,47 +733,43 @@ ml_document_search (const MlDocument *doc, const MlRun *run, const char *text, g
     return out;
   const MlTrace *t = ml_document_trace (doc);
   const MlBuffers *bufs = doc->bufs;
+  /* 0xADDR: the buffers whose bytes hold it, at any tick; 0xADDR@T: at tick T */
+  MlFindAddr q;
   gboolean is_addr = g_str_has_prefix (needle, "0x");
-  guint64 addr = is_addr ? g_ascii_strtoull (needle + 2, NULL, 16) : 0;
+  if (is_addr && ml_find_addr_parse (needle, FALSE, &q) < 0)
+    return out;
   gboolean is_id = needle[0] == '#';
   guint64 id = is_id ? g_ascii_strtoull (needle + 1, NULL, 10) : 0;
 
-  /* names and sites are interned: test each distinct string once */
+  /* names and sites are interned: test each distinct string once; frames
+   * ("model.py:12:forward") once each, then each stack */
   gsize n_str = ml_strtab_count (t->strings);
   guint8 *hit = g_new0 (guint8, n_str + 1);
+  uint8_t *stack_hit = NULL;
   if (!is_addr && !is_id)
-    for (gsize s = 1; s < n_str; s++)
-      hit[s] = contains_ci (ml_trace_str (t, (uint32_t) s), needle);
-
+    {
+      for (gsize s = 1; s < n_str; s++)
+        hit[s] = contains_ci (ml_trace_str (t, (uint32_t) s), needle);
+      stack_hit = ml_find_frame_stacks (t, needle, TRUE);
+    }
   for (gsize i = 0; i < bufs->n && out->len < max; i++)
     {
       const MlBuffer *b = &bufs->buf[i];
       gboolean m = FALSE;
       if (is_addr)
         {
-          if ((b->flags & ML_BUF_HAS_ADDR) && addr >= b->addr && addr < b->addr + MAX (b->rsize, 1))
-            m = TRUE;
-          guint64 a = ml_run_buffer_addr (run, (guint32) i);
-          if (run && run->plan && addr >= a && addr < a + MAX (b->rsize, 1))
-            m = TRUE;
+          guint64 size = MAX (b->rsize, 1);
+          m = (b->flags & ML_BUF_HAS_ADDR) && ml_find_addr_holds (&q, b->addr, size, b->start, b->end);
+          if (!m && run && run->plan)
+            m = ml_find_addr_holds (&q, ml_run_buffer_addr (run, (guint32) i), size, b->start, b->end);
         }
       else if (is_id)
         m = b->id == id;
       else
-        {
-          m = (b->name < n_str && hit[b->name])
-              || (b->stack && b->stack < t->n_stacks && t->stacks[b->stack].site < n_str
-                  && hit[t->stacks[b->stack].site]);
-          if (!m && b->stack && b->stack < t->n_stacks)
-            {
-              const MlStack *st = &t->stacks[b->stack];
-              for (guint32 f = 0; f < st->n && !m; f++)
-                {
-                  const MlFrame *fr = ml_trace_stack_frame (t, st, f);
-                  m = (fr->func < n_str && hit[fr->func]) || (fr->file < n_str && hit[fr->file]);
-                }
-            }
-        }
+        m = (b->name < n_str && hit[b->name])
+            || (b->stack && b->stack < t->n_stacks
+                && ((t->stacks[b->stack].site < n_str && hit[t->stacks[b->stack].site])
+                    || (stack_hit && stack_hit[b->stack])));
       if (m)
         {
           guint32 idx = (guint32) i;
@@ -780,5 +777,6 @@ ml_document_search (const MlDocument *doc, const MlRun *run, const char *text, g
         }
     }
   g_free (hit);
+  free (stack_hit);
   return out;
 }

@@ -168,9 +168,12 @@ void        ml_document_sweep_async (MlDocument *doc, const MlViewKnobs *knobs, 
 /* The sweep (free with ml_knob_sweep_free), or NULL with @error set. */
 MlKnobSweep *ml_document_sweep_finish (GAsyncResult *result, GError **error);
 
-/* Buffers whose name, call site, id or address matches @text (a substring,
- * case-insensitive; "0x..." also matches addresses inside a buffer's
- * recorded or planned range). Returns at most @max buffer indexes. */
+/* Buffers that match @text, by start: "#ID" the buffer of that id;
+ * "0xADDR" those whose bytes held the address at any tick, "0xADDR@T"
+ * at tick T (the recorded range or @run's planned one, as
+ * sim/analysis/find.h); else those whose name, call site or a frame of
+ * its stack ("model.py:12:forward") contains @text, ignoring case.
+ * Returns at most @max buffer indexes. */
 GArray *ml_document_search (const MlDocument *doc, const MlRun *run, const char *text, guint max);
 
 /* A buffer's label: its name, else its call site, else "#id". */

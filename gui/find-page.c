@@ -12,7 +12,7 @@ struct _MlFindPage {
 
 G_DEFINE_FINAL_TYPE (MlFindPage, ml_find_page, ML_TYPE_LIST_PAGE)
 
-static const char *const hint = "Type a name, a call site, a function, #id or 0xADDRESS.";
+static const char *const hint = "Type a name, a call site, a frame (model.py:12), #id, or 0xADDRESS: every buffer that held it; 0xADDRESS@TICK: at that tick; 0xADDRESS@: at the State page's tick.";
 
 void
 ml_find_page_set_document (MlFindPage *self, MlDocument *doc, const char *text)

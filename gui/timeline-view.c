@@ -295,6 +295,13 @@ ml_timeline_view_set_highlights (MlTimelineView *self, const guint32 *buffers, g
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
+gsize
+ml_timeline_view_get_highlights (MlTimelineView *self, long *first)
+{
+  *first = self->n_highlights ? (long) self->highlights[0] : -1;
+  return self->n_highlights;
+}
+
 void
 ml_timeline_view_set_marker (MlTimelineView *self, double tick, const char *label)
 {

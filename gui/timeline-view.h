@@ -105,6 +105,8 @@ char *ml_timeline_view_dup_oom_markup (MlTimelineView *self);
 char *ml_timeline_view_dup_markup_at (MlTimelineView *self, double x, double y);
 /* Extra buffers outlined (search results, a race's pair); NULL clears. */
 void ml_timeline_view_set_highlights (MlTimelineView *self, const guint32 *buffers, gsize n);
+/* How many buffers are outlined so, and the first (-1: none). */
+gsize ml_timeline_view_get_highlights (MlTimelineView *self, long *first);
 /* A vertical marker at @tick (< 0: none), e.g. a peak or an OOM. */
 void ml_timeline_view_set_marker (MlTimelineView *self, double tick, const char *label);
 

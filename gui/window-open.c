@@ -7,6 +7,7 @@
  * (win.compare-file, win.stop-comparing), loaded once the first has.
  */
 #include "gui/window-private.h"
+#include "sim/formats/load-options.h"
 
 #include <string.h>
 
@@ -48,7 +49,8 @@ loaded (gpointer owner, GAsyncResult *res, MlJob *job, gboolean current)
   return doc != NULL;
 }
 
-/* Loads @path reading @device (-1: the reader's choice). */
+/* Loads @path reading @device (-1: the reader's choice; ML_DEVICE_HOST
+ * the pinned host memory). */
 static void
 open_path (MlWindow *self, const char *path, int device)
 {
@@ -56,7 +58,8 @@ open_path (MlWindow *self, const char *path, int device)
   self->loading_path = g_strdup (path);
   g_autofree char *base = g_path_get_basename (path);
   g_autofree char *what = device >= 0 ? g_strdup_printf ("Opening device %d of %s", device, base)
-                                      : g_strdup_printf ("Opening %s", base);
+                          : device == ML_DEVICE_HOST ? g_strdup_printf ("Opening the pinned host memory of %s", base)
+                                                     : g_strdup_printf ("Opening %s", base);
   MlJob *job = ml_job_bar_begin (self->job_bar, what, loaded, self);
   if (!self->doc)
     {
@@ -204,6 +207,8 @@ char *
 ml_window_dup_device_text (MlWindow *self)
 {
   const MlTrace *t = self->doc ? ml_document_trace (self->doc) : NULL;
+  if (t && t->device == ML_TRACE_HOST)
+    return g_strdup ("the pinned host memory (host_segments, host_traces)");
   if (!t || t->n_devices < 2)
     return NULL;
   GString *s = g_string_new (NULL);

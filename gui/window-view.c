@@ -9,6 +9,8 @@
 #include "gui/window-private.h"
 
 #include "gui/overview.h"
+#include "gui/state-page.h"
+#include "sim/analysis/find.h"
 
 /* ---- going where a list row points ------------------------------------------ */
 
@@ -146,6 +148,11 @@ void
 _ml_window_run_search (MlWindow *self)
 {
   const char *text = gtk_editable_get_text (GTK_EDITABLE (self->search_entry));
+  /* "0xADDR@": at the tick the State page shows */
+  g_autofree char *at = NULL;
+  MlFindAddr q;
+  if (g_str_has_prefix (text, "0x") && ml_find_addr_parse (text, TRUE, &q) == 0 && q.now)
+    text = at = g_strdup_printf ("%s%" G_GUINT64_FORMAT, text, ml_state_page_get_tick (self->state_page));
   ml_find_page_set_document (self->find_page, self->doc, text);
   GArray *hits = ml_find_page_get_hits (self->find_page);
   ml_timeline_view_set_highlights (_ml_window_tl (self, 0), hits ? (const guint32 *) hits->data : NULL, hits ? hits->len : 0);

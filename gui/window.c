@@ -503,6 +503,18 @@ ml_window_get_device_selector (MlWindow *self)
   return self->device_dd;
 }
 
+GtkWidget *
+ml_window_get_search_entry (MlWindow *self)
+{
+  return self->search_entry;
+}
+
+const GArray *
+ml_window_get_search_hits (MlWindow *self)
+{
+  return ml_find_page_get_hits (self->find_page);
+}
+
 gboolean
 ml_window_is_busy (MlWindow *self)
 {

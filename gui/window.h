@@ -61,7 +61,9 @@ void ml_window_set_initial_device (MlWindow *self, int device);
  * does); FALSE when the file holds no such device. */
 gboolean ml_window_show_device (MlWindow *self, guint device);
 /* "device 1 of 3: it recorded an OOM (14 trace entries)": which device
- * the window shows and why; NULL for files with one device. Free it. */
+ * the window shows and why ("the pinned host memory (host_segments,
+ * host_traces)" for --device host); NULL for files with one device.
+ * Free it. */
 char *ml_window_dup_device_text (MlWindow *self);
 /* Strategies to use for the next load (NULL = default / no compare). */
 void ml_window_set_initial_strategies (MlWindow *self, const char *strategy, const char *compare);
@@ -110,6 +112,10 @@ gboolean ml_window_set_knob (MlWindow *self, const char *name, const char *text)
 const MlKnobSweep *ml_window_get_sweep (MlWindow *self);
 /* The device drop-down (borrowed; for tests). */
 GtkWidget *ml_window_get_device_selector (MlWindow *self);
+/* The search entry in the header, and the buffers its text found (the
+ * Find page's, outlined in the timeline; NULL when nothing is searched). */
+GtkWidget *ml_window_get_search_entry (MlWindow *self);
+const GArray *ml_window_get_search_hits (MlWindow *self);
 /* The banner's message (NULL when it is not on screen; borrowed). */
 const char *ml_window_get_message (MlWindow *self);
 /* Shows a message in the window's banner. */

@@ -149,3 +149,53 @@ def lifetimes(snap, host=False):
 
 def live_at(bufs, tick):
     return sum(b[1] for b in bufs if b[2] <= tick < b[3])
+
+
+# ---- pools and streams (cli-bands.py, test-viewer.sh) ----
+def stream_text(v):
+    return "%d" % v if v <= 0xFFFF else "0x%x" % v
+
+
+def band_label(pool, stream):
+    pool = tuple(pool)
+    if pool == (0, 0):
+        return "default pool · stream %s" % stream_text(stream)
+    kind = "CUDA graph pool" if pool[1] == 0 else "MemPool"
+    return "%s (%d, %d) · stream %s" % (kind, pool[0], pool[1], stream_text(stream))
+
+
+def segments_ever(snap):
+    """{address: (size, pool, stream, start, end)} of every segment the
+    file shows: the dump-time ones (live from the start unless the trace
+    allocates them) and those the trace allocates and frees. An entry
+    without pool_id is in the pool of the dump-time segment at its address
+    (memory_viz's find_pool_id), else the default pool."""
+    trace = snap["device_traces"][0]
+    dump = {s["address"]: s for s in snap["segments"]}
+
+    def pool_at(addr):
+        for s in snap["segments"]:
+            if s["address"] <= addr < s["address"] + s["total_size"]:
+                return tuple(s.get("segment_pool_id", (0, 0)))
+        return (0, 0)
+    end = len(trace) + 1
+    live = {a: [s["total_size"], tuple(s.get("segment_pool_id", (0, 0))), s["stream"], 0, end] for a, s in dump.items()}
+    for e in reversed(trace):   # undo the trace: what was there at the start
+        if e["action"] == "segment_alloc":
+            live.pop(e["addr"], None)
+        elif e["action"] == "segment_free":
+            live[e["addr"]] = [e["size"], tuple(e.get("pool_id", pool_at(e["addr"]))), e["stream"], 0, end]
+    out = {a: list(v) for a, v in live.items()}
+    for i, e in enumerate(trace):
+        if e["action"] == "segment_alloc":
+            out[e["addr"]] = [e["size"], tuple(e.get("pool_id", pool_at(e["addr"]))), e["stream"], i + 1, end]
+        elif e["action"] == "segment_free":
+            out[e["addr"]][4] = i + 1
+    return out
+
+
+def python_bands(segs):
+    g = {}
+    for a, (_, pool, stream, _s, _e) in segs.items():
+        g.setdefault(band_label(pool, stream), set()).add(a)
+    return g

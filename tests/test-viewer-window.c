@@ -14,7 +14,9 @@
  * window is idle and has drawn a frame since the step before, and a
  * failing check names its step. The script taken follows the file: one
  * that does not open (error_script), several devices (device_script), two
- * files (two_files_script), else the main script. tests/test-viewer.sh
+ * files (two_files_script), else the main script; MEMLENS_TEST_SCRIPT=snapshot
+ * asks for the snapshot script (pools and streams as bands, search by
+ * address and frame, the pinned host memory). tests/test-viewer.sh
  * runs it under Xvfb.
  */
 #include "tests/viewer-driver.h"
@@ -38,7 +40,7 @@ typedef struct _WindowTest WindowTest;
 /* What a step asks for next: the step after it, the same step again (it
  * waits for something, or it skipped to another), the end; or, from the
  * first step, the script that the file calls for. */
-typedef enum { NEXT, STAY, END, TO_ERROR, TO_DEVICES, TO_TWO_FILES } Next;
+typedef enum { NEXT, STAY, END, TO_ERROR, TO_DEVICES, TO_TWO_FILES, TO_SNAPSHOT } Next;
 
 typedef Next (*StepFn) (WindowTest *t, MlDocument *doc);
 
@@ -355,6 +357,8 @@ opens (WindowTest *t, MlDocument *doc)
     }
   if (ml_window_get_document2 (t->d.win))
     return TO_TWO_FILES;
+  if (g_strcmp0 (g_getenv ("MEMLENS_TEST_SCRIPT"), "snapshot") == 0)
+    return TO_SNAPSHOT;
   if (ml_document_trace (doc)->n_devices > 1)
     return TO_DEVICES;
   check (t, doc->bufs->n > 0, "it has buffers (%zu)", doc->bufs->n);
@@ -1438,6 +1442,103 @@ static const Step two_files_script[] = {
   STEP (two_files_selected), STEP (two_files_export), { NULL, NULL }
 };
 
+/* ---- a snapshot: its pools and streams as bands, search, the host ----------------- */
+
+/* What the window shows of the file, for the shell to compare with
+ * Python's reading of the pickle (snapshot.txt): the device line, the
+ * buffers, and each band of (pool, stream) with its segments' addresses. */
+static Next
+snapshot_shown (WindowTest *t, MlDocument *doc)
+{
+  const MlTrace *tr = ml_document_trace (doc);
+  const MlScene *sc = doc->runs[0]->scene;
+  g_autofree char *dev = ml_window_dup_device_text (t->d.win);
+  if (tr->device == ML_TRACE_HOST)
+    check (t, dev && strstr (dev, "pinned host memory"), "the window says it shows the pinned host memory (%s)",
+           dev ? dev : "nothing");
+  GString *out = g_string_new (NULL);
+  g_string_append_printf (out, "device %s\nbuffers %zu\n", dev ? dev : "-", doc->bufs->n);
+  for (size_t b = 0; b < sc->n_bands; b++)
+    {
+      g_string_append_printf (out, "band %s:", sc->bands[b].label);
+      for (size_t k = sc->bands[b].first; k < sc->bands[b].first + sc->bands[b].n; k++)
+        g_string_append_printf (out, " 0x%" G_GINT64_MODIFIER "x", sc->plan->segments[sc->seg_order[k]].addr);
+      g_string_append_c (out, '\n');
+    }
+  g_autofree char *path = out_path (t, "snapshot.txt");
+  g_file_set_contents (path, out->str, -1, NULL);
+  g_string_free (out, TRUE);
+  activate (t, "plot", g_variant_new_string ("segments"));
+  t->shot = "window-bands.png";
+  return NEXT;
+}
+
+/* Types @text into the header's search entry and presses Enter; appends
+ * "find TEXT: 0xADDR:START:END ..." (the buffers found) to @out and checks
+ * that the timeline outlines them and selects the first. */
+static void
+search_for (WindowTest *t, MlDocument *doc, const char *text, const char *shown, GString *out)
+{
+  GtkWidget *e = ml_window_get_search_entry (t->d.win);
+  gtk_editable_set_text (GTK_EDITABLE (e), text);
+  g_signal_emit_by_name (e, "search-changed");   /* at once, not after the entry's delay */
+  g_signal_emit_by_name (e, "activate");
+  const GArray *hits = ml_window_get_search_hits (t->d.win);
+  guint n = hits ? hits->len : 0;
+  g_string_append_printf (out, "find %s:", shown);
+  for (guint i = 0; i < n; i++)
+    {
+      const MlBuffer *b = &doc->bufs->buf[g_array_index (hits, guint32, i)];
+      g_string_append_printf (out, " 0x%" G_GINT64_MODIFIER "x:%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT, b->addr,
+                              b->start, b->end);
+    }
+  g_string_append_c (out, '\n');
+  long first, sel = ml_timeline_view_get_selected (tv (t, 0));
+  gsize lit = ml_timeline_view_get_highlights (tv (t, 0), &first);
+  check (t, hits && lit == n && (!n || (first == (long) g_array_index (hits, guint32, 0) && sel == first)),
+         "search \"%s\": %u buffer%s found, outlined, the first selected", text, n, n == 1 ? "" : "s");
+}
+
+/* Search by frame text, then by an address inside the largest buffer:
+ * at any tick, at its first tick, and at the State page's tick ("@"). */
+static Next
+snapshot_search (WindowTest *t, MlDocument *doc)
+{
+  GString *out = g_string_new (NULL);
+  static const char *const frames[] = { "model.py:2", "TRAIN.PY:42", "no/such/file.py" };
+  for (size_t k = 0; k < G_N_ELEMENTS (frames); k++)
+    search_for (t, doc, frames[k], frames[k], out);
+  long big = -1;
+  for (size_t i = 0; i < doc->bufs->n; i++)
+    if ((doc->bufs->buf[i].flags & ML_BUF_HAS_ADDR) && (big < 0 || doc->bufs->buf[i].rsize > doc->bufs->buf[big].rsize))
+      big = (long) i;
+  if (big >= 0)
+    {
+      const MlBuffer *b = &doc->bufs->buf[big];
+      guint64 a = b->addr + b->rsize / 2;
+      g_autofree char *any = g_strdup_printf ("0x%" G_GINT64_MODIFIER "x", a);
+      g_autofree char *now = g_strdup_printf ("0x%" G_GINT64_MODIFIER "x@", a);
+      g_autofree char *at = g_strdup_printf ("0x%" G_GINT64_MODIFIER "x@%" G_GUINT64_FORMAT, a, b->start);
+      search_for (t, doc, any, any, out);
+      ml_window_show_state (t->d.win, b->end);   /* the State page's tick: "@" alone */
+      g_autofree char *now_shown = g_strdup_printf ("0x%" G_GINT64_MODIFIER "x@%" G_GUINT64_FORMAT, a,
+                                                    ml_state_page_get_tick (ml_window_get_state_page (t->d.win)));
+      search_for (t, doc, now, now_shown, out);
+      search_for (t, doc, at, at, out);
+    }
+  check (t, big >= 0, "the file has a buffer with an address to search for");
+  g_autofree char *path = out_path (t, "search.txt");
+  g_file_set_contents (path, out->str, -1, NULL);
+  g_string_free (out, TRUE);
+  activate (t, "plot", g_variant_new_string ("address"));
+  t->shot = "window-search.png";
+  return NEXT;
+}
+
+static const Step snapshot_script[] = {
+  STEP (snapshot_shown), STEP (snapshot_search), STEP (ends), { NULL, NULL }
+};
+
 /* ---- the run ----------------------------------------------------------------- */
 
 /* Whether to wait before the next step: for a frame since the last one
@@ -1474,6 +1575,7 @@ step (MlDriver *d)
   Next next = t->script[t->at].fn (t, ml_window_get_document (d->win));
   static const Step *const scripts[] = {
     [TO_ERROR] = error_script, [TO_DEVICES] = device_script, [TO_TWO_FILES] = two_files_script,
+    [TO_SNAPSHOT] = snapshot_script,
   };
   if (next == NEXT)
     t->at++;

@@ -166,6 +166,64 @@ read -r d nb ne <"$T/out/device2.txt"
 want=$("$MEMLENS" stats --device 1 --json "$DEV3" 2>/dev/null | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["device"], j["buffers"], j["events"])')
 [ "$d $nb $ne" = "$want" ]; ok $? "device 1 in the window has the buffers and events stats --device 1 reads ($d $nb $ne)"
 
+# a snapshot's pools and streams as bands, search by frame and by address
+# (at any tick, at a tick, at the State page's tick), and --device host:
+# what the window shows against Python's reading of each pickle
+# (tests/snaplib.py: the pickle's segments grouped by (pool, stream), the
+# blocks' lifetimes rebuilt from the trace)
+TD="$SRC/tests/data/torch"
+for case in "graph-two-streams.pickle" "groups.pickle" "--device host host-pinned.pickle"; do
+  set -- $case
+  file=${!#}
+  rm -f "$T/out/snapshot.txt" "$T/out/search.txt"
+  if [ $# -gt 1 ]; then
+    MEMLENS_TEST_SCRIPT=snapshot xrun "$WINDOW_TEST" "$T/out" "$1" "$2" "$TD/$file" >"$T/tap10" 2>"$T/log10"; rc=$?
+  else
+    MEMLENS_TEST_SCRIPT=snapshot xrun "$WINDOW_TEST" "$T/out" "$TD/$file" >"$T/tap10" 2>"$T/log10"; rc=$?
+  fi
+  [ $rc -eq 0 ] && ! grep -q "^not ok" "$T/tap10"; ok $? "$case: the snapshot script passes (exit $rc)"
+  sed 's/^/#   /' "$T/tap10"
+  python3 - "$SRC/tests" "$TD/$file" "$T/out/snapshot.txt" "$T/out/search.txt" "$case" >"$T/pyout" 2>&1 <<'PY'
+import re, sys
+sys.path.insert(0, sys.argv[1])
+from snaplib import load_pickle, lifetimes, segments_ever, python_bands
+path, shown, found, case = sys.argv[2:6]
+snap = load_pickle(path)
+host = "host" in case
+lines = open(shown).read().splitlines()
+bad = []
+bufs, _ = lifetimes(snap, host)
+if lines[1] != "buffers %d" % len(bufs):
+    bad.append("%s, the pickle has %d buffers" % (lines[1], len(bufs)))
+if host and "pinned host memory" not in lines[0]:
+    bad.append("the device line: " + lines[0])
+got = {l[5:].split(":")[0]: set(int(a, 16) for a in l.split(":", 1)[1].split()) for l in lines if l.startswith("band ")}
+want = python_bands(segments_ever(snap)) if not host else {}
+if len(want) < 2:
+    want = {}
+if got != want:
+    bad.append("bands %s, Python %s" % (got, want))
+searches = open(found).read().splitlines()
+for l in searches:
+    q, _, rest = l[5:].partition(": ") if ": " in l else (l[5:-1], "", "")
+    have = set(rest.split())
+    if q.startswith("0x"):
+        a, _, t = q.partition("@")
+        a = int(a, 16)
+        hit = [b for b in bufs if b[0] <= a < b[0] + b[1] and (not t or b[2] <= int(t) < b[3])]
+    else:
+        hit = [b for b in bufs if any(q.lower() in ("%s:%d:%s" % (f["filename"], f["line"], f["name"])).lower()
+                                      for f in b[5])]
+    exp = set("0x%x:%d:%d" % (b[0], b[2], b[3]) for b in hit)
+    if have != exp:
+        bad.append("find %s: %s, Python %s" % (q, sorted(have), sorted(exp)))
+print("; ".join(bad) if bad else "%s | %d searches as Python finds them | %s" % (lines[0], len(searches),
+                                                                                    " | ".join(l for l in lines[2:])))
+sys.exit(1 if bad else 0)
+PY
+  ok $? "$case: the window's bands, buffers and search results match the pickle ($(head -c 400 "$T/pyout"))"
+done
+
 # two files on one time and byte scale: the sample and a copy whose
 # largest gradient is twice as large
 python3 - "$SRC/samples/train-step.jsonl" "$T/train-step-b.jsonl" <<'PY'
