@@ -61,22 +61,15 @@ cli_find_parse (const char *arg, CliFind *f)
 static void
 put_annotations (FILE *fp, const MlBuffers *bufs, size_t i, bool json)
 {
-  const MlTrace *t = bufs->trace;
-  const MlBuffer *b = &bufs->buf[i];
-  bool first = true;
+  uint32_t names[64];
+  size_t n = ml_buffer_annotations (bufs, i, names, 64);
   if (json)
     fprintf (fp, ",\"annotations\":[");
-  for (size_t e = bufs->alloc_event ? bufs->alloc_event[i] : 0; e < t->n_events && t->events[e].tick <= b->end; e++)
-    {
-      const MlEvent *ev = &t->events[e];
-      if (ev->kind != ML_EV_MARK || !(ev->flags & ML_EVF_HAS_ID) || ev->id != b->id || !ev->name)
-        continue;
-      if (json)
-        fprintf (fp, "%s", first ? "" : ","), ml_json_put_str (fp, ml_trace_str (t, ev->name));
-      else
-        fprintf (fp, "%s%s", first ? "; annotated: " : "; ", ml_trace_str (t, ev->name));
-      first = false;
-    }
+  for (size_t k = 0; k < n && k < 64; k++)
+    if (json)
+      fprintf (fp, "%s", k ? "," : ""), ml_json_put_str (fp, ml_trace_str (bufs->trace, names[k]));
+    else
+      fprintf (fp, "%s%s", k ? "; " : "; annotated: ", ml_trace_str (bufs->trace, names[k]));
   if (json)
     fputc (']', fp);
 }

@@ -1,6 +1,8 @@
 /* details-page.c — MlDetailsPage. */
 #include "gui/details-page.h"
 
+#include "sim/analysis/find.h"
+#include "sim/analysis/lanes.h"
 #include "sim/base/units.h"
 
 struct _MlDetailsPage {
@@ -61,8 +63,19 @@ ml_details_page_set_document (MlDetailsPage *self, MlDocument *d, long k)
   if (t0 >= 0 && t1 >= 0)
     g_string_append_printf (s, "time\t%.3f → %.3f ms (%.3f ms)\n", (double) t0 / 1e6, (double) t1 / 1e6,
                             (double) (t1 - t0) / 1e6);
-  char sl[ML_STREAM_LABEL_MAX];
+  char sl[ML_STREAM_LABEL_MAX], pl[ML_POOL_NAME_MAX];
   g_string_append_printf (s, "stream\t%s\n", d->bufs->trace ? ml_trace_stream_label (d->bufs->trace, b->stream, sl) : "?");
+  uint32_t pool = ml_buffer_pool (d->bufs, (size_t) k);
+  if (pool)
+    g_string_append_printf (s, "pool\t%s\n", ml_pool_name (t, pool, pl, sizeof pl));
+  /* the annotate entries tied to it (a snapshot's _memory._annotate) */
+  uint32_t notes[16];
+  size_t n_notes = ml_buffer_annotations (d->bufs, (size_t) k, notes, G_N_ELEMENTS (notes));
+  for (size_t i = 0; i < n_notes && i < G_N_ELEMENTS (notes); i++)
+    {
+      g_autofree char *note = g_markup_escape_text (ml_trace_str (t, notes[i]), -1);
+      g_string_append_printf (s, "%s\t%s\n", i ? "" : "annotated", note);
+    }
   for (int r = 0; r < 2; r++)
     {
       const MlRun *run = d->runs[r];

@@ -31,19 +31,12 @@ key_cmp (const void *a, const void *b)
 static void
 band_label (const MlTrace *t, uint32_t pool, uint32_t stream, char *buf, size_t len)
 {
-  char st[ML_STREAM_LABEL_MAX], id[ML_POOL_LABEL_MAX];
+  char st[ML_STREAM_LABEL_MAX], name[ML_POOL_NAME_MAX];
   if (t)
     ml_trace_stream_label (t, stream, st);
   else
     snprintf (st, sizeof st, "%u", stream);
-  if (!t || pool == 0 || pool >= t->n_pools)
-    {
-      snprintf (buf, len, "default pool · stream %s", st);
-      return;
-    }
-  const char *kind = ml_pool_kind (t, pool);
-  snprintf (buf, len, "%s%s %s · stream %s", kind, kind[0] == 'C' ? " pool" : "", ml_trace_pool_label (t, pool, id),
-            st);
+  snprintf (buf, len, "%s · stream %s", ml_pool_name (t, pool, name, sizeof name), st);
 }
 
 int

@@ -156,12 +156,16 @@ def stream_text(v):
     return "%d" % v if v <= 0xFFFF else "0x%x" % v
 
 
-def band_label(pool, stream):
+def pool_name(pool):
+    """A pool id as memlens names it: default pool, CUDA graph pool (1, 0), MemPool (0, 2)."""
     pool = tuple(pool)
     if pool == (0, 0):
-        return "default pool · stream %s" % stream_text(stream)
-    kind = "CUDA graph pool" if pool[1] == 0 else "MemPool"
-    return "%s (%d, %d) · stream %s" % (kind, pool[0], pool[1], stream_text(stream))
+        return "default pool"
+    return "%s (%d, %d)" % ("CUDA graph pool" if pool[1] == 0 else "MemPool", pool[0], pool[1])
+
+
+def band_label(pool, stream):
+    return "%s · stream %s" % (pool_name(pool), stream_text(stream))
 
 
 def segments_ever(snap):

@@ -1535,8 +1535,41 @@ snapshot_search (WindowTest *t, MlDocument *doc)
   return NEXT;
 }
 
+/* Each buffer's Details (selected in the timeline): its pool and the
+ * texts of the annotate entries tied to it (details.txt). */
+static Next
+snapshot_details (WindowTest *t, MlDocument *doc)
+{
+  GString *out = g_string_new (NULL);
+  for (size_t i = 0; i < doc->bufs->n && i < 200; i++)
+    {
+      const MlBuffer *b = &doc->bufs->buf[i];
+      ml_timeline_view_select_buffer (tv (t, 0), (long) i);
+      g_autofree char *text = ml_window_dup_details_text (t->d.win);
+      g_string_append_printf (out, "0x%" G_GINT64_MODIFIER "x:%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT, b->addr,
+                              b->start, b->end);
+      /* "pool\t...", "annotated\tA", "\tB": a row's value after its tab */
+      gboolean notes = FALSE;
+      g_auto (GStrv) lines = g_strsplit (text ? text : "", "\n", -1);
+      for (char **l = lines; *l; l++)
+        {
+          if (g_str_has_prefix (*l, "pool\t"))
+            g_string_append_printf (out, " | pool %s", *l + 5);
+          notes = g_str_has_prefix (*l, "annotated\t") || (notes && (*l)[0] == '\t');
+          if (notes)
+            g_string_append_printf (out, " | annotated %s", strchr (*l, '\t') + 1);
+        }
+      g_string_append_c (out, '\n');
+    }
+  g_autofree char *path = out_path (t, "details.txt");
+  g_file_set_contents (path, out->str, -1, NULL);
+  check (t, doc->bufs->n > 0, "Details of each of the %zu buffers written", doc->bufs->n);
+  g_string_free (out, TRUE);
+  return NEXT;
+}
+
 static const Step snapshot_script[] = {
-  STEP (snapshot_shown), STEP (snapshot_search), STEP (ends), { NULL, NULL }
+  STEP (snapshot_shown), STEP (snapshot_search), STEP (snapshot_details), STEP (ends), { NULL, NULL }
 };
 
 /* ---- the run ----------------------------------------------------------------- */

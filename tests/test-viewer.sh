@@ -172,10 +172,10 @@ want=$("$MEMLENS" stats --device 1 --json "$DEV3" 2>/dev/null | python3 -c 'impo
 # (tests/snaplib.py: the pickle's segments grouped by (pool, stream), the
 # blocks' lifetimes rebuilt from the trace)
 TD="$SRC/tests/data/torch"
-for case in "graph-two-streams.pickle" "groups.pickle" "--device host host-pinned.pickle"; do
+for case in "graph-two-streams.pickle" "groups.pickle" "annotate.pickle" "--device host host-pinned.pickle"; do
   set -- $case
   file=${!#}
-  rm -f "$T/out/snapshot.txt" "$T/out/search.txt"
+  rm -f "$T/out/snapshot.txt" "$T/out/search.txt" "$T/out/details.txt"
   if [ $# -gt 1 ]; then
     MEMLENS_TEST_SCRIPT=snapshot xrun "$WINDOW_TEST" "$T/out" "$1" "$2" "$TD/$file" >"$T/tap10" 2>"$T/log10"; rc=$?
   else
@@ -183,11 +183,11 @@ for case in "graph-two-streams.pickle" "groups.pickle" "--device host host-pinne
   fi
   [ $rc -eq 0 ] && ! grep -q "^not ok" "$T/tap10"; ok $? "$case: the snapshot script passes (exit $rc)"
   sed 's/^/#   /' "$T/tap10"
-  python3 - "$SRC/tests" "$TD/$file" "$T/out/snapshot.txt" "$T/out/search.txt" "$case" >"$T/pyout" 2>&1 <<'PY'
+  python3 - "$SRC/tests" "$TD/$file" "$T/out/snapshot.txt" "$T/out/search.txt" "$case" "$T/out/details.txt" >"$T/pyout" 2>&1 <<'PY'
 import re, sys
 sys.path.insert(0, sys.argv[1])
-from snaplib import load_pickle, lifetimes, segments_ever, python_bands
-path, shown, found, case = sys.argv[2:6]
+from snaplib import load_pickle, lifetimes, segments_ever, python_bands, pool_name
+path, shown, found, case, details = sys.argv[2:7]
 snap = load_pickle(path)
 host = "host" in case
 lines = open(shown).read().splitlines()
@@ -217,11 +217,29 @@ for l in searches:
     exp = set("0x%x:%d:%d" % (b[0], b[2], b[3]) for b in hit)
     if have != exp:
         bad.append("find %s: %s, Python %s" % (q, sorted(have), sorted(exp)))
-print("; ".join(bad) if bad else "%s | %d searches as Python finds them | %s" % (lines[0], len(searches),
-                                                                                    " | ".join(l for l in lines[2:])))
+# Details: each buffer's pool (its entry's pool_id, else the pool of the
+# segment holding it) and the annotate entries at its address while live
+trace = snap["host_traces"] if host else snap["device_traces"][0]
+segs = snap["host_segments"] if host else snap["segments"]
+def seg_pool(a):
+    return next((tuple(s.get("segment_pool_id", (0, 0))) for s in segs
+                 if s["address"] <= a < s["address"] + s["total_size"]), (0, 0))
+want_details = []
+for b in sorted(bufs, key=lambda b: (b[2], b[0])):
+    pool = tuple(b[4]["pool_id"]) if b[4] and "pool_id" in b[4] else seg_pool(b[0])
+    line = "0x%x:%d:%d" % (b[0], b[2], b[3]) + ("" if pool == (0, 0) else " | pool " + pool_name(pool))
+    for i, e in enumerate(trace):
+        if e["action"] == "annotate" and e["addr"] == b[0] and b[2] <= i + 1 < b[3]:
+            line += " | annotated " + e["user_metadata"]
+    want_details.append(line)
+got_details = open(details).read().splitlines()
+if sorted(got_details) != sorted(want_details):
+    bad.append("details %s, Python %s" % (got_details, want_details))
+print("; ".join(bad) if bad else "%s | %d searches, %d buffers' details as Python finds them | %s" % (
+    lines[0], len(searches), len(got_details), " | ".join(l for l in lines[2:] + [d for d in got_details if "|" in d])))
 sys.exit(1 if bad else 0)
 PY
-  ok $? "$case: the window's bands, buffers and search results match the pickle ($(head -c 400 "$T/pyout"))"
+  ok $? "$case: the window's bands, buffers, search results and Details (pool, annotations) match the pickle ($(head -c 400 "$T/pyout"))"
 done
 
 # two files on one time and byte scale: the sample and a copy whose

@@ -92,3 +92,23 @@ ml_find_frame_stacks (const MlTrace *t, const char *text, bool fold)
   free (frame_hit);
   return stack_hit;
 }
+
+size_t
+ml_buffer_annotations (const MlBuffers *bufs, size_t i, uint32_t *out, size_t cap)
+{
+  const MlTrace *t = bufs->trace;
+  const MlBuffer *b = &bufs->buf[i];
+  size_t n = 0;
+  if (!t)
+    return 0;
+  for (size_t e = bufs->alloc_event ? bufs->alloc_event[i] : 0; e < t->n_events && t->events[e].tick <= b->end; e++)
+    {
+      const MlEvent *ev = &t->events[e];
+      if (ev->kind != ML_EV_MARK || !(ev->flags & ML_EVF_HAS_ID) || ev->id != b->id || !ev->name)
+        continue;
+      if (n < cap)
+        out[n] = ev->name;
+      n++;
+    }
+  return n;
+}

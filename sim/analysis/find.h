@@ -32,4 +32,9 @@ bool ml_find_addr_holds (const MlFindAddr *q, uint64_t base, uint64_t size, uint
  * Each frame is tested once. NULL when out of memory. */
 uint8_t *ml_find_frame_stacks (const MlTrace *trace, const char *text, bool fold);
 
+/* The texts of the `annotate` entries tied to buffer @i (a mark with the
+ * buffer's id, from its alloc to its end), interned in its trace, in time
+ * order: writes at most @cap into @out and returns how many there are. */
+size_t ml_buffer_annotations (const MlBuffers *bufs, size_t i, uint32_t *out, size_t cap);
+
 #endif

@@ -1,6 +1,7 @@
 /* lanes.c — memory by pool and by stream (lanes.h). */
 #include "sim/analysis/lanes.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,19 @@ ml_pool_kind (const MlTrace *t, uint32_t pool)
   if (id.first == 0 && id.second == 0)
     return "default";
   return id.second == 0 ? "CUDA graph" : "MemPool";
+}
+
+const char *
+ml_pool_name (const MlTrace *t, uint32_t pool, char *buf, size_t len)
+{
+  char id[ML_POOL_LABEL_MAX];
+  if (!t || pool == 0 || pool >= t->n_pools)
+    snprintf (buf, len, "default pool");
+  else if (t->pools[pool].second == 0)
+    snprintf (buf, len, "CUDA graph pool %s", ml_trace_pool_label (t, pool, id));
+  else
+    snprintf (buf, len, "MemPool %s", ml_trace_pool_label (t, pool, id));
+  return buf;
 }
 
 static int

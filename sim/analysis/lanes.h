@@ -45,4 +45,9 @@ uint32_t ml_buffer_pool (const MlBuffers *bufs, size_t i);
 /* What kind of pool @pool is: "default", "CUDA graph" (N, 0), "MemPool" (0, N). */
 const char *ml_pool_kind (const MlTrace *trace, uint32_t pool);
 
+/* Pool @pool as the pictures and the viewer name it: "default pool",
+ * "CUDA graph pool (1, 0)", "MemPool (0, 2)"; into @buf, returned. */
+#define ML_POOL_NAME_MAX 80
+const char *ml_pool_name (const MlTrace *trace, uint32_t pool, char *buf, size_t len);
+
 #endif
