@@ -1444,6 +1444,15 @@ static const Step two_files_script[] = {
 
 /* ---- a snapshot: its pools and streams as bands, search, the host ----------------- */
 
+/* Writes @out (freed) as @name in the output folder. */
+static void
+save_text (WindowTest *t, const char *name, GString *out)
+{
+  g_autofree char *path = out_path (t, name);
+  g_file_set_contents (path, out->str, -1, NULL);
+  g_string_free (out, TRUE);
+}
+
 /* What the window shows of the file, for the shell to compare with
  * Python's reading of the pickle (snapshot.txt): the device line, the
  * buffers, and each band of (pool, stream) with its segments' addresses. */
@@ -1465,9 +1474,7 @@ snapshot_shown (WindowTest *t, MlDocument *doc)
         g_string_append_printf (out, " 0x%" G_GINT64_MODIFIER "x", sc->plan->segments[sc->seg_order[k]].addr);
       g_string_append_c (out, '\n');
     }
-  g_autofree char *path = out_path (t, "snapshot.txt");
-  g_file_set_contents (path, out->str, -1, NULL);
-  g_string_free (out, TRUE);
+  save_text (t, "snapshot.txt", out);
   activate (t, "plot", g_variant_new_string ("segments"));
   t->shot = "window-bands.png";
   return NEXT;
@@ -1527,9 +1534,7 @@ snapshot_search (WindowTest *t, MlDocument *doc)
       search_for (t, doc, at, at, out);
     }
   check (t, big >= 0, "the file has a buffer with an address to search for");
-  g_autofree char *path = out_path (t, "search.txt");
-  g_file_set_contents (path, out->str, -1, NULL);
-  g_string_free (out, TRUE);
+  save_text (t, "search.txt", out);
   activate (t, "plot", g_variant_new_string ("address"));
   t->shot = "window-search.png";
   return NEXT;
@@ -1561,10 +1566,8 @@ snapshot_details (WindowTest *t, MlDocument *doc)
         }
       g_string_append_c (out, '\n');
     }
-  g_autofree char *path = out_path (t, "details.txt");
-  g_file_set_contents (path, out->str, -1, NULL);
   check (t, doc->bufs->n > 0, "Details of each of the %zu buffers written", doc->bufs->n);
-  g_string_free (out, TRUE);
+  save_text (t, "details.txt", out);
   return NEXT;
 }
 

@@ -342,11 +342,7 @@ _ml_snap_list_name (uint32_t device, char *buf, size_t len)
 const char *
 _ml_snap_ctx_list (const MlSnapCtx *c, size_t list, char *buf, size_t len)
 {
-  if (c->host)
-    snprintf (buf, len, "host_traces");
-  else
-    snprintf (buf, len, "device_traces[%zu]", list);
-  return buf;
+  return _ml_snap_list_name (c->host ? ML_TRACE_HOST : (uint32_t) list, buf, len);
 }
 
 /* MlTrace.origin_text of a snapshot: "device_traces[0][17] (alloc at
