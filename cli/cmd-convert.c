@@ -17,7 +17,7 @@ list_formats (FILE *fp)
 
 /* Writes @t as the planning instance: one CSV row per buffer, unaligned. */
 static int
-write_csv (const char *in, const MlTrace *t, const char *out)
+write_csv (const char *in, const MlTrace *t, const char *out, bool quiet)
 {
   MlError err = { 0 };
   MlBuffers *bufs;
@@ -26,7 +26,9 @@ write_csv (const char *in, const MlTrace *t, const char *out)
       ml_error_prefix (&err, "%s", in);
       return cli_error ("convert", &err);
     }
-  int rc = ml_buffers_write_csv (bufs, NULL, out, &err) < 0 ? cli_error ("convert", &err) : EXIT_OK;
+  int rc = ml_buffers_write_csv_with (bufs, NULL, out, cli_progress (quiet), &err);
+  cli_progress_done ();
+  rc = rc < 0 ? cli_error ("convert", &err) : EXIT_OK;
   ml_buffers_free (bufs);
   return rc;
 }
@@ -101,9 +103,13 @@ cmd_convert (int argc, char **argv)
       return EXIT_BAD;
     }
   if (strcmp (ext, "csv") == 0)
-    rc = write_csv (in, t, out);
+    rc = write_csv (in, t, out, o.quiet);
   else
-    rc = ml_trace_write_jsonl (t, out, &err) < 0 ? cli_error ("convert", &err) : EXIT_OK;
+    {
+      rc = ml_trace_write_jsonl_with (t, out, cli_progress (o.quiet), &err);
+      cli_progress_done ();
+      rc = rc < 0 ? cli_error ("convert", &err) : EXIT_OK;
+    }
   if (rc == EXIT_OK && !o.quiet)
     fprintf (stderr, "wrote %s (%zu events)\n", out, t->n_events);
   ml_trace_free (t);

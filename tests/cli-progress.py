@@ -58,8 +58,18 @@ rc, out, term = on_tty(["convert", snap, "-o", db])
 ok(rc == 0 and "writing " in term, "convert -o x.db on a terminal: the export's progress (%r)" % term[-120:])
 rc, out, term = on_tty(["convert", "--quiet", snap, "-o", db])
 ok(rc == 0 and "%" not in term and "writing" not in term, "convert -o x.db --quiet: none (%r)" % term[:80])
-rc, out, term = on_tty(["convert", snap, os.path.join(tmp, "x.jsonl")])
-ok(rc == 0 and "reading" in term, "convert IN OUT.jsonl on a terminal: the read's progress (%r)" % term[:80])
+for ext, what in (("jsonl", "writing events"), ("csv", "writing buffers")):
+    shown, plain, hushed = (os.path.join(tmp, "x%d.%s" % (k, ext)) for k in range(3))
+    rc, out, term = on_tty(["convert", snap, shown])
+    ok(rc == 0 and "reading" in term and what in term,
+       "convert IN OUT.%s on a terminal: the read's progress, then the writing's (%r)" % (ext, term[-120:]))
+    rc_q, out, term = on_tty(["convert", "--quiet", snap, hushed])
+    ok(rc_q == 0 and "%" not in term and "writing" not in term, "convert IN OUT.%s --quiet: none (%r)" % (ext, term[:80]))
+    p = subprocess.run([memlens, "convert", snap, plain], capture_output=True)
+    ok(p.returncode == 0 and b"%" not in p.stderr and b"\r" not in p.stderr,
+       "convert IN OUT.%s with stderr not a terminal: none (%r)" % (ext, p.stderr[:80]))
+    same = [open(f, "rb").read() for f in (shown, plain, hushed)] if rc == rc_q == p.returncode == 0 else [1, 2]
+    ok(same[0] == same[1] == same[2] and len(same[0]) > 1000, "the same %s written in all three ways" % ext)
 
 import shutil
 shutil.rmtree(tmp, ignore_errors=True)

@@ -525,6 +525,13 @@ ml_buffers_load_csv (const char *path, const MlLoadOptions *opts, uint64_t align
 int
 ml_buffers_write_csv (const MlBuffers *bufs, const MlPlan *plan, const char *path, MlError *err)
 {
+  return ml_buffers_write_csv_with (bufs, plan, path, NULL, err);
+}
+
+int
+ml_buffers_write_csv_with (const MlBuffers *bufs, const MlPlan *plan, const char *path, const MlProgress *pg,
+                           MlError *err)
+{
   if (plan && plan->n_segments > 1)
     return ml_error_set (err, ML_EUNSUPPORTED, "%s: a plan with %zu segments has no single offset per buffer; CSV holds one arena",
                          path, plan->n_segments);
@@ -545,6 +552,16 @@ ml_buffers_write_csv (const MlBuffers *bufs, const MlPlan *plan, const char *pat
     {
       const MlBuffer *b = &bufs->buf[i];
       char id[256];
+      if (pg && (i & 0xffff) == 0)
+        {
+          if (pg->cancelled && *pg->cancelled)
+            {
+              ml_out_abort (out);
+              return ml_error_set (err, ML_ECANCELLED, "%s: cancelled", path);
+            }
+          if (pg->report)
+            pg->report (pg->user, (double) i / (double) bufs->n, "writing buffers");
+        }
       fputs (ml_buffers_csv_id (bufs, i, unique, id, sizeof id), fp);
       fprintf (fp, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, b->start, b->end, b->size);
       if (plan)

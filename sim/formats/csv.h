@@ -19,6 +19,11 @@ int ml_buffers_load_csv  (const char *path, const MlLoadOptions *opts, uint64_t 
 /* Writes the buffers of @bufs; with @plan (may be NULL) adds the offset
  * column (offsets of a one-segment plan). Requested sizes are written. */
 int ml_buffers_write_csv (const MlBuffers *bufs, const MlPlan *plan, const char *path, MlError *err);
+/* The same, reporting its progress through @progress (may be NULL) every
+ * 65,536 buffers ("writing buffers"); cancelled: ML_ECANCELLED, nothing
+ * written. */
+int ml_buffers_write_csv_with (const MlBuffers *bufs, const MlPlan *plan, const char *path,
+                               const MlProgress *progress, MlError *err);
 /* The capacity a file name implies: "A.1048576.csv" -> 1048576, else 0. */
 uint64_t ml_capacity_from_name (const char *path);
 

@@ -492,6 +492,12 @@ put_stack (FILE *fp, const MlTrace *t, uint32_t sid)
 int
 ml_trace_write_jsonl (const MlTrace *t, const char *path, MlError *err)
 {
+  return ml_trace_write_jsonl_with (t, path, NULL, err);
+}
+
+int
+ml_trace_write_jsonl_with (const MlTrace *t, const char *path, const MlProgress *pg, MlError *err)
+{
   MlOut *out = ml_out_open (path, err);
   if (!out)
     return err ? err->code : ML_EIO;
@@ -524,6 +530,17 @@ ml_trace_write_jsonl (const MlTrace *t, const char *path, MlError *err)
   for (size_t i = 0; i < t->n_events; i++)
     {
       const MlEvent *ev = &t->events[i];
+      if (pg && (i & 0xffff) == 0)
+        {
+          if (pg->cancelled && *pg->cancelled)
+            {
+              free (written);
+              ml_out_abort (out);
+              return ml_error_set (err, ML_ECANCELLED, "%s: cancelled", path);
+            }
+          if (pg->report)
+            pg->report (pg->user, (double) i / (double) t->n_events, "writing events");
+        }
       if (ev->stack && ev->stack < t->n_stacks && !written[ev->stack])
         {
           put_stack (fp, t, ev->stack);
