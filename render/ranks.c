@@ -1,37 +1,12 @@
 /* ranks.c — peak bytes per rank as bars (see ranks.h). */
 #include "render/ranks.h"
 
-#include "render/axis.h"
 #include "render/timeline-private.h"
 
 enum { LEFT = 84, RIGHT = 16, TOP = 40, MIDDLE = 36, BOTTOM = 28 };
 
 static const MlRgb reserved_rgb = { 0.675, 0.773, 0.878 }, allocated_rgb = { 0.306, 0.475, 0.655 },
                    oom_rgb = { 0.843, 0.188, 0.153 };
-
-/* The y axis of a panel [top, top + h) with its grid, and its frame. */
-static void
-axes (cairo_t *cr, const MlStyle *st, double y_max, double top, double w, double h)
-{
-  double ticks[16], step;
-  char buf[32];
-  MlRgb fg = ml_style_fg (st), grid = ml_style_grid (st);
-  size_t n = ml_axis_ticks (ML_AXIS_BYTES, 0, y_max, 4, ticks, 16, &step);
-  cairo_set_line_width (cr, 1);
-  for (size_t k = 0; k < n; k++)
-    {
-      double y = top + h - ticks[k] / y_max * h;
-      _ml_set_rgb (cr, grid, 1);
-      cairo_move_to (cr, LEFT, y);
-      cairo_line_to (cr, LEFT + w, y);
-      cairo_stroke (cr);
-      _ml_text_at (cr, st, ml_axis_label (ML_AXIS_BYTES, ticks[k], step, buf, sizeof buf), LEFT - 6, y, AL_RIGHT,
-                   VA_MIDDLE, 0.9, false, fg, 0.8, 0);
-    }
-  _ml_set_rgb (cr, fg, 0.6);
-  cairo_rectangle (cr, LEFT + 0.5, top + 0.5, w, h);
-  cairo_stroke (cr);
-}
 
 /* One panel: the bars of peak reserved (@reserved) or allocated bytes,
  * on a scale of their own, its name above it, the OOM ranks capped in
@@ -47,7 +22,7 @@ panel (cairo_t *cr, const MlStyle *st, const MlDocRankBar *ranks, size_t n, bool
       y_max = v > y_max ? v : y_max;
     }
   y_max = y_max > 0 ? y_max * 1.15 : 1;
-  axes (cr, st, y_max, top, w, h);
+  _ml_bytes_grid (cr, st, y_max, 4, LEFT, top, w, h);
   MlRgb rgb = reserved ? reserved_rgb : allocated_rgb;
   _ml_set_rgb (cr, rgb, 1);
   cairo_rectangle (cr, LEFT, top - 16, 12, 12);

@@ -26,32 +26,41 @@ columns (const MlDocSeries *s, double x_max, int w, double *col)
     }
 }
 
+void
+_ml_bytes_grid (cairo_t *cr, const MlStyle *st, double y_max, int n_ticks, double left, double top, double w, double h)
+{
+  double ticks[16], step;
+  char buf[32];
+  MlRgb fg = ml_style_fg (st), grid = ml_style_grid (st);
+  size_t n = ml_axis_ticks (ML_AXIS_BYTES, 0, y_max, n_ticks, ticks, 16, &step);
+  cairo_set_line_width (cr, 1);
+  for (size_t k = 0; k < n; k++)
+    {
+      double y = top + h - ticks[k] / y_max * h;
+      _ml_set_rgb (cr, grid, 1);
+      cairo_move_to (cr, left, y);
+      cairo_line_to (cr, left + w, y);
+      cairo_stroke (cr);
+      _ml_text_at (cr, st, ml_axis_label (ML_AXIS_BYTES, ticks[k], step, buf, sizeof buf), left - 6, y, AL_RIGHT,
+                   VA_MIDDLE, 0.9, false, fg, 0.8, 0);
+    }
+  _ml_set_rgb (cr, fg, 0.6);
+  cairo_rectangle (cr, left + 0.5, top + 0.5, w, h);
+  cairo_stroke (cr);
+}
+
 static void
 axes (cairo_t *cr, const MlStyle *st, double x_max, double y_max, double w, double h)
 {
   double ticks[16], step;
   char buf[32];
-  MlRgb fg = ml_style_fg (st), grid = ml_style_grid (st);
-  size_t n = ml_axis_ticks (ML_AXIS_BYTES, 0, y_max, 5, ticks, 16, &step);
-  cairo_set_line_width (cr, 1);
-  for (size_t k = 0; k < n; k++)
-    {
-      double y = TOP + h - ticks[k] / y_max * h;
-      _ml_set_rgb (cr, grid, 1);
-      cairo_move_to (cr, LEFT, y);
-      cairo_line_to (cr, LEFT + w, y);
-      cairo_stroke (cr);
-      _ml_text_at (cr, st, ml_axis_label (ML_AXIS_BYTES, ticks[k], step, buf, sizeof buf), LEFT - 6, y, AL_RIGHT,
-                   VA_MIDDLE, 0.9, false, fg, 0.8, 0);
-    }
-  n = ml_axis_ticks (ML_AXIS_COUNT, 0, x_max, 6, ticks, 16, &step);
+  MlRgb fg = ml_style_fg (st);
+  _ml_bytes_grid (cr, st, y_max, 5, LEFT, TOP, w, h);
+  size_t n = ml_axis_ticks (ML_AXIS_COUNT, 0, x_max, 6, ticks, 16, &step);
   for (size_t k = 0; k < n; k++)
     _ml_text_at (cr, st, ml_axis_label (ML_AXIS_COUNT, ticks[k], step, buf, sizeof buf),
                  LEFT + ticks[k] / x_max * w, TOP + h + 4, AL_CENTER, VA_TOP, 0.9, false, fg, 0.8, 0);
   _ml_text_at (cr, st, "tick", LEFT + w / 2, TOP + h + 18, AL_CENTER, VA_TOP, 0.9, false, fg, 0.8, 0);
-  _ml_set_rgb (cr, fg, 0.6);
-  cairo_rectangle (cr, LEFT + 0.5, TOP + 0.5, w, h);
-  cairo_stroke (cr);
 }
 
 static void

@@ -41,6 +41,11 @@ double   _ml_clamp        (double v, double lo, double hi);
 bool     _ml_rects_meet   (const MlRect *a, const MlRect *b);
 void     _ml_dashed_vline (cairo_t *cr, double x, double y0, double y1, MlRgb c, double alpha, double width);
 void     _ml_dashed_hline (cairo_t *cr, double x0, double x1, double y, MlRgb c, double alpha, double width);
+/* A byte axis left of the plot [@left, @left + @w) x [@top, @top + @h):
+ * about @n_ticks round values from 0 to @y_max, their grid lines and
+ * labels, and the plot's frame (series.c). */
+void     _ml_bytes_grid   (cairo_t *cr, const MlStyle *st, double y_max, int n_ticks, double left, double top, double w,
+                           double h);
 /* The frame around a plot's rectangle. */
 void     _ml_draw_frame   (cairo_t *cr, const MlView *v, const MlStyle *st);
 
