@@ -51,7 +51,7 @@ int _ml_page_panels (FILE *fp, const MlScene *s, uint32_t *stack, MlError *err);
  * vertical axis. Writes nothing for smaller scenes. */
 #define ML_PAGE_TILE_W 2048
 #define ML_PAGE_TILE_H 1024
-#define ML_PAGE_TILE_LEVELS 3
+#define ML_PAGE_TILE_LEVELS 4
 #define ML_PAGE_TILE_MIN_ITEMS 10000
 int _ml_page_tiles (FILE *fp, const MlScene *s, MlError *err);
 

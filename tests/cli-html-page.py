@@ -523,8 +523,8 @@ tres, _ = drive(read(tpage), TILES_HARNESS % {
 live3k = [x for x in bufs_t if x['start'] <= 3000 < x['end']]
 assert max(live3k, key=lambda x: x['end'] - x['start']) is bufs_t[big_t]
 assert not any(x['start'] <= 30000 < x['end'] and x['addr'] >= BASE + (64 << 20) for x in bufs_t)
-ok('error' not in tres and tres.get('tiles') == [[1, 2, 4], [1, 2, 4]],
-   'the page of %d buffers carries tiles at three levels (%s %s)' % (len(bufs_t), tres.get('tiles'), tres.get('error', '')))
+ok('error' not in tres and tres.get('tiles') == [[1, 2, 4, 8], [1, 2, 4, 8]],
+   'the page of %d buffers carries tiles at four levels (%s %s)' % (len(bufs_t), tres.get('tiles'), tres.get('error', '')))
 ok(tres.get('fit', {}).get('level') == 0 and tres.get('fit', {}).get('rects') == 0,
    'zoomed out, it draws the coarsest tile and no buffer (%s)' % tres.get('fit'))
 site_cls = [k for t, k in tres.get('legend', []) if t.startswith(bufs_t[big_t]['site'] + ' (')]
@@ -535,7 +535,7 @@ ok(site_cls and tres.get('bigPixel') == pal[site_cls[0]] and tres.get('emptyPixe
 ok(('buffer #%d' % big_t) in tres.get('hover', '') and ('%d bytes' % bufs_t[big_t]['size']) in tres.get('hover', ''),
    'hover over a tile still names the buffer (%r)' % tres.get('hover'))
 lv = [x.get('level') for x in tres.get('levels', [])]
-ok(lv[:3] == [1, 2, None] and tres.get('levels', [{}] * 4)[2].get('rects', 0) > 0,
+ok(lv[:4] == [1, 2, 3, None] and tres.get('levels', [{}] * 4)[3].get('rects', 0) > 0,
    'zooming in takes finer tiles, then past them the buffers themselves (%s)' % tres.get('levels'))
 ok(tres.get('stream', {}).get('level') is None and tres.get('stream', {}).get('rects', 0) > 0,
    'colour by stream draws the buffers (the tiles are by call site) (%s)' % tres.get('stream'))
