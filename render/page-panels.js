@@ -289,12 +289,16 @@
     return out;
   };
 
-  Page.prototype.selectTick = function (t) {
+  // Shows the state at tick @t; linked figures (diff's two runs) show
+  // their own state at the same tick.
+  Page.prototype.selectTick = function (t, linked) {
     t = Math.max(0, Math.min(this.span() - 1, Math.floor(t)));
     this.tick = t;
     this.state = this.stateAt(t);
     this.showState(this.state);
     this.draw();
+    if (this.d.linked && !linked)
+      for (const q of this.pages || []) if (q !== this && q.d.linked) q.selectTick(t, true);
     return this.state;
   };
 

@@ -176,6 +176,9 @@ DIFF_HARNESS = harness(r'''
     out.fits = ps.map(p => Object.assign({}, p.view));
     out.modes = ps.map(p => p.mode);
     out.curveTops = ps.map(p => p.curveStats.top);
+    ps[0].selectTick(3000);
+    out.linkedTick = ps.map(p => p.tick);
+    out.linkedSum = ps.map(p => Object.assign({}, p.stateEl.querySelector('.ml-sum').dataset));
     ps[1].zoomAt(ps[1].view.t1 / 3, 0.25);
     out.zoomed = ps.map(p => Object.assign({}, p.view));''')
 
@@ -620,6 +623,14 @@ ok(len(fits) == 2 and all(f['t1'] == max(end_tick, end_b) and f['a1'] == max(top
 res_b = max(sum(g['size'] for g in segs_b if g['start'] <= t < g['end']) for t in {g['start'] for g in segs_b})
 ok(res_b > res_max and dres.get('curveTops') == [max(res_max, live_max(bufs_b), res_b)] * 2,
    'their curves share one byte scale: up to B\'s %d reserved (A: %d) (%s)' % (res_b, res_max, dres.get('curveTops')))
+want_sum = []
+for bb, gg in ((bufs, segs), (bufs_b, segs_b)):
+    st = state_at(bb, gg, 3000)
+    want_sum.append({'allocated': str(sum(x[2] for x in st if x[3] == 'allocated')),
+                     'free': str(sum(x[2] for x in st if x[3] == 'free')), 'unmapped': '0',
+                     'segments': str(sum(1 for g in gg if g['start'] <= 3000 < g['end']))})
+ok(dres.get('linkedTick') == [3000, 3000] and dres.get('linkedSum') == want_sum,
+   'a tick chosen in A shows each run\'s own state there (%s; want %s)' % (dres.get('linkedSum'), want_sum))
 zs = dres.get('zoomed', [])
 ok(len(zs) == 2 and zs[0] == zs[1] and zs[0]['t1'] - zs[0]['t0'] < max(end_tick, end_b) / 2,
    'zooming one zooms the other (%s)' % zs)
