@@ -120,6 +120,45 @@ for name, ids, line, first, shown in (("numbers.csv", [5, 6, 5], 4, 2, "5"),
        "ids %s: exit 2 naming line %d and line %d (%d: %s)" % (ids, line, first, rc, se.strip()))
     ok(not os.path.exists(out), "ids %s: no plan written" % ids)
 
+# --- plan files: rows in any order, matched by id text ------------------------
+
+
+def plan_rows(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def write_plan(name, rows):
+    return write(name, ["id", "lower", "upper", "size", "offset"],
+                 [(r["id"], r["lower"], r["upper"], r["size"], r["offset"]) for r in rows])
+
+
+for trace, plan_csv in ((os.path.join(TMP, "r0.csv"), os.path.join(TMP, "p0-1.csv")),
+                        (os.path.join(TMP, "texts.csv"), os.path.join(TMP, "texts-plan.csv"))):
+    label = os.path.basename(trace)
+    rows = plan_rows(plan_csv)
+    rng.shuffle(rows)
+    rc, so, se = run_tool(MEMLENS, "check", trace, write_plan("shuffled.csv", rows))
+    ok(rc == 0, "%s: a plan with its rows shuffled is valid (%d: %s)" % (label, rc, (so + se).strip()))
+    # two rows that live together moved to one offset: Python finds them
+    pair = next(((a, b) for a in rows for b in rows if a is not b and int(a["lower"]) < int(b["upper"])
+                 and int(b["lower"]) < int(a["upper"])), None)
+    if pair:
+        moved = [dict(r, offset=pair[0]["offset"]) if r is pair[1] else r for r in rows]
+        rc, so, se = run_tool(MEMLENS, "check", trace, write_plan("clash.csv", moved))
+        # (check's messages name a buffer by its number: "01" reads as 1)
+        names = [str(int(x["id"])) if x["id"].isdigit() else x["id"] for x in pair]
+        ok(rc == 1 and all(("buffer %s " % x) in so + se for x in names),
+           "%s: buffers %s and %s at one offset: exit 1 naming both (%d)" % (label, pair[0]["id"], pair[1]["id"], rc))
+    first = rows[0]
+    rc, so, se = run_tool(MEMLENS, "check", trace, write_plan("twice.csv", rows + [first]))
+    ok(rc == 2 and "buffer %s appears twice (first on line 2)" % first["id"] in se,
+       "%s: a row twice: exit 2 naming the first line (%d: %s)" % (label, rc, se.strip()))
+    renamed = [dict(r, id="0" + r["id"]) if r is first else r for r in rows]
+    rc, so, se = run_tool(MEMLENS, "check", trace, write_plan("renamed.csv", renamed))
+    ok(rc == 2 and ":2: buffer 0%s: the trace has no buffer with this id" % first["id"] in se,
+       "%s: id 0%s is not id %s: exit 2 (%d: %s)" % (label, first["id"], first["id"], rc, se.strip()))
+
 # --- errors in the buffers name the row's line ---------------------------------
 big = 2 ** 64 - 1
 for label, rows, extra, text in (
