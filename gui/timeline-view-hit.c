@@ -160,5 +160,15 @@ ml_timeline_view_dup_markup_at (MlTimelineView *self, double x, double y)
   MlLegendEntry e;
   if (self->style.show_legend && ml_timeline_legend_hit (self->scene, &self->style, &self->fl.legend, x, y, &e))
     return g_markup_escape_text (e.full, -1);   /* the whole label, where the legend shortened it */
-  return ml_timeline_view_dup_buffer_markup (self, ml_timeline_view_pick (self, x, y));
+  long k = ml_timeline_view_pick (self, x, y);
+  long band = k < 0 && self->style.plot != ML_PLOT_ACTIVE && x >= self->view.px && x <= self->view.px + self->view.pw
+                ? ml_scene_band_at (self->scene, &self->view, y) : -1;
+  if (band >= 0)
+    {
+      /* no buffer there: the band of (pool, stream) it is in, whose label
+       * a thin band may lack */
+      const MlSceneBand *b = &self->scene->bands[band];
+      return g_markup_printf_escaped ("<b>%s</b>\n%zu segment%s", b->label, b->n, b->n == 1 ? "" : "s");
+    }
+  return ml_timeline_view_dup_buffer_markup (self, k);
 }

@@ -104,3 +104,15 @@ _ml_scene_band_extents (MlScene *s)
         }
     }
 }
+
+long
+ml_scene_band_at (const MlScene *s, const MlView *v, double y)
+{
+  if (!s->n_bands || y < v->py || y > v->py + v->ph)
+    return -1;
+  double a = ml_view_y_to_addr (v, y);
+  for (size_t b = 0; b < s->n_bands; b++)
+    if (a >= (double) s->bands[b].lo && a < (double) s->bands[b].hi)
+      return (long) b;
+  return -1;
+}

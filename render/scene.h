@@ -207,6 +207,10 @@ char *ml_short_label (const char *text, char *buf, size_t len);
  * "a/attention.py:12:f" and "b/attention.py:12:f" at 2. */
 char *ml_short_label_keep (const char *text, unsigned parts, char *buf, size_t len);
 
+/* The band (scene->bands index) at device pixel row @y of @view's plot
+ * (the address plots), -1 for none. */
+long ml_scene_band_at (const MlScene *scene, const MlView *view, double y);
+
 /* Real time of @tick in nanoseconds, interpolated between the events that
  * carry one; false when the trace has no times. */
 bool ml_scene_tick_to_ns (const MlScene *scene, double tick, double *ns);

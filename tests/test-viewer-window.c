@@ -1508,9 +1508,31 @@ search_for (WindowTest *t, MlDocument *doc, const char *text, const char *shown,
 
 /* Search by frame text, then by an address inside the largest buffer:
  * at any tick, at its first tick, and at the State page's tick ("@"). */
+/* In the segments view (snapshot_shown chose it): hovering a band where
+ * no buffer is tells the band's label and segments. */
+static void
+check_band_hover (WindowTest *t)
+{
+  const MlScene *sc = ml_timeline_view_get_scene (tv (t, 0));
+  const MlView *v = ml_timeline_view_get_view (tv (t, 0));
+  for (size_t b = 0; sc && b < sc->n_bands; b++)
+    {
+      double y = (ml_view_addr_to_y (v, (double) sc->bands[b].lo) + ml_view_addr_to_y (v, (double) sc->bands[b].hi)) / 2;
+      double x = v->px + 1;
+      while (x < v->px + v->pw && ml_timeline_view_pick (tv (t, 0), x, y) >= 0)
+        x += 4;
+      g_autofree char *markup = ml_timeline_view_dup_markup_at (tv (t, 0), x, y);
+      g_autofree char *want = g_markup_printf_escaped ("<b>%s</b>\n%zu segment%s", sc->bands[b].label, sc->bands[b].n,
+                                                      sc->bands[b].n == 1 ? "" : "s");
+      g_autofree char *said = g_strdelimit (g_strdup (markup ? markup : "nothing"), "\n", '|');
+      check (t, markup && g_str_equal (markup, want), "hovering band %zu where no buffer is tells \"%s\"", b, said);
+    }
+}
+
 static Next
 snapshot_search (WindowTest *t, MlDocument *doc)
 {
+  check_band_hover (t);
   GString *out = g_string_new (NULL);
   static const char *const frames[] = { "model.py:2", "TRAIN.PY:42", "no/such/file.py" };
   for (size_t k = 0; k < G_N_ELEMENTS (frames); k++)
