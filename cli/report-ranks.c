@@ -136,10 +136,10 @@ write_doc (const CliRank *r, size_t n, void *user)
 {
   const Ranks *a = user;
   if (!cli_ranks_one_job (r, n))
-    return cli_fail ("report", EXIT_BAD, "these %zu files do not look like the ranks of one job (each names its own "
-                     "rank: rank3 in its name, or a Kineto trace's distributedInfo.rank; or their names differ only "
-                     "in their numbers): no report across them; one trace's report: memlens report TRACE -o %s",
-                     n, a->output);
+    return cli_fail ("report", EXIT_BAD, "%s, %s%s: these %zu files do not look like the ranks of one job (each "
+                     "names its own rank: rank3 in its name, or a Kineto trace's distributedInfo.rank; or their names "
+                     "differ only in their numbers): no report across them; one trace's report: memlens report TRACE "
+                     "-o %s", r[0].path, r[1].path, n > 2 ? ", ..." : "", n, a->output);
   size_t read = 0;
   for (size_t k = 0; k < n; k++)
     read += r[k].s->done != 0;

@@ -281,8 +281,8 @@ ok([(f["peak_allocated"], f["peak_reserved"], f["ooms"]) for f in got.get("files
    "report JSON: each file's peaks and OOMs = Python's")
 bad = os.path.join(tmp, "unrelated.html")
 p = subprocess.run([memlens, "report", "-o", bad, files[1], other], capture_output=True, text=True)
-ok(p.returncode == 2 and not os.path.exists(bad) and "ranks of one job" in p.stderr,
-   "report of files that are not ranks of one job: exit 2, said why, nothing written (%s)" % p.stderr.strip()[-200:])
+ok(p.returncode == 2 and not os.path.exists(bad) and "ranks of one job" in p.stderr and other in p.stderr,
+   "report of files that are not ranks of one job: exit 2, named and said why, nothing written (%s)" % p.stderr.strip()[-200:])
 p = subprocess.run([memlens, "report", "--sweep", "x=1,2", "-o", bad] + files[:2], capture_output=True, text=True)
 ok(p.returncode == 2 and not os.path.exists(bad) and "--sweep" in p.stderr, "report FILE... --sweep is refused")
 
