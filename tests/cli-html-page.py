@@ -163,6 +163,7 @@ def harness(body, wait_tiles=False):
     const pre = document.createElement('pre');
     pre.id = 'results';
     pre.textContent = JSON.stringify(out);
+    pre.style.display = 'none';  // --dump-dom reads it; screenshots show the page alone
     document.body.appendChild(pre);
   }
   if (%s) (window.memlensPages[0].tilesReady || Promise.resolve()).then(run); else run();
@@ -352,7 +353,7 @@ def drive(page, script, name, budget=5000):
     with open(path, 'w') as f:
         f.write(page.replace('</body>', script + '</body>'))
     r = browse(path, '--dump-dom', '--virtual-time-budget=%d' % budget)
-    m = re.search(r'<pre id="results">(.*?)</pre>', r.stdout, re.S)
+    m = re.search(r'<pre id="results"[^>]*>(.*?)</pre>', r.stdout, re.S)
     return (json.loads(html.unescape(m.group(1))) if m else {'error': 'no results: ' + r.stderr[-800:]}), path
 
 
@@ -566,6 +567,13 @@ wres, _ = drive(read(wpage), harness(r"""
 want_w = ['(%d bytes)' % int(WIDE['size']), 'address %s' % hex(int(WIDE['addr'], 16))]
 ok(p.returncode in (0, 1) and all(w in wres.get('hover', '') for w in want_w),
    'past 2^53, the hover says %s exactly (%r %s)' % (want_w, wres.get('hover'), wres.get('error', '')))
+
+# the page fits a 1280 px window: no sideways scrolling
+fres, _ = drive(text, harness(r"""
+    out.scroll = document.documentElement.scrollWidth;
+    out.client = document.documentElement.clientWidth;"""), 'fit.html')
+ok(fres.get('scroll', 1e9) <= fres.get('client', 0),
+   'the page needs no sideways scrolling in a 1280 px window (%s px of %s)' % (fres.get('scroll'), fres.get('client')))
 
 # a recorded OOM: the refused request drawn where the static picture puts
 # it, its hover text from the file's oom event
