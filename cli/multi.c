@@ -169,9 +169,10 @@ run_jobs (const char *cmd, int (*run) (int, char **), bool print_each, int argc,
               fflush (stderr);
               if (write (fds[1], &s, sizeof s) != (ssize_t) sizeof s)
                 _exit (EXIT_BAD);
-              /* no command run: a file that recorded an OOM exits 1, as
-               * stats, compare, diagnose and report do */
-              _exit (rc ? rc : s.load_rc ? s.load_rc : !run && s.ooms ? EXIT_PROBLEMS : EXIT_OK);
+              /* no command run (stats prints only the summary): a file
+               * that recorded an OOM exits 1, as stats, compare, diagnose
+               * and report of one file do */
+              _exit (rc ? rc : s.load_rc ? s.load_rc : !print_each && s.ooms ? EXIT_PROBLEMS : EXIT_OK);
             }
           close (fds[1]);
           j->pipe = fds[0];
