@@ -10,66 +10,18 @@ peak differ most between the heaviest rank and the median one.
 import json
 import os
 import pickle
-import random
 import shutil
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "samples"))
 from snaplib import ok, done, size, skip  # noqa: E402
+from make_ranks import make  # noqa: E402  (the README's samples/ranks come from it too)
 
 memlens = sys.argv[1]
 tmp = tempfile.mkdtemp(prefix="memlens-ranks-")
-T0 = 1700000000000000
-LIB = [{"filename": "/usr/lib/python3/dist-packages/torch/nn/modules/m%d.py" % k, "line": 40 + k, "name": "forward"}
-       for k in range(4)]
-USER = [{"filename": "/home/u/train.py", "line": 100 + 10 * k, "name": "layer%d" % k} for k in range(6)]
-
-
-def make(rank, seed):
-    """A snapshot of one rank: segment A (live at dump) holds the blocks,
-    segment B is mapped and unmapped in the middle; allocations in
-    batches, each traceback library frames then one user frame; an OOM
-    on ranks 1 and 3 (rank 3's first)."""
-    rnd = random.Random(seed)
-    a_base, b_base = 0x7f0000000000, 0x7f8000000000
-    a_size, b_size = (1 << 30), (64 + 32 * rank) << 20
-    trace = [{"action": "segment_alloc", "addr": a_base, "size": a_size, "stream": 0, "time_us": T0, "frames": []}]
-    t, addr, live = T0, a_base, {}
-    scale = 3 if rank == 2 else 1
-    for batch in range(6):
-        for _ in range(rnd.randrange(10, 30)):
-            t += 1000
-            sz = rnd.randrange(1, 64) * 512 * scale * (1 + (rank == 2 and rnd.random() < 0.3) * 7)
-            u = USER[rnd.randrange(6)] if rank != 2 or rnd.random() < 0.5 else USER[5]
-            fr = [dict(LIB[rnd.randrange(4)]), dict(u)]
-            live[addr] = (sz, fr)
-            trace.append({"action": "alloc", "addr": addr, "size": sz, "stream": 0, "time_us": t, "frames": fr})
-            addr += 1 << 20
-        if batch == 2:
-            t += 1000
-            trace.append({"action": "segment_alloc", "addr": b_base, "size": b_size, "stream": 0, "time_us": t,
-                          "frames": []})
-        if batch == 4:
-            t += 1000
-            trace.append({"action": "segment_free", "addr": b_base, "size": b_size, "stream": 0, "time_us": t,
-                          "frames": []})
-        for a in rnd.sample(sorted(live), len(live) * 2 // 3):
-            sz, fr = live.pop(a)
-            t += 1000
-            for action in ("free_requested", "free_completed"):
-                trace.append({"action": action, "addr": a, "size": sz, "stream": 0, "time_us": t, "frames": fr})
-    if rank in (1, 3):
-        trace.append({"action": "oom", "addr": 0, "size": 1 << 34, "stream": 0, "device_free": 1 << 20,
-                      "time_us": T0 + (2500000 if rank == 1 else 1000000) + 500000, "frames": []})
-    seg = {"device": 0, "address": a_base, "total_size": a_size, "stream": 0, "segment_type": "large",
-           "is_expandable": False,
-           "blocks": [{"address": a, "size": sz, "requested_size": sz, "state": "active_allocated", "frames": fr}
-                      for a, (sz, fr) in sorted(live.items())]}
-    return {"segments": [seg], "device_traces": [trace]}
-
-
 def site(fr):
     u = [f for f in fr if f["filename"].startswith("/home/")]
     return "%s:%d:%s" % (u[0]["filename"], u[0]["line"], u[0]["name"])
