@@ -42,7 +42,7 @@ for k, line in enumerate(m.group(1).splitlines() if m else [], 1):
             continue
         if not ("/" in w or EXT.search(w)):
             continue
-        if prev == "-o" or (words[1:2] == ["convert"] and i == len(words) - 1 and prev != "-o" and len(words) == 4):
+        if prev == "-o" or (words[1:2] == ["convert"] and i == len(words) - 1):   # -o FILE; convert IN OUT
             written.add(w)
             continue
         name = re.sub(r":\w+$", "", w)   # tools/x.py:cnn, a module and its model
