@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sim/analysis/diagnose.h"
+#include "sim/analysis/find.h"
 #include "sim/base/u64map.h"
 
 /* Curves with more points than this are written as per-bin maxima. */
@@ -19,6 +20,8 @@
 #define PEAK_SITES 6
 /* Occurrences listed for each peak group. */
 #define PEAK_TICKS 1000
+/* Annotate texts written per buffer (the count says how many there are). */
+#define NOTES_MAX 16
 
 static void
 put_colorings (FILE *fp, const MlScene *s)
@@ -188,7 +191,7 @@ put_segments (FILE *fp, const MlScene *s)
       _ml_json_u64 (fp, seg->size);
       fprintf (fp, ",%" PRIu64 ",%" PRIu64 ",", seg->start, seg->end);
       _ml_json_u64 (fp, seg->addr);
-      fprintf (fp, ",\"%s\"]", kind);
+      fprintf (fp, ",\"%s\",%ld]", kind, s->n_bands ? (long) s->seg_band[g] : -1L);
     }
   fputs ("],\"maps\":[", fp);
   bool first = true;
@@ -251,15 +254,76 @@ put_stacks (FILE *fp, const MlScene *s, uint32_t *stack, MlError *err)
   return 0;
 }
 
+/* The bands of (pool, stream) of the packed address axis (scene.h), as
+ * [lo, hi, segments, label], bottom first; none when the scene has none. */
+static void
+put_bands (FILE *fp, const MlScene *s)
+{
+  fputs (",\"bands\":[", fp);
+  for (size_t b = 0; b < s->n_bands; b++)
+    {
+      const MlSceneBand *band = &s->bands[b];
+      fprintf (fp, "%s[%" PRIu64 ",%" PRIu64 ",%zu,", b ? "," : "", band->lo, band->hi, band->n);
+      _ml_json_str (fp, band->label);
+      fputc (']', fp);
+    }
+  fputc (']', fp);
+}
+
+/* The texts of the `annotate` entries tied to each item's buffer
+ * (ml_buffer_annotations), as [item, count, [text, ...]] for the items
+ * that have some: only buffers whose id a mark names are looked at. */
+static int
+put_notes (FILE *fp, const MlScene *s, MlError *err)
+{
+  const MlTrace *t = s->bufs->trace;
+  fputs (",\"notes\":[", fp);
+  MlU64Map ids;
+  ml_u64map_init (&ids);
+  for (size_t e = 0; t && e < t->n_events; e++)
+    {
+      const MlEvent *ev = &t->events[e];
+      if (ev->kind == ML_EV_MARK && (ev->flags & ML_EVF_HAS_ID) && ev->name && ml_u64map_put (&ids, ev->id, 1) < 0)
+        {
+          ml_u64map_clear (&ids);
+          return ml_error_set (err, ML_ENOMEM, "out of memory for the page's annotations");
+        }
+    }
+  bool first = true;
+  for (size_t i = 0; ids.n && i < s->n_items; i++)
+    {
+      uint32_t b = s->items[i].buffer, one, texts[NOTES_MAX];
+      if (!ml_u64map_get (&ids, s->bufs->buf[b].id, &one))
+        continue;
+      size_t n = ml_buffer_annotations (s->bufs, b, texts, NOTES_MAX);
+      if (!n)
+        continue;
+      fprintf (fp, "%s[%zu,%zu,[", first ? "" : ",", i, n);
+      for (size_t k = 0; k < n && k < NOTES_MAX; k++)
+        {
+          fputs (k ? "," : "", fp);
+          _ml_json_str (fp, ml_trace_str (t, texts[k]));
+        }
+      fputs ("]]", fp);
+      first = false;
+    }
+  fputc (']', fp);
+  ml_u64map_clear (&ids);
+  return 0;
+}
+
 int
 _ml_page_panels (FILE *fp, const MlScene *s, uint32_t *stack, MlError *err)
 {
   put_colorings (fp, s);
   put_segments (fp, s);
+  put_bands (fp, s);
   int rc = put_curve (fp, s, err);
   if (rc == 0)
     rc = put_peaks (fp, s, err);
   if (rc == 0)
     rc = put_stacks (fp, s, stack, err);
+  if (rc == 0)
+    rc = put_notes (fp, s, err);
   return rc;
 }

@@ -47,6 +47,7 @@
       if (!this.segMaps.has(m[0])) this.segMaps.set(m[0], []);
       this.segMaps.get(m[0]).push(m);
     }
+    this.notes = new Map(d.notes.map(n => [n[0], n]));
     this.colorEl = fig.querySelector('.ml-color');
     this.colorEl.value = this.colorBy;
     this.colorEl.addEventListener('change', function () { self.setColor(self.colorEl.value); });
@@ -174,6 +175,82 @@
     this.drawBand(this.canvas.getContext('2d'), p.y, p.h);
     const ctx = this.drawCurves();
     this.drawBand(ctx, 0, this.curvesEl.clientHeight || this.curvesEl.height);
+  };
+
+  // ---- bands of (pool, stream) ----------------------------------------------------
+
+  // The band (index in d.bands) that holds global address @a, -1 for none.
+  Page.prototype.bandAt = function (a) {
+    const bands = this.d.bands;
+    for (let b = 0; b < bands.length; b++) if (a >= bands[b][0] && a < bands[b][1]) return b;
+    return -1;
+  };
+
+  // The band's hover text: its label and how many segments it has.
+  Page.prototype.bandText = function (b) {
+    const band = this.d.bands[b];
+    return band[3] + '\n' + band[2] + (band[2] === 1 ? ' segment' : ' segments');
+  };
+
+  // Whether rectangles @r and @q meet.
+  function meet(r, q) { return r.x < q.x + q.w && q.x < r.x + r.w && r.y < q.y + q.h && q.y < r.y + r.h; }
+
+  // Where a label of @w x @h goes, its band's visible part being rows
+  // [y0, y1) (as the static picture puts it, _ml_draw_bands): inside at
+  // the top left, or lower inside clear of the labels @placed; else just
+  // above the band (side -1), else just below (+1); inside the plot and
+  // clear of @placed, or null.
+  function placeLabel(p, y0, y1, w, h, placed) {
+    const x = p.x + 4;
+    if (x + w > p.x + p.w - 2) return null;
+    for (let y = Math.max(y0, p.y) + 2; y + h <= Math.min(y1, p.y + p.h) - 2;) {
+      const r = { x: x, y: y, w: w, h: h, side: 0 };
+      const hit = placed.filter(q => meet(r, q));
+      if (!hit.length) return r;
+      y = Math.max(y + 1, ...hit.map(q => q.y + q.h + 1));
+    }
+    for (const [y, side] of [[y0 - h - 1, -1], [y1 + 1, 1]]) {
+      const r = { x: x, y: y, w: w, h: h, side: side };
+      if (r.y >= p.y && r.y + r.h <= p.y + p.h && !placed.some(q => meet(r, q))) return r;
+    }
+    return null;
+  }
+
+  // The bands over the address view: a dashed line where one ends and the
+  // next begins, each band's label at the top left of its visible part on
+  // a veil (beside a band too thin for it, with an arrow at the band); a
+  // band with no room for its label has none, its hover names it.
+  Page.prototype.drawBands = function (ctx, p) {
+    const bands = this.d.bands, v = this.view;
+    this.bandLabels = [];
+    if (!bands.length || this.mode !== 'address') return;
+    ctx.save();
+    ctx.beginPath(); ctx.rect(p.x, p.y, p.w, p.h); ctx.clip();
+    ctx.setLineDash([6, 3]); ctx.lineWidth = 1.5; ctx.strokeStyle = 'rgba(0,0,0,0.6)';
+    ctx.beginPath();
+    for (let b = 1; b < bands.length; b++) {
+      const y = Math.floor(this.pixel(0, bands[b][0]).y) + 0.5;
+      if (y > p.y && y < p.y + p.h) { ctx.moveTo(p.x, y); ctx.lineTo(p.x + p.w, y); }
+    }
+    ctx.stroke();
+    ctx.setLineDash([]);
+    ctx.font = 'bold 10.5px sans-serif'; ctx.textAlign = 'left'; ctx.textBaseline = 'top';
+    const placed = [], h = 15;
+    for (let b = bands.length - 1; b >= 0; b--) {   // the top band first, as the picture
+      const lo = Math.max(bands[b][0], v.a0), hi = Math.min(bands[b][1], v.a1);
+      if (hi <= lo) continue;
+      const y0 = this.pixel(0, hi).y, y1 = this.pixel(0, lo).y;
+      const r = placeLabel(p, y0, y1, ctx.measureText(bands[b][3] + ' ↓').width + 8, h, placed);
+      if (!r) continue;
+      const text = bands[b][3] + (r.side < 0 ? ' ↓' : r.side > 0 ? ' ↑' : '');
+      if (!r.side) r.w = ctx.measureText(text).width + 8;
+      placed.push(r);
+      ctx.fillStyle = 'rgba(255,255,255,0.88)'; ctx.fillRect(r.x, r.y, r.w, r.h);
+      ctx.strokeStyle = 'rgba(0,0,0,0.6)'; ctx.lineWidth = 1; ctx.strokeRect(r.x + 0.5, r.y + 0.5, r.w - 1, r.h - 1);
+      ctx.fillStyle = '#222'; ctx.fillText(text, r.x + 4, r.y + 2);
+      this.bandLabels.push({ band: b, text: text, x: r.x, y: r.y, w: r.w, h: r.h, top: y0, bottom: y1 });
+    }
+    ctx.restore();
   };
 
   // ---- the OOM ---------------------------------------------------------------------

@@ -448,7 +448,7 @@ window.memlensLib = (function () {
     const active = this.mode === 'active';
     this.stats = active ? this.drawActive(ctx, p) : this.drawItems(ctx, p);
     ctx.restore();
-    if (!active) this.drawMatches(ctx, p);
+    if (!active) { this.drawBands(ctx, p); this.drawMatches(ctx, p); }
     this.drawOom(ctx, p);
     if (this.tick !== null && this.tick >= this.view.t0 && this.tick <= this.view.t1) {
       ctx.fillStyle = 'rgba(0,0,0,0.6)';
@@ -483,10 +483,14 @@ window.memlensLib = (function () {
   Page.prototype.describe = function (i) {
     const s = this.start[i], e = this.end[i], b = this.size[i], place = this.place[i], w = this.wide.get(i);
     const bytes = w ? w[1] : String(b), addr = w ? '0x' + BigInt(w[2]).toString(16) : hex(place);
+    const g = this.d.bands.length ? this.d.segs[this.segOf(this.addr[i])] : null, note = this.notes.get(i);
     return 'buffer #' + this.buffer[i] + ' · ' + human(b) + ' (' + bytes + ' bytes)\n' +
       this.d.sites[this.site[i]] + '\n' +
       'ticks ' + s + ' – ' + e + ' (lifetime ' + (e - s) + ' ticks)\n' +
-      'stream ' + (this.d.streams[this.stream[i]] || this.stream[i]) + (place ? ' · address ' + addr : '');
+      'stream ' + (this.d.streams[this.stream[i]] || this.stream[i]) + (place ? ' · address ' + addr : '') +
+      (g && g[7] >= 0 ? '\nin ' + this.d.bands[g[7]][3] : '') +
+      (note ? note[2].map(text => '\nannotated: ' + text).join('') +
+        (note[1] > note[2].length ? '\n… ' + (note[1] - note[2].length) + ' more annotations' : '') : '');
   };
 
   // The tooltip at CSS pixel (x, y) of the canvas; its text, '' when none.
@@ -496,10 +500,13 @@ window.memlensLib = (function () {
     const i = !inPlot ? -1 : this.mode === 'active' ? this.hitActive(this.columnTick(Math.floor(x - p.x), Math.ceil(p.w)), q.a)
       : this.hit(q.t, q.a, 2 * (v.t1 - v.t0) / p.w, 2 * (v.a1 - v.a0) / p.h);
     const oom = inPlot ? this.oomAt(x, y) : '';
+    // no buffer there: the band of (pool, stream), whose label a thin band may lack
+    const band = i < 0 && !oom && inPlot && this.mode === 'address' ? this.bandAt(q.a) : -1;
     this.hovered = oom ? -1 : i;
-    if (i < 0 && !oom) { this.tip.hidden = true; this.tip.textContent = ''; return ''; }
-    this.tip.textContent = oom || this.describe(i);
-    this.tip.dataset.buffer = oom ? '' : this.buffer[i];
+    if (i < 0 && !oom && band < 0) { this.tip.hidden = true; this.tip.textContent = ''; return ''; }
+    this.tip.textContent = oom || (i >= 0 ? this.describe(i) : this.bandText(band));
+    this.tip.dataset.buffer = oom || i < 0 ? '' : this.buffer[i];
+    this.tip.dataset.band = band >= 0 ? band : '';
     this.tip.hidden = false;
     const left = this.canvas.offsetLeft + x + 14;
     this.tip.style.left = Math.min(left, this.canvas.offsetLeft + p.cw - this.tip.offsetWidth - 4) + 'px';
