@@ -20,7 +20,7 @@ const char ml_page_css[] =
   ".ml-legend i{display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:-1px}\n"
   ".ml-panels{display:grid;grid-template-columns:1fr 1fr 1fr;gap:14px;margin-top:8px;font-size:12px}"
   ".ml-panels h4{margin:0 0 4px;font-size:13px}.ml-panels section{min-width:0}"
-  ".ml-panels ol,.ml-panels ul{margin:0;padding-left:18px}.ml-panels li{margin:2px 0;overflow-wrap:anywhere}\n"
+  ".ml-panels p{margin:2px 0}.ml-panels ol,.ml-panels ul{margin:0;padding-left:18px}.ml-panels li{margin:2px 0;overflow-wrap:anywhere}\n"
   ".ml-panels button.ml-peak{font:inherit;text-align:left;border:0;background:none;padding:0;color:#1a56a8;cursor:pointer}"
   ".ml-hint{color:#666;margin:0}.ml-blocks,.ml-peaks ol{max-height:320px;overflow:auto}.ml-frames{max-height:320px;overflow:auto;"
   "font-family:monospace;font-size:11px}\n"
@@ -28,12 +28,13 @@ const char ml_page_css[] =
   "padding:4px 8px;font-size:12px;white-space:pre;box-shadow:0 1px 4px rgba(0,0,0,.2);max-width:60em;overflow:hidden}\n";
 
 const char ml_page_howto[] =
-  "Address × time: each buffer where the plan put it, coloured by call site, stream or kind (the select); buffers "
+  "Address × time: each buffer where the plan put it, coloured by call site, stream or kind (the select), the "
+  "segments of each memory pool and stream in a band of their own (dashed lines, labelled; hover names a band); buffers "
   "smaller than a pixel are pooled into it, its opacity the share of it they cover; a red line marks an OOM. Active "
   "memory: each pixel column stacks the buffers live at the tick in its middle, the longest-lived at the bottom. "
   "Below: live and reserved bytes and fragmentation over time, the peaks marked. Wheel: zoom time at the pointer "
   "(Shift+wheel: bytes); drag: pan; drag along the time axis or the curves: zoom to that range; Fit or "
-  "double-click: all of it. Hover a buffer for its bytes, call site, lifetime and stream; click it for its whole "
+  "double-click: all of it. Hover a buffer for its bytes, call site, lifetime, stream and annotate texts; click it for its whole "
   "stack; click the time axis or the curves for the segments and blocks at that tick; click a peak to zoom to it; "
   "search by call-site text or by address (the buffers that held it).";
 

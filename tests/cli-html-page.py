@@ -648,7 +648,154 @@ p = subprocess.run([memlens, 'report', trace, '--interactive', '-o', md, '--quie
 ok(p.returncode == 2 and not os.path.exists(md) and '--interactive' in p.stderr,
    '--interactive with a report that is not HTML is refused, nothing written (%s)' % p.stderr.strip())
 
-for name, src_page in (('html-page.png', hpage), ('html-page-panels.png', ph)):
+# PyTorch snapshots (issue 32): pools and streams as labelled bands, a
+# block's annotate texts; checked against Python's reading of the pickles
+BANDS_HARNESS = harness(r"""
+    const p = window.memlensPages[0], pl = p.plot();
+    out.plot = pl;
+    out.bands = p.d.bands;
+    out.labels = p.bandLabels;
+    out.items = Array.from({ length: p.n }, (_, i) => [p.place[i], p.start[i], p.addr[i], p.size[i]]);
+    out.rows = p.d.bands.map(b => [p.pixel(0, b[1]).y, p.pixel(0, b[0]).y]);
+    // hover each band's middle row, left to right, until it names the band
+    out.hovers = p.d.bands.map(function (b, k) {
+      const y = Math.min(pl.y + pl.h - 1, Math.max(pl.y + 1, (p.pixel(0, b[1]).y + p.pixel(0, b[0]).y) / 2));
+      for (let x = pl.x + 1; x < pl.x + pl.w; x += 2) {
+        p.hoverAt(x, y);
+        if (p.tip.dataset.band === String(k)) return [x, y, p.tip.textContent];
+      }
+      return null;
+    });
+    // every buffer's hover text and Buffer panel (annotate texts)
+    out.texts = Array.from({ length: p.n }, (_, i) => p.describe(i));
+    out.panels = Array.from({ length: p.n }, function (_, i) { p.showStack(i); return p.stackEl.textContent; });
+    for (let e = p.fig.previousElementSibling; e; e = e.previousElementSibling) e.style.display = 'none';
+    p.draw();""")
+
+sys.path.insert(0, os.path.join(src, 'tests'))
+from snaplib import load_pickle, lifetimes, segments_ever, python_bands, band_label  # noqa: E402
+TORCH = os.path.join(src, 'tests', 'data', 'torch')
+MiB = 1 << 20
+
+
+def thin_snapshot(path):
+    """Three bands, the middle one (a CUDA graph pool's 2 MiB segment
+    between two of 1 GiB) under a pixel tall: its label cannot go inside.
+    Nothing is live before tick 2 (hover finds the bands there)."""
+    A, B, C = 0x7F1000000000, 0x7F2000000000, 0x7F3000000000
+    fr = [{'filename': '/home/u/train.py', 'line': 7, 'name': 'step'}]
+
+    def seg(addr, total, used, pool):
+        return {'device': 0, 'address': addr, 'total_size': total, 'stream': 0, 'segment_type': 'large',
+                'segment_pool_id': pool, 'is_expandable': False, 'frames': [],
+                'blocks': [{'address': addr, 'size': used, 'requested_size': used, 'state': 'active_allocated',
+                            'frames': fr},
+                           {'address': addr + used, 'size': total - used, 'requested_size': 0, 'state': 'inactive',
+                            'frames': []}]}
+    trace = [{'action': 'alloc', 'addr': a, 'size': n, 'stream': 0, 'time_us': 10 * k, 'frames': fr, 'pool_id': pool}
+             for k, (a, n, pool) in enumerate(((A, 256 * MiB, (0, 0)), (B, MiB, (1, 0)), (C, 256 * MiB, (0, 1))), 1)]
+    snap = {'segments': [seg(A, 1 << 30, 256 * MiB, (0, 0)), seg(B, 2 * MiB, MiB, (1, 0)), seg(C, 1 << 30, 256 * MiB, (0, 1))],
+            'device_traces': [trace]}
+    import pickle
+    with open(path, 'wb') as f:
+        pickle.dump(snap, f)
+
+
+def meet(r, q):
+    return r['x'] < q['x'] + q['w'] and q['x'] < r['x'] + r['w'] and r['y'] < q['y'] + q['h'] and q['y'] < r['y'] + r['h']
+
+
+thin = os.path.join(tmp, 'thin.pickle')
+thin_snapshot(thin)
+band_shot = None
+for name in ('graph-two-streams', 'mempool', 'graph-private-reuse', 'streams-64bit', 'thin'):
+    path = thin if name == 'thin' else os.path.join(TORCH, name + '.pickle')
+    snap = load_pickle(path)
+    segs = segments_ever(snap)
+    want = python_bands(segs)
+    bpage = os.path.join(tmp, name + '.html')
+    p = subprocess.run([memlens, 'report', path, '--interactive', '--strategies', 'recorded', '-o', bpage, '--quiet'],
+                       capture_output=True, text=True)
+    bres, bh = drive(read(bpage), BANDS_HARNESS, name + '-h.html')
+    if name == 'graph-two-streams':
+        band_shot = bh
+    got = {b[3]: b[2] for b in bres.get('bands', [])}
+    wanted = {k: len(v) for k, v in want.items()} if len(want) > 1 else {}
+    ok(p.returncode in (0, 1) and 'error' not in bres and got == wanted,
+       '%s: the page\'s bands are the (pool, stream) groups of the pickle\'s segments, with their counts: %s (got %s %s)'
+       % (name, wanted, got, bres.get('error', '')[:200]))
+    # each buffer lies in the band of the segment that holds it
+    bufs_p, _ = lifetimes(snap)
+    band_of = {}
+    for b in bufs_p:
+        seg = [a for a, g in segs.items() if a <= b[0] < a + g[0] and g[3] <= b[2] < g[4]]
+        band_of[(b[0], b[2])] = band_label(*segs[seg[0]][1:3]) if seg else None
+    bands = bres.get('bands', [])
+    placed = []
+    for place, start, addr, size_ in bres.get('items', []):
+        lab = band_of.get((place, start))
+        hold = [b[3] for b in bands if b[0] <= addr and addr + size_ <= b[1]]
+        placed.append(hold == ([lab] if bands else []))
+    ok(placed and all(placed) and len(placed) == len(bufs_p),
+       '%s: each of the %d buffers is drawn inside the band of its segment\'s pool and stream' % (name, len(bufs_p)))
+    if not bands:
+        continue
+    # the labels: whole, inside the plot, apart, in their band or just beside it
+    pl, labels, rows = bres.get('plot', {}), bres.get('labels', []), bres.get('rows', [])
+    good = True
+    for k, lb in enumerate(labels):
+        text, band = lb['text'], bands[lb['band']][3]
+        side = -1 if text.endswith(' ↓') else 1 if text.endswith(' ↑') else 0
+        top, bot = rows[lb['band']]
+        good = good and text.rstrip(' ↓↑') == band and pl['x'] <= lb['x'] and lb['x'] + lb['w'] <= pl['x'] + pl['w'] \
+            and pl['y'] <= lb['y'] and lb['y'] + lb['h'] <= pl['y'] + pl['h'] \
+            and not any(meet(lb, q) for q in labels[k + 1:]) \
+            and (top <= lb['y'] and lb['y'] + lb['h'] <= bot if side == 0 else
+                 abs(lb['y'] + lb['h'] + 1 - top) < 0.01 if side < 0 else abs(lb['y'] - bot - 1) < 0.01)
+    shown = sorted(bands[lb['band']][3] for lb in labels)
+    tall = sorted(b[3] for b, r in zip(bands, rows) if r[1] - r[0] >= 20)
+    ok(good and labels and set(tall) <= set(shown),
+       '%s: labels %s drawn whole inside the plot, apart, each in its band or beside it with an arrow; every band '
+       '20 px tall or more labelled' % (name, [lb['text'] for lb in labels]))
+    hov = bres.get('hovers', [])
+    want_h = ['%s\n%d segment%s' % (b, len(want[b]), '' if len(want[b]) == 1 else 's') for b in (x[3] for x in bands)]
+    ok([h[2] if h else None for h in hov] == want_h,
+       '%s: hovering each band where no buffer is names it and its segments: %s' % (name, want_h))
+    if name == 'thin':
+        th = [b for b, r in zip(bands, rows) if r[1] - r[0] < 1]
+        ok(len(th) == 1 and th[0][3] == band_label((1, 0), 0)
+           and all(not lb['text'].startswith(th[0][3]) or lb['text'][-1] in '↓↑' for lb in labels),
+           'a band under a pixel tall (%s) has its label beside it, with an arrow, or none; its hover still names it'
+           % [b[3] for b in th])
+
+# annotate: the text of an annotate entry shows with the block live at its
+# address then, in the hover and the Buffer panel; nowhere else
+for path in (os.path.join(TORCH, 'annotate.pickle'), os.path.join(src, 'tests', 'data', 'streams-annotate.pickle')):
+    snap = load_pickle(path)
+    bufs_p, _ = lifetimes(snap)
+    want_a = {}
+    for k, e in enumerate(snap['device_traces'][0]):
+        if e['action'] == 'annotate':
+            for b in bufs_p:
+                if b[0] == e['addr'] and b[2] <= k + 1 < b[3]:
+                    want_a.setdefault((b[0], b[2]), []).append(e['user_metadata'])
+    apage = os.path.join(tmp, 'annotate.html')
+    p = subprocess.run([memlens, 'report', path, '--interactive', '--strategies', 'recorded', '-o', apage, '--quiet'],
+                       capture_output=True, text=True)
+    ares, _ = drive(read(apage), BANDS_HARNESS, 'annotate-h.html')
+    got_a, in_panel = {}, True
+    for (place, start, _a, _s), text, panel in zip(ares.get('items', []), ares.get('texts', []), ares.get('panels', [])):
+        notes_ = [ln[len('annotated: '):] for ln in text.split('\n') if ln.startswith('annotated: ')]
+        if notes_:
+            got_a[(place, start)] = notes_
+            in_panel = in_panel and all('annotated: ' + n_ in panel for n_ in notes_)
+    ok(p.returncode in (0, 1) and 'error' not in ares and got_a == want_a and in_panel and ares.get('items'),
+       '%s: the annotate texts show with the blocks Python ties them to, in the hover and the Buffer panel: %s (got %s)'
+       % (os.path.basename(path), want_a, got_a))
+
+for name, src_page in (('html-page.png', hpage), ('html-page-panels.png', ph), ('html-page-bands.png', band_shot)):
+    if not src_page:
+        continue
     shot = os.path.join(shots or tmp, name)
     if os.path.exists(shot):
         os.unlink(shot)
