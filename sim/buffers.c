@@ -2,6 +2,7 @@
 
 #include <assert.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,16 @@
 #include "sim/base/u64map.h"
 
 static_assert (sizeof (MlBuffer) <= 64, "the buffer budget is 64 bytes");
+
+const char *
+ml_buffer_id_text (const MlBuffers *bufs, size_t i, char *buf, size_t len)
+{
+  const MlBuffer *b = &bufs->buf[i];
+  if (b->name && bufs->trace && strcmp (ml_trace_str (bufs->trace, bufs->trace->source), "csv") == 0)
+    return ml_trace_str (bufs->trace, b->name);
+  snprintf (buf, len, "%" PRIu64, b->id);
+  return buf;
+}
 
 void
 ml_buffers_free (MlBuffers *bufs)

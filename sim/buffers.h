@@ -81,6 +81,11 @@ typedef struct {
 int  ml_buffers_build (const MlTrace *trace, uint64_t align, MlBuffers **out, MlError *err);
 void ml_buffers_free  (MlBuffers *bufs);
 
+/* Buffer @i's id as its input wrote it: a CSV's own text id when the CSV
+ * has ids that are not all numbers ("01" and "1" are then two buffers,
+ * borrowed from the trace), else the id's decimal (written into @buf). */
+const char *ml_buffer_id_text (const MlBuffers *bufs, size_t i, char *buf, size_t len);
+
 /* A copy of @bufs with @extra added as one more buffer: after every buffer
  * that starts at or before it (so at its tick it is the last allocation),
  * its alloc event @alloc_event. Used to replay a trace with the request a

@@ -146,8 +146,7 @@ for trace, plan_csv in ((os.path.join(TMP, "r0.csv"), os.path.join(TMP, "p0-1.cs
     if pair:
         moved = [dict(r, offset=pair[0]["offset"]) if r is pair[1] else r for r in rows]
         rc, so, se = run_tool(MEMLENS, "check", trace, write_plan("clash.csv", moved))
-        # (check's messages name a buffer by its number: "01" reads as 1)
-        names = [str(int(x["id"])) if x["id"].isdigit() else x["id"] for x in pair]
+        names = [x["id"] for x in pair]   # as the file writes them
         ok(rc == 1 and all(("buffer %s " % x) in so + se for x in names),
            "%s: buffers %s and %s at one offset: exit 1 naming both (%d)" % (label, pair[0]["id"], pair[1]["id"], rc))
     first = rows[0]
@@ -158,6 +157,15 @@ for trace, plan_csv in ((os.path.join(TMP, "r0.csv"), os.path.join(TMP, "p0-1.cs
     rc, so, se = run_tool(MEMLENS, "check", trace, write_plan("renamed.csv", renamed))
     ok(rc == 2 and ":2: buffer 0%s: the trace has no buffer with this id" % first["id"] in se,
        "%s: id 0%s is not id %s: exit 2 (%d: %s)" % (label, first["id"], first["id"], rc, se.strip()))
+
+# "01" and "1" are two buffers in texts.csv: a clash between them names both
+# as the file writes them, not "buffer 1" twice
+rows = plan_rows(os.path.join(TMP, "texts-plan.csv"))
+one = next(r for r in rows if r["id"] == "1")
+moved = [dict(r, offset=one["offset"]) if r["id"] == "01" else r for r in rows]
+rc, so, se = run_tool(MEMLENS, "check", os.path.join(TMP, "texts.csv"), write_plan("clash01.csv", moved))
+ok(rc == 1 and "buffer 1 [0, 4) is still live when buffer 01 is placed" in so,
+   "01 over 1: the conflict names buffer 1 and buffer 01 (%d: %s)" % (rc, so.strip()))
 
 # --- errors in the buffers name the row's line ---------------------------------
 big = 2 ** 64 - 1

@@ -65,6 +65,10 @@ typedef struct {
   int              rc;
 } ConflictCtx;
 
+/* A buffer as its input names it (a CSV's "01" and "1" are two). */
+typedef char IdText[48];
+#define ID(bufs, i, tmp) ml_buffer_id_text ((bufs), (i), (tmp), sizeof (tmp))
+
 static bool
 on_overlap (void *user, const MlTreapNode *node)
 {
@@ -78,9 +82,10 @@ on_overlap (void *user, const MlTreapNode *node)
     .bytes = hi - lo, .segment = c->plan->segment[c->b], .stream_a = x->stream, .stream_b = y->stream,
   };
   is.offset = c->plan->offset[c->b] > c->plan->offset[other] ? c->plan->offset[c->b] : c->plan->offset[other];
-  snprintf (is.why, sizeof is.why, "buffer %" PRIu64 " [%" PRIu64 ", %" PRIu64 ") is still live when buffer %" PRIu64
+  IdText xs, ys;
+  snprintf (is.why, sizeof is.why, "buffer %.40s [%" PRIu64 ", %" PRIu64 ") is still live when buffer %.40s"
             " is placed over %" PRIu64 " of its bytes at tick %" PRIu64,
-            x->id, x->start, x->end, y->id, hi - lo, y->start);
+            ID (c->bufs, other, xs), x->start, x->end, ID (c->bufs, c->b, ys), hi - lo, y->start);
   if (ml_issues_add (c->issues, &is) < 0)
     {
       c->rc = ML_ENOMEM;
@@ -121,6 +126,7 @@ check_constraints (const MlBuffers *bufs, const MlPlan *plan, MlIssues *issues)
     if (bufs->buf[i].rsize && bufs->buf[i].end > bufs->buf[i].start)
       per_seg[plan->segment[i]]++;
   int rc = 0;
+  IdText bs, os, cs, as;   /* the buffers named in a message */
   for (size_t i = 0; i < n && rc == 0; i++)
     {
       const MlBuffer *b = &bufs->buf[i];
@@ -129,11 +135,11 @@ check_constraints (const MlBuffers *bufs, const MlPlan *plan, MlIssues *issues)
         {
           if (per_seg[g] > 1 && b->rsize && b->end > b->start)
             rc = constraint_issue (issues, bufs, plan, (uint32_t) i, (uint32_t) i,
-                                   "zero-copy buffer %" PRIu64 " shares segment %u with %zu other buffers (it is user memory, outside the arena)",
-                                   b->id, g, per_seg[g] - 1);
+                                   "zero-copy buffer %.40s shares segment %u with %zu other buffers (it is user memory, outside the arena)",
+                                   ID (bufs, i, bs), g, per_seg[g] - 1);
           else if (zc_align > 1 && plan->offset[i] % zc_align)
             rc = constraint_issue (issues, bufs, plan, (uint32_t) i, (uint32_t) i,
-                                   "zero-copy buffer %" PRIu64 " at offset %" PRIu64 " is not aligned to %" PRIu64, b->id,
+                                   "zero-copy buffer %.40s at offset %" PRIu64 " is not aligned to %" PRIu64, ID (bufs, i, bs),
                                    plan->offset[i], zc_align);
         }
       else if (bufs->max_block && g < plan->n_segments && plan->segments[g].size > bufs->max_block)
@@ -142,8 +148,8 @@ check_constraints (const MlBuffers *bufs, const MlPlan *plan, MlIssues *issues)
                                bufs->max_block);
       if (rc == 0 && (b->flags & ML_BUF_PINNED) && (g != 0 || plan->offset[i] != b->addr))
         rc = constraint_issue (issues, bufs, plan, (uint32_t) i, (uint32_t) i,
-                               "fixed buffer %" PRIu64 " is at segment %u offset %" PRIu64 ", not at its offset %" PRIu64
-                               " of segment 0", b->id, g, plan->offset[i], b->addr);
+                               "fixed buffer %.40s is at segment %u offset %" PRIu64 ", not at its offset %" PRIu64
+                               " of segment 0", ID (bufs, i, bs), g, plan->offset[i], b->addr);
     }
   /* no_reuse and fixed: nobody else in those bytes, at any time */
   for (size_t i = 0; i < n && rc == 0; i++)
@@ -159,8 +165,8 @@ check_constraints (const MlBuffers *bufs, const MlPlan *plan, MlIssues *issues)
             continue;
           if (plan->offset[j] < hi && lo < plan->offset[j] + o->rsize)
             rc = constraint_issue (issues, bufs, plan, (uint32_t) i, (uint32_t) j,
-                                   "buffer %" PRIu64 " uses bytes of %s buffer %" PRIu64 " [%" PRIu64 ", %" PRIu64 "), which no other buffer may share",
-                                   o->id, (b->flags & ML_BUF_PINNED) ? "fixed" : "no_reuse", b->id, lo, hi);
+                                   "buffer %.40s uses bytes of %s buffer %.40s [%" PRIu64 ", %" PRIu64 "), which no other buffer may share",
+                                   ID (bufs, j, os), (b->flags & ML_BUF_PINNED) ? "fixed" : "no_reuse", ID (bufs, i, bs), lo, hi);
         }
     }
   /* contiguous groups: back to back, in order, in one segment */
@@ -171,9 +177,9 @@ check_constraints (const MlBuffers *bufs, const MlPlan *plan, MlIssues *issues)
           uint32_t a = bufs->group_member[k], c = bufs->group_member[k + 1];
           if (plan->segment[a] != plan->segment[c] || plan->offset[c] != plan->offset[a] + bufs->buf[a].rsize)
             rc = constraint_issue (issues, bufs, plan, a, c,
-                                   "contiguous group %zu: buffer %" PRIu64 " is at segment %u offset %" PRIu64
-                                   ", not right after buffer %" PRIu64 " (segment %u, ends at %" PRIu64 ")",
-                                   g, bufs->buf[c].id, plan->segment[c], plan->offset[c], bufs->buf[a].id,
+                                   "contiguous group %zu: buffer %.40s is at segment %u offset %" PRIu64
+                                   ", not right after buffer %.40s (segment %u, ends at %" PRIu64 ")",
+                                   g, ID (bufs, c, cs), plan->segment[c], plan->offset[c], ID (bufs, a, as),
                                    plan->segment[a], plan->offset[a] + bufs->buf[a].rsize);
         }
     }
@@ -207,7 +213,8 @@ ml_check_plan (const MlBuffers *bufs, const MlPlan *plan, MlIssues *issues, MlEr
       uint32_t g = plan->segment[i];
       if (g >= plan->n_segments)
         {
-          rc = ml_error_set (err, ML_EINPUT, "buffer %" PRIu64 " is in segment %u of %zu", b->id, g, plan->n_segments);
+          IdText bs;
+          rc = ml_error_set (err, ML_EINPUT, "buffer %.40s is in segment %u of %zu", ID (bufs, i, bs), g, plan->n_segments);
           break;
         }
       uint64_t top = plan->offset[i] + b->rsize;

@@ -31,11 +31,10 @@ ml_buffers_csv_ids_unique (const MlBuffers *bufs, MlError *err)
 const char *
 ml_buffers_csv_id (const MlBuffers *bufs, size_t i, bool unique, char *buf, size_t len)
 {
-  const MlBuffer *b = &bufs->buf[i];
-  bool from_csv = bufs->trace && strcmp (ml_trace_str (bufs->trace, bufs->trace->source), "csv") == 0;
-  if (from_csv && b->name)
-    return ml_trace_str (bufs->trace, b->name);
-  snprintf (buf, len, "%" PRIu64, unique ? b->id : (uint64_t) i);
+  const char *text = ml_buffer_id_text (bufs, i, buf, len);
+  if (unique || text != buf)   /* the id, or the CSV's own text */
+    return text;
+  snprintf (buf, len, "%zu", i);
   return buf;
 }
 
