@@ -111,7 +111,7 @@ cmd_convert (int argc, char **argv)
       rc = rc < 0 ? cli_error ("convert", &err) : EXIT_OK;
     }
   if (rc == EXIT_OK && !o.quiet)
-    fprintf (stderr, "wrote %s (%zu events)\n", out, t->n_events);
+    fprintf (stderr, "%s: wrote %s (%zu events)\n", in, out, t->n_events);
   ml_trace_free (t);
   return rc;
 }

@@ -445,7 +445,7 @@ write_output (const Fit *f, Row *rows, size_t n, const char *ext)
   if (ml_out_commit (out, &err) < 0)
     return cli_error ("fit", &err);
   if (!f->o->quiet)
-    fprintf (stderr, "wrote %s\n", f->o->output);
+    fprintf (stderr, "%s: wrote %s\n", f->path, f->o->output);
   return EXIT_OK;
 }
 

@@ -355,7 +355,7 @@ cli_export_sqlite (const char *out, char **files, size_t n, MlCliOpts *o)
   else if (ml_out_commit (mo, &err) < 0)
     rc = cli_error ("convert", &err);
   else if (!o->quiet)
-    fprintf (stderr, "wrote %s (%zu file%s)\n", out, n, n == 1 ? "" : "s");
+    fprintf (stderr, "memlens convert: wrote %s (%zu file%s)\n", out, n, n == 1 ? "" : "s");
   return rc;
 }
 

@@ -196,6 +196,6 @@ cli_report_ranks (int argc, char **argv, int first, MlCliOpts *o, bool html)
   Ranks a = { o->output, html };
   int rc = cli_multi_ranks ("report", argc, argv, first, o, write_doc, &a);
   if (rc != EXIT_BAD && !o->quiet)
-    fprintf (stderr, "report: wrote %s (%d ranks)\n", o->output, argc - first);
+    fprintf (stderr, "memlens report: wrote %s (%d ranks)\n", o->output, argc - first);
   return rc;
 }
