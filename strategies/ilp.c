@@ -13,15 +13,17 @@
 
 #include "sim/sim.h"
 #include "sim/base/sort.h"
+#include "strategies/ilp-private.h"
 #include "strategies/planner-private.h"
 
 typedef struct {
   const char *write_model;
   uint64_t    max_pairs;
+  MlIlpModel  model;
   char        buf[4096];
 } IlpOptions;
 
-static const char *const ilp_keys[] = { "write-model", "max-pairs", NULL };
+static const char *const ilp_keys[] = { "model", "write-model", "max-pairs", NULL };
 
 static int
 ilp_option (void *user, const char *key, const char *value, MlError *err)
@@ -42,7 +44,18 @@ ilp_option (void *user, const char *key, const char *value, MlError *err)
       o->max_pairs = v;
       return 0;
     }
-  return ml_error_set (err, ML_EUSAGE, "ilp: unknown option \"%s\" (known: write-model=FILE.lp|FILE.mps, max-pairs=N)", key);
+  if (strcmp (key, "model") == 0)
+    {
+      for (MlIlpModel m = ML_ILP_BIGM; m <= ML_ILP_TIME; m++)
+        if (strcmp (value, _ml_ilp_model_name (m)) == 0)
+          {
+            o->model = m;
+            return 0;
+          }
+      return ml_error_set (err, ML_EUSAGE, "ilp: model \"%s\" is not bigm, order or time", value);
+    }
+  return ml_error_set (err, ML_EUSAGE, "ilp: unknown option \"%s\" (known: model=bigm|order|time, write-model=FILE.lp|FILE.mps, "
+                       "max-pairs=N)", key);
 }
 
 static uint64_t
@@ -124,22 +137,6 @@ write_model (glp_prob *lp, const char *path, MlError *err)
   return 0;
 }
 
-/* The instance as the model sees it: the buffers that take room (by
- * start; idx: model column -> buffer), the sizes' gcd g (every size is
- * divided by it), the overlapping pairs (pa[e], pb[e] index idx), and the
- * model with its columns x_1..x_m, z, y_1..y_pairs (1-based). */
-typedef struct {
-  const MlBuffers *bufs;
-  uint32_t *idx;
-  size_t    m;
-  uint64_t  g;
-  uint32_t *pa, *pb;
-  size_t    pairs;
-  glp_prob *lp;
-  double    M;          /* the best greedy peak / g */
-  int       zc;         /* the column of z */
-} Ilp;
-
 /* The error for running out of memory anywhere in the model's life. */
 static int
 ilp_oom (const Ilp *x, MlError *err)
@@ -152,7 +149,7 @@ ilp_clear (Ilp *x)
 {
   if (x->lp)
     glp_delete_prob (x->lp);
-  free (x->idx); free (x->pa); free (x->pb);
+  free (x->idx); free (x->pa); free (x->pb); free (x->first); free (x->tcol);
 }
 
 /* The buffers that hold bytes for a time, by start, and their sizes' gcd. */
@@ -186,9 +183,11 @@ ilp_pairs (Ilp *x, uint64_t limit, bool *too_big)
   *too_big = false;
   x->pa = malloc (cap * sizeof *x->pa);
   x->pb = malloc (cap * sizeof *x->pb);
-  if (!x->pa || !x->pb)
+  x->first = malloc ((x->m + 1) * sizeof *x->first);
+  if (!x->pa || !x->pb || !x->first)
     return ML_ENOMEM;
-  for (size_t a = 0; a < x->m; a++)
+  x->first[0] = 0;
+  for (size_t a = 0; a < x->m; x->first[++a] = x->pairs)
     for (size_t b = a + 1; b < x->m && bufs->buf[idx[b]].start < bufs->buf[idx[a]].end; b++)
       {
         if (x->pairs == limit)
@@ -211,131 +210,16 @@ ilp_pairs (Ilp *x, uint64_t limit, bool *too_big)
   return 0;
 }
 
-/* The columns: an offset x_a in [0, M - size_a] per buffer, the peak z in
- * [lower bound, M] (the objective), a binary y_e per overlapping pair. */
-static void
-bigm_columns (Ilp *x)
-{
-  const MlBuffers *bufs = x->bufs;
-  glp_prob *lp = x->lp;
-  uint64_t g = x->g, lb = bufs->lower_bound;
-  double M = x->M;
-  int zc = x->zc;
-  char name[64];
-  glp_add_cols (lp, (int) (x->m + 1 + x->pairs));
-  for (size_t a = 0; a < x->m; a++)
-    {
-      const MlBuffer *b = &bufs->buf[x->idx[a]];
-      snprintf (name, sizeof name, "x%" PRIu64, b->id);
-      glp_set_col_name (lp, (int) a + 1, name);
-      glp_set_col_bnds (lp, (int) a + 1, GLP_DB, 0.0, M - (double) (b->rsize / g));
-      if (M - (double) (b->rsize / g) <= 0)
-        glp_set_col_bnds (lp, (int) a + 1, GLP_FX, 0.0, 0.0);
-    }
-  glp_set_col_name (lp, zc, "z");
-  glp_set_col_bnds (lp, zc, GLP_DB, (double) ((lb + g - 1) / g), M);
-  if ((double) ((lb + g - 1) / g) >= M)
-    glp_set_col_bnds (lp, zc, GLP_FX, M, M);
-  glp_set_obj_coef (lp, zc, 1.0);
-  for (size_t e = 0; e < x->pairs; e++)
-    {
-      int c = zc + 1 + (int) e;
-      snprintf (name, sizeof name, "y%" PRIu64 "_%" PRIu64, bufs->buf[x->idx[x->pa[e]]].id, bufs->buf[x->idx[x->pb[e]]].id);
-      glp_set_col_name (lp, c, name);
-      glp_set_col_kind (lp, c, GLP_BV);
-    }
-}
-
-/* The rows: z - x_a >= size_a per buffer; per pair, one of the two below
- * the other, switched by y (x_i + s_i <= x_j + M (1 - y), x_j + s_j <=
- * x_i + M y). */
-static int
-bigm_rows (Ilp *x)
-{
-  const MlBuffers *bufs = x->bufs;
-  glp_prob *lp = x->lp;
-  uint64_t g = x->g;
-  double M = x->M;
-  int zc = x->zc;
-  char name[64];
-  size_t rows = x->m + 2 * x->pairs, nz = 2 * x->m + 6 * x->pairs;
-  glp_add_rows (lp, (int) rows);
-  int *ia = malloc ((nz + 1) * sizeof *ia), *ja = malloc ((nz + 1) * sizeof *ja);
-  double *ar = malloc ((nz + 1) * sizeof *ar);
-  if (!ia || !ja || !ar)
-    {
-      free (ia); free (ja); free (ar);
-      return ML_ENOMEM;
-    }
-  size_t k = 0;
-  int r = 0;
-  for (size_t a = 0; a < x->m; a++)
-    {
-      /* z - x_a >= size_a */
-      r++;
-      snprintf (name, sizeof name, "peak_%" PRIu64, bufs->buf[x->idx[a]].id);
-      glp_set_row_name (lp, r, name);
-      glp_set_row_bnds (lp, r, GLP_LO, (double) (bufs->buf[x->idx[a]].rsize / g), 0.0);
-      k++; ia[k] = r; ja[k] = zc; ar[k] = 1.0;
-      k++; ia[k] = r; ja[k] = (int) a + 1; ar[k] = -1.0;
-    }
-  for (size_t e = 0; e < x->pairs; e++)
-    {
-      int xi = (int) x->pa[e] + 1, xj = (int) x->pb[e] + 1, y = zc + 1 + (int) e;
-      double si = (double) (bufs->buf[x->idx[x->pa[e]]].rsize / g), sj = (double) (bufs->buf[x->idx[x->pb[e]]].rsize / g);
-      /* x_i - x_j + M y <= M - s_i */
-      r++;
-      snprintf (name, sizeof name, "below_%zu", e);
-      glp_set_row_name (lp, r, name);
-      glp_set_row_bnds (lp, r, GLP_UP, 0.0, M - si);
-      k++; ia[k] = r; ja[k] = xi; ar[k] = 1.0;
-      k++; ia[k] = r; ja[k] = xj; ar[k] = -1.0;
-      k++; ia[k] = r; ja[k] = y; ar[k] = M;
-      /* x_j - x_i - M y <= -s_j */
-      r++;
-      snprintf (name, sizeof name, "above_%zu", e);
-      glp_set_row_name (lp, r, name);
-      glp_set_row_bnds (lp, r, GLP_UP, 0.0, -sj);
-      k++; ia[k] = r; ja[k] = xj; ar[k] = 1.0;
-      k++; ia[k] = r; ja[k] = xi; ar[k] = -1.0;
-      k++; ia[k] = r; ja[k] = y; ar[k] = -M;
-    }
-  glp_load_matrix (lp, (int) k, ia, ja, ar);
-  free (ia); free (ja); free (ar);
-  return 0;
-}
-
-/* The big-M model, M the best greedy peak. */
-static int
-build_bigm (Ilp *x, uint64_t greedy_peak)
-{
-  x->M = (double) (greedy_peak / x->g);
-  glp_term_out (GLP_OFF);
-  x->lp = glp_create_prob ();
-  glp_set_prob_name (x->lp, "memlens_dsa");
-  glp_set_obj_name (x->lp, "peak");
-  glp_set_obj_dir (x->lp, GLP_MIN);
-  x->zc = (int) x->m + 1;
-  bigm_columns (x);
-  return bigm_rows (x);
-}
-
 /* GLPK's branch and cut from the greedy plan @offset as first incumbent,
  * for what is left of @limit: GLPK's return code; *bound the best bound
  * it saw (scaled by g). */
 static int
 ilp_solve (Ilp *x, const uint64_t *offset, const MlKnobs *knobs, double t0, double limit, double *bound)
 {
-  size_t m = x->m, pairs = x->pairs;
-  int zc = x->zc;
-  double *start = calloc (m + pairs + 2, sizeof *start);
+  double *start = calloc (x->cols + 1, sizeof *start);
   if (!start)
     return ML_ENOMEM;
-  for (size_t a = 0; a < m; a++)
-    start[a + 1] = (double) (offset[x->idx[a]] / x->g);
-  start[zc] = x->M;
-  for (size_t e = 0; e < pairs; e++)
-    start[zc + 1 + e] = offset[x->idx[x->pa[e]]] < offset[x->idx[x->pb[e]]] ? 1.0 : 0.0;
+  _ml_ilp_start (x, offset, start);
   double left = limit - (ml_now () - t0);
   Cb cb = { .knobs = knobs, .start = start, .bound = -1, .t0 = t0, .limit = limit };
   glp_iocp parm;
@@ -415,24 +299,29 @@ read_solution (Ilp *x, MlPlan *plan, uint64_t greedy_peak, int ret, double bound
             plan->proven_lb = b;
         }
     }
-  char note[200] = "";
-  if (!proven)
-    snprintf (note, sizeof note, "GLPK stopped (%s) after %.3g s: best plan, not proven optimal",
+  char note[300];
+  int len = snprintf (note, sizeof note, "model %s: %zu binaries (%zu fixed by symmetry), %d rows; ",
+                      _ml_ilp_model_name (x->model), x->binaries, x->fixed, glp_get_num_rows (x->lp));
+  if (proven)
+    snprintf (note + len, sizeof note - (size_t) len, "GLPK proved it optimal in %.3g s", ml_now () - t0);
+  else
+    snprintf (note + len, sizeof note - (size_t) len, "GLPK stopped (%s) after %.3g s: best plan, not proven optimal",
               ret == GLP_ETMLIM ? "time limit" : "no proof", ml_now () - t0);
-  if (note[0] && ml_plan_set_note (plan, note) < 0)
+  if (ml_plan_set_note (plan, note) < 0)
     return ilp_oom (x, err);
   return 0;
 }
 
 /* The model too large to solve (or write). */
 static int
-refuse_too_big (const Ilp *x, const IlpOptions *opt, uint64_t limit_pairs, MlPlan *plan, MlError *err)
+refuse_too_big (const Ilp *x, const IlpOptions *opt, uint64_t limit, const char *what, MlPlan *plan, MlError *err)
 {
   char note[200];
   if (opt->write_model)
-    return ml_error_set (err, ML_EUNSUPPORTED, "ilp: the model has over %" PRIu64 " overlapping pairs; too large to write", limit_pairs);
-  snprintf (note, sizeof note, "the model has over %" PRIu64 " overlapping pairs (options max-pairs=N): "
-            "not solved; the plan is the best greedy one", limit_pairs);
+    return ml_error_set (err, ML_EUNSUPPORTED, "ilp: the %s model has over %" PRIu64 " %s; too large to write",
+                         _ml_ilp_model_name (opt->model), limit, what);
+  snprintf (note, sizeof note, "the %s model has over %" PRIu64 " %s (options max-pairs=N): "
+            "not solved; the plan is the best greedy one", _ml_ilp_model_name (opt->model), limit, what);
   if (ml_plan_set_note (plan, note) < 0)
     return ilp_oom (x, err);
   return 0;
@@ -449,8 +338,11 @@ ilp_model_and_solve (Ilp *x, const IlpOptions *opt, const MlKnobs *knobs, uint64
   if (ilp_pairs (x, limit_pairs, &too_big) < 0)
     return ilp_oom (x, err);
   if (too_big)
-    return refuse_too_big (x, opt, limit_pairs, plan, err);
-  if (build_bigm (x, greedy_peak) < 0)
+    return refuse_too_big (x, opt, limit_pairs, "overlapping pairs", plan, err);
+  size_t max_nonzeros = opt->max_pairs > SIZE_MAX / 100 ? SIZE_MAX : (size_t) opt->max_pairs * 100;
+  if ((rc = _ml_ilp_build (x, greedy_peak, max_nonzeros, &too_big)) == ML_EUNSUPPORTED && too_big)
+    return refuse_too_big (x, opt, max_nonzeros, "matrix entries", plan, err);
+  if (rc < 0)
     return ilp_oom (x, err);
   if (opt->write_model && (rc = write_model (x->lp, opt->write_model, err)) < 0)
     return rc;
@@ -479,7 +371,7 @@ ilp_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *er
   plan->proven_lb = bufs->lower_bound;
   if (greedy_peak <= bufs->lower_bound && !opt.write_model)
     return 0;   /* the greedy plan meets the bound (the driver marks it optimal) */
-  Ilp x = { .bufs = bufs };
+  Ilp x = { .bufs = bufs, .model = opt.model };
   if (ilp_buffers (&x) < 0)
     rc = ilp_oom (&x, err);
   else if (x.m == 0)
@@ -500,7 +392,7 @@ ilp_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *er
 
 const MlStrategy ml_strategy_ilp = {
   .name = "ilp",
-  .summary = "offline: the textbook big-M MIP solved by GLPK (or written as .lp/.mps); optimal when proven",
+  .summary = "offline: a MIP (big-M, ordering or offset-indexed model) solved by GLPK (or written as .lp/.mps); optimal when proven",
   .kind = ML_STRATEGY_OFFLINE,
   .flags = ML_STRATEGY_PROVES_OPTIMAL,
   .knobs = ML_KNOB_TIME_LIMIT | ML_KNOB_OPTIONS,
