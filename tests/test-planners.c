@@ -303,6 +303,27 @@ test_random (void)
             }
           ml_plan_free (p);
         }
+      /* ilp's other models prove the same optimum */
+      for (size_t k = 0; k < 2 && ml_strategy_find ("ilp"); k++)
+        {
+          MlPlan *q;
+          MlError e = { 0 };
+          const char *model = k ? "model=time" : "model=order";
+          ilp_runs++;
+          if (run (in.b, "ilp", 0, model, &q, &e) < 0)
+            {
+              printf ("# round %zu ilp %s: %s\n", r, model, e.msg);
+              mismatch_ilp++;
+              continue;
+            }
+          uint64_t peak = ml_plan_arena_size (q, in.b);
+          if (peak != opt || !q->optimal || issues_of (in.b, q))
+            {
+              printf ("# round %zu: ilp %s %" PRIu64 " (optimal %d), brute force %" PRIu64 "\n", r, model, peak, q->optimal, opt);
+              mismatch_ilp++;
+            }
+          ml_plan_free (q);
+        }
       /* fixed capacity: the optimum fits, one byte less is infeasible */
       MlPlan *p;
       MlError err = { 0 };
@@ -323,7 +344,7 @@ test_random (void)
   is_u64 (mismatch_proving, 0, "random: every planner that proves optimality (table flag) matches the brute force and proves it (%zu runs)",
           proving_runs);
   if (ml_strategy_find ("ilp"))
-    is_u64 (mismatch_ilp, 0, "random: ilp matches the brute force on %zu instances", ilp_runs);
+    is_u64 (mismatch_ilp, 0, "random: ilp (models bigm, order, time) matches the brute force on %zu runs", ilp_runs);
   else
     ok (1, "# SKIP ilp not built (no GLPK)");
   is_u64 (infeasible_ok, infeasible_tests, "random: exact fits the optimum and proves optimum - 1 infeasible");
