@@ -321,15 +321,15 @@ transitive_rows (Ilp *x, Trip *t, size_t limit)
 }
 
 /* The time model's columns after z: X[a][o] = 1 when x_a <= o, for o in
- * 0 .. M - s_a - 1 (at M - s_a it is 1: every buffer fits below M). */
+ * 0 .. M - s_a - 1 (at M - s_a it is 1: every buffer fits below M); then
+ * h_u in [0, 1] for u in 0 .. M - 1: 1 when address unit u is in use. */
 static void
 time_columns (Ilp *x)
 {
-  size_t add = 0;
+  size_t add = 0, units = (size_t) x->M;
   for (size_t a = 0; a < x->m; a++)
     add += (size_t) (x->M - size_of (x, a));
-  if (add)
-    glp_add_cols (x->lp, (int) add);
+  glp_add_cols (x->lp, (int) (add + units));
   int c = (int) x->cols + 1;
   for (size_t a = 0; a < x->m; a++)
     {
@@ -337,7 +337,10 @@ time_columns (Ilp *x)
       for (size_t o = 0; o < (size_t) (x->M - size_of (x, a)); o++, c++)
         glp_set_col_kind (x->lp, c, GLP_BV);
     }
-  x->cols += add;
+  x->hcol = c;
+  for (size_t u = 0; u < units; u++)
+    glp_set_col_bnds (x->lp, c + (int) u, GLP_DB, 0.0, 1.0);
+  x->cols += add + units;
   x->binaries = add;
 }
 
@@ -352,8 +355,11 @@ time_col (const Ilp *x, size_t a, int64_t v, bool *one)
 }
 
 /* The time model's rows: x_a + sum_o X[a][o] = M - s_a; X[a][o] <=
- * X[a][o + 1]; per clique K and address unit u, at most one member covers
- * u: sum_{a in K} X[a][u] - X[a][u - s_a] <= 1. */
+ * X[a][o + 1]; the units in use from the bottom, h_u >= h_{u + 1}, and
+ * z >= sum_u h_u; per clique K and address unit u, at most one member
+ * covers u, and only a unit in use: sum_{a in K} X[a][u] - X[a][u - s_a]
+ * <= h_u. The last rows make the relaxation's bound at least the live
+ * bytes of every clique. */
 static void
 time_rows (Ilp *x, const Cliques *c, Trip *t)
 {
@@ -372,11 +378,24 @@ time_rows (Ilp *x, const Cliques *c, Trip *t)
           put (t, r, x->tcol[a] + (int) o + 1, -1.0);
         }
     }
+  int rz = add_row (lp, GLP_LO, 0.0, 0.0);
+  put (t, rz, x->zc, 1.0);
+  for (int64_t u = 0; u < (int64_t) x->M; u++)
+    {
+      put (t, rz, x->hcol + (int) u, -1.0);
+      if (u + 1 < (int64_t) x->M)
+        {
+          int r = add_row (lp, GLP_LO, 0.0, 0.0);
+          put (t, r, x->hcol + (int) u, 1.0);
+          put (t, r, x->hcol + (int) u + 1, -1.0);
+        }
+    }
   for (size_t k = 0; k < c->n; k++)
     for (int64_t u = 0; u < (int64_t) x->M; u++)
       {
-        int r = add_row (lp, GLP_UP, 0.0, 1.0);
+        int r = add_row (lp, GLP_UP, 0.0, 0.0);
         double konst = 0.0;
+        put (t, r, x->hcol + (int) u, -1.0);
         for (size_t p = c->at[k]; p < c->at[k + 1]; p++)
           {
             size_t a = c->mem[p];
@@ -390,7 +409,7 @@ time_rows (Ilp *x, const Cliques *c, Trip *t)
               put (t, r, col, -1.0);
             konst -= one;
           }
-        glp_set_row_bnds (lp, r, GLP_UP, 0.0, 1.0 - konst);
+        glp_set_row_bnds (lp, r, GLP_UP, 0.0, -konst);
       }
 }
 
@@ -402,7 +421,7 @@ time_nonzeros (const Ilp *x, const Cliques *c)
   size_t nz = 2 * x->m;
   for (size_t a = 0; a < x->m; a++)
     nz += 3 * (size_t) (x->M - size_of (x, a));
-  return nz + 2 * c->members * (size_t) x->M;
+  return nz + 3 * (size_t) x->M + (2 * c->members + c->n) * (size_t) x->M;
 }
 
 int
@@ -486,6 +505,9 @@ _ml_ilp_start (const Ilp *x, const uint64_t *offset, double *start)
     for (size_t a = 0; a < x->m; a++)
       for (int64_t o = 0; o < (int64_t) (x->M - size_of (x, a)); o++)
         start[x->tcol[a] + o] = (double) o >= start[a + 1] ? 1.0 : 0.0;
+  if (x->model == ML_ILP_TIME)
+    for (size_t u = 0; u < (size_t) x->M; u++)
+      start[x->hcol + u] = 1.0;
 }
 
 #endif /* ML_HAVE_GLPK */

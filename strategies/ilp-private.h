@@ -36,6 +36,7 @@ typedef struct {
   int       zc;         /* the column of z */
   int       ycol;       /* order models: the column of y_0 */
   int      *tcol;       /* time model: the column of X[a][0] (m) */
+  int       hcol;       /* time model: the column of h_0 (M of them) */
   size_t    cols;       /* every column */
   size_t    binaries;   /* binary columns, fixed ones included */
   size_t    fixed;      /* binaries fixed by symmetry */

@@ -92,7 +92,7 @@ def model_counts(rows, g, M):
     triples = sum(1 for a, b in pairs for c in range(b + 1, m) if bufs[c][0] < min(bufs[a][1], bufs[b][1]))
     order_rows = m + 2 * len(pairs) + 2 * sum(len(c) for c in cliques) + triples
     time_bin = sum(M - s for _, _, s in bufs)
-    time_rows = 2 * m + sum(max(0, M - s - 1) for _, _, s in bufs) + len(cliques) * M
+    time_rows = 2 * m + sum(max(0, M - s - 1) for _, _, s in bufs) + 1 + (M - 1) + len(cliques) * M
     return len(pairs), sum(twin) + mirror, m + 2 * len(pairs), order_rows, time_bin, time_rows
 
 
