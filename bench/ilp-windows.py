@@ -1,29 +1,35 @@
 #!/usr/bin/env python3
-"""bench/ilp-windows.py — up to what size GLPK proves the big-M model.
+"""bench/ilp-windows.py — up to what size GLPK proves each ilp model.
 
     ilp-windows.py MEMLENS CHALLENGING_DIR [--sizes 10,20,30] [--windows 3]
-                   [--time-limit 60]
+                   [--time-limit 60] [--models bigm,order,time] [--whole C,K]
 
 Cuts windows of k consecutive buffers (by lower) out of MiniMalloc's
 challenging instances (A.1048576.csv ... K), at evenly spread positions,
 and keeps those where hybrid's plan lies above the live-bytes bound (else
 ilp stops at once with the greedy plan: nothing to prove). Each kept
-window is planned by `ilp --time-limit S` and by `exact --options
-mode=minimize --time-limit S`; prints one Markdown row per window (ilp's
-peak, whether it proved it optimal, its seconds; exact's) and a summary
-row per size. Run it under the suite lock (docs/performance.md).
+window is planned by `ilp --options model=M --time-limit S` for each
+model M and by `exact --options mode=minimize --time-limit S`; prints one
+Markdown row per window (per model: its peak over exact's, ✓ when GLPK
+proved it, its seconds, binaries/rows from its note; exact's peak and
+seconds) and a summary row per size and model. --whole adds the whole
+instances named. Run it under the suite lock (docs/performance.md).
 """
 import csv
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 
 
+USAGE = "usage: ilp-windows.py MEMLENS DIR [--sizes a,b] [--windows N] [--time-limit S] [--models m,n] [--whole A,B]"
+
+
 def args():
-    a = {"sizes": [10, 15, 20, 25, 30, 40], "windows": 3, "limit": 60.0}
+    a = {"sizes": [10, 15, 20, 25, 30, 40], "windows": 3, "limit": 60.0, "models": ["bigm", "order", "time"], "whole": []}
     rest = sys.argv[3:]
     while rest:
         k, v = rest[0], rest[1]
@@ -34,8 +40,12 @@ def args():
             a["windows"] = int(v)
         elif k == "--time-limit":
             a["limit"] = float(v)
+        elif k == "--models":
+            a["models"] = v.split(",")
+        elif k == "--whole":
+            a["whole"] = v.split(",")
         else:
-            sys.exit("usage: ilp-windows.py MEMLENS DIR [--sizes a,b] [--windows N] [--time-limit S]")
+            sys.exit(USAGE)
     return a
 
 
@@ -50,7 +60,7 @@ def plan(memlens, path, strategy, limit, *extra):
 
 def main():
     if len(sys.argv) < 3:
-        sys.exit("usage: ilp-windows.py MEMLENS DIR [--sizes a,b] [--windows N] [--time-limit S]")
+        sys.exit(USAGE)
     memlens, folder, a = sys.argv[1], sys.argv[2], args()
     tmp = tempfile.mkdtemp(prefix="ilp-windows-")
     instances = []
@@ -58,33 +68,56 @@ def main():
         with open(path) as f:
             rows = sorted(csv.DictReader(f), key=lambda r: int(r["lower"]))
         instances.append((os.path.basename(path).split(".")[0], rows))
-    print("| buffers | window | live-bytes bound | hybrid | ilp peak | ilp optimal | ilp s | exact peak | exact optimal | exact s |")
-    print("|---:|---|---:|---:|---:|---|---:|---:|---|---:|")
+    models = a["models"]
+    print("| buffers | window | live-bytes bound | hybrid | exact peak | exact s | "
+          + " | ".join("%s peak / optimum | %s s | %s binaries / rows" % (m, m, m) for m in models) + " |")
+    print("|---:|---|---:|---:|---:|---:|" + "---:|---:|---:|" * len(models))
     for k in a["sizes"]:
-        kept, proven, tried = 0, 0, 0
+        kept, tried = 0, 0
+        proven = {m: 0 for m in models}
+        worst = {m: 1.0 for m in models}
         for pos in [j / 20 for j in (10, 5, 15, 2, 18, 8, 12, 3, 17, 6, 14, 1, 19, 9, 11, 4, 16, 7, 13)]:
             for name, rows in instances:
                 if kept == a["windows"] or len(rows) < k:
                     continue
                 at = int((len(rows) - k) * pos)
-                path = os.path.join(tmp, "%s-%d-%d.csv" % (name, k, at))
-                with open(path, "w") as f:
-                    f.write("id,lower,upper,size\n")
-                    for r in rows[at:at + k]:
-                        f.write("%s,%s,%s,%s\n" % (r["id"], r["lower"], r["upper"], r["size"]))
                 tried += 1
-                h = plan(memlens, path, "hybrid", a["limit"])
-                if h["peak"] <= h["lower_bound"]:
-                    continue
-                kept += 1
-                i = plan(memlens, path, "ilp", a["limit"])
-                e = plan(memlens, path, "exact", a["limit"], "--options", "mode=minimize")
-                proven += bool(i["optimal"])
-                print("| %d | %s from buffer %d | %d | %d | %d | %s | %.3f | %d | %s | %.3f |" % (
-                    k, name, at, h["lower_bound"], h["peak"], i["peak"], "yes" if i["optimal"] else "no", i["seconds"],
-                    e["peak"], "yes" if e["optimal"] else "no", e["seconds"]), flush=True)
-        print("| %d | **%d of %d proven by ilp** (%d windows cut, %d with greedy at the bound) | | | | | | | | |" % (
-            k, proven, kept, tried, tried - kept), flush=True)
+                if window(memlens, tmp, name, k, at, rows, a, proven, worst):
+                    kept += 1
+        for m in models:
+            print("| %d | **%s: %d of %d proven** (worst plan %.3f × the optimum; %d windows cut, %d with greedy at the bound) |%s" % (
+                k, m, proven[m], kept, worst[m], tried, tried - kept, " |" * (4 + 3 * len(models))), flush=True)
+    for name, rows in instances:
+        if name in a["whole"]:
+            window(memlens, tmp, name, len(rows), 0, rows, a, {}, {})
+
+
+def window(memlens, tmp, name, k, at, rows, a, proven, worst):
+    """Plans one window (if hybrid is above the bound) with exact and each
+    model; prints its row; counts the proofs. False when skipped."""
+    path = os.path.join(tmp, "%s-%d-%d.csv" % (name, k, at))
+    with open(path, "w") as f:
+        f.write("id,lower,upper,size\n")
+        for r in rows[at:at + k]:
+            f.write("%s,%s,%s,%s\n" % (r["id"], r["lower"], r["upper"], r["size"]))
+    h = plan(memlens, path, "hybrid", a["limit"])
+    if h["peak"] <= h["lower_bound"]:
+        return False
+    e = plan(memlens, path, "exact", a["limit"], "--options", "mode=minimize")
+    cells = []
+    for m in a["models"]:
+        i = plan(memlens, path, "ilp", a["limit"], "--options", "model=" + m)
+        note = re.match(r"model \w+: (\d+) binaries \((\d+) fixed by symmetry\), (\d+) rows", i.get("note", ""))
+        size = "%s (%s fixed) / %s" % note.groups() if note else i.get("note", "–")
+        ratio = i["peak"] / e["peak"]
+        if m in proven:
+            proven[m] += bool(i["optimal"])
+            worst[m] = max(worst[m], ratio)
+        cells.append("%.3f%s | %.3f | %s" % (ratio, " ✓" if i["optimal"] else "", i["seconds"], size))
+    label = "%s from buffer %d" % (name, at) if k < len(rows) else "all of %s" % name
+    print("| %d | %s | %d | %d | %d%s | %.3f | %s |" % (
+        k, label, h["lower_bound"], h["peak"], e["peak"], " ✓" if e["optimal"] else "", e["seconds"], " | ".join(cells)), flush=True)
+    return True
 
 
 if __name__ == "__main__":
