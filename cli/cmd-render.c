@@ -41,7 +41,10 @@ static const CliOption render_options[] = {
     "free (cached) / unmapped" },
   { "range", 0, OPT_RANGE, "T0:T1", "only ticks [T0, T1) (either side may be empty)" },
   { "size", 0, OPT_SIZE, "WxH", SIZE_HELP, "1600x900" },
-  { "color-by", 0, OPT_COLOR, "site|stream|kind", "what a buffer's colour says", "site" },
+  { "color-by", 0, OPT_COLOR, "KEY", "what a buffer's colour says: site, stream, kind, compile_context, "
+    "user_metadata (a PyTorch snapshot's or memlens JSONL's per-allocation fields; refused on other formats), or "
+    "frames:REGEX (a regular expression over the stack's frames, \"file:line:function\", as stats --group-by); the "
+    "legend names each group, \"(none)\" for buffers without one", "site" },
   { "axis", 0, OPT_AXIS, "time|ticks|auto", "the x axis: time (real time, labels in ns/µs/ms/s) or ticks (event "
     "index); auto: time when every event has one", "auto" },
   { "time-axis", 0, OPT_AXIS, "time|ticks|auto", "the same as --axis" },
@@ -136,6 +139,7 @@ typedef struct {
   long long at;
   bool      view_set;       /* --view given: else active for snapshots */
   bool      raw_addresses;  /* --address-axis raw */
+  const char *frames_regex; /* --color-by frames:REGEX */
 } RenderArgs;
 
 #ifdef HAVE_RENDER
@@ -165,8 +169,10 @@ render_option (MlCliOpts *o, void *user, int key, const char *arg)
       }
       return 0;
     case OPT_COLOR:
-      if (ml_color_by_parse (arg, &a->style.color_by) < 0)
-        return cli_fail ("render", EXIT_BAD, "--color-by %s: expected site, stream or kind", arg);
+      if (ml_color_by_parse_arg (arg, &a->style.color_by, &a->frames_regex) < 0
+          || (a->style.color_by == ML_COLOR_BY_FRAMES && !a->frames_regex))
+        return cli_fail ("render", EXIT_BAD, "--color-by %s: expected site, stream, kind, compile_context, "
+                         "user_metadata or frames:REGEX", arg);
       return 0;
     case OPT_AXIS:
       if (ml_time_axis_parse (arg, &a->style.time_axis) < 0)
@@ -194,11 +200,13 @@ render_option (MlCliOpts *o, void *user, int key, const char *arg)
 /* The scene of @plan over @bufs, with its issues; the recorded plan
  * fails where the real allocator did. */
 static int
-build_scene (const char *path, MlBuffers *bufs, MlPlan *plan, MlIssues *issues, bool raw, MlScene **scene)
+build_scene (const char *path, MlBuffers *bufs, MlPlan *plan, MlIssues *issues, const RenderArgs *a,
+             MlScene **scene)
 {
   MlError err = { 0 };
   const char *base = strrchr (path, '/');
-  MlSceneOptions so = { .name = base ? base + 1 : path, .issues = issues, .raw_addresses = raw };
+  MlSceneOptions so = { .name = base ? base + 1 : path, .issues = issues, .raw_addresses = a->raw_addresses,
+                        .frames_regex = a->frames_regex };
   const MlStrategy *rec = ml_strategy_find (plan->strategy);
   bool recorded = rec && (rec->flags & ML_STRATEGY_RECORDED);
   if ((recorded && ml_recorded_oom_apply (bufs, plan, &err) < 0) || ml_check_plan (bufs, plan, issues, &err) < 0
@@ -265,9 +273,14 @@ render_trace (const char *path, RenderArgs *a, MlCliOpts *o)
   MlIssues issues;
   ml_issues_init (&issues);
   MlScene *scene = NULL;
-  rc = cli_get_plan ("render", bufs, o, &plan);
+  MlError err = { 0 };
+  if (ml_color_by_check (t, a->style.color_by, a->frames_regex, &err) < 0)
+    rc = cli_fail ("render", EXIT_BAD, "%s: --color-by %s%s%s: %s", path, ml_color_by_name (a->style.color_by),
+                   a->frames_regex ? ":" : "", a->frames_regex ? a->frames_regex : "", err.msg);
   if (rc == EXIT_OK)
-    rc = build_scene (path, bufs, plan, &issues, a->raw_addresses, &scene);
+    rc = cli_get_plan ("render", bufs, o, &plan);
+  if (rc == EXIT_OK)
+    rc = build_scene (path, bufs, plan, &issues, a, &scene);
   /* a snapshot opens on its active memory, as memory_viz does */
   if (!a->view_set && strcmp (ml_trace_str (t, t->source), "pytorch-snapshot") == 0)
     a->style.plot = ML_PLOT_ACTIVE;

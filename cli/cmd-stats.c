@@ -19,8 +19,8 @@ static const CliOption stats_options[] = {
   { "peaks", 'p', 'p', "N", "peaks to show (one level is one peak), 0 = all", "5" },
   { "blame", 'b', 'b', "N", "buffers per peak, 0 = all", "5" },
   { "group-by", 0, OPT_GROUP_BY, "KEY", "the live bytes at each peak by group: compile_context, user_metadata (a "
-    "PyTorch snapshot's entries), or a regular expression over the stack's frames (file:line:function; the first "
-    "matching frame, its first parenthesised part when there is one)", NULL },
+    "PyTorch snapshot's entries; refused on formats that record none), or a regular expression over the stack's "
+    "frames (file:line:function; the first matching frame, its first parenthesised part when there is one)", NULL },
   { "find", 0, OPT_FIND, "ADDR[@TICK]", "print only the buffers whose bytes held ADDR (any address inside them), at "
     "TICK or at any time; exit 1 when none did", NULL },
   { "find-frame", 0, OPT_FIND_FRAME, "TEXT", "print only the buffers allocated under a frame whose file:line:function "
@@ -170,8 +170,13 @@ peaks_find (const MlBuffers *bufs, size_t max_groups, size_t max_blame, const ch
   memset (out, 0, sizeof *out);
   MlGroupBy by;
   int rc = 0;
-  if (group_by && (rc = ml_group_by_parse (group_by, &by, err)) == 0
-      && (rc = ml_group_keys (bufs, &by, &out->keys, err)) == 0)
+  if (group_by && (rc = ml_group_by_parse (group_by, &by, err)) == 0 && (rc = ml_group_check (bufs->trace, &by, err)) < 0)
+    {
+      char why[sizeof err->msg];
+      snprintf (why, sizeof why, "%s", err->msg);
+      return ml_error_set (err, ML_EUSAGE, "--group-by %s: %s", group_by, why);
+    }
+  if (group_by && rc == 0 && (rc = ml_group_keys (bufs, &by, &out->keys, err)) == 0)
     out->group_by = group_by;
   if (rc < 0)
     return rc;

@@ -16,9 +16,10 @@ ml_timeline_draw_legend (cairo_t *cr, const MlScene *s, const MlStyle *st, const
   if (s->n_items == 0)
     return;
   double y = a->y + fh / 2;
-  char head[64];
-  _ml_legend_head (st->color_by, head, sizeof head);
-  _ml_text_at (cr, st, head, a->x, y, AL_LEFT, VA_MIDDLE, 0.9, true, fg, 0.85, 0);
+  char head[ML_LEGEND_HEAD];
+  _ml_legend_head (s, st->color_by, head, sizeof head);
+  double hw = _ml_text_at (cr, st, head, a->x, y, AL_LEFT, VA_MIDDLE, 0.9, true, fg, 0.85, 0);
+  _ml_note (cr, "legend-head", &(MlRect) { a->x, y - fh / 2, hw, fh }, head, head);
   MlLegendEntry e[ML_PALETTE_N + 1];
   unsigned rows;
   double x0;

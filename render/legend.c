@@ -132,13 +132,23 @@ measure_text (const char *text, void *data)
   return w;
 }
 
-static const char *const by_titles[] = { "call site", "stream", "kind" };
+static const char *const by_titles[ML_COLOR_BY__COUNT] = { "call site", "stream", "kind", "compile_context",
+                                                            "user_metadata", "frames" };
 
 void
-_ml_legend_head (MlColorBy by, char *buf, size_t len)
+_ml_legend_head (const MlScene *s, MlColorBy by, char *buf, size_t len)
 {
   unsigned b = (unsigned) by < ML_COLOR_BY__COUNT ? (unsigned) by : 0;
-  snprintf (buf, len, "colour by %s:", by_titles[b]);
+  if (b == ML_COLOR_BY_FRAMES && s->frames_regex)
+    {
+      /* the expression, its end cut when long (the legend's entries name
+       * what it matched) */
+      const char *re = s->frames_regex;
+      size_t n = strlen (re);
+      snprintf (buf, len, "colour by frames /%.*s%s/:", n > 40 ? 39 : (int) n, re, n > 40 ? ELLIPSIS : "");
+    }
+  else
+    snprintf (buf, len, "colour by %s:", by_titles[b]);
 }
 
 size_t
@@ -152,9 +162,9 @@ _ml_legend_entries (cairo_t *cr, const MlScene *s, const MlStyle *st, double wid
       scratch = cairo_image_surface_create (CAIRO_FORMAT_RGB24, 1, 1);
       m.cr = cairo_create (scratch);
     }
-  char head[64];
+  char head[ML_LEGEND_HEAD];
   double hw, hh;
-  _ml_legend_head (st->color_by, head, sizeof head);
+  _ml_legend_head (s, st->color_by, head, sizeof head);
   _ml_text_size (m.cr, st, head, 0.9, true, &hw, &hh);
   *x0 = hw + 12;
   size_t n = ml_legend_layout (s, st->color_by, width - *x0, measure_text, &m, out, cap, rows);

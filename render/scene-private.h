@@ -1,5 +1,6 @@
 /* scene-private.h — what the files of the scene share (scene.h is the
- * public side): scene.c builds it, scene-bands.c its pool / stream bands. */
+ * public side): scene.c builds it, scene-bands.c its pool / stream bands,
+ * scene-classes.c its colour classes. */
 #ifndef ML_SCENE_PRIVATE_H
 #define ML_SCENE_PRIVATE_H
 
@@ -12,5 +13,9 @@
 int  _ml_scene_band_order (MlScene *scene, uint32_t *order);
 /* Once the segments have their bases: each band's [lo, hi). */
 void _ml_scene_band_extents (MlScene *scene);
+
+/* Every colouring's classes (scene-classes.c), the frames one under
+ * @frames_regex (NULL: none); ML_EUSAGE for a bad expression, ML_ENOMEM. */
+int  _ml_scene_build_classes (MlScene *scene, const char *frames_regex, MlError *err);
 
 #endif

@@ -7,78 +7,6 @@
 #include <string.h>
 
 #include "sim/base/sort.h"
-#include "sim/base/u64map.h"
-
-/* Distinct keys of one colouring, ranked into classes. */
-typedef struct {
-  uint64_t key;
-  double   area;
-  uint64_t peak_bytes;
-  size_t   count;
-  uint32_t cls;
-} Slot;
-
-typedef struct {
-  Slot    *slots;
-  size_t   n, cap;
-  MlU64Map map;
-} Keys;
-
-static long
-keys_slot (Keys *k, uint64_t key)
-{
-  uint32_t v;
-  if (ml_u64map_get (&k->map, key, &v))
-    return v;
-  if (k->n == k->cap)
-    {
-      size_t cap = k->cap ? k->cap * 2 : 64;
-      Slot *p = realloc (k->slots, cap * sizeof *p);
-      if (!p)
-        return -1;
-      k->slots = p;
-      k->cap = cap;
-    }
-  k->slots[k->n] = (Slot) { .key = key };
-  if (ml_u64map_put (&k->map, key, (uint32_t) k->n) < 0)
-    return -1;
-  return (long) k->n++;
-}
-
-static int by_area_desc (const void *a, const void *b)
-{
-  const Slot *x = *(Slot *const *) a, *y = *(Slot *const *) b;
-  if (x->area != y->area)
-    return x->area > y->area ? -1 : 1;
-  return x->key < y->key ? -1 : x->key > y->key;
-}
-
-static int by_key (const void *a, const void *b)
-{
-  const Slot *x = *(Slot *const *) a, *y = *(Slot *const *) b;
-  return x->key < y->key ? -1 : x->key > y->key;
-}
-
-static const char *const kind_labels[] = { "activation", "weight", "input", "output", "kind not recorded" };
-
-static uint64_t
-kind_key (uint32_t flags)
-{
-  if (flags & ML_BUF_ACTIVATION) return 0;
-  if (flags & ML_BUF_WEIGHT) return 1;
-  if (flags & ML_BUF_INPUT) return 2;
-  if (flags & ML_BUF_OUTPUT) return 3;
-  return 4;
-}
-
-static uint64_t
-site_key (const MlBuffers *bufs, const MlBuffer *b)
-{
-  const MlTrace *t = bufs->trace;
-  if (t && b->stack && b->stack < t->n_stacks && t->stacks[b->stack].site)
-    return t->stacks[b->stack].site;
-  return b->name;   /* 0 = unnamed */
-}
 
 char *
 ml_short_label (const char *text, char *buf, size_t len)
@@ -118,192 +46,6 @@ ml_short_label_keep (const char *text, unsigned parts, char *buf, size_t len)
     }
   buf[o] = 0;
   return buf;
-}
-
-static const char *
-site_text (const MlScene *s, uint64_t key)
-{
-  const char *text = key && s->bufs->trace ? ml_trace_str (s->bufs->trace, (uint32_t) key) : "(no call site)";
-  return text && *text ? text : "(no call site)";
-}
-
-static char *
-class_label (const MlScene *s, MlColorBy by, uint64_t key)
-{
-  char tmp[64];
-  const char *text = tmp;
-  switch (by)
-    {
-    case ML_COLOR_BY_SITE:
-      {
-        char shortened[512];
-        return strdup (ml_short_label (site_text (s, key), shortened, sizeof shortened));
-      }
-    case ML_COLOR_BY_STREAM:
-      if (s->bufs->trace && key <= UINT32_MAX)
-        {
-          char sl[ML_STREAM_LABEL_MAX];
-          snprintf (tmp, sizeof tmp, "stream %s", ml_trace_stream_label (s->bufs->trace, (uint32_t) key, sl));
-        }
-      else
-        snprintf (tmp, sizeof tmp, "stream %" PRIu64, key);
-      break;
-    case ML_COLOR_BY_KIND:
-      text = kind_labels[key < 5 ? key : 4];
-      break;
-    default:
-      text = "?";
-    }
-  return strdup (text);
-}
-
-/* Call sites whose short labels read the same keep more of their paths
- * until they differ ("models/attention.py:12:f", "vision/attention.py:
- * 12:f"); sites whose whole texts are the same are the same words anyway. */
-static int
-distinct_site_labels (MlScene *s, const uint64_t *keys, size_t n)
-{
-  MlSceneClass *c = s->classes[ML_COLOR_BY_SITE];
-  for (unsigned parts = 2; parts <= 16; parts++)
-    {
-      bool same[ML_PALETTE_N] = { false };
-      bool any = false;
-      for (size_t i = 0; i < n; i++)
-        for (size_t j = i + 1; j < n; j++)
-          if (strcmp (c[i].label, c[j].label) == 0 && strcmp (site_text (s, keys[i]), site_text (s, keys[j])) != 0)
-            same[i] = same[j] = any = true;
-      if (!any)
-        return 0;
-      for (size_t i = 0; i < n; i++)
-        if (same[i])
-          {
-            char buf[512];
-            char *l = strdup (ml_short_label_keep (site_text (s, keys[i]), parts, buf, sizeof buf));
-            if (!l)
-              return -1;
-            free (c[i].label);
-            c[i].label = l;
-          }
-    }
-  return 0;
-}
-
-/* Ranks the keys of one colouring into classes and labels them. Kinds
- * and streams keep their natural order (the same stream is the same
- * colour in every trace); call sites are ranked by drawn area. */
-static int
-assign_classes (MlScene *s, MlColorBy by, Keys *k, uint32_t *slot_of)
-{
-  Slot **order = malloc ((k->n ? k->n : 1) * sizeof *order);
-  if (!order)
-    return -1;
-  for (size_t i = 0; i < k->n; i++)
-    order[i] = &k->slots[i];
-  qsort (order, k->n, sizeof *order, by == ML_COLOR_BY_SITE ? by_area_desc : by_key);
-  MlSceneClass *other = &s->classes[by][ML_PALETTE_N];
-  for (size_t r = 0; r < k->n; r++)
-    {
-      Slot *sl = order[r];
-      if (r < ML_PALETTE_N)
-        {
-          sl->cls = (uint32_t) r;
-          MlSceneClass *c = &s->classes[by][r];
-          c->label = class_label (s, by, sl->key);
-          if (!c->label)
-            {
-              free (order);
-              return -1;
-            }
-          c->area = sl->area;
-          c->peak_bytes = sl->peak_bytes;
-          c->count = sl->count;
-          s->n_classes[by] = r + 1;
-        }
-      else
-        {
-          sl->cls = ML_PALETTE_N;
-          other->area += sl->area;
-          other->peak_bytes += sl->peak_bytes;
-          other->count += sl->count;
-        }
-    }
-  if (by == ML_COLOR_BY_SITE)
-    {
-      uint64_t keys[ML_PALETTE_N];
-      for (size_t r = 0; r < s->n_classes[by]; r++)
-        keys[r] = order[r]->key;
-      if (distinct_site_labels (s, keys, s->n_classes[by]) < 0)
-        {
-          free (order);
-          return -1;
-        }
-    }
-  if (other->count)
-    {
-      char tmp[64];
-      snprintf (tmp, sizeof tmp, "%zu others", k->n - ML_PALETTE_N);
-      other->label = strdup (tmp);
-      if (!other->label)
-        {
-          free (order);
-          return -1;
-        }
-    }
-  for (size_t i = 0; i < s->n_items; i++)
-    s->items[i].cls[by] = (uint8_t) k->slots[slot_of[i]].cls;
-  free (order);
-  return 0;
-}
-
-static int
-build_classes (MlScene *s)
-{
-  uint32_t *slot_of = malloc ((s->n_items ? s->n_items : 1) * sizeof *slot_of);
-  if (!slot_of)
-    return -1;
-  int rc = 0;
-  uint64_t lbt = s->bufs->lower_bound_tick;
-  for (int by = 0; by < ML_COLOR_BY__COUNT && rc == 0; by++)
-    {
-      Keys k = { 0 };
-      ml_u64map_init (&k.map);
-      for (size_t i = 0; i < s->n_items && rc == 0; i++)
-        {
-          const MlSceneItem *it = &s->items[i];
-          const MlBuffer *b = &s->bufs->buf[it->buffer];
-          uint64_t key = by == ML_COLOR_BY_SITE ? site_key (s->bufs, b)
-                       : by == ML_COLOR_BY_STREAM ? b->stream : kind_key (b->flags);
-          long sl = keys_slot (&k, key);
-          if (sl < 0)
-            {
-              rc = -1;
-              break;
-            }
-          Slot *x = &k.slots[sl];
-          x->area += (double) it->size * (double) (it->end - it->start);
-          x->count++;
-          if (it->start <= lbt && lbt < it->end)
-            x->peak_bytes += it->size;
-          slot_of[i] = (uint32_t) sl;
-        }
-      if (rc == 0 && by == ML_COLOR_BY_SITE && k.n == 1 && k.slots[0].key == 0)
-        {
-          /* no names and no call sites (planning instances): one colour
-           * per buffer, so neighbours can be told apart */
-          s->site_per_buffer = true;
-          for (size_t i = 0; i < s->n_items; i++)
-            {
-              uint64_t h = s->bufs->buf[s->items[i].buffer].id * 0x9E3779B97F4A7C15ull;
-              s->items[i].cls[by] = (uint8_t) ((h >> 32) % ML_PALETTE_N);
-            }
-        }
-      else if (rc == 0)
-        rc = assign_classes (s, (MlColorBy) by, &k, slot_of);
-      free (k.slots);
-      ml_u64map_clear (&k.map);
-    }
-  free (slot_of);
-  return rc;
 }
 
 static int
@@ -665,8 +407,13 @@ ml_scene_new (const MlBuffers *bufs, const MlPlan *plan, const MlSceneOptions *o
       ml_scene_free (s);
       return rc;
     }
-  if (build_classes (s) < 0 || build_times (s) < 0)
+  if (build_times (s) < 0)
     goto oom;
+  if ((rc = _ml_scene_build_classes (s, o.frames_regex, err)) < 0)
+    {
+      ml_scene_free (s);
+      return rc;
+    }
   *out = s;
   return 0;
 oom:
@@ -700,6 +447,7 @@ ml_scene_free (MlScene *s)
       free (s->classes[by][k].label);
   free (s->time_tick);
   free (s->time_ns);
+  free (s->frames_regex);
   free (s->name);
   free (s);
 }

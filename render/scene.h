@@ -27,6 +27,7 @@
 #include "render/style.h"
 #include "render/view.h"
 #include "sim/analysis/check.h"
+#include "sim/analysis/groups.h"
 #include "sim/analysis/peak-groups.h"
 #include "sim/metrics.h"
 
@@ -38,7 +39,6 @@ typedef struct {
   uint64_t size;         /* rounded bytes                              */
   uint32_t buffer;       /* index in MlBuffers                         */
   uint8_t  cls[ML_COLOR_BY__COUNT]; /* colour class per colouring      */
-  uint8_t  pad;
 } MlSceneItem;
 
 /* A band of the address axis: the segments of one (memory pool, stream),
@@ -127,6 +127,8 @@ typedef struct {
   bool         site_per_buffer; /* no names or sites: ML_COLOR_BY_SITE
                                    colours each buffer by a hash of its id,
                                    and has no classes */
+  char        *frames_regex;   /* owned: ML_COLOR_BY_FRAMES's expression,
+                                  NULL: none (every buffer "(none)") */
 
   /* tick -> nanoseconds, at the events that carry a time */
   uint64_t    *time_tick;
@@ -146,6 +148,11 @@ typedef struct {
    * order, the gaps between them left out), true = raw (each segment at
    * its recorded address; packed when some segment has none) */
   bool            raw_addresses;
+  /* ML_COLOR_BY_FRAMES's regular expression (POSIX extended, over each
+   * stack's frames as "file:line:function", innermost first: the first
+   * that matches names the group, as `stats --group-by REGEX`); NULL:
+   * every buffer in "(none)" */
+  const char     *frames_regex;
 } MlSceneOptions;
 
 /* Builds the scene of @plan over @bufs (O(n log n)). Both are borrowed
@@ -153,6 +160,17 @@ typedef struct {
 int  ml_scene_new  (const MlBuffers *bufs, const MlPlan *plan, const MlSceneOptions *opts,
                     MlScene **out, MlError *err);
 void ml_scene_free (MlScene *scene);
+
+/* Colours by frames under @regex (NULL or "": none) from now on: the
+ * ML_COLOR_BY_FRAMES classes and each item's class in it, made again.
+ * ML_EUSAGE for a bad expression (the scene is unchanged), ML_ENOMEM. */
+int  ml_scene_color_frames (MlScene *scene, const char *regex, MlError *err) __attribute__ ((warn_unused_result));
+
+/* Whether @trace can be coloured @by: compile_context / user_metadata
+ * need a format that records them, frames (@regex) a trace with stacks
+ * (ml_group_check); the other colourings always can. 0, or ML_EUSAGE
+ * saying why not. */
+int  ml_color_by_check (const MlTrace *trace, MlColorBy by, const char *regex, MlError *err);
 
 /* Replaces the borrowed issue list (NULL = none). */
 void ml_scene_set_issues (MlScene *scene, const MlIssues *issues);

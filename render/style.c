@@ -59,7 +59,8 @@ ml_style_race (const MlStyle *s)
   return (MlRgb) { 0.85, 0.10, 0.10 };
 }
 
-static const char *const by_names[ML_COLOR_BY__COUNT] = { "site", "stream", "kind" };
+static const char *const by_names[ML_COLOR_BY__COUNT] = { "site", "stream", "kind", "compile_context",
+                                                           "user_metadata", "frames" };
 
 const char *
 ml_color_by_name (MlColorBy by)
@@ -77,6 +78,19 @@ ml_color_by_parse (const char *name, MlColorBy *by)
         return 0;
       }
   return -1;
+}
+
+int
+ml_color_by_parse_arg (const char *arg, MlColorBy *by, const char **regex)
+{
+  *regex = NULL;
+  if (strncmp (arg, "frames:", 7) == 0 && arg[7])
+    {
+      *by = ML_COLOR_BY_FRAMES;
+      *regex = arg + 7;
+      return 0;
+    }
+  return ml_color_by_parse (arg, by);
 }
 
 static const char *const plot_names[ML_PLOT__COUNT] = { "address", "active", "segments" };

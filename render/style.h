@@ -16,6 +16,13 @@ typedef enum {
   ML_COLOR_BY_SITE = 0,   /* call site, or the buffer's name            */
   ML_COLOR_BY_STREAM,     /* CUDA stream                                */
   ML_COLOR_BY_KIND,       /* weight / activation / input / output       */
+  /* the groups of sim/analysis/groups.h (stats --group-by): a PyTorch
+   * snapshot's (or memlens JSONL's) per-allocation fields, "(none)" for a
+   * buffer without one; ml_group_check() refuses them on other formats */
+  ML_COLOR_BY_COMPILE_CONTEXT, /* the torch.compile region              */
+  ML_COLOR_BY_USER_METADATA,   /* the user's metadata                   */
+  ML_COLOR_BY_FRAMES,     /* a regular expression over the stack's frames
+                             (MlSceneOptions.frames_regex)             */
   ML_COLOR_BY__COUNT
 } MlColorBy;
 
@@ -67,8 +74,14 @@ MlRgb ml_style_race (const MlStyle *style);   /* races, OOM   */
 /* "auto", "ticks", "time"; parse returns -1 for anything else. */
 const char *ml_time_axis_name  (MlTimeAxis axis);
 int         ml_time_axis_parse (const char *name, MlTimeAxis *axis);
+/* "site", "stream", "kind", "compile_context", "user_metadata",
+ * "frames"; parse returns -1 for anything else. ml_color_by_parse_arg
+ * also takes "frames:REGEX" (the command line's and the viewer's form),
+ * setting *@regex to the text after the colon (borrowed from @arg; NULL
+ * for the other modes, and for a bare "frames"). */
 const char *ml_color_by_name  (MlColorBy by);
 int         ml_color_by_parse (const char *name, MlColorBy *by);
+int         ml_color_by_parse_arg (const char *arg, MlColorBy *by, const char **regex);
 /* "address", "active", "segments"; parse returns -1 for anything else. */
 const char *ml_plot_name  (MlPlot plot);
 int         ml_plot_parse (const char *name, MlPlot *plot);

@@ -52,7 +52,8 @@ void     _ml_draw_frame   (cairo_t *cr, const MlView *v, const MlStyle *st);
 /* ---- legend.c ------------------------------------------------------------ */
 
 /* The legend's head, "colour by call site:". */
-void   _ml_legend_head    (MlColorBy by, char *buf, size_t len);
+#define ML_LEGEND_HEAD 96
+void   _ml_legend_head    (const MlScene *s, MlColorBy by, char *buf, size_t len);
 /* ml_legend_layout in a legend @width wide, measured in the style's
  * legend font on @cr (NULL: a scratch surface's); the entries start at
  * *@x0, right of the head. */

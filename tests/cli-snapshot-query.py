@@ -13,13 +13,12 @@ import copy
 import json
 import os
 import pickle
-import re
 import sys
 import tempfile
 
 memlens, src = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.join(src, "tests"))
-from snaplib import ok, done, skip, load_pickle, run_tool, lifetimes, live_at, rnd  # noqa: E402
+from snaplib import ok, done, skip, load_pickle, run_tool, lifetimes, live_at, rnd, frame_texts, regex_key  # noqa: E402
 
 D = os.path.join(src, "tests", "data", "torch")
 def load(name):
@@ -28,10 +27,6 @@ def load(name):
 
 def run(*args):
     return run_tool(memlens, *args)
-
-
-def frame_texts(frames):
-    return ["%s:%d:%s" % (f["filename"], f["line"], f["name"]) for f in frames]
 
 
 def local_maxima(bufs, end_tick):
@@ -56,16 +51,6 @@ def groups_at(bufs, tick, key):
             bytes_, n = g.get(k, (0, 0))
             g[k] = (bytes_ + b[1], n + 1)
     return g
-
-
-def regex_key(rx):
-    def key(b):
-        for text in frame_texts(b[5]):
-            m = re.search(rx, text)
-            if m:
-                return m.group(1) if m.re.groups and m.group(1) is not None else m.group(0)
-        return None
-    return key
 
 
 # ---- --group-by ----

@@ -1,11 +1,14 @@
 """What the snapshot tests share: TAP output and a synthetic snapshot
 written the way torch.cuda.memory._dump_snapshot lays it out.
 
-Used by the snapshot tests (cli-snapshot-*.py, cli-bands.py; they import it
-from their own folder)."""
+Used by the snapshot tests (cli-snapshot-*.py, cli-bands.py,
+cli-color-groups.py; they import it from their own folder)."""
 import pickle
 import random
+import re
+import struct
 import subprocess
+import zlib
 
 _n = 0
 _failed = 0
@@ -203,3 +206,70 @@ def python_bands(segs):
     for a, (_, pool, stream, _s, _e) in segs.items():
         g.setdefault(band_label(pool, stream), set()).add(a)
     return g
+
+
+# ---- groups (stats --group-by, render --color-by) ----
+def frame_texts(frames):
+    return ["%s:%d:%s" % (f["filename"], f["line"], f["name"]) for f in frames]
+
+
+def regex_key(rx):
+    """A buffer's group under a frames expression: the first frame (innermost
+    first) that matches, its first group when the expression has one."""
+    def key(b):
+        for text in frame_texts(b[5]):
+            m = re.search(rx, text)
+            if m:
+                return m.group(1) if m.re.groups and m.group(1) is not None else m.group(0)
+        return None
+    return key
+
+
+def entry_key(field):
+    """A buffer's group under compile_context / user_metadata: its alloc
+    entry's field (None for blocks live before the trace, or an empty one)."""
+    return lambda b: (b[4] and b[4].get(field)) or None
+
+
+# ---- pictures ----
+def read_png(path):
+    """(width, height, rows): rows[y][x] is (r, g, b) of an 8-bit RGB or
+    RGBA PNG (what cairo writes), by zlib and the five PNG filters."""
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat, w = 8, b"", 0
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
+            assert depth == 8 and ctype in (2, 6), "PNG colour type %d depth %d" % (ctype, depth)
+            bpp = 3 if ctype == 2 else 4
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    raw = zlib.decompress(idat)
+    stride = w * bpp
+    prev = bytearray(stride)
+    rows = []
+    for y in range(h):
+        ft = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for x in range(stride):
+            a = line[x - bpp] if x >= bpp else 0
+            b = prev[x]
+            c = prev[x - bpp] if x >= bpp else 0
+            if ft == 1:
+                line[x] = (line[x] + a) & 255
+            elif ft == 2:
+                line[x] = (line[x] + b) & 255
+            elif ft == 3:
+                line[x] = (line[x] + (a + b) // 2) & 255
+            elif ft == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append([tuple(line[x * bpp:x * bpp + 3]) for x in range(w)])
+        prev = line
+    return w, h, rows

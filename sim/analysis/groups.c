@@ -42,6 +42,24 @@ ml_group_by_name (const MlGroupBy *by)
        : by->mode == ML_GROUP_USER_METADATA ? "user_metadata" : by->regex;
 }
 
+int
+ml_group_check (const MlTrace *t, const MlGroupBy *by, MlError *err)
+{
+  const char *src = t->source ? ml_trace_str (t, t->source) : "";
+  if (by->mode == ML_GROUP_FRAMES)
+    {
+      for (uint32_t s = 1; s < t->n_stacks; s++)
+        if (t->stacks[s].n)
+          return 0;
+      return ml_error_set (err, ML_EUSAGE, "this trace (%s) records no stacks: every buffer would be in \"(none)\"",
+                           *src ? src : "no source");
+    }
+  if (strcmp (src, "pytorch-snapshot") == 0 || strcmp (src, "jsonl") == 0)
+    return 0;
+  return ml_error_set (err, ML_EUSAGE, "a %s trace records no %s (only PyTorch snapshots and memlens JSONL do): "
+                       "every buffer would be in \"(none)\"", *src ? src : "trace of this format", ml_group_by_name (by));
+}
+
 /* Stack @st's group by @re: the first frame that matches (its first
  * subexpression when it took part), malloc'd; NULL when none matches
  * (and *@oom on out of memory). */

@@ -53,6 +53,13 @@ int  ml_group_by_parse (const char *text, MlGroupBy *out, MlError *err);
  * or the expression. */
 const char *ml_group_by_name (const MlGroupBy *by);
 
+/* Whether @trace's format can say what @by asks: compile_context and
+ * user_metadata are fields of a PyTorch snapshot's entries (and of
+ * memlens JSONL, which keeps them); a CSV, a Kineto trace, a graph or a
+ * CUPTI trace has no such field. A frames expression needs stacks. 0, or
+ * ML_EUSAGE saying why not (every buffer would be "(none)"). */
+int  ml_group_check (const MlTrace *trace, const MlGroupBy *by, MlError *err);
+
 int  ml_group_keys (const MlBuffers *bufs, const MlGroupBy *by, MlGroupKeys *out, MlError *err)
   __attribute__ ((warn_unused_result));
 void ml_group_keys_clear (MlGroupKeys *keys);
