@@ -4,10 +4,11 @@
  * Placed buffers are rectangles [ls, le) x [off, top) over the compressed
  * ticks (leaves). The leaves are cut into buckets of 2^shift leaves. A
  * rectangle is kept in the bucket where it starts, in the bucket where it
- * ends when it ends inside a later one, and, for the buckets it covers
- * whole in between, in the full-cover tree: a segment tree over the
- * buckets whose node holds the rectangles that cover its buckets whole
- * (at most two nodes a level). Each bucket and node keeps its rectangles
+ * ends when it ends inside a later one (a second tree per bucket: only a
+ * query that starts in that bucket counts them, so the others never read
+ * them), and, for the buckets it covers whole in between, in the
+ * full-cover tree: a segment tree over the buckets whose node holds the
+ * rectangles that cover its buckets whole (at most two nodes a level). Each bucket and node keeps its rectangles
  * by offset in a B+ tree with summaries (placer-bucket.c). The rectangles
  * that overlap a query [qs, qe) in time are those of the buckets it
  * touches that pass an exact time test, each counted only where it
@@ -55,7 +56,8 @@ struct MlPlacer {
   uint32_t *ls, *le;      /* per buffer: leaf range [ls, le) */
   uint64_t *offset;       /* per placed buffer: own_offset, or the caller's (_ml_place_in_order) */
   uint64_t *own_offset;   /* calloc'd: untouched pages cost no memory while borrowed */
-  MlPlacerBucket *bucket; /* n_buckets: the rectangles starting or ending inside */
+  MlPlacerBucket *bucket; /* 2 n_buckets: [j] the rectangles starting in bucket j,
+                           * [n_buckets + j] those that end in j, started before */
   MlPlacerBucket *full;   /* 2 seg: the full-cover tree, node 1 the root */
   uint32_t  seg;          /* its leaves: a power of two >= n_buckets */
   MlPlacerPool    pool;
@@ -168,10 +170,10 @@ _ml_placer_new (const MlBuffers *bufs, MlPlacer **out, MlError *err)
   p->shift = choose_shift (p);
   p->n_buckets = (uint32_t) (((uint64_t) p->leaves + (1ull << p->shift) - 1) >> p->shift);
   p->seg = 1u << ceil_log2 (p->n_buckets);
-  p->bucket = malloc (p->n_buckets * sizeof *p->bucket);
+  p->bucket = malloc (2 * (size_t) p->n_buckets * sizeof *p->bucket);
   p->full = malloc (2 * (size_t) p->seg * sizeof *p->full);
-  p->sweep = malloc ((p->n_buckets + ceil_log2 (p->seg) + 2) * sizeof *p->sweep);
-  p->ring = malloc ((p->n_buckets + ceil_log2 (p->seg) + 2) * sizeof *p->ring);
+  p->sweep = malloc ((p->n_buckets + ceil_log2 (p->seg) + 3) * sizeof *p->sweep);
+  p->ring = malloc ((p->n_buckets + ceil_log2 (p->seg) + 3) * sizeof *p->ring);
   if (!p->bucket || !p->full || !p->sweep || !p->ring || _ml_placer_pool_init (&p->pool) < 0)
     goto oom;
   _ml_placer_reset (p);
@@ -203,7 +205,7 @@ void
 _ml_placer_reset (MlPlacer *p)
 {
   p->offset = p->own_offset;
-  for (uint32_t j = 0; j < p->n_buckets; j++)
+  for (uint32_t j = 0; j < 2 * p->n_buckets; j++)
     p->bucket[j].root = ML_PLACER_NIL;
   for (uint32_t k = 0; k < 2 * p->seg; k++)
     p->full[k].root = ML_PLACER_NIL;
@@ -275,7 +277,7 @@ _ml_placer_put (MlPlacer *p, uint32_t b, uint64_t offset)
   MlPlacerEnt x = { offset, offset + p->bufs->buf[b].rsize, p->ls[b], p->le[b], b, 0 };
   Home h = home_of (p->ls[b], p->le[b], p->shift, p->leaves);
   if (!_ml_bucket_insert (&p->pool, &p->bucket[h.a], &x)
-      || (h.e != ML_PLACER_NIL && !_ml_bucket_insert (&p->pool, &p->bucket[h.e], &x))
+      || (h.e != ML_PLACER_NIL && !_ml_bucket_insert (&p->pool, &p->bucket[p->n_buckets + h.e], &x))
       || !full_apply (p, h.fa, h.fb, &x, true))
     p->failed = true;
 }
@@ -289,7 +291,7 @@ _ml_placer_remove (MlPlacer *p, uint32_t b)
   Home h = home_of (p->ls[b], p->le[b], p->shift, p->leaves);
   _ml_bucket_remove (&p->pool, &p->bucket[h.a], x.off, b);
   if (h.e != ML_PLACER_NIL)
-    _ml_bucket_remove (&p->pool, &p->bucket[h.e], x.off, b);
+    _ml_bucket_remove (&p->pool, &p->bucket[p->n_buckets + h.e], x.off, b);
   full_apply (p, h.fa, h.fb, &x, false);
 }
 
@@ -318,15 +320,18 @@ query_sweeps (MlPlacer *p, uint32_t b)
   uint32_t j0 = p->ls[b] >> p->shift, j1 = (p->le[b] - 1) >> p->shift;
   uint64_t size = p->bufs->buf[b].rsize;
   size_t live = 0;
-  for (uint32_t j = j0; j <= j1; j++)
-    if (p->bucket[j].root != ML_PLACER_NIL)
-      {
-        Sweep *s = &p->sweep[live++];
-        s->B = &p->bucket[j];
-        s->q = (MlPlacerQuery) { p->ls[b], p->le[b], j << p->shift, j == j0, size };
-        s->fits_below = 0;
-        s->cur.depth = 0;
-      }
+  for (uint32_t j = j0; j <= j1 + 1; j++)
+    {
+      /* the first bucket's rectangles that end there come last */
+      uint32_t at = j <= j1 ? j : p->n_buckets + j0, jj = j <= j1 ? j : j0;
+      if (p->bucket[at].root == ML_PLACER_NIL)
+        continue;
+      Sweep *s = &p->sweep[live++];
+      s->B = &p->bucket[at];
+      s->q = (MlPlacerQuery) { p->ls[b], p->le[b], jj << p->shift, jj == j0, size };
+      s->fits_below = 0;
+      s->cur.depth = 0;
+    }
   for (uint32_t k = j0 + p->seg; k >= 1; k >>= 1)
     if (p->full[k].root != ML_PLACER_NIL)
       {
