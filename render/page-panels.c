@@ -23,8 +23,31 @@
 /* Annotate texts written per buffer (the count says how many there are). */
 #define NOTES_MAX 16
 
+/* One colouring's entry: its key, whether the trace records none
+ * ("empty": every buffer "(none)"), its classes [k, label, buffers,
+ * bytes live at the lower-bound tick]. */
 static void
-put_colorings (FILE *fp, const MlScene *s)
+put_coloring (FILE *fp, const char *key, bool empty, const MlSceneClass *classes)
+{
+  fprintf (fp, "{\"key\":\"%s\",\"empty\":%s,\"classes\":[", key, empty ? "true" : "false");
+  bool first = true;
+  for (size_t k = 0; k <= ML_PALETTE_N; k++)
+    {
+      const MlSceneClass *c = &classes[k];
+      if (!c->label || !c->count)
+        continue;
+      fprintf (fp, "%s[%zu,", first ? "" : ",", k);
+      _ml_json_str (fp, c->label);
+      fprintf (fp, ",%zu,", c->count);
+      _ml_json_u64 (fp, c->peak_bytes);
+      fputc (']', fp);
+      first = false;
+    }
+  fputs ("]}", fp);
+}
+
+static void
+put_colorings (FILE *fp, const MlScene *s, const MlPageGrouping *groupings, size_t n_groupings)
 {
   MlStyle st;
   ml_style_init (&st);
@@ -38,21 +61,14 @@ put_colorings (FILE *fp, const MlScene *s)
   fprintf (fp, "],\"perBuffer\":%s,\"colorings\":[", s->site_per_buffer ? "true" : "false");
   for (int by = 0; by < ML_COLOR_BY__COUNT; by++)
     {
-      fprintf (fp, "%s{\"key\":\"%s\",\"classes\":[", by ? "," : "", ml_color_by_name ((MlColorBy) by));
-      bool first = true;
-      for (size_t k = 0; k <= ML_PALETTE_N; k++)
-        {
-          const MlSceneClass *c = &s->classes[by][k];
-          if (!c->label || !c->count)
-            continue;
-          fprintf (fp, "%s[%zu,", first ? "" : ",", k);
-          _ml_json_str (fp, c->label);
-          fprintf (fp, ",%zu,", c->count);
-          _ml_json_u64 (fp, c->peak_bytes);
-          fputc (']', fp);
-          first = false;
-        }
-      fputs ("]}", fp);
+      fputs (by ? "," : "", fp);
+      put_coloring (fp, ml_color_by_name ((MlColorBy) by), _ml_page_coloring_empty (s, (MlColorBy) by),
+                    s->classes[by]);
+    }
+  for (size_t k = 0; k < n_groupings; k++)
+    {
+      fputc (',', fp);
+      put_coloring (fp, groupings[k].key, groupings[k].empty, groupings[k].classes);
     }
   fputc (']', fp);
 }
@@ -313,9 +329,10 @@ put_notes (FILE *fp, const MlScene *s, MlError *err)
 }
 
 int
-_ml_page_panels (FILE *fp, const MlScene *s, uint32_t *stack, MlError *err)
+_ml_page_panels (FILE *fp, const MlScene *s, const MlPageGrouping *groupings, size_t n_groupings,
+                 uint32_t *stack, MlError *err)
 {
-  put_colorings (fp, s);
+  put_colorings (fp, s, groupings, n_groupings);
   put_segments (fp, s);
   put_bands (fp, s);
   int rc = put_curve (fp, s, err);

@@ -28,7 +28,8 @@ const char ml_page_css[] =
   "padding:4px 8px;font-size:12px;white-space:pre;box-shadow:0 1px 4px rgba(0,0,0,.2);max-width:60em;overflow:hidden}\n";
 
 const char ml_page_howto[] =
-  "Address × time: each buffer where the plan put it, coloured by call site, stream or kind (the select), the "
+  "Address × time: each buffer where the plan put it, coloured by call site, stream, kind, or the compile_context or user_metadata of its "
+  "allocation (the select), the "
   "segments of each memory pool and stream in a band of their own (dashed lines, labelled; hover names a band); buffers "
   "smaller than a pixel are pooled into it, its opacity the share of it they cover; a red line marks an OOM. Active "
   "memory: each pixel column stacks the buffers live at the tick in its middle, the longest-lived at the bottom. "
@@ -46,14 +47,14 @@ ml_page_draws (const MlDocFigure *f)
 
 /* ---- the columns ----------------------------------------------------------------- */
 
+/* (then one column of colour classes per colouring: "cls_site", ...) */
 typedef enum {
   COL_START, COL_END, COL_ADDR, COL_SIZE, COL_PLACE, COL_SITE, COL_STREAM, COL_BUFFER, COL_RANK, COL_STACK,
-  COL_CLS_SITE, COL_CLS_STREAM, COL_CLS_KIND, COL__COUNT
+  COL__COUNT
 } Column;
 
-static const char *const col_names[COL__COUNT] = { "start",  "end",     "addr",      "size",    "place",
-                                                   "site",   "stream",  "buffer",    "rank",    "stack",
-                                                   "clsSite", "clsStream", "clsKind" };
+static const char *const col_names[COL__COUNT] = { "start", "end",    "addr",   "size", "place",
+                                                   "site",  "stream", "buffer", "rank", "stack" };
 
 typedef struct {
   const MlScene *s;
@@ -62,6 +63,8 @@ typedef struct {
   const char   **sites;  /* the site table's labels */
   size_t         n_sites;
   bool           ticks32;
+  MlPageGrouping groupings[ML_PAGE_GROUPINGS_MAX]; /* colourings the scene lacks */
+  size_t         n_groupings;
 } Data;
 
 /* The call site a buffer is coloured and labelled by (as the scene's
@@ -146,9 +149,6 @@ put_column (MlB64 *b, const Data *d, Column c)
         case COL_BUFFER: _ml_b64_u32 (b, it->buffer); break;
         case COL_RANK: _ml_b64_u32 (b, s->rank[i]); break;
         case COL_STACK: _ml_b64_u32 (b, d->stack[i]); break;
-        case COL_CLS_SITE: _ml_b64_byte (b, it->cls[ML_COLOR_BY_SITE]); break;
-        case COL_CLS_STREAM: _ml_b64_byte (b, it->cls[ML_COLOR_BY_STREAM]); break;
-        case COL_CLS_KIND: _ml_b64_byte (b, it->cls[ML_COLOR_BY_KIND]); break;
         case COL__COUNT: break;
         }
     }
@@ -228,17 +228,59 @@ put_header (FILE *fp, const MlDocFigure *f, const Data *d)
     }
 }
 
+/* The colour classes of each colouring, a Uint8 column each ("cls_KEY"):
+ * the scene's, then the groupings it lacks (none for an empty one). */
 static void
-put_controls (FILE *fp, const MlScene *s, int index)
+put_class_columns (FILE *fp, const Data *d)
 {
+  const MlScene *s = d->s;
+  MlB64 b = { .fp = fp };
+  for (int by = 0; by < ML_COLOR_BY__COUNT; by++)
+    {
+      fprintf (fp, ",\"cls_%s\":\"", ml_color_by_name ((MlColorBy) by));
+      for (size_t i = 0; i < s->n_items; i++)
+        _ml_b64_byte (&b, s->items[i].cls[by]);
+      _ml_b64_end (&b);
+      fputc ('"', fp);
+    }
+  for (size_t k = 0; k < d->n_groupings; k++)
+    {
+      const MlPageGrouping *g = &d->groupings[k];
+      if (g->empty)
+        continue;
+      fprintf (fp, ",\"cls_%s\":\"", g->key);
+      for (size_t i = 0; i < s->n_items; i++)
+        _ml_b64_byte (&b, g->cls[i]);
+      _ml_b64_end (&b);
+      fputc ('"', fp);
+    }
+}
+
+/* One option of the colour select; one the trace records nothing for is
+ * offered disabled and says so. */
+static void
+put_color_option (FILE *fp, const char *key, bool empty)
+{
+  const char *what = strcmp (key, "site") == 0 ? "call site" : key;
+  fprintf (fp, "<option value=\"%s\"%s>colour by %s%s</option>", key, empty ? " disabled=\"disabled\"" : "", what,
+           empty ? " (none in this trace)" : "");
+}
+
+static void
+put_controls (FILE *fp, const Data *d, int index)
+{
+  const MlScene *s = d->s;
   /* the title (from the data, by the script) */
   fprintf (fp, "<figure class=\"ml-page\" id=\"page-%d\" data-items=\"%zu\">\n<div class=\"ml-bar\"><b class=\"ml-title\"></b> ",
            index, s->n_items);
   fputs ("<select class=\"ml-mode\"><option value=\"address\">address × time</option>"
-         "<option value=\"active\">active memory, stacked</option></select>"
-         "<select class=\"ml-color\"><option value=\"site\">colour by call site</option>"
-         "<option value=\"stream\">colour by stream</option><option value=\"kind\">colour by kind</option></select>"
-         "<button type=\"button\" class=\"ml-fit\">Fit</button>"
+         "<option value=\"active\">active memory, stacked</option></select><select class=\"ml-color\">",
+         fp);
+  for (int by = 0; by < ML_COLOR_BY__COUNT; by++)
+    put_color_option (fp, ml_color_by_name ((MlColorBy) by), _ml_page_coloring_empty (s, (MlColorBy) by));
+  for (size_t k = 0; k < d->n_groupings; k++)
+    put_color_option (fp, d->groupings[k].key, d->groupings[k].empty);
+  fputs ("</select><button type=\"button\" class=\"ml-fit\">Fit</button>"
          "<input type=\"search\" class=\"ml-search\" placeholder=\"search: call site text, or an address (0x…)\"/>"
          "<span class=\"ml-found\"></span><span class=\"ml-range\"></span></div>\n"
          "<div class=\"ml-legend\"></div>\n"
@@ -265,13 +307,14 @@ ml_page_figure (FILE *fp, const MlDocFigure *f, int index, MlError *err)
   d.stack = malloc ((scene->n_items ? scene->n_items : 1) * sizeof *d.stack);
   if (!d.stack)
     rc = ml_error_set (err, ML_ENOMEM, "out of memory for the page's stacks");
-  if (rc == 0 && (rc = data_sites (&d, err)) == 0)
+  if (rc == 0 && (rc = data_sites (&d, err)) == 0 && (rc = _ml_page_groupings (scene, d.groupings, &d.n_groupings,
+                                                                                 err)) == 0)
     {
-      put_controls (fp, scene, index);
+      put_controls (fp, &d, index);
       fputs ("<script type=\"application/json\" class=\"ml-data\">", fp);
       put_header (fp, f, &d);
       put_wide (fp, scene);
-      rc = _ml_page_panels (fp, scene, d.stack, err);
+      rc = _ml_page_panels (fp, scene, d.groupings, d.n_groupings, d.stack, err);
       if (rc == 0)
         rc = _ml_page_tiles (fp, scene, err);
     }
@@ -284,11 +327,13 @@ ml_page_figure (FILE *fp, const MlDocFigure *f, int index, MlError *err)
           put_column (&b, &d, (Column) c);
           fputc ('"', fp);
         }
+      put_class_columns (fp, &d);
       fputs ("}</script>\n", fp);
     }
   free (d.site);
   free (d.sites);
   free (d.stack);
+  _ml_page_groupings_clear (d.groupings, d.n_groupings);
   ml_scene_free (scene);
   return rc;
 }

@@ -74,8 +74,10 @@ window.memlensLib = (function () {
     this.buffer = new Uint32Array(decode(d.buffer));
     this.rank = new Uint32Array(decode(d.rank));
     this.stack = new Uint32Array(decode(d.stack));
-    this.clsBy = { site: new Uint8Array(decode(d.clsSite)), stream: new Uint8Array(decode(d.clsStream)),
-      kind: new Uint8Array(decode(d.clsKind)) };
+    // the colour class of each item under each colouring (call site, stream,
+    // kind, and compile_context / user_metadata where the trace records them)
+    this.clsBy = {};
+    for (const c of d.colorings) if (d['cls_' + c.key]) this.clsBy[c.key] = new Uint8Array(decode(d['cls_' + c.key]));
     this.palette = d.palette;
     this.cssPalette = d.palette.map(c => 'rgb(' + c.join(',') + ')');
     this.colorBy = 'site';

@@ -793,7 +793,64 @@ for path in (os.path.join(TORCH, 'annotate.pickle'), os.path.join(src, 'tests', 
        '%s: the annotate texts show with the blocks Python ties them to, in the hover and the Buffer panel: %s (got %s)'
        % (os.path.basename(path), want_a, got_a))
 
-for name, src_page in (('html-page.png', hpage), ('html-page-panels.png', ph), ('html-page-bands.png', band_shot)):
+# colour by compile_context and by user_metadata (sim/analysis/groups.h):
+# each buffer's class is its alloc entry's text, as Python reads it; a
+# trace that records none offers the choice disabled, saying so
+GROUPS_HARNESS = harness(r"""
+    const p = window.memlensPages[0], c = p.canvas;
+    out.options = Array.from(p.colorEl.options, o => [o.value, o.textContent, o.disabled]);
+    out.palette = p.palette;
+    const px = (x, y) => Array.from(c.getContext('2d').getImageData(Math.round(x * devicePixelRatio),
+      Math.round(y * devicePixelRatio), 1, 1).data.slice(0, 3));
+    out.by = {};
+    for (const key of ['compile_context', 'user_metadata']) {
+      if (p.colorEl.querySelector('option[value="' + key + '"]').disabled) continue;
+      p.colorEl.value = key;
+      p.colorEl.dispatchEvent(new Event('change'));
+      out.by[key] = {
+        legend: Array.from(p.legendEl.querySelectorAll('span'), e => [e.textContent, Number(e.dataset.cls)]),
+        items: Array.from({ length: p.n }, function (_, i) {
+          const at = p.pixel((p.start[i] + p.end[i]) / 2, p.addr[i] + p.size[i] / 2);
+          return [p.place[i], p.start[i], p.cls[i], px(at.x, at.y)];
+        }) };
+    }
+    for (let e = p.fig.previousElementSibling; e; e = e.previousElementSibling) e.style.display = 'none';
+    p.colorEl.value = 'compile_context';
+    p.colorEl.dispatchEvent(new Event('change'));""")
+groups_shot = None
+for name in ('groups', 'compile-context', 'graph-two-streams'):
+    path = os.path.join(TORCH, name + '.pickle')
+    snap = load_pickle(path)
+    bufs_p, _ = lifetimes(snap)
+    gpage = os.path.join(tmp, 'g-' + name + '.html')
+    p = subprocess.run([memlens, 'report', path, '--interactive', '--strategies', 'recorded', '-o', gpage, '--quiet'],
+                       capture_output=True, text=True)
+    gres, gh = drive(read(gpage), GROUPS_HARNESS, 'g-' + name + '-h.html')
+    groups_shot = groups_shot or gh
+    opts = {o[0]: (o[1], o[2]) for o in gres.get('options', [])}
+    for key in ('compile_context', 'user_metadata'):
+        want_g = {(b[0], b[2]): (b[4] or {}).get(key) or '(none)' for b in bufs_p}
+        if set(want_g.values()) == {'(none)'}:
+            ok(opts.get(key) == ('colour by %s (none in this trace)' % key, True),
+               '%s records no %s: the choice is offered disabled and says so (%s)' % (name, key, opts.get(key)))
+            continue
+        got_by = gres.get('by', {}).get(key, {})
+        legend = {k: t.rsplit(' (', 1)[0] for t, k in got_by.get('legend', [])}
+        counts = {}
+        for g in want_g.values():
+            counts[g] = counts.get(g, 0) + 1
+        want_legend = sorted('%s (%d %s)' % (g, n_, 'buffer' if n_ == 1 else 'buffers') for g, n_ in counts.items())
+        items = got_by.get('items', [])
+        got_g = {(pl_, st): legend.get(k) for pl_, st, k, _ in items}
+        pal = gres.get('palette', [])
+        painted = all(pix == pal[k] for _, _, k, pix in items)
+        ok(opts.get(key, ('', True))[1] is False and got_g == want_g and len(items) == len(bufs_p)
+           and sorted(t for t, _ in got_by.get('legend', [])) == want_legend and painted,
+           '%s: colour by %s puts each of the %d buffers in its alloc entry\'s group, painted in its colour; legend %s '
+           '(got %s %s)' % (name, key, len(bufs_p), want_legend, sorted(got_by.get('legend', [])), gres.get('error', '')))
+
+for name, src_page in (('html-page.png', hpage), ('html-page-panels.png', ph), ('html-page-bands.png', band_shot),
+                       ('html-page-groups.png', groups_shot)):
     if not src_page:
         continue
     shot = os.path.join(shots or tmp, name)
