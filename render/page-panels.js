@@ -403,8 +403,21 @@
     Object.assign(sum.dataset, { allocated: st.allocated, free: st.free, unmapped: st.unmapped, segments: st.segs.length });
     el.appendChild(sum);
     const box = node('div', null, 'ml-blocks');
-    let rows = 0;
-    for (const ss of st.segs) {
+    let rows = 0, band = -1;
+    // with bands of (pool, stream): their segments together, each band
+    // headed by its label and sums (as the state panel of render --at)
+    const bands = this.d.bands, bandOf = ss => bands.length ? this.d.segs[ss.seg][7] : -1;
+    const segs = st.segs.slice().sort((a, b) => bandOf(a) - bandOf(b) || a.seg - b.seg);
+    for (const ss of segs) {
+      if (bandOf(ss) !== band) {
+        band = bandOf(ss);
+        const mine = segs.filter(x => bandOf(x) === band);
+        const sum = k => mine.reduce((n, x) => n + x[k], 0);
+        const h = node('div', bands[band][3] + ' — ' + mine.length + (mine.length === 1 ? ' segment' : ' segments') +
+          ': ' + human(sum('allocated')) + ' allocated, ' + human(sum('free')) + ' free (cached)', 'ml-bandhead');
+        Object.assign(h.dataset, { band: band, segments: mine.length, allocated: sum('allocated'), free: sum('free') });
+        box.appendChild(h);
+      }
       const head = node('div', 'segment ' + ss.seg + (Number(ss.addr) ? ' at ' + hex(Number(ss.addr)) : '') + ', ' +
         human(ss.size) + (ss.kind === 'fixed' ? '' : ' (' + ss.kind + ')') + ': ' + human(ss.allocated) + ' allocated, ' +
         human(ss.free) + ' free' + (ss.unmapped ? ', ' + human(ss.unmapped) + ' unmapped' : ''));

@@ -22,7 +22,7 @@ const char ml_page_css[] =
   ".ml-panels h4{margin:0 0 4px;font-size:13px}.ml-panels section{min-width:0}"
   ".ml-panels p{margin:2px 0}.ml-panels ol,.ml-panels ul{margin:0;padding-left:18px}.ml-panels li{margin:2px 0;overflow-wrap:anywhere}\n"
   ".ml-panels button.ml-peak{font:inherit;text-align:left;border:0;background:none;padding:0;color:#1a56a8;cursor:pointer}"
-  ".ml-hint{color:#666;margin:0}.ml-blocks,.ml-peaks ol{max-height:320px;overflow:auto}.ml-frames{max-height:320px;overflow:auto;"
+  ".ml-bandhead{font-weight:bold;margin:8px 0 2px;border-top:1px dashed #999;padding-top:4px}.ml-hint{color:#666;margin:0}.ml-blocks,.ml-peaks ol{max-height:320px;overflow:auto}.ml-frames{max-height:320px;overflow:auto;"
   "font-family:monospace;font-size:11px}\n"
   ".ml-tip{position:absolute;pointer-events:none;background:#fff;border:1px solid #999;border-radius:4px;"
   "padding:4px 8px;font-size:12px;white-space:pre;box-shadow:0 1px 4px rgba(0,0,0,.2);max-width:60em;overflow:hidden}\n";

@@ -669,6 +669,11 @@ BANDS_HARNESS = harness(r"""
     // every buffer's hover text and Buffer panel (annotate texts)
     out.texts = Array.from({ length: p.n }, (_, i) => p.describe(i));
     out.panels = Array.from({ length: p.n }, function (_, i) { p.showStack(i); return p.stackEl.textContent; });
+    // the state at the last tick: a head per band
+    p.selectTick(p.d.endTick - 1);
+    out.stateTick = p.tick;
+    out.bandHeads = Array.from(p.stateEl.querySelectorAll('.ml-bandhead'), e => [p.d.bands[Number(e.dataset.band)][3],
+      Number(e.dataset.segments), Number(e.dataset.allocated), Number(e.dataset.free), e.textContent]);
     for (let e = p.fig.previousElementSibling; e; e = e.previousElementSibling) e.style.display = 'none';
     p.draw();""")
 
@@ -761,6 +766,18 @@ for name in ('graph-two-streams', 'mempool', 'graph-private-reuse', 'streams-64b
     want_h = ['%s\n%d segment%s' % (b, len(want[b]), '' if len(want[b]) == 1 else 's') for b in (x[3] for x in bands)]
     ok([h[2] if h else None for h in hov] == want_h,
        '%s: hovering each band where no buffer is names it and its segments: %s' % (name, want_h))
+    # the state at the last tick: per band its segments reserved then, the
+    # bytes of the blocks live in them and the rest free (cached)
+    st_tick, st = bres.get('stateTick', -1), {}
+    for a, (sz, pool, stream, s0, s1) in segs.items():
+        if s0 <= st_tick < s1:
+            al = sum(b[1] for b in bufs_p if b[2] <= st_tick < b[3] and a <= b[0] < a + sz)
+            n0, al0, fr0 = st.get(band_label(pool, stream), (0, 0, 0))
+            st[band_label(pool, stream)] = (n0 + 1, al0 + al, fr0 + sz - al)
+    heads = {h[0]: tuple(h[1:4]) for h in bres.get('bandHeads', [])}
+    ok(st_tick == len(snap['device_traces'][0]) and heads == st and len(bres.get('bandHeads', [])) == len(st),
+       '%s at tick %d: the At-a-tick panel heads each band with its segments, allocated and free bytes %s (got %s)'
+       % (name, st_tick, st, [h[4] for h in bres.get('bandHeads', [])]))
     if name == 'thin':
         th = [b for b, r in zip(bands, rows) if r[1] - r[0] < 1]
         ok(len(th) == 1 and th[0][3] == band_label((1, 0), 0)
