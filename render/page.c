@@ -12,7 +12,7 @@
 const char ml_page_css[] =
   "figure.ml-page{position:relative}\n"
   ".ml-bar{display:flex;flex-wrap:wrap;gap:8px;align-items:center;margin:0 0 6px;font-size:12px}\n"
-  ".ml-bar input{width:26em;font:inherit}.ml-bar .ml-range,.ml-bar .ml-found{color:#555}.ml-bar .ml-found{color:#c0161a}\n"
+  ".ml-bar input{width:26em;font:inherit}.ml-bar select.ml-color{max-width:15em}.ml-bar .ml-range,.ml-bar .ml-found{color:#555}.ml-bar .ml-found{color:#c0161a}\n"
   "canvas.ml-canvas{display:block;box-sizing:border-box;width:100%;height:480px;border:1px solid #e3e3e6;cursor:grab;touch-action:none}\n"
   "canvas.ml-curves{display:block;box-sizing:border-box;width:100%;height:150px;border:1px solid #e3e3e6;border-top:0;"
   "cursor:crosshair;touch-action:none}\n"
