@@ -6,7 +6,8 @@
 # in /tmp), writes the report twice with one strategy (best-fit) — static
 # (SVG pictures) and --interactive — and prints for each the time memlens
 # took and the file's size; for the interactive page, the bytes of its
-# typed arrays and string tables (the compact data: 55 bytes a buffer and
+# typed arrays and string tables (the compact data: 55 bytes a buffer, one
+# more per compile_context / user_metadata colouring the trace has, and
 # the call-site / name strings) against the file, and of its tiles and
 # curves.
 # Then opens the page in headless chromium (software drawing, --disable-gpu)
@@ -43,7 +44,8 @@ python3 - "$T/interactive.html" <<'PY'
 import base64, json, re, sys
 text = open(sys.argv[1]).read()
 d = json.loads(re.search(r'<script type="application/json" class="ml-data">(.*?)</script>', text, re.S).group(1))
-cols = ('start', 'end', 'addr', 'size', 'place', 'site', 'stream', 'buffer', 'rank', 'stack', 'clsSite', 'clsStream', 'clsKind')
+cols = ('start', 'end', 'addr', 'size', 'place', 'site', 'stream', 'buffer', 'rank', 'stack') + \
+    tuple(k for k in d if k.startswith('cls_'))
 raw = sum(len(base64.b64decode(d[k])) for k in cols)
 b64 = sum(len(d[k]) for k in cols)
 strings = sum(len(s.encode()) + 1 for s in d['sites'] + d['streams'])
