@@ -46,8 +46,22 @@ put_coloring (FILE *fp, const char *key, bool empty, const MlSceneClass *classes
   fputs ("]}", fp);
 }
 
+bool
+_ml_page_coloring_offered (const MlScene *s, MlColorBy by)
+{
+  return by != ML_COLOR_BY_FRAMES || s->frames_regex;
+}
+
+bool
+_ml_page_coloring_empty (const MlScene *s, MlColorBy by)
+{
+  const MlSceneClass *c = &s->classes[by][0];
+  return s->n_items && s->n_classes[by] == 1 && c->label && strcmp (c->label, "(none)") == 0
+         && c->count == s->n_items;
+}
+
 static void
-put_colorings (FILE *fp, const MlScene *s, const MlPageGrouping *groupings, size_t n_groupings)
+put_colorings (FILE *fp, const MlScene *s)
 {
   MlStyle st;
   ml_style_init (&st);
@@ -59,17 +73,15 @@ put_colorings (FILE *fp, const MlScene *s, const MlPageGrouping *groupings, size
                (int) (c.b * 255 + 0.5));
     }
   fprintf (fp, "],\"perBuffer\":%s,\"colorings\":[", s->site_per_buffer ? "true" : "false");
+  bool first = true;
   for (int by = 0; by < ML_COLOR_BY__COUNT; by++)
-    {
-      fputs (by ? "," : "", fp);
-      put_coloring (fp, ml_color_by_name ((MlColorBy) by), _ml_page_coloring_empty (s, (MlColorBy) by),
-                    s->classes[by]);
-    }
-  for (size_t k = 0; k < n_groupings; k++)
-    {
-      fputc (',', fp);
-      put_coloring (fp, groupings[k].key, groupings[k].empty, groupings[k].classes);
-    }
+    if (_ml_page_coloring_offered (s, (MlColorBy) by))
+      {
+        fputs (first ? "" : ",", fp);
+        put_coloring (fp, ml_color_by_name ((MlColorBy) by), _ml_page_coloring_empty (s, (MlColorBy) by),
+                      s->classes[by]);
+        first = false;
+      }
   fputc (']', fp);
 }
 
@@ -329,10 +341,9 @@ put_notes (FILE *fp, const MlScene *s, MlError *err)
 }
 
 int
-_ml_page_panels (FILE *fp, const MlScene *s, const MlPageGrouping *groupings, size_t n_groupings,
-                 uint32_t *stack, MlError *err)
+_ml_page_panels (FILE *fp, const MlScene *s, uint32_t *stack, MlError *err)
 {
-  put_colorings (fp, s, groupings, n_groupings);
+  put_colorings (fp, s);
   put_segments (fp, s);
   put_bands (fp, s);
   int rc = put_curve (fp, s, err);

@@ -35,24 +35,12 @@ void _ml_json_str (FILE *fp, const char *s);
  * JavaScript), a string of its digits past it. */
 void _ml_json_u64 (FILE *fp, uint64_t v);
 
-/* A colouring the scene lacks (page-groups.c): by the compile_context or
- * user_metadata of each buffer's alloc entry (sim/analysis/groups.h),
- * classes ranked as the scene ranks call sites. */
-typedef struct {
-  const char  *key;        /* "compile_context", "user_metadata" */
-  bool         empty;      /* the trace records none: every buffer "(none)" */
-  MlSceneClass classes[ML_PALETTE_N + 1]; /* labels owned; count 0: unused */
-  uint8_t     *cls;        /* per item (NULL when empty) */
-} MlPageGrouping;
-#define ML_PAGE_GROUPINGS_MAX 2
-
-/* The groupings of @s that its colourings lack, into @out (room for
- * ML_PAGE_GROUPINGS_MAX), *@n of them; clear them even on error. */
-int  _ml_page_groupings       (const MlScene *s, MlPageGrouping *out, size_t *n, MlError *err);
-void _ml_page_groupings_clear (MlPageGrouping *g, size_t n);
-
+/* Whether the page offers colouring @by of @s: all but frames without
+ * an expression (the page has no box for one). */
+bool _ml_page_coloring_offered (const MlScene *s, MlColorBy by);
 /* Whether colouring @by of @s puts every buffer in one class "(none)"
- * (a grouping the trace records nothing for). */
+ * (compile_context or user_metadata of a trace that records none): the
+ * page lists it disabled, saying so. */
 bool _ml_page_coloring_empty (const MlScene *s, MlColorBy by);
 
 /* The panels' data, as members of the figure's JSON object (each
@@ -61,8 +49,7 @@ bool _ml_page_coloring_empty (const MlScene *s, MlColorBy by);
  * the segments' lifetimes and mappings (for the state at a tick), and
  * the stacks of the buffers (@stack: per item, its index in the table
  * written, 0 = none; filled here). */
-int _ml_page_panels (FILE *fp, const MlScene *s, const MlPageGrouping *groupings, size_t n_groupings,
-                     uint32_t *stack, MlError *err);
+int _ml_page_panels (FILE *fp, const MlScene *s, uint32_t *stack, MlError *err);
 
 /* The level-of-detail tiles (page-tiles.c), as a member "tiles" of the
  * figure's JSON object: for a scene of at least ML_PAGE_TILE_MIN_ITEMS

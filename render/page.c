@@ -63,8 +63,6 @@ typedef struct {
   const char   **sites;  /* the site table's labels */
   size_t         n_sites;
   bool           ticks32;
-  MlPageGrouping groupings[ML_PAGE_GROUPINGS_MAX]; /* colourings the scene lacks */
-  size_t         n_groupings;
 } Data;
 
 /* The call site a buffer is coloured and labelled by (as the scene's
@@ -228,29 +226,19 @@ put_header (FILE *fp, const MlDocFigure *f, const Data *d)
     }
 }
 
-/* The colour classes of each colouring, a Uint8 column each ("cls_KEY"):
- * the scene's, then the groupings it lacks (none for an empty one). */
+/* The colour classes of each colouring the page offers, a Uint8 column
+ * each ("cls_site", ...; none for an empty one). */
 static void
-put_class_columns (FILE *fp, const Data *d)
+put_class_columns (FILE *fp, const MlScene *s)
 {
-  const MlScene *s = d->s;
   MlB64 b = { .fp = fp };
   for (int by = 0; by < ML_COLOR_BY__COUNT; by++)
     {
+      if (!_ml_page_coloring_offered (s, (MlColorBy) by) || _ml_page_coloring_empty (s, (MlColorBy) by))
+        continue;
       fprintf (fp, ",\"cls_%s\":\"", ml_color_by_name ((MlColorBy) by));
       for (size_t i = 0; i < s->n_items; i++)
         _ml_b64_byte (&b, s->items[i].cls[by]);
-      _ml_b64_end (&b);
-      fputc ('"', fp);
-    }
-  for (size_t k = 0; k < d->n_groupings; k++)
-    {
-      const MlPageGrouping *g = &d->groupings[k];
-      if (g->empty)
-        continue;
-      fprintf (fp, ",\"cls_%s\":\"", g->key);
-      for (size_t i = 0; i < s->n_items; i++)
-        _ml_b64_byte (&b, g->cls[i]);
       _ml_b64_end (&b);
       fputc ('"', fp);
     }
@@ -267,9 +255,8 @@ put_color_option (FILE *fp, const char *key, bool empty)
 }
 
 static void
-put_controls (FILE *fp, const Data *d, int index)
+put_controls (FILE *fp, const MlScene *s, int index)
 {
-  const MlScene *s = d->s;
   /* the title (from the data, by the script) */
   fprintf (fp, "<figure class=\"ml-page\" id=\"page-%d\" data-items=\"%zu\">\n<div class=\"ml-bar\"><b class=\"ml-title\"></b> ",
            index, s->n_items);
@@ -277,9 +264,8 @@ put_controls (FILE *fp, const Data *d, int index)
          "<option value=\"active\">active memory, stacked</option></select><select class=\"ml-color\">",
          fp);
   for (int by = 0; by < ML_COLOR_BY__COUNT; by++)
-    put_color_option (fp, ml_color_by_name ((MlColorBy) by), _ml_page_coloring_empty (s, (MlColorBy) by));
-  for (size_t k = 0; k < d->n_groupings; k++)
-    put_color_option (fp, d->groupings[k].key, d->groupings[k].empty);
+    if (_ml_page_coloring_offered (s, (MlColorBy) by))
+      put_color_option (fp, ml_color_by_name ((MlColorBy) by), _ml_page_coloring_empty (s, (MlColorBy) by));
   fputs ("</select><button type=\"button\" class=\"ml-fit\">Fit</button>"
          "<input type=\"search\" class=\"ml-search\" placeholder=\"search: call site text, or an address (0x…)\"/>"
          "<span class=\"ml-found\"></span><span class=\"ml-range\"></span></div>\n"
@@ -307,14 +293,13 @@ ml_page_figure (FILE *fp, const MlDocFigure *f, int index, MlError *err)
   d.stack = malloc ((scene->n_items ? scene->n_items : 1) * sizeof *d.stack);
   if (!d.stack)
     rc = ml_error_set (err, ML_ENOMEM, "out of memory for the page's stacks");
-  if (rc == 0 && (rc = data_sites (&d, err)) == 0 && (rc = _ml_page_groupings (scene, d.groupings, &d.n_groupings,
-                                                                                 err)) == 0)
+  if (rc == 0 && (rc = data_sites (&d, err)) == 0)
     {
-      put_controls (fp, &d, index);
+      put_controls (fp, scene, index);
       fputs ("<script type=\"application/json\" class=\"ml-data\">", fp);
       put_header (fp, f, &d);
       put_wide (fp, scene);
-      rc = _ml_page_panels (fp, scene, d.groupings, d.n_groupings, d.stack, err);
+      rc = _ml_page_panels (fp, scene, d.stack, err);
       if (rc == 0)
         rc = _ml_page_tiles (fp, scene, err);
     }
@@ -327,13 +312,12 @@ ml_page_figure (FILE *fp, const MlDocFigure *f, int index, MlError *err)
           put_column (&b, &d, (Column) c);
           fputc ('"', fp);
         }
-      put_class_columns (fp, &d);
+      put_class_columns (fp, scene);
       fputs ("}</script>\n", fp);
     }
   free (d.site);
   free (d.sites);
   free (d.stack);
-  _ml_page_groupings_clear (d.groupings, d.n_groupings);
   ml_scene_free (scene);
   return rc;
 }
