@@ -35,6 +35,7 @@ struct _MlWindow {
   gboolean      from_list;             /* a list row is being chosen: stay on its page */
   char         *loading_path;
   int           pending_device;        /* --device for the first load, -1 = none */
+  char         *frames_regex;          /* colour by frames: the expression (the search box's text then) */
 
   /* from window.ui */
   GtkWidget *title, *subtitle;
@@ -75,6 +76,11 @@ _ml_window_tl (MlWindow *self, int i)
 /* window.c: shows @doc (NULL: the empty page) in every widget, keeping
  * the zoom and the selection when it has the same trace as before. */
 void _ml_window_apply_document (MlWindow *self, MlDocument *doc);
+/* After new scenes: colour-by frames made again for them (the expression
+ * kept in frames_regex); on a @new_trace, a colouring it cannot have
+ * (no kinds, no compile_context field, no stacks) goes back to call
+ * sites, saying why. */
+void _ml_window_check_colouring (MlWindow *self, gboolean new_trace);
 /* Selects the row of @dd's list @list named @name, if any. */
 void _ml_window_set_dropdown (GtkWidget *dd, GtkStringList *list, const char *name);
 

@@ -278,6 +278,63 @@ select_buffer_action (GSimpleAction *a, GVariant *p, gpointer u)
   ml_timeline_view_select_buffer (TV0, self->doc && k >= 0 && (gsize) k < self->doc->bufs->n ? k : -1);
 }
 
+/* Why @self's trace cannot be coloured @by (@regex for frames): a
+ * message for the window, or NULL when it can. */
+static char *
+color_refusal (MlWindow *self, MlColorBy by, const char *regex)
+{
+  if (!self->doc)
+    return NULL;
+  if (by == ML_COLOR_BY_KIND)
+    {
+      /* PyTorch snapshots and CSV instances record no kinds: every buffer
+       * would be one colour */
+      gboolean any = FALSE;
+      for (gsize i = 0; i < self->doc->bufs->n && !any; i++)
+        any = (self->doc->bufs->buf[i].flags & (ML_BUF_WEIGHT | ML_BUF_ACTIVATION | ML_BUF_INPUT | ML_BUF_OUTPUT)) != 0;
+      return any ? NULL : g_strdup ("This trace records no buffer kinds (weight, activation, input, output): PyTorch "
+                                    "snapshots and planning instances have none. The colours stay as they were.");
+    }
+  if (by == ML_COLOR_BY_FRAMES && (!regex || !*regex))
+    return g_strdup ("Colour by frames takes the search box's text as a regular expression over the stacks' frames "
+                     "(file:line:function; its first parenthesised part names the group): type one there first, "
+                     "e.g. model\\.py:[0-9]+:([a-z_]+).");
+  MlError err = { 0 };
+  if (ml_color_by_check (ml_document_trace (self->doc), by, regex, &err) < 0)
+    return g_strdup_printf ("This trace cannot be coloured by %s: %s. The colours stay as they were.",
+                            ml_color_by_name (by), err.msg);
+  return NULL;
+}
+
+/* Every shown scene coloured by frames under @regex; FALSE (and a
+ * message) for a bad expression. */
+static gboolean
+color_scenes_by_frames (MlWindow *self, const char *regex)
+{
+  MlRun *runs[3] = { self->doc ? self->doc->runs[0] : NULL, self->doc ? self->doc->runs[1] : NULL,
+                     self->doc2 ? self->doc2->runs[0] : NULL };
+  for (int i = 0; i < 3; i++)
+    {
+      MlError err = { 0 };
+      if (runs[i] && runs[i]->scene && ml_scene_color_frames (runs[i]->scene, regex, &err) < 0)
+        {
+          ml_window_show_message (self, err.msg);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+static void
+set_color_by (MlWindow *self, MlColorBy by)
+{
+  for (int i = 0; i < 2; i++)
+    {
+      ml_timeline_view_get_style (_ml_window_tl (self, i))->color_by = by;
+      ml_timeline_view_style_changed (_ml_window_tl (self, i));
+    }
+}
+
 static void
 color_by_action (GSimpleAction *a, GVariant *p, gpointer u)
 {
@@ -285,26 +342,41 @@ color_by_action (GSimpleAction *a, GVariant *p, gpointer u)
   MlColorBy by;
   if (ml_color_by_parse (g_variant_get_string (p, NULL), &by) < 0)
     return;
-  if (by == ML_COLOR_BY_KIND && self->doc)
+  const char *regex = by == ML_COLOR_BY_FRAMES ? gtk_editable_get_text (GTK_EDITABLE (self->search_entry)) : NULL;
+  g_autofree char *why = color_refusal (self, by, regex);
+  if (why)
     {
-      /* PyTorch snapshots and CSV instances record no kinds: every buffer
-       * would be one colour */
-      gboolean any = FALSE;
-      for (gsize i = 0; i < self->doc->bufs->n && !any; i++)
-        any = (self->doc->bufs->buf[i].flags & (ML_BUF_WEIGHT | ML_BUF_ACTIVATION | ML_BUF_INPUT | ML_BUF_OUTPUT)) != 0;
-      if (!any)
-        {
-          ml_window_show_message (self, "This trace records no buffer kinds (weight, activation, input, output): "
-                                        "PyTorch snapshots and planning instances have none. The colours stay by "
-                                        "call site.");
-          return;
-        }
+      ml_window_show_message (self, why);
+      return;
+    }
+  if (by == ML_COLOR_BY_FRAMES)
+    {
+      if (!color_scenes_by_frames (self, regex))
+        return;
+      g_free (self->frames_regex);
+      self->frames_regex = g_strdup (regex);
     }
   g_simple_action_set_state (a, p);
-  for (int i = 0; i < 2; i++)
+  set_color_by (self, by);
+}
+
+void
+_ml_window_check_colouring (MlWindow *self, gboolean new_trace)
+{
+  GAction *a = g_action_map_lookup_action (G_ACTION_MAP (self), "color-by");
+  g_autoptr (GVariant) st = a ? g_action_get_state (a) : NULL;
+  MlColorBy by;
+  if (!st || ml_color_by_parse (g_variant_get_string (st, NULL), &by) < 0 || by == ML_COLOR_BY_SITE)
+    return;
+  g_autofree char *why = new_trace ? color_refusal (self, by, self->frames_regex) : NULL;
+  if (!why && by == ML_COLOR_BY_FRAMES && color_scenes_by_frames (self, self->frames_regex))
+    set_color_by (self, by);   /* new scenes (another strategy, another trace): their classes */
+  else if (why || by == ML_COLOR_BY_FRAMES)
     {
-      ml_timeline_view_get_style (_ml_window_tl (self, i))->color_by = by;
-      ml_timeline_view_style_changed (_ml_window_tl (self, i));
+      if (why)
+        ml_window_show_message (self, why);
+      g_simple_action_set_state (G_SIMPLE_ACTION (a), g_variant_new_string ("site"));
+      set_color_by (self, ML_COLOR_BY_SITE);
     }
 }
 

@@ -324,6 +324,7 @@ _ml_window_apply_document (MlWindow *self, MlDocument *doc)
   show_timelines (self, doc, cmp);
   share_scales (self, doc, cmp);
   show_pages (self, doc, sel, same_trace);
+  _ml_window_check_colouring (self, !same_trace);
   self->applying = FALSE;
   /* a new snapshot opens on its active memory, as memory_viz does */
   const MlTrace *t = ml_document_trace (doc);
@@ -396,6 +397,7 @@ ml_window_finalize (GObject *obj)
   g_free (self->pending_strategy[1]);
   g_free (self->loading_path);
   g_free (self->compare_path);
+  g_free (self->frames_regex);
   G_OBJECT_CLASS (ml_window_parent_class)->finalize (obj);
 }
 

@@ -214,6 +214,9 @@ typedef struct MlTrace {
   uint64_t  device_total;    /* bytes of device memory, when known */
   bool      has_times;       /* some events carry time_ns */
   bool      has_addrs;       /* allocations carry real addresses */
+  bool      records_meta;    /* the format has per-allocation compile_context /
+                                user_metadata fields (a PyTorch snapshot,
+                                memlens JSONL), set or not */
   bool      has_rank;        /* the file names its rank (Kineto's distributedInfo.rank) */
   uint32_t  rank;
 

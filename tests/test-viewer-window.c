@@ -1006,6 +1006,17 @@ color_by_kind (WindowTest *t, MlDocument *doc)
            "colour by kind on a trace without kinds says so and keeps the call sites");
   activate (t, "color-by", g_variant_new_string ("site"));
   ml_window_show_message (t->d.win, NULL);
+  /* by compile_context: only where the format records it (not a CSV) */
+  activate (t, "color-by", g_variant_new_string ("compile_context"));
+  by = ml_timeline_view_get_style (tv (t, 0))->color_by;
+  msg = ml_window_get_message (t->d.win);
+  if (ml_document_trace (doc)->records_meta)
+    check (t, by == ML_COLOR_BY_COMPILE_CONTEXT, "colour by compile_context on a format that records it");
+  else
+    check (t, by == ML_COLOR_BY_SITE && msg && strstr (msg, "records no compile_context"),
+           "colour by compile_context on a format without it says so and keeps the call sites (%s)", msg ? msg : "");
+  activate (t, "color-by", g_variant_new_string ("site"));
+  ml_window_show_message (t->d.win, NULL);
   activate (t, "plot", g_variant_new_string ("segments"));
   t->shot = "window-segments.png";
   return NEXT;
@@ -1593,8 +1604,60 @@ snapshot_details (WindowTest *t, MlDocument *doc)
   return NEXT;
 }
 
+/* Colour by compile_context, user_metadata and frames (the search box's
+ * text as the expression): each buffer's class label and the legend's
+ * (colours.txt, for the shell to compare with Python's groups), and the
+ * pixel in each buffer's middle is its class's colour. */
+#define FRAMES_REGEX "model\\.py:[0-9]+:([a-z_]+)"
+static Next
+snapshot_colours (WindowTest *t, MlDocument *doc)
+{
+  GString *out = g_string_new (NULL);
+  static const char *const bys[] = { "compile_context", "user_metadata", "frames" };
+  activate (t, "plot", g_variant_new_string ("address"));
+  ml_timeline_view_select_buffer (tv (t, 0), -1);   /* no selection drawn over the colours */
+  gtk_editable_set_text (GTK_EDITABLE (ml_window_get_search_entry (t->d.win)), FRAMES_REGEX);
+  for (size_t k = 0; k < G_N_ELEMENTS (bys); k++)
+    {
+      activate (t, "color-by", g_variant_new_string (bys[k]));
+      const MlScene *sc = ml_timeline_view_get_scene (tv (t, 0));
+      MlStyle *style = ml_timeline_view_get_style (tv (t, 0));
+      MlColorBy by = style->color_by;
+      check (t, g_str_equal (ml_color_by_name (by), bys[k]), "colour by %s chosen (the style says %s)", bys[k],
+             ml_color_by_name (by));
+      g_string_append_printf (out, "colour %s:", bys[k]);
+      for (size_t c = 0; c <= ML_PALETTE_N; c++)
+        if (sc->classes[by][c].label && sc->classes[by][c].count)
+          g_string_append_printf (out, "%s%s", c ? " | " : " ", sc->classes[by][c].label);
+      g_string_append_c (out, '\n');
+      guint wrong = 0, seen = 0;
+      for (size_t i = 0; i < sc->n_items; i++)
+        {
+          const MlSceneItem *it = &sc->items[i];
+          const MlBuffer *b = &doc->bufs->buf[it->buffer];
+          g_string_append_printf (out, "0x%" G_GINT64_MODIFIER "x:%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT " %s\n",
+                                  b->addr, b->start, b->end, sc->classes[by][it->cls[by]].label);
+          double x, y;
+          if (!ml_timeline_view_buffer_point (tv (t, 0), it->buffer, &x, &y))
+            continue;
+          MlRgb c = ml_style_class_color (style, it->cls[by]);
+          guint32 rgb = (guint32) lround (c.r * 255) << 16 | (guint32) lround (c.g * 255) << 8 | (guint32) lround (c.b * 255);
+          seen++;
+          guint32 px = view_pixel (t, 0, x - 5, y);   /* off the lower bound's dashed line */
+          if (px != rgb)
+            wrong++, g_printerr ("buffer %u at %.0f,%.0f: #%06x, want #%06x\n", it->buffer, x - 5, y, px, rgb);
+        }
+      check (t, seen > 0 && wrong == 0, "colour by %s: %u of %u buffers drawn in their class's colour", bys[k],
+             seen - wrong, seen);
+    }
+  save_text (t, "colours.txt", out);
+  t->shot = "window-colour-frames.png";
+  return NEXT;
+}
+
 static const Step snapshot_script[] = {
-  STEP (snapshot_shown), STEP (snapshot_search), STEP (snapshot_details), STEP (ends), { NULL, NULL }
+  STEP (snapshot_shown), STEP (snapshot_search), STEP (snapshot_details), STEP (snapshot_colours), STEP (ends),
+  { NULL, NULL }
 };
 
 /* ---- the run ----------------------------------------------------------------- */

@@ -175,7 +175,7 @@ TD="$SRC/tests/data/torch"
 for case in "graph-two-streams.pickle" "groups.pickle" "annotate.pickle" "--device host host-pinned.pickle"; do
   set -- $case
   file=${!#}
-  rm -f "$T/out/snapshot.txt" "$T/out/search.txt" "$T/out/details.txt"
+  rm -f "$T/out/snapshot.txt" "$T/out/search.txt" "$T/out/details.txt" "$T/out/colours.txt"
   if [ $# -gt 1 ]; then
     MEMLENS_TEST_SCRIPT=snapshot xrun "$WINDOW_TEST" "$T/out" "$1" "$2" "$TD/$file" >"$T/tap10" 2>"$T/log10"; rc=$?
   else
@@ -183,11 +183,11 @@ for case in "graph-two-streams.pickle" "groups.pickle" "annotate.pickle" "--devi
   fi
   [ $rc -eq 0 ] && ! grep -q "^not ok" "$T/tap10"; ok $? "$case: the snapshot script passes (exit $rc)"
   sed 's/^/#   /' "$T/tap10"
-  python3 - "$SRC/tests" "$TD/$file" "$T/out/snapshot.txt" "$T/out/search.txt" "$case" "$T/out/details.txt" >"$T/pyout" 2>&1 <<'PY'
+  python3 - "$SRC/tests" "$TD/$file" "$T/out/snapshot.txt" "$T/out/search.txt" "$case" "$T/out/details.txt" "$T/out/colours.txt" >"$T/pyout" 2>&1 <<'PY'
 import re, sys
 sys.path.insert(0, sys.argv[1])
-from snaplib import load_pickle, lifetimes, segments_ever, python_bands, pool_name
-path, shown, found, case, details = sys.argv[2:7]
+from snaplib import load_pickle, lifetimes, segments_ever, python_bands, pool_name, entry_key, regex_key
+path, shown, found, case, details, colours = sys.argv[2:8]
 snap = load_pickle(path)
 host = "host" in case
 lines = open(shown).read().splitlines()
@@ -235,11 +235,28 @@ for b in sorted(bufs, key=lambda b: (b[2], b[0])):
 got_details = open(details).read().splitlines()
 if sorted(got_details) != sorted(want_details):
     bad.append("details %s, Python %s" % (got_details, want_details))
-print("; ".join(bad) if bad else "%s | %d searches, %d buffers' details as Python finds them | %s" % (
+# colour by group: each buffer's class and the legend against the entries'
+# own compile_context / user_metadata and the frames expression
+keys = {"compile_context": entry_key("compile_context"), "user_metadata": entry_key("user_metadata"),
+        "frames": regex_key(r"model\.py:[0-9]+:([a-z_]+)")}
+got_col, by = {}, None
+for l in open(colours).read().splitlines():
+    if l.startswith("colour "):
+        by, _, legend = l[7:].partition(": ")
+        got_col[by] = (sorted(legend.split(" | ")), set())
+    else:
+        got_col[by][1].add(l)
+for by, key in keys.items():
+    drawn = [b for b in bufs if b[1] > 0]
+    want_bufs = set("0x%x:%d:%d %s" % (b[0], b[2], b[3], key(b) or "(none)") for b in drawn)
+    want_legend = sorted(set(key(b) or "(none)" for b in drawn))
+    if got_col.get(by) != (want_legend, want_bufs):
+        bad.append("colour by %s: %s, Python %s" % (by, got_col.get(by), (want_legend, want_bufs)))
+print("; ".join(bad) if bad else "%s | %d searches, %d buffers' details and groups as Python finds them | %s" % (
     lines[0], len(searches), len(got_details), " | ".join(l for l in lines[2:] + [d for d in got_details if "|" in d])))
 sys.exit(1 if bad else 0)
 PY
-  ok $? "$case: the window's bands, buffers, search results and Details (pool, annotations) match the pickle ($(head -c 400 "$T/pyout"))"
+  ok $? "$case: the window's bands, buffers, search results, Details (pool, annotations) and colours by group match the pickle ($(head -c 400 "$T/pyout"))"
 done
 
 # two files on one time and byte scale: the sample and a copy whose

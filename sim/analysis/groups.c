@@ -54,7 +54,7 @@ ml_group_check (const MlTrace *t, const MlGroupBy *by, MlError *err)
       return ml_error_set (err, ML_EUSAGE, "this trace (%s) records no stacks: every buffer would be in \"(none)\"",
                            *src ? src : "no source");
     }
-  if (strcmp (src, "pytorch-snapshot") == 0 || strcmp (src, "jsonl") == 0)
+  if (t->records_meta)
     return 0;
   return ml_error_set (err, ML_EUSAGE, "a %s trace records no %s (only PyTorch snapshots and memlens JSONL do): "
                        "every buffer would be in \"(none)\"", *src ? src : "trace of this format", ml_group_by_name (by));

@@ -55,8 +55,8 @@ const char *ml_group_by_name (const MlGroupBy *by);
 
 /* Whether @trace's format can say what @by asks: compile_context and
  * user_metadata are fields of a PyTorch snapshot's entries (and of
- * memlens JSONL, which keeps them); a CSV, a Kineto trace, a graph or a
- * CUPTI trace has no such field. A frames expression needs stacks. 0, or
+ * memlens JSONL, which keeps them: MlTrace.records_meta); a CSV, a Kineto
+ * trace, a graph or a CUPTI trace has no such field. A frames expression needs stacks. 0, or
  * ML_EUSAGE saying why not (every buffer would be "(none)"). */
 int  ml_group_check (const MlTrace *trace, const MlGroupBy *by, MlError *err);
 

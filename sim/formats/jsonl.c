@@ -73,6 +73,7 @@ parse_header (MlTrace *t, const cJSON *h, MlError *err)
                          v, FORMAT_VERSION);
   const char *src = ml_json_str (h, "source");
   t->source = ml_strtab_intern0 (t->strings, src ? src : "jsonl");
+  t->records_meta = true;   /* events may carry compile_context / user_metadata */
   uint64_t x;
   if ((rc = ml_json_u64 (h, "device", false, &x, err)) < 0) return rc;
   if (rc == 0) t->device = (uint32_t) x;

@@ -332,6 +332,7 @@ load_bytes (const unsigned char *data, size_t len, bool mapped, const char *name
     {
       c.t->default_align = ML_SNAPSHOT_ALIGN;
       c.t->has_addrs = true;
+      c.t->records_meta = true;
       c.t->source = ml_strtab_intern0 (c.t->strings, "pytorch-snapshot");
       c.t->origin_text = _ml_snap_origin_text;
       uint32_t s0;
