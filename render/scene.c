@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/analysis/find.h"
 #include "sim/base/sort.h"
 
 char *
@@ -46,6 +47,56 @@ ml_short_label_keep (const char *text, unsigned parts, char *buf, size_t len)
     }
   buf[o] = 0;
   return buf;
+}
+
+static int
+u64_cmp (const void *a, const void *b)
+{
+  uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+  return x < y ? -1 : x > y;
+}
+
+/* note_ids: one pass over the events for the annotate marks' ids. */
+static int
+build_note_ids (MlScene *s)
+{
+  const MlTrace *t = s->bufs->trace;
+  size_t cap = 0;
+  for (size_t e = 0; t && e < t->n_events; e++)
+    {
+      const MlEvent *ev = &t->events[e];
+      if (ev->kind != ML_EV_MARK || !(ev->flags & ML_EVF_HAS_ID) || !ev->name)
+        continue;
+      if (s->n_note_ids == cap)
+        {
+          uint64_t *p = realloc (s->note_ids, (cap = cap ? cap * 2 : 16) * sizeof *p);
+          if (!p)
+            return -1;
+          s->note_ids = p;
+        }
+      s->note_ids[s->n_note_ids++] = ev->id;
+    }
+  if (s->n_note_ids)
+    qsort (s->note_ids, s->n_note_ids, sizeof *s->note_ids, u64_cmp);
+  return 0;
+}
+
+size_t
+ml_scene_buffer_notes (const MlScene *s, uint32_t buffer, char *out, size_t len)
+{
+  const MlBuffers *bufs = s->bufs;
+  if (len)
+    out[0] = 0;
+  if (!s->n_note_ids || buffer >= bufs->n)
+    return 0;
+  uint64_t id = bufs->buf[buffer].id;
+  if (!bsearch (&id, s->note_ids, s->n_note_ids, sizeof id, u64_cmp))
+    return 0;
+  uint32_t names[16];
+  size_t n = ml_buffer_annotations (bufs, buffer, names, 16), o = 0;
+  for (size_t k = 0; k < n && k < 16 && o < len; k++)
+    o += (size_t) snprintf (out + o, len - o, "%s%s", k ? "; " : "", ml_trace_str (bufs->trace, names[k]));
+  return n;
 }
 
 static int
@@ -407,7 +458,7 @@ ml_scene_new (const MlBuffers *bufs, const MlPlan *plan, const MlSceneOptions *o
       ml_scene_free (s);
       return rc;
     }
-  if (build_times (s) < 0)
+  if (build_times (s) < 0 || build_note_ids (s) < 0)
     goto oom;
   if ((rc = _ml_scene_build_classes (s, o.frames_regex, err)) < 0)
     {
@@ -448,6 +499,7 @@ ml_scene_free (MlScene *s)
   free (s->time_tick);
   free (s->time_ns);
   free (s->frames_regex);
+  free (s->note_ids);
   free (s->name);
   free (s);
 }

@@ -127,6 +127,10 @@ typedef struct {
   bool         site_per_buffer; /* no names or sites: ML_COLOR_BY_SITE
                                    colours each buffer by a hash of its id,
                                    and has no classes */
+  /* the buffer ids the trace's annotate marks are tied to, sorted
+   * (ml_scene_buffer_notes looks only where there may be some) */
+  uint64_t    *note_ids;
+  size_t       n_note_ids;
   char        *frames_regex;   /* owned: ML_COLOR_BY_FRAMES's expression,
                                   NULL: none (every buffer "(none)") */
 
@@ -165,6 +169,11 @@ void ml_scene_free (MlScene *scene);
  * ML_COLOR_BY_FRAMES classes and each item's class in it, made again.
  * ML_EUSAGE for a bad expression (the scene is unchanged), ML_ENOMEM. */
 int  ml_scene_color_frames (MlScene *scene, const char *regex, MlError *err) __attribute__ ((warn_unused_result));
+
+/* The texts of the `annotate` entries tied to buffer @buffer
+ * (ml_buffer_annotations), "; "-joined into @out (cut to @len): how many
+ * there are, 0 for none. */
+size_t ml_scene_buffer_notes (const MlScene *scene, uint32_t buffer, char *out, size_t len);
 
 /* Whether @trace can be coloured @by: compile_context / user_metadata
  * need a format that records them, frames (@regex) a trace with stacks

@@ -72,6 +72,17 @@ typedef struct {
   double          fs, row_h, x, w;
 } Panel;
 
+/* The annotate texts of allocated block @blk ("; "-joined into @out),
+ * and how many there are (0: none). */
+static size_t
+block_notes (const Panel *pn, const MlBlock *blk, char *out, size_t len)
+{
+  out[0] = 0;
+  if (blk->kind != ML_BLOCK_ALLOCATED)
+    return 0;
+  return ml_scene_buffer_notes (pn->s, blk->buffer, out, len);
+}
+
 /* One segment's row at @y: its name, then its blocks in address order. */
 static void
 draw_segment_row (cairo_t *cr, const Panel *pn, const MlSegmentState *ss, double y)
@@ -119,7 +130,19 @@ draw_segment_row (cairo_t *cr, const Panel *pn, const MlSegmentState *ss, double
               cairo_fill (cr);
             }
         }
-      char text[64];
+      char text[64], notes[8];
+      if (block_notes (pn, blk, notes, sizeof notes))
+        {
+          /* annotated: a notch in its top left corner, its texts listed
+           * under the rows */
+          double m = fmin (7, fmax (w, 3));
+          cairo_set_source_rgb (cr, pn->fg.r, pn->fg.g, pn->fg.b);
+          cairo_move_to (cr, x0, by0);
+          cairo_line_to (cr, x0 + m, by0);
+          cairo_line_to (cr, x0, by0 + m);
+          cairo_close_path (cr);
+          cairo_fill (cr);
+        }
       ml_format_size (blk->size, text, sizeof text);
       PangoLayout *l = layout (cr, st, text, false);
       int tw, th;
@@ -163,6 +186,61 @@ draw_band_head (cairo_t *cr, const Panel *pn, size_t band, double y)
   _ml_note (cr, "state-band", &(MlRect) { pn->x, y, pn->w, pn->fs * 2.9 }, b->label, text);
 }
 
+/* The annotated blocks of the segments shown (@order[0 .. @shown)), in
+ * that order: how many there are. */
+static size_t
+count_notes (const Panel *pn, const SegKey *order, size_t shown)
+{
+  size_t n = 0;
+  char notes[8];
+  for (size_t k = 0; k < shown; k++)
+    {
+      const MlSegmentState *ss = &pn->state->segs[order[k].index];
+      for (size_t b = ss->first; b < ss->first + ss->n; b++)
+        n += block_notes (pn, &pn->state->blocks[b], notes, sizeof notes) > 0;
+    }
+  return n;
+}
+
+/* Under the rows from @y: "annotated blocks:", then a line per annotated
+ * block, its segment, offset and size and its texts, at most @lines. */
+static void
+draw_notes (cairo_t *cr, const Panel *pn, const SegKey *order, size_t shown, size_t total, size_t lines, double y)
+{
+  double lh = pn->fs * 1.3;
+  char head[64];
+  snprintf (head, sizeof head, "annotated block%s (annotate entries):", total == 1 ? "" : "s");
+  label (cr, pn->st, head, pn->x, y, pn->w, true, pn->fg);
+  y += lh;
+  size_t drawn = 0;
+  for (size_t k = 0; k < shown && drawn < lines; k++)
+    {
+      const MlSegmentState *ss = &pn->state->segs[order[k].index];
+      for (size_t b = ss->first; b < ss->first + ss->n && drawn < lines; b++)
+        {
+          const MlBlock *blk = &pn->state->blocks[b];
+          char notes[512], text[640], full[640], o1[32], o2[32];
+          if (!block_notes (pn, blk, notes, sizeof notes))
+            continue;
+          snprintf (text, sizeof text, "segment %" PRIu32 " +%s (%s): %s", ss->segment,
+                    ml_format_size (blk->offset, o1, sizeof o1), ml_format_size (blk->size, o2, sizeof o2), notes);
+          snprintf (full, sizeof full, "segment %" PRIu32 " + %" PRIu64 " bytes, %" PRIu64 " bytes: %s", ss->segment,
+                    blk->offset, blk->size, notes);
+          label (cr, pn->st, text, pn->x + 8, y, pn->w - 8, false, pn->fg);
+          _ml_note (cr, "state-annotation", &(MlRect) { pn->x + 8, y, pn->w - 8, lh }, text, full);
+          y += lh;
+          drawn++;
+        }
+    }
+  if (drawn < total)
+    {
+      char more[64];
+      snprintf (more, sizeof more, "… and %zu more", total - drawn);
+      label (cr, pn->st, more, pn->x + 8, y, pn->w - 8, false, pn->fg);
+      _ml_note (cr, "state-annotation-more", &(MlRect) { pn->x + 8, y, pn->w - 8, lh }, more, more);
+    }
+}
+
 void
 ml_state_draw (cairo_t *cr, const MlRect *a, const MlState *state, const MlScene *s, const MlStyle *st)
 {
@@ -187,7 +265,16 @@ ml_state_draw (cairo_t *cr, const MlRect *a, const MlState *state, const MlScene
     if (!seen[s->seg_band[state->segs[i].segment]])
       seen[s->seg_band[state->segs[i].segment]] = true, heads++;
   free (seen);
-  size_t fit = (size_t) fmax (1, floor ((a->y + a->h - top - (double) heads * head_h) / (row_h + gap)));
+  /* the annotated blocks' listing under the rows: room for up to 6 lines */
+  size_t all_notes = 0;
+  Panel pn = { state, s, st, NULL, fg, bg, st->dark ? (MlRgb) { 0.35, 0.35, 0.38 } : (MlRgb) { 0.80, 0.80, 0.82 },
+               fs, row_h, a->x + 4, a->w - 8 };
+  char scratch[8];
+  for (size_t b = 0; s->n_note_ids && b < state->n_blocks; b++)
+    all_notes += block_notes (&pn, &state->blocks[b], scratch, sizeof scratch) > 0;
+  size_t note_lines = all_notes < 6 ? all_notes : 6;
+  double notes_h = all_notes ? (double) (note_lines + 1 + (all_notes > note_lines)) * fs * 1.3 + gap : 0;
+  size_t fit = (size_t) fmax (1, floor ((a->y + a->h - top - notes_h - (double) heads * head_h) / (row_h + gap)));
   size_t shown = n <= fit ? n : fit - 1;
   SegKey *order = malloc ((n ? n : 1) * sizeof *order);
   uint32_t *place = malloc ((s->plan->n_segments + 1) * sizeof *place);   /* segment -> place on the axis */
@@ -219,9 +306,7 @@ ml_state_draw (cairo_t *cr, const MlRect *a, const MlState *state, const MlScene
       for (size_t i = 0; i < s->n_items; i++)
         item_of[s->items[i].buffer] = (int32_t) i;
     }
-  Panel pn = { state, s, st, item_of, fg, bg,
-               st->dark ? (MlRgb) { 0.35, 0.35, 0.38 } : (MlRgb) { 0.80, 0.80, 0.82 },
-               fs, row_h, a->x + 4, a->w - 8 };
+  pn.item_of = item_of;
   double y = top;
   for (size_t k = 0; k < shown; k++)
     {
@@ -239,7 +324,11 @@ ml_state_draw (cairo_t *cr, const MlRect *a, const MlState *state, const MlScene
       char more[96];
       snprintf (more, sizeof more, "… and %zu more segments (the ones with the most reserved bytes are shown)", n - shown);
       label (cr, st, more, pn.x, y, pn.w, false, fg);
+      y += fs * 1.3;
     }
+  size_t notes = all_notes ? count_notes (&pn, order, shown) : 0;
+  if (notes)
+    draw_notes (cr, &pn, order, shown, notes, note_lines, y + gap);
   free (item_of);
   free (order);
   free (place);

@@ -344,14 +344,26 @@ label_rects (cairo_t *cr, const MlView *v, const MlScene *s, const MlStyle *st, 
       double y0 = fmax (b->y0, 0), y1 = fmin (b->y1, (double) vis->H);
       if (x1 - x0 < 40 || y1 - y0 < fh + 2)
         break;   /* sorted by area: later ones rarely fit; cheap stop */
-      char text[300], name[200], size[32];
+      char text[600], name[200], size[32], notes[256];
       item_parts (s, &s->items[b->item], name, sizeof name, size, sizeof size);
       MlRgb fill = ml_style_class_color (st, b->cls);
       MlRgb ink = _ml_luminance (fill) > 0.45 ? (MlRgb) { 0.1, 0.1, 0.1 } : (MlRgb) { 1, 1, 1 };
-      double maxw = x1 - x0 - 6;
-      if (maxw < 30 || !fit_label (cr, st, name, size, maxw, text, sizeof text))
+      double maxw = x1 - x0 - 6, tw, th;
+      /* an annotated buffer says its annotate texts after its name and
+       * size where they fit whole */
+      bool noted = ml_scene_buffer_notes (s, s->items[b->item].buffer, notes, sizeof notes) > 0;
+      if (noted)
+        {
+          snprintf (text, sizeof text, "%s  %s  \xe2\x80\x9c%s\xe2\x80\x9d", name, size, notes);
+          _ml_text_size (cr, st, text, 0.9, false, &tw, &th);
+          noted = tw <= maxw;
+        }
+      if (!noted && (maxw < 30 || !fit_label (cr, st, name, size, maxw, text, sizeof text)))
         continue;
-      _ml_text_at (cr, st, text, v->px + x0 + 3, v->py + (y0 + y1) / 2, AL_LEFT, VA_MIDDLE, 0.9, false, ink, 0.95, 0);
+      double tx = v->px + x0 + 3, ty = v->py + (y0 + y1) / 2;
+      tw = _ml_text_at (cr, st, text, tx, ty, AL_LEFT, VA_MIDDLE, 0.9, false, ink, 0.95, 0);
+      if (noted)
+        _ml_note (cr, "annotation", &(MlRect) { tx, ty - fh / 2, tw, fh }, text, notes);
       shown++;
     }
 }

@@ -405,6 +405,37 @@ def annotate():
                               "external_annotations": []})
 
 
+# ---- annotate, many: two texts on one block, blocks annotated in a
+# second segment, an address annotated again after its block was freed and
+# another allocated there (the texts go with the block live at the
+# annotate entry), more annotated blocks than a picture lists. ----
+def annotate_many():
+    A, B = 0x7FD100000000, 0x7FD100200000
+    t = Trace()
+    t.add("segment_alloc", A, 2 * MiB, 0)
+    t.add("alloc", A, 256 * KiB, 0)
+    t.add("alloc", A + 256 * KiB, 512 * KiB, 0)
+    t.add("annotate", A + 256 * KiB, 0, 0, um="saved for backward")
+    t.add("annotate", A + 256 * KiB, 0, 0, um="activation checkpoint")
+    t.add("segment_alloc", B, 2 * MiB, 0)
+    t.add("alloc", B, MiB, 0)
+    t.add("annotate", B, 0, 0, um="kv cache, layer 3")
+    t.add("annotate", A, 0, 0, um="input batch")
+    t.free(A, 256 * KiB, 0)
+    t.add("alloc", A, 128 * KiB, 0)
+    t.add("annotate", A, 0, 0, um="grad bucket 0")
+    for k in range(7):
+        t.add("alloc", B + MiB + k * 128 * KiB, 128 * KiB, 0)
+        t.add("annotate", B + MiB + k * 128 * KiB, 0, 0, um="shard %d" % k)
+    t.free(A + 256 * KiB, 512 * KiB, 0)
+    segs = [segment(A, [block(128 * KiB, "active_allocated", 128 * KiB, USER), block(2 * MiB - 128 * KiB)], 0),
+            segment(B, [block(MiB, "active_allocated", MiB, USER)]
+                    + [block(128 * KiB, "active_allocated", 128 * KiB, USER) for _ in range(7)]
+                    + [block(128 * KiB)], 0)]
+    write("annotate-many.pickle", {"segments": segs, "device_traces": [t.e], "allocator_settings": settings(),
+                                   "external_annotations": []})
+
+
 # ---- compiled code: frames of Inductor's generated file carry the FX
 # node they run (fx_node_op / fx_node_name / fx_node_target and the
 # original model code, fx_original_trace; memory_viz's format_frames
@@ -504,6 +535,7 @@ def main():
     groups()
     stages()
     annotate()
+    annotate_many()
     fx_frames()
     call_sites()
     segment_totals()
