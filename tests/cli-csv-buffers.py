@@ -20,7 +20,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from snaplib import ok, done, run_tool, skip  # noqa: E402
+from snaplib import ok, done, run_tool, skip, live_peak  # noqa: E402
 
 MEMLENS = sys.argv[1]
 TMP = tempfile.mkdtemp(prefix="memlens-csv-buffers-")
@@ -37,20 +37,6 @@ def write(name, header, rows):
 
 def align_up(v, a):
     return (v + a - 1) // a * a
-
-
-def live_peak(bufs, align):
-    """The most rounded bytes live at one tick (half-open lifetimes)."""
-    ev = []
-    for _, lo, up, size in bufs:
-        ev.append((lo, 1, align_up(size, align)))
-        ev.append((up, 0, -align_up(size, align)))
-    ev.sort()   # at one tick the frees (0) before the allocations (1)
-    live = best = 0
-    for _, _, d in ev:
-        live += d
-        best = max(best, live)
-    return best
 
 
 def check_plan(label, rows, align, plan_path, summary):

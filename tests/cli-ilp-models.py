@@ -21,22 +21,9 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from snaplib import ok, done, run_tool  # noqa: E402
+from snaplib import ok, done, run_tool, live_peak  # noqa: E402
 
 MEMLENS = sys.argv[1]
-
-
-def live_peak(rows):
-    ev = []
-    for _, lo, up, size in rows:
-        ev.append((lo, 1, size))
-        ev.append((up, 0, -size))
-    ev.sort()   # at one tick the frees (0) before the allocations (1)
-    live = best = 0
-    for _, _, d in ev:
-        live += d
-        best = max(best, live)
-    return best
 
 
 def instance(rnd):

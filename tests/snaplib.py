@@ -2,7 +2,9 @@
 written the way torch.cuda.memory._dump_snapshot lays it out.
 
 Used by the snapshot tests (cli-snapshot-*.py, cli-bands.py,
-cli-color-groups.py; they import it from their own folder)."""
+cli-color-groups.py; they import it from their own folder), and the
+live-bytes peak the planning tests check against (cli-csv-buffers.py,
+cli-ilp-models.py)."""
 import pickle
 import random
 import re
@@ -59,6 +61,22 @@ def run_tool(exe, *args):
     """(exit status, stdout, stderr) of EXE ARGS."""
     r = subprocess.run([exe] + list(args), capture_output=True, text=True)
     return r.returncode, r.stdout, r.stderr
+
+
+def live_peak(bufs, align=1):
+    """The most bytes live at one tick of (id, lower, upper, size) rows
+    (half-open lifetimes), each size rounded up to @align."""
+    ev = []
+    for _, lo, up, size in bufs:
+        size = (size + align - 1) // align * align
+        ev.append((lo, 1, size))
+        ev.append((up, 0, -size))
+    ev.sort()   # at one tick the frees (0) before the allocations (1)
+    live = best = 0
+    for _, _, d in ev:
+        live += d
+        best = max(best, live)
+    return best
 
 
 def size(b):
