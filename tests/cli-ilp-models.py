@@ -16,7 +16,6 @@ import os
 import random
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 
