@@ -244,14 +244,19 @@ put_class_columns (FILE *fp, const MlScene *s)
     }
 }
 
-/* One option of the colour select; one the trace records nothing for is
- * offered disabled and says so. */
+/* One option of the colour select: colouring @by of @s. One that puts
+ * every buffer in "(none)" is offered disabled and says why: the
+ * trace's format records no such field (ml_color_by_check), or this
+ * trace has none. */
 static void
-put_color_option (FILE *fp, const char *key, bool empty)
+put_color_option (FILE *fp, const MlScene *s, MlColorBy by)
 {
-  const char *what = strcmp (key, "site") == 0 ? "call site" : key;
-  fprintf (fp, "<option value=\"%s\"%s>colour by %s%s</option>", key, empty ? " disabled=\"disabled\"" : "", what,
-           empty ? " (none in this trace)" : "");
+  const char *key = ml_color_by_name (by), *what = by == ML_COLOR_BY_SITE ? "call site" : key;
+  const char *why = "";
+  if (_ml_page_coloring_empty (s, by))
+    why = s->bufs->trace && ml_color_by_check (s->bufs->trace, by, NULL, NULL) < 0 ? " (this format records none)"
+                                                                                  : " (none in this trace)";
+  fprintf (fp, "<option value=\"%s\"%s>colour by %s%s</option>", key, *why ? " disabled=\"disabled\"" : "", what, why);
 }
 
 static void
@@ -265,7 +270,7 @@ put_controls (FILE *fp, const MlScene *s, int index)
          fp);
   for (int by = 0; by < ML_COLOR_BY__COUNT; by++)
     if (_ml_page_coloring_offered (s, (MlColorBy) by))
-      put_color_option (fp, ml_color_by_name ((MlColorBy) by), _ml_page_coloring_empty (s, (MlColorBy) by));
+      put_color_option (fp, s, (MlColorBy) by);
   fputs ("</select><button type=\"button\" class=\"ml-fit\">Fit</button>"
          "<input type=\"search\" class=\"ml-search\" placeholder=\"search: call site text, or an address (0x…)\"/>"
          "<span class=\"ml-found\"></span><span class=\"ml-range\"></span></div>\n"

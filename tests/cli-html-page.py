@@ -866,6 +866,18 @@ for name in ('groups', 'compile-context', 'graph-two-streams'):
            '%s: colour by %s puts each of the %d buffers in its alloc entry\'s group, painted in its colour; legend %s '
            '(got %s %s)' % (name, key, len(bufs_p), want_legend, sorted(got_by.get('legend', [])), gres.get('error', '')))
 
+# a CSV has no such columns: the choices say the format records none
+csv_in = os.path.join(src, 'samples', 'tiny.16.csv')
+with open(csv_in) as f:
+    header = f.readline().strip().split(',')
+cpage = os.path.join(tmp, 'csv.html')
+p = subprocess.run([memlens, 'report', csv_in, '--interactive', '-o', cpage, '--quiet'], capture_output=True, text=True)
+copts = dict(re.findall(r'<option value="(compile_context|user_metadata)" disabled="disabled">([^<]*)</option>', read(cpage)))
+ok(not {'compile_context', 'user_metadata'} & set(header)
+   and copts == {k: 'colour by %s (this format records none)' % k for k in ('compile_context', 'user_metadata')},
+   'a CSV (columns %s) offers compile_context and user_metadata disabled, saying the format records none (%s)'
+   % (header, copts))
+
 for name, src_page in (('html-page.png', hpage), ('html-page-panels.png', ph), ('html-page-bands.png', band_shot),
                        ('html-page-groups.png', groups_shot)):
     if not src_page:
