@@ -37,7 +37,7 @@ const char ml_page_howto[] =
   "(Shift+wheel: bytes); drag: pan; drag along the time axis or the curves: zoom to that range; Fit or "
   "double-click: all of it. Hover a buffer for its bytes, call site, lifetime, stream and annotate texts; click it for its whole "
   "stack; click the time axis or the curves for the segments and blocks at that tick; click a peak to zoom to it; "
-  "search by call-site text or by address (the buffers that held it).";
+  "search by call-site or annotation text or by address (the buffers that held it).";
 
 bool
 ml_page_draws (const MlDocFigure *f)
@@ -272,7 +272,7 @@ put_controls (FILE *fp, const MlScene *s, int index)
     if (_ml_page_coloring_offered (s, (MlColorBy) by))
       put_color_option (fp, s, (MlColorBy) by);
   fputs ("</select><button type=\"button\" class=\"ml-fit\">Fit</button>"
-         "<input type=\"search\" class=\"ml-search\" placeholder=\"search: call site text, or an address (0x…)\"/>"
+         "<input type=\"search\" class=\"ml-search\" placeholder=\"search: call site or annotation text, or an address (0x…)\"/>"
          "<span class=\"ml-found\"></span><span class=\"ml-range\"></span></div>\n"
          "<div class=\"ml-legend\"></div>\n"
          "<canvas class=\"ml-canvas\" width=\"1200\" height=\"480\"></canvas>"

@@ -517,7 +517,8 @@ window.memlensLib = (function () {
   };
 
   // Search: an address (0x… or decimal) finds the buffers whose bytes
-  // held it; any other text, those whose call site contains it (any case).
+  // held it; any other text, those whose call site or annotate text
+  // contains it (any case).
   Page.prototype.search = function (text) {
     text = text.trim();
     this.matches = null;
@@ -529,8 +530,10 @@ window.memlensLib = (function () {
       for (let i = 0; i < this.n; i++)
         if (this.place[i] && this.place[i] <= a && a < this.place[i] + this.size[i]) m.push(i);
     } else {
+      // the call site, or an annotate text tied to the buffer
       const want = text.toLowerCase(), sites = this.d.sites.map(s => s.toLowerCase().includes(want));
-      for (let i = 0; i < this.n; i++) if (sites[this.site[i]]) m.push(i);
+      const noted = new Set(this.d.notes.filter(n => n[2].some(t => t.toLowerCase().includes(want))).map(n => n[0]));
+      for (let i = 0; i < this.n; i++) if (sites[this.site[i]] || noted.has(i)) m.push(i);
     }
     let bytes = 0;
     for (const i of m) bytes += this.size[i];

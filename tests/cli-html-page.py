@@ -674,6 +674,9 @@ BANDS_HARNESS = harness(r"""
     out.stateTick = p.tick;
     out.bandHeads = Array.from(p.stateEl.querySelectorAll('.ml-bandhead'), e => [p.d.bands[Number(e.dataset.band)][3],
       Number(e.dataset.segments), Number(e.dataset.allocated), Number(e.dataset.free), e.textContent]);
+    // the search box finds a buffer by its annotate text too
+    out.noteSearch = (p.search('FOR BACKWARD') || []).map(i => [p.place[i], p.start[i]]);
+    p.search('');
     for (let e = p.fig.previousElementSibling; e; e = e.previousElementSibling) e.style.display = 'none';
     p.draw();""")
 
@@ -809,6 +812,9 @@ for path in (os.path.join(TORCH, 'annotate.pickle'), os.path.join(src, 'tests', 
     ok(p.returncode in (0, 1) and 'error' not in ares and got_a == want_a and in_panel and ares.get('items'),
        '%s: the annotate texts show with the blocks Python ties them to, in the hover and the Buffer panel: %s (got %s)'
        % (os.path.basename(path), want_a, got_a))
+    want_s = sorted(k for k, v in want_a.items() if any('for backward' in t.lower() for t in v))
+    ok(sorted(tuple(x) for x in ares.get('noteSearch', [])) == want_s,
+       '%s: searching "FOR BACKWARD" finds the blocks annotated so: %s' % (os.path.basename(path), want_s))
 
 # colour by compile_context and by user_metadata (sim/analysis/groups.h):
 # each buffer's class is its alloc entry's text, as Python reads it; a
