@@ -298,32 +298,36 @@ put_bands (FILE *fp, const MlScene *s)
   fputc (']', fp);
 }
 
+/* Whether @id is among the scene's annotated buffer ids (sorted). */
+static bool
+noted (const MlScene *s, uint64_t id)
+{
+  size_t lo = 0, hi = s->n_note_ids;
+  while (lo < hi)
+    {
+      size_t m = lo + (hi - lo) / 2;
+      if (s->note_ids[m] < id)
+        lo = m + 1;
+      else
+        hi = m;
+    }
+  return lo < s->n_note_ids && s->note_ids[lo] == id;
+}
+
 /* The texts of the `annotate` entries tied to each item's buffer
  * (ml_buffer_annotations), as [item, count, [text, ...]] for the items
- * that have some: only buffers whose id a mark names are looked at. */
-static int
-put_notes (FILE *fp, const MlScene *s, MlError *err)
+ * that have some: only buffers whose id a mark names (the scene's
+ * note_ids) are looked at. */
+static void
+put_notes (FILE *fp, const MlScene *s)
 {
   const MlTrace *t = s->bufs->trace;
   fputs (",\"notes\":[", fp);
-  MlU64Map ids;
-  ml_u64map_init (&ids);
-  for (size_t e = 0; t && e < t->n_events; e++)
-    {
-      const MlEvent *ev = &t->events[e];
-      if (ev->kind == ML_EV_MARK && (ev->flags & ML_EVF_HAS_ID) && ev->name && ml_u64map_put (&ids, ev->id, 1) < 0)
-        {
-          ml_u64map_clear (&ids);
-          return ml_error_set (err, ML_ENOMEM, "out of memory for the page's annotations");
-        }
-    }
   bool first = true;
-  for (size_t i = 0; ids.n && i < s->n_items; i++)
+  for (size_t i = 0; s->n_note_ids && i < s->n_items; i++)
     {
-      uint32_t b = s->items[i].buffer, one, texts[NOTES_MAX];
-      if (!ml_u64map_get (&ids, s->bufs->buf[b].id, &one))
-        continue;
-      size_t n = ml_buffer_annotations (s->bufs, b, texts, NOTES_MAX);
+      uint32_t b = s->items[i].buffer, texts[NOTES_MAX];
+      size_t n = noted (s, s->bufs->buf[b].id) ? ml_buffer_annotations (s->bufs, b, texts, NOTES_MAX) : 0;
       if (!n)
         continue;
       fprintf (fp, "%s[%zu,%zu,[", first ? "" : ",", i, n);
@@ -336,8 +340,6 @@ put_notes (FILE *fp, const MlScene *s, MlError *err)
       first = false;
     }
   fputc (']', fp);
-  ml_u64map_clear (&ids);
-  return 0;
 }
 
 int
@@ -352,6 +354,6 @@ _ml_page_panels (FILE *fp, const MlScene *s, uint32_t *stack, MlError *err)
   if (rc == 0)
     rc = put_stacks (fp, s, stack, err);
   if (rc == 0)
-    rc = put_notes (fp, s, err);
+    put_notes (fp, s);
   return rc;
 }

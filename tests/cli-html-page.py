@@ -790,7 +790,8 @@ for name in ('graph-two-streams', 'mempool', 'graph-private-reuse', 'streams-64b
 
 # annotate: the text of an annotate entry shows with the block live at its
 # address then, in the hover and the Buffer panel; nowhere else
-for path in (os.path.join(TORCH, 'annotate.pickle'), os.path.join(src, 'tests', 'data', 'streams-annotate.pickle')):
+for path in (os.path.join(TORCH, 'annotate.pickle'), os.path.join(TORCH, 'annotate-many.pickle'),
+             os.path.join(src, 'tests', 'data', 'streams-annotate.pickle')):
     snap = load_pickle(path)
     bufs_p, _ = lifetimes(snap)
     want_a = {}
