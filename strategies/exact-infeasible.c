@@ -62,7 +62,7 @@ infeasible_subset (const MlBuffers *bufs, MlExactSearch *s, const MlExactPart *P
       int r = R_FOUND;
       if (c > 0)
         {
-          if (_ml_exact_part_build (bufs, &Q, cand, c) < 0)
+          if (_ml_exact_part_build (bufs, &Q, cand, c, 0) < 0)
             {
               n = 0;
               break;

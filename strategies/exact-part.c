@@ -113,12 +113,35 @@ part_sections (const MlBuffers *bufs, MlExactPart *P, uint64_t *ticks)
     }
 }
 
+/* With @seed (not 0), about 3 % of the neighbouring pairs of a sorted
+ * order swap places, each draw of a xorshift from the seed: the search
+ * stays complete under any static order, so this only changes which
+ * plans it meets first (exact's seed=N, a restart). */
+static void
+perturb (RKey *keys, uint32_t m, uint64_t *state)
+{
+  for (uint32_t r = 0; r + 1 < m; r++)
+    {
+      *state ^= *state << 13;
+      *state ^= *state >> 7;
+      *state ^= *state << 17;
+      if (*state % 100 < 3)
+        {
+          RKey t = keys[r];
+          keys[r] = keys[r + 1];
+          keys[r + 1] = t;
+        }
+    }
+}
+
 /* The part's lower bound (the most bytes live in one section) and its
  * three static orders, each buffer's section total being the most bytes
- * live in one of its sections. @keys: m of scratch. */
+ * live in one of its sections, perturbed by @seed (see perturb). @keys:
+ * m of scratch. */
 static int
-part_ranks (const MlBuffers *bufs, MlExactPart *P, RKey *keys)
+part_ranks (const MlBuffers *bufs, MlExactPart *P, RKey *keys, uint64_t seed)
 {
+  uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
   uint32_t m = P->m, S = P->S;
   uint64_t *live = calloc (S + 1, sizeof *live);
   if (!live)
@@ -148,6 +171,8 @@ part_ranks (const MlBuffers *bufs, MlExactPart *P, RKey *keys)
           keys[i] = heur_key (h, P->size[i], b->end - b->start, total, b->id, i);
         }
       qsort (keys, m, sizeof *keys, cmp_rkey);
+      if (seed)
+        perturb (keys, m, &state);
       for (uint32_t r = 0; r < m; r++)
         P->ranks[h][keys[r].idx] = r;
     }
@@ -223,7 +248,7 @@ part_twins (const MlBuffers *bufs, MlExactPart *P, RKey *keys)
 }
 
 int
-_ml_exact_part_build (const MlBuffers *bufs, MlExactPart *P, const uint32_t *glob, uint32_t m)
+_ml_exact_part_build (const MlBuffers *bufs, MlExactPart *P, const uint32_t *glob, uint32_t m, uint64_t seed)
 {
   memset (P, 0, sizeof *P);
   P->m = m;
@@ -252,7 +277,7 @@ _ml_exact_part_build (const MlBuffers *bufs, MlExactPart *P, const uint32_t *glo
         }
       part_sections (bufs, P, ticks);
       part_twins (bufs, P, keys);
-      if ((rc = part_ranks (bufs, P, keys)) == 0)
+      if ((rc = part_ranks (bufs, P, keys, seed)) == 0)
         rc = part_overlaps (P);
     }
   free (ticks);
@@ -263,7 +288,7 @@ _ml_exact_part_build (const MlBuffers *bufs, MlExactPart *P, const uint32_t *glo
 }
 
 int
-_ml_exact_split (const MlBuffers *bufs, MlExactPart *parts, uint32_t *n_parts)
+_ml_exact_split (const MlBuffers *bufs, MlExactPart *parts, uint32_t *n_parts, uint64_t seed)
 {
   size_t n = bufs->n;
   int rc = 0;
@@ -285,7 +310,7 @@ _ml_exact_split (const MlBuffers *bufs, MlExactPart *parts, uint32_t *n_parts)
             reach = bufs->buf[idx[j]].end;
           j++;
         }
-      if ((rc = _ml_exact_part_build (bufs, &parts[*n_parts], idx + i, (uint32_t) (j - i))) == 0)
+      if ((rc = _ml_exact_part_build (bufs, &parts[*n_parts], idx + i, (uint32_t) (j - i), seed)) == 0)
         ++*n_parts;
       i = j;
     }

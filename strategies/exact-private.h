@@ -94,12 +94,15 @@ typedef struct {
 /* exact-part.c */
 
 /* Splits @bufs at ticks no buffer crosses: fills @parts (room for
- * bufs->n) and *n_parts. On ML_ENOMEM the parts built so far stay in
- * @parts (*n_parts of them) for the caller to free. */
-int  _ml_exact_split (const MlBuffers *bufs, MlExactPart *parts, uint32_t *n_parts);
-/* Builds part @P from the buffers glob[0..m) (sorted by start); ML_ENOMEM
- * leaves nothing to free. */
-int  _ml_exact_part_build (const MlBuffers *bufs, MlExactPart *P, const uint32_t *glob, uint32_t m);
+ * bufs->n) and *n_parts, their static orders perturbed by @seed (0: none;
+ * see exact-part.c). On ML_ENOMEM the parts built so far stay in @parts
+ * (*n_parts of them) for the caller to free. */
+int  _ml_exact_split (const MlBuffers *bufs, MlExactPart *parts, uint32_t *n_parts, uint64_t seed);
+/* Builds part @P from the buffers glob[0..m) (sorted by start), its
+ * static orders perturbed by @seed (0: none); ML_ENOMEM leaves nothing
+ * to free. */
+int  _ml_exact_part_build (const MlBuffers *bufs, MlExactPart *P, const uint32_t *glob, uint32_t m,
+                           uint64_t seed);
 void _ml_exact_part_free (MlExactPart *P);
 /* Ranks the buffers of the piece @sc afresh (see exact-part.c). */
 bool _ml_exact_rerank (MlExactSearch *s, const MlExactScope *sc);

@@ -32,9 +32,10 @@ gcd_u64 (uint64_t a, uint64_t b)
 typedef struct {
   int      mode;    /* 0 = auto, 1 = fit, 2 = minimize */
   uint64_t nodes;   /* minimise: stop after about this many nodes (0 = none) */
+  uint64_t seed;    /* perturbs the static orders (0 = MiniMalloc's) */
 } ExactOptions;
 
-static const char *const exact_keys[] = { "mode", "nodes", NULL };
+static const char *const exact_keys[] = { "mode", "nodes", "seed", NULL };
 
 static int
 exact_option (void *user, const char *key, const char *value, MlError *err)
@@ -58,7 +59,15 @@ exact_option (void *user, const char *key, const char *value, MlError *err)
       o->nodes = v;
       return 0;
     }
-  return ml_error_set (err, ML_EUSAGE, "exact: unknown option \"%s\" (known: mode=fit|minimize, nodes=N)", key);
+  if (strcmp (key, "seed") == 0)
+    {
+      uint64_t v;
+      if (ml_parse_u64 (value, strlen (value), &v) < 0)
+        return ml_error_set (err, ML_EUSAGE, "exact: seed=%s is not a number", value);
+      o->seed = v;
+      return 0;
+    }
+  return ml_error_set (err, ML_EUSAGE, "exact: unknown option \"%s\" (known: mode=fit|minimize, nodes=N, seed=N)", key);
 }
 
 typedef struct {
@@ -77,16 +86,17 @@ exact_free (Exact *x)
   _ml_exact_search_clear (&x->s);
 }
 
-/* Splits at ticks no buffer crosses and sizes the search scratch for the
- * largest part that will be searched. */
+/* Splits at ticks no buffer crosses (static orders perturbed by @seed)
+ * and sizes the search scratch for the largest part that will be
+ * searched. */
 static int
-exact_init (Exact *x, const MlBuffers *bufs, MlError *err)
+exact_init (Exact *x, const MlBuffers *bufs, uint64_t seed, MlError *err)
 {
   size_t n = bufs->n;
   memset (x, 0, sizeof *x);
   x->bufs = bufs;
   x->parts = calloc (n ? n : 1, sizeof *x->parts);
-  if (!x->parts || _ml_exact_split (bufs, x->parts, &x->n_parts) < 0)
+  if (!x->parts || _ml_exact_split (bufs, x->parts, &x->n_parts, seed) < 0)
     goto oom;
   uint32_t max_m = 1, max_S = 1;
   size_t max_adj = 1;
@@ -335,7 +345,7 @@ exact_plan (const MlBuffers *bufs, const MlKnobs *knobs, MlPlan *plan, MlError *
   if ((rc = _ml_greedy_best (bufs, plan->offset, NULL, &greedy_peak, knobs, _ml_user_deadline (knobs), NULL, err)) < 0)
     return rc;
   Exact x;
-  if ((rc = exact_init (&x, bufs, err)) < 0)
+  if ((rc = exact_init (&x, bufs, opt.seed, err)) < 0)
     return rc;
   x.s.knobs = knobs;
   x.s.t0 = t0;
