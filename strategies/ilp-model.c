@@ -424,6 +424,16 @@ time_nonzeros (const Ilp *x, const Cliques *c)
   return nz + 3 * (size_t) x->M + (2 * c->members + c->n) * (size_t) x->M;
 }
 
+/* The clique rows' matrix entries: 2 |K|^2 a clique. */
+static size_t
+clique_nonzeros (const Cliques *c)
+{
+  size_t nz = 0;
+  for (size_t k = 0; k < c->n; k++)
+    nz += 2 * (c->at[k + 1] - c->at[k]) * (c->at[k + 1] - c->at[k]);
+  return nz;
+}
+
 int
 _ml_ilp_build (Ilp *x, uint64_t greedy_peak, size_t max_nonzeros, bool *too_big)
 {
@@ -434,7 +444,8 @@ _ml_ilp_build (Ilp *x, uint64_t greedy_peak, size_t max_nonzeros, bool *too_big)
   x->M = (double) (greedy_peak / x->g);
   if (x->model != ML_ILP_BIGM && cliques_find (x, &c) < 0)
     rc = ML_ENOMEM;
-  if (rc == 0 && x->model == ML_ILP_TIME && time_nonzeros (x, &c) > max_nonzeros)
+  if (rc == 0 && ((x->model == ML_ILP_TIME && time_nonzeros (x, &c) > max_nonzeros)
+                  || (x->model == ML_ILP_ORDER && clique_nonzeros (&c) > max_nonzeros)))
     *too_big = true, rc = ML_EUNSUPPORTED;
   if (rc == 0 && x->model == ML_ILP_TIME && !(x->tcol = malloc ((x->m ? x->m : 1) * sizeof *x->tcol)))
     rc = ML_ENOMEM;

@@ -46,7 +46,8 @@ typedef struct {
 
 /* Builds @x's model (x->model) over its pairs; M = @greedy_peak / g.
  * Refuses (ML_EUNSUPPORTED, *too_big set) a time model of more than
- * @max_nonzeros matrix entries; ML_ENOMEM. */
+ * @max_nonzeros matrix entries, and an order model whose clique rows have
+ * more; ML_ENOMEM. */
 int  _ml_ilp_build (Ilp *x, uint64_t greedy_peak, size_t max_nonzeros, bool *too_big);
 /* @start (1-based, x->cols + 1 entries): the model's columns for the
  * plan @offset (the heuristic solution handed to GLPK). */

@@ -24,8 +24,8 @@
  * binaries and rows.
  * Options: write-model=FILE.lp|FILE.mps (CPLEX LP or free MPS, for another
  * solver; `memlens plan --write-model`), max-pairs=N (default 100000:
- * models with more overlapping pairs, or time models with more than 100 N
- * matrix entries, are not solved; the greedy plan is kept; write-model
+ * models with more overlapping pairs, or time models (order models'
+ * clique rows) with more than 100 N matrix entries, are not solved; the greedy plan is kept; write-model
  * raises the pair limit to 10^7).
  * Complexity: O(n + p) rows and columns for p overlapping pairs (bigm;
  * order adds 2 sum |K| + triples rows; time O(n M) columns, O(cliques M)

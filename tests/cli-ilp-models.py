@@ -119,6 +119,20 @@ def main():
             ok(got and tuple(int(v) for v in got.groups()) == want[model],
                "%s: binaries, fixed, rows %s as counted from the rows %s" % (label, got and got.groups(), want[model]))
     ok(kept == 6, "6 instances with greedy above the bound (of %d drawn)" % tries)
+    # an order model whose clique rows outgrow 100 x max-pairs entries is
+    # not built: the note says so and the plan is greedy's
+    rows = [(i, i, i + 100, 1024 * (1 + i % 7)) for i in range(200)]
+    path = os.path.join(tmp, "wide.csv")
+    with open(path, "w") as f:
+        f.write("id,lower,upper,size\n" + "".join("%d,%d,%d,%d\n" % r for r in rows))
+    pairs = sum(1 for a in rows for b in rows if a[0] < b[0] and b[1] < a[2])
+    cliques = [[r for r in rows if r[1] <= t < r[2]] for t in range(99, 200)]   # one per start from 99 on
+    entries = sum(2 * len(c) ** 2 for c in cliques)
+    _, h = plan(path, os.path.join(tmp, "h.json"), "hybrid")
+    _, p = plan(path, os.path.join(tmp, "w.json"), "ilp", "--options", "model=order,max-pairs=%d" % pairs)
+    ok(entries > 100 * pairs and p.get("peak") == h["peak"] and not p.get("optimal")
+       and "the order model has over %d matrix entries" % (100 * pairs) in p.get("note", ""),
+       "order model with %d clique-row entries > 100 x %d pairs: not built, greedy's plan (%s)" % (entries, pairs, p))
     rc, _, se = run_tool(MEMLENS, "plan", path, "-s", "ilp", "--options", "model=cubic", "-o", os.path.join(tmp, "x.json"))
     ok(rc == 2 and "bigm, order or time" in se and not os.path.exists(os.path.join(tmp, "x.json")),
        "an unknown model exits 2, names the known ones, writes nothing")
