@@ -428,7 +428,9 @@
       const ul = node('ul');
       for (const b of ss.blocks) {
         if (rows++ >= MAX_ROWS) break;
-        const who = b.item >= 0 ? ' #' + this.buffer[b.item] + ' ' + this.d.sites[this.site[b.item]] : '';
+        const note = b.item >= 0 ? this.notes.get(b.item) : null;
+        const who = b.item >= 0 ? ' #' + this.buffer[b.item] + ' ' + this.d.sites[this.site[b.item]] +
+          (note ? ' — annotated: ' + note[2].join('; ') + (note[1] > note[2].length ? '; …' : '') : '') : '';
         const li = node('li', '+' + human(b.offset) + ': ' + human(b.size) + ' ' + b.kind + who, 'ml-block');
         li.title = 'offset ' + b.offset + ', ' + b.size + ' bytes';
         Object.assign(li.dataset, { seg: ss.seg, offset: b.offset, size: b.size, kind: b.kind,

@@ -272,7 +272,7 @@ put_controls (FILE *fp, const MlScene *s, int index)
     if (_ml_page_coloring_offered (s, (MlColorBy) by))
       put_color_option (fp, s, (MlColorBy) by);
   fputs ("</select><button type=\"button\" class=\"ml-fit\">Fit</button>"
-         "<input type=\"search\" class=\"ml-search\" placeholder=\"search: call site or annotation text, or an address (0x…)\"/>"
+         "<input type=\"search\" class=\"ml-search\" placeholder=\"call site or annotation text, or an address\"/>"
          "<span class=\"ml-found\"></span><span class=\"ml-range\"></span></div>\n"
          "<div class=\"ml-legend\"></div>\n"
          "<canvas class=\"ml-canvas\" width=\"1200\" height=\"480\"></canvas>"

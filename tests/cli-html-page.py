@@ -672,6 +672,8 @@ BANDS_HARNESS = harness(r"""
     // the state at the last tick: a head per band
     p.selectTick(p.d.endTick - 1);
     out.stateTick = p.tick;
+    out.stateRows = Array.from(p.stateEl.querySelectorAll('li.ml-block'), e => [e.dataset.buffer, e.textContent]);
+    out.buffers = Array.from(p.buffer);
     out.bandHeads = Array.from(p.stateEl.querySelectorAll('.ml-bandhead'), e => [p.d.bands[Number(e.dataset.band)][3],
       Number(e.dataset.segments), Number(e.dataset.allocated), Number(e.dataset.free), e.textContent]);
     // the search box finds a buffer by its annotate text too
@@ -813,6 +815,14 @@ for path in (os.path.join(TORCH, 'annotate.pickle'), os.path.join(TORCH, 'annota
     ok(p.returncode in (0, 1) and 'error' not in ares and got_a == want_a and in_panel and ares.get('items'),
        '%s: the annotate texts show with the blocks Python ties them to, in the hover and the Buffer panel: %s (got %s)'
        % (os.path.basename(path), want_a, got_a))
+    # the At-a-tick panel's rows of annotated blocks end with their texts
+    item_of = {str(b_): k for k, b_ in enumerate(ares.get('buffers', []))}
+    keys = [(x[0], x[1]) for x in ares.get('items', [])]
+    rows = [(keys[item_of[b_]], t) for b_, t in ares.get('stateRows', []) if b_ in item_of]
+    ok(rows and all((t.endswith(' — annotated: ' + '; '.join(want_a[k])) if k in want_a else 'annotated' not in t)
+                    for k, t in rows),
+       '%s: in the At-a-tick panel the rows of annotated blocks end with their texts, no other row has any (%d rows)'
+       % (os.path.basename(path), len(rows)))
     want_s = sorted(k for k, v in want_a.items() if any('for backward' in t.lower() for t in v))
     ok(sorted(tuple(x) for x in ares.get('noteSearch', [])) == want_s,
        '%s: searching "FOR BACKWARD" finds the blocks annotated so: %s' % (os.path.basename(path), want_s))
