@@ -34,7 +34,7 @@
  *             default: MiniMalloc's): a restart. The search stays
  *             complete, so proofs are unchanged; only which plans it
  *             meets first differs (on hard instances a lottery: D 1007616
- *             with seed=5, 1025024 without, at nodes=8000000).
+ *             with seed=5, 1031168 without, at nodes=8000000).
  * Complexity: exponential in the worst case (the problem is NP-hard);
  * O(n + sum of lifetimes in sections) work per search node.
  * Optimality: optimal when it finishes (plan->optimal), otherwise anytime.

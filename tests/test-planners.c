@@ -620,6 +620,41 @@ above_lb_checks_with (const Inst *in, uint64_t opt, uint64_t g, const char *what
   return good && fits && rc_less == ML_EINFEASIBLE && rc_g == ML_EINFEASIBLE;
 }
 
+/* A random instance of @n buffers (lifetimes within @span ticks). */
+static void
+random_csv (char *csv, size_t cap, size_t n, uint64_t span, uint64_t max_len, uint64_t max_size)
+{
+  snprintf (csv, cap, "id,lower,upper,size\n");
+  for (size_t i = 0; i < n; i++)
+    {
+      uint64_t lo = rnd (span), len = 1 + rnd (max_len), size = 1 + rnd (max_size);
+      size_t l = strlen (csv);
+      snprintf (csv + l, cap - l, "%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", i, lo, lo + len, size);
+    }
+}
+
+/* Draws a padded instance of 4-7 buffers (padded_csv, at most 10) into
+ * @csv and @in, and its optimum into *opt: the brute force below hybrid's
+ * peak (a plan, so never below the optimum), stopping at the lower bound.
+ * False (nothing to free) when the draw needs more padding, or does not
+ * load (then *bad + 1). */
+static bool
+padded_draw (Inst *in, char *csv, size_t cap, uint64_t *opt, size_t *bad)
+{
+  if (!padded_csv (csv, cap, 4 + rnd (4), 10))
+    return false;
+  if (!inst_load (in, csv))
+    {
+      ++*bad;
+      return false;
+    }
+  MlPlan *h = NULL;
+  uint64_t hp = run (in->b, "hybrid", 0, NULL, &h, NULL) == 0 ? ml_plan_arena_size (h, in->b) : UINT64_MAX;
+  ml_plan_free (h);
+  *opt = brute_force_within (in->b, hp, in->b->lower_bound);
+  return true;
+}
+
 static bool
 above_lb_checks (const Inst *in, uint64_t opt, uint64_t g, const char *what)
 {
@@ -656,20 +691,11 @@ test_minimise_raises (void)
   while (found < 10 && tries++ < 2000)
     {
       char csv[1024];
-      if (!padded_csv (csv, sizeof csv, 4 + rnd (4), 10))
-        continue;
       Inst in;
-      if (!inst_load (&in, csv))
-        {
-          bad++;
-          continue;
-        }
-      /* the brute force below hybrid's peak (a plan, so never below the
-       * optimum), stopping at the lower bound */
-      MlPlan *h = NULL;
-      uint64_t hp = run (in.b, "hybrid", 0, NULL, &h, NULL) == 0 ? ml_plan_arena_size (h, in.b) : UINT64_MAX;
-      ml_plan_free (h);
-      uint64_t lb = in.b->lower_bound, opt = brute_force_within (in.b, hp, lb);
+      uint64_t opt;
+      if (!padded_draw (&in, csv, sizeof csv, &opt, &bad))
+        continue;
+      uint64_t lb = in.b->lower_bound;
       if (opt > lb)
         {
           char what[64];
@@ -782,19 +808,11 @@ test_seed (void)
   while (above < 30 && tries++ < 20000)
     {
       char csv[1024];
-      if (!padded_csv (csv, sizeof csv, 4 + rnd (4), 10))
-        continue;
       Inst in;
-      if (!inst_load (&in, csv))
-        {
-          bad++;
-          continue;
-        }
-      MlPlan *h = NULL;
-      uint64_t hp = run (in.b, "hybrid", 0, NULL, &h, NULL) == 0 ? ml_plan_arena_size (h, in.b) : UINT64_MAX;
-      ml_plan_free (h);
-      uint64_t lb = in.b->lower_bound, opt = brute_force_within (in.b, hp, lb);
-      if (opt > lb)
+      uint64_t opt;
+      if (!padded_draw (&in, csv, sizeof csv, &opt, &bad))
+        continue;
+      if (opt > in.b->lower_bound)
         {
           above++;
           static const char *const seeds[] = { "seed=1", "seed=2", "seed=7" };
@@ -844,14 +862,9 @@ test_seed (void)
     }
   is_u64 (bad, 0, "seed: on 200 plain draws with seeds 1-3 minimise proves the brute-force optimum");
 
-  char csv[16384] = "id,lower,upper,size\n";
+  char csv[16384];
   rng_state = 0x94D049BB133111EBull;
-  for (size_t i = 0; i < 160; i++)
-    {
-      uint64_t lo = rnd (60), len = 1 + rnd (30), size = 1 + rnd (64);
-      size_t l = strlen (csv);
-      snprintf (csv + l, sizeof csv - l, "%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", i, lo, lo + len, size);
-    }
+  random_csv (csv, sizeof csv, 160, 60, 30, 64);
   Inst in;
   if (!ok (inst_load (&in, csv), "seed: a 160-buffer instance loads"))
     return;
@@ -920,14 +933,9 @@ test_seed (void)
 static void
 test_minimise_nodes (void)
 {
-  char csv[8192] = "id,lower,upper,size\n";
+  char csv[8192];
   rng_state = 0x94D049BB133111EBull;
-  for (size_t i = 0; i < 90; i++)
-    {
-      uint64_t lo = rnd (60), len = 1 + rnd (20), size = 1 + rnd (64);
-      size_t l = strlen (csv);
-      snprintf (csv + l, sizeof csv - l, "%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", i, lo, lo + len, size);
-    }
+  random_csv (csv, sizeof csv, 90, 60, 20, 64);
   Inst in;
   if (!ok (inst_load (&in, csv), "nodes: a 90-buffer instance loads"))
     return;
@@ -1133,19 +1141,6 @@ test_anneal_deterministic (void)
   MlError err = { 0 };
   ok (run (in.b, "anneal", 0, "moves=x", &a, &err) == ML_EUSAGE, "anneal: a bad option is a usage error");
   inst_free (&in);
-}
-
-/* A random instance of @n buffers (lifetimes within @span ticks). */
-static void
-random_csv (char *csv, size_t cap, size_t n, uint64_t span, uint64_t max_len, uint64_t max_size)
-{
-  snprintf (csv, cap, "id,lower,upper,size\n");
-  for (size_t i = 0; i < n; i++)
-    {
-      uint64_t lo = rnd (span), len = 1 + rnd (max_len), size = 1 + rnd (max_size);
-      size_t l = strlen (csv);
-      snprintf (csv + l, cap - l, "%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", i, lo, lo + len, size);
-    }
 }
 
 static void
