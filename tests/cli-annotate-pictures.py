@@ -14,30 +14,16 @@ Usage: cli-annotate-pictures.py MEMLENS SRCROOT   (TAP)
 import os
 import shutil
 import sys
-import tempfile
-import xml.etree.ElementTree as ET
 
 memlens, src = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.join(src, "tests"))
-from snaplib import ok, done, load_pickle, run_tool, lifetimes  # noqa: E402
+from snaplib import ok, done, load_pickle, run_tool, lifetimes, picture_tmp, svg_notes  # noqa: E402
 
-TMP = tempfile.mkdtemp()
-SVG = "{http://www.w3.org/2000/svg}"
-
-_rc, _out, _err = run_tool(memlens, "render", os.path.join(src, "samples", "tiny.16.csv"), "--quiet",
-                           "-o", os.path.join(TMP, "probe.svg"))
-if _rc != 0 and "built without cairo" in _err:
-    shutil.rmtree(TMP, ignore_errors=True)
-    print("1..0 # SKIP this memlens draws no pictures (built without cairo)")
-    sys.exit(0)
+TMP = picture_tmp(memlens, src)
 
 
 def notes(path, kind):
-    out = []
-    for r in ET.parse(path).getroot().iter(SVG + "rect"):
-        if r.get("class") == "ml-" + kind:
-            out.append((r.find(SVG + "desc").text, r.find(SVG + "title").text))
-    return out
+    return [n[:2] for n in svg_notes(path, kind)]
 
 
 def annotated(snap):

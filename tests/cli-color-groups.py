@@ -12,34 +12,14 @@ Usage: cli-color-groups.py MEMLENS SRCROOT   (TAP)
 import os
 import shutil
 import sys
-import tempfile
-import xml.etree.ElementTree as ET
 
 memlens, src = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.join(src, "tests"))
 from snaplib import (ok, done, load_pickle, run_tool, lifetimes, live_at, size, regex_key, entry_key,  # noqa: E402
-                     read_png)
+                     read_png, picture_tmp, svg_notes as notes)
 
 D = os.path.join(src, "tests", "data", "torch")
-TMP = tempfile.mkdtemp()
-SVG = "{http://www.w3.org/2000/svg}"
-
-_rc, _out, _err = run_tool(memlens, "render", os.path.join(src, "samples", "tiny.16.csv"), "--quiet",
-                           "-o", os.path.join(TMP, "probe.svg"))
-if _rc != 0 and "built without cairo" in _err:
-    shutil.rmtree(TMP, ignore_errors=True)
-    print("1..0 # SKIP this memlens draws no pictures (built without cairo)")
-    sys.exit(0)
-
-
-def notes(path, kind):
-    """(shown, hover, x, y, w, h) of the SVG's notes of @kind."""
-    out = []
-    for r in ET.parse(path).getroot().iter(SVG + "rect"):
-        if r.get("class") == "ml-" + kind:
-            out.append((r.find(SVG + "desc").text, r.find(SVG + "title").text, float(r.get("x")),
-                        float(r.get("y")), float(r.get("width")), float(r.get("height"))))
-    return out
+TMP = picture_tmp(memlens, src)
 
 
 def legend_label(full):

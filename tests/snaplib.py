@@ -1,15 +1,21 @@
 """What the snapshot tests share: TAP output and a synthetic snapshot
 written the way torch.cuda.memory._dump_snapshot lays it out.
 
-Used by the snapshot tests (cli-snapshot-*.py, cli-bands.py,
-cli-color-groups.py; they import it from their own folder), and the
+Used by the snapshot and picture tests (cli-snapshot-*.py, cli-bands.py,
+cli-color-groups.py, cli-annotate-pictures.py; they import it from their
+own folder), and the
 live-bytes peak the planning tests check against (cli-csv-buffers.py,
 cli-ilp-models.py)."""
+import os
 import pickle
 import random
 import re
+import shutil
 import struct
 import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
 import zlib
 
 _n = 0
@@ -250,6 +256,32 @@ def entry_key(field):
 
 
 # ---- pictures ----
+def picture_tmp(exe, src):
+    """A temporary folder for a picture test; without cairo (this memlens
+    draws nothing) the TAP plan "1..0 # SKIP" and exit 0."""
+    tmp = tempfile.mkdtemp()
+    rc, _out, err = run_tool(exe, "render", os.path.join(src, "samples", "tiny.16.csv"), "--quiet",
+                             "-o", os.path.join(tmp, "probe.svg"))
+    if rc != 0 and "built without cairo" in err:
+        shutil.rmtree(tmp, ignore_errors=True)
+        print("1..0 # SKIP this memlens draws no pictures (built without cairo)")
+        sys.exit(0)
+    return tmp
+
+
+_SVG = "{http://www.w3.org/2000/svg}"
+
+
+def svg_notes(path, kind):
+    """(shown, hover, x, y, w, h) of an SVG's notes of @kind (class ml-KIND)."""
+    out = []
+    for r in ET.parse(path).getroot().iter(_SVG + "rect"):
+        if r.get("class") == "ml-" + kind:
+            out.append((r.find(_SVG + "desc").text, r.find(_SVG + "title").text, float(r.get("x")),
+                        float(r.get("y")), float(r.get("width")), float(r.get("height"))))
+    return out
+
+
 def read_png(path):
     """(width, height, rows): rows[y][x] is (r, g, b) of an 8-bit RGB or
     RGBA PNG (what cairo writes), by zlib and the five PNG filters."""
