@@ -88,4 +88,27 @@ done
 for f in "$S"/compiler-plans/*.csv "$S"/minimalloc/examples/*.csv; do
   run stats "$f"; ok $rc "$(basename "$f"): stats"
 done
+# issue 30 target 1: the best plans docs/performance.md names for D and J
+# (bench/plans/) pass check and, read by Python from the instance and the
+# plan, keep every buffer's lifetime and size, share no bytes while two are
+# live, and peak exactly at the capacity in their names
+for p in "$SRC"/bench/plans/[DJ]-*.csv; do
+  name=$(basename "$p" .csv); key=${name%%-*}; want=${name#*-}
+  f="$S/minimalloc/challenging/$key.1048576.csv"
+  run check "$f" "$p"; ok $rc "$name: memlens check passes (exit $rc)"
+  python3 - "$f" "$p" "$want" <<'PY'; ok $? "$name: Python: same buffers, no overlap, peak $want"
+import csv, sys
+inst = {r["id"]: r for r in csv.DictReader(open(sys.argv[1]))}
+plan = list(csv.DictReader(open(sys.argv[2])))
+same = sorted(r["id"] for r in plan) == sorted(inst) and all(
+    (r["lower"], r["upper"], r["size"]) == (inst[r["id"]]["lower"], inst[r["id"]]["upper"], inst[r["id"]]["size"])
+    for r in plan)
+b = [(int(r["lower"]), int(r["upper"]), int(r["offset"]), int(r["size"])) for r in plan]
+clash = any(x[0] < y[1] and y[0] < x[1] and x[2] < y[2] + y[3] and y[2] < x[2] + x[3]
+            for i, x in enumerate(b) for y in b[i + 1:])
+top = max(o + s for _, _, o, s in b)
+print("# same %s, clash %s, peak %d" % (same, clash, top))
+sys.exit(0 if same and not clash and top == int(sys.argv[3]) else 1)
+PY
+done
 finish
