@@ -8,11 +8,13 @@
 
 #ifdef HAVE_RENDER
 #include "render/report-html.h"
+#include "render/scene.h"
 #endif
 
 typedef struct {
   const char *sweep_spec;
   const char *axis;
+  const char *color_by;     /* --color-by, checked once the trace is read */
   bool        interactive;
 } ReportArgs;
 
@@ -23,6 +25,8 @@ static const CliOption report_options[] = {
   { "axis", 0, 'A', "time|ticks|auto", "the x axis of the HTML report's pictures: time (real time) or ticks; auto: "
     "time when every event has one", "auto" },
   { "time-axis", 0, 'A', "time|ticks|auto", "the same as --axis" },
+  { "color-by", 0, 'C', "KEY", "what a buffer's colour says in the HTML report's pictures: site, stream, kind, "
+    "compile_context or user_metadata (as render --color-by)", "site" },
   { "interactive", 0, 'I', NULL, "the HTML report draws its address × time pictures in the browser: zoom, pan, "
     "hover, search (docs/report.md)" },
   { NULL },
@@ -38,6 +42,8 @@ report_option (MlCliOpts *o, void *user, int key, const char *arg)
     a->sweep_spec = arg;
   else if (key == 'I')
     a->interactive = true;
+  else if (key == 'C')
+    a->color_by = arg;
   else
     {
       if (strcmp (arg, "time") != 0 && strcmp (arg, "ticks") != 0 && strcmp (arg, "auto") != 0)
@@ -70,6 +76,10 @@ check_output (const MlCliOpts *o, const ReportArgs *a, const char *ext, bool htm
     return cli_fail ("report", EXIT_BAD, "--axis: only the HTML report has pictures (write .html)");
   if (a->interactive && !html)
     return cli_fail ("report", EXIT_BAD, "--interactive: only the HTML report has pictures (write .html)");
+  if (a->color_by && !html)
+    return cli_fail ("report", EXIT_BAD, "--color-by: only the HTML report has pictures (write .html)");
+  if (a->color_by && a->interactive)
+    return cli_fail ("report", EXIT_BAD, "--color-by: the interactive page has its own colour choice (drop --color-by)");
   if (a->sweep_spec && strcmp (ext, "csv") == 0)
     return cli_fail ("report", EXIT_BAD, "--sweep: the CSV report is one row per strategy, with no room for a sweep (use .html, .md or .json)");
 #ifndef HAVE_RENDER
@@ -88,6 +98,8 @@ write_report (const char *path, const MlReport *r, const ReportArgs *a, const Ml
   MlStyle style;
   ml_style_init (&style);
   ml_time_axis_parse (a->axis, &style.time_axis);
+  if (a->color_by)
+    ml_color_by_parse (a->color_by, &style.color_by);   /* checked by report_trace */
   MlHtmlOptions opts = { .style = &style, .interactive = a->interactive };
   int w = ml_report_write_file (r, o->output, &opts, &err);
 #else
@@ -126,9 +138,18 @@ check_rows (const MlReport *r)
 static int
 report_trace (const char *path, const MlBuffers *bufs, const MlStrategy **list, const ReportArgs *a, MlCliOpts *o)
 {
-  o->knobs.progress = cli_progress (o->quiet);
   MlReport *r = NULL;
   MlError err = { 0 };
+#ifdef HAVE_RENDER
+  /* before any strategy runs: a colouring the pictures cannot have */
+  MlColorBy by;
+  if (a->color_by && (ml_color_by_parse (a->color_by, &by) < 0 || by == ML_COLOR_BY_FRAMES))
+    return cli_fail ("report", EXIT_BAD, "--color-by %s: expected site, stream, kind, compile_context or user_metadata "
+                     "(frames:REGEX is render's and the viewer's)", a->color_by);
+  if (a->color_by && ml_color_by_check (bufs->trace, by, NULL, &err) < 0)
+    return cli_fail ("report", EXIT_BAD, "%s: --color-by %s: %s", path, a->color_by, err.msg);
+#endif
+  o->knobs.progress = cli_progress (o->quiet);
   int built = ml_report_build (path, bufs, list, &o->knobs, &r, &err);
   if (built == 0 && a->sweep_spec)
     {

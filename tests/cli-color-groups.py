@@ -10,6 +10,7 @@ its group's legend swatch. Formats that record no such field are refused.
 Usage: cli-color-groups.py MEMLENS SRCROOT   (TAP)
 """
 import os
+import re
 import shutil
 import sys
 
@@ -135,6 +136,35 @@ if ok(rc == 0, "convert groups.pickle to JSONL (%s)" % err.strip()):
     want = sorted(set(entry_key("user_metadata")(b) or "(none)" for b in bufs if b[1] > 0))
     got = sorted(legend_label(n[1])[0] for n in notes(svg, "legend")) if rc == 0 else None
     ok(got == want, "the JSONL --color-by user_metadata: legend %s (Python: %s)" % (got, want))
+
+# the static HTML report: --color-by colours its pictures as render does
+# (every figure with a legend names the groups Python finds); refused where
+# there are no pictures, beside --interactive, and on a CSV
+path = os.path.join(D, "groups.pickle")
+bufs, _ = lifetimes(load_pickle(path))
+html = os.path.join(TMP, "r.html")
+for by in ("compile_context", "user_metadata"):
+    rc, out, err = run_tool(memlens, "report", path, "--color-by", by, "--strategies", "first-fit", "--quiet", "-o", html)
+    want = sorted(set(entry_key(by)(b) or "(none)" for b in bufs if b[1] > 0))
+    figs = []
+    if rc == 0:
+        for svg in re.findall(r"<svg\b.*?</svg>", open(html).read(), re.S):
+            with open(os.path.join(TMP, "fig.svg"), "w") as f:
+                f.write(svg)
+            heads = [n[0] for n in notes(os.path.join(TMP, "fig.svg"), "legend-head")]
+            if heads:
+                figs.append((heads, sorted(legend_label(n[1])[0] for n in notes(os.path.join(TMP, "fig.svg"), "legend"))))
+    ok(figs and all(h == ["colour by %s:" % by] and g == want for h, g in figs),
+       "report --color-by %s: %d figures, each's legend names %s (got %s)" % (by, len(figs), want, figs))
+for args, why in (((path, "-o", os.path.join(TMP, "r.md")), "only the HTML report has pictures"),
+                  ((path, "--interactive", "-o", html), "the interactive page has its own colour choice"),
+                  ((os.path.join(src, "samples", "tiny.16.csv"), "-o", html),
+                   "a csv trace records no compile_context")):
+    if os.path.exists(html):
+        os.unlink(html)
+    rc, out, err = run_tool(memlens, "report", "--color-by", "compile_context", *args)
+    ok(rc == 2 and why in err and not os.path.exists(args[-1]),
+       "report --color-by compile_context %s: exit 2, %r, no file (%d: %s)" % (" ".join(args[1:]), why, rc, err.strip()))
 
 shutil.rmtree(TMP, ignore_errors=True)
 sys.exit(done())
