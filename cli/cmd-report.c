@@ -76,9 +76,9 @@ check_output (const MlCliOpts *o, const ReportArgs *a, const char *ext, bool htm
     return cli_fail ("report", EXIT_BAD, "--axis: only the HTML report has pictures (write .html)");
   if (a->interactive && !html)
     return cli_fail ("report", EXIT_BAD, "--interactive: only the HTML report has pictures (write .html)");
-  if (a->color_by && !html)
+  if (cli_given (o, 'C') && !html)
     return cli_fail ("report", EXIT_BAD, "--color-by: only the HTML report has pictures (write .html)");
-  if (a->color_by && a->interactive)
+  if (cli_given (o, 'C') && a->interactive)
     return cli_fail ("report", EXIT_BAD, "--color-by: the interactive page has its own colour choice (drop --color-by)");
   if (a->sweep_spec && strcmp (ext, "csv") == 0)
     return cli_fail ("report", EXIT_BAD, "--sweep: the CSV report is one row per strategy, with no room for a sweep (use .html, .md or .json)");
@@ -186,10 +186,11 @@ cmd_report (int argc, char **argv)
   if (argc - optind > 1)
     {
       /* the view across the ranks: no strategy runs */
-      if (a.sweep_spec || a.interactive || cli_given (&o, 'A') || cli_given (&o, CLI_OPT_STRATEGIES))
+      if (a.sweep_spec || a.interactive || cli_given (&o, 'A') || cli_given (&o, 'C') || cli_given (&o, CLI_OPT_STRATEGIES))
         return cli_fail ("report", EXIT_BAD, "%s: a report of several files shows them across the ranks and runs no "
                          "strategy (report one file for that)", a.sweep_spec ? "--sweep" : a.interactive
-                         ? "--interactive" : cli_given (&o, 'A') ? "--axis" : "--strategies");
+                         ? "--interactive" : cli_given (&o, 'A') ? "--axis" : cli_given (&o, 'C') ? "--color-by"
+                         : "--strategies");
       return cli_report_ranks (argc, argv, optind, &o, html);
     }
   const MlStrategy **list = cli_strategies ("report", o.strategies);

@@ -11,6 +11,7 @@ the block at its address while live, texts in time order.
 
 Usage: cli-annotate-pictures.py MEMLENS SRCROOT   (TAP)
 """
+import json
 import os
 import shutil
 import sys
@@ -83,6 +84,23 @@ for path in FILES:
     biggest = sorted(blocks, key=lambda b: -b[1] * (b[3] - b[2]))[:2]
     ok(all(any(full == b[4] for _, full in labels) for b in biggest),
        "%s: the largest annotated buffers are labelled with their texts (%s)" % (name, [b[4] for b in biggest]))
+    # the report: each peak's blame names a buffer's annotate texts (JSON
+    # "annotations", in time order) and the table writes them after its name
+    js, md = os.path.join(TMP, "r.json"), os.path.join(TMP, "r.md")
+    rc, out, err = run_tool(memlens, "report", path, "-s", "first-fit", "--quiet", "-o", js)
+    rc2, out2, err2 = run_tool(memlens, "report", path, "-s", "first-fit", "--quiet", "-o", md)
+    blamed = [b for p in (json.load(open(js))["peaks"] if rc in (0, 1) else []) for b in p["blame"]]
+    by_life = {(b[2], b[3], b[1]): b[4] for b in blocks}
+    wrong = [(b["start"], b["end"], b["annotations"]) for b in blamed
+             if "; ".join(b["annotations"]) != by_life.get((b["start"], b["end"], b["requested"]), "")]
+    shown = [b for b in blamed if b["annotations"]]
+    ok(blamed and not wrong and (shown or not any(k in by_life for k in
+                                                   ((b["start"], b["end"], b["requested"]) for b in blamed))),
+       "%s: report JSON: %d blamed buffers, %d with annotate texts, each Python's (wrong: %s)"
+       % (name, len(blamed), len(shown), wrong))
+    table = open(md).read() if rc2 in (0, 1) else ""
+    ok(all(" ".join('"%s"' % t for t in b["annotations"]).replace('" "', '"; "') in table for b in shown),
+       "%s: the report's table writes each blamed buffer's texts after its name" % name)
 
 shutil.rmtree(TMP, ignore_errors=True)
 sys.exit(done())

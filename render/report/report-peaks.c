@@ -7,6 +7,10 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "sim/analysis/find.h"
+
+enum { NOTES_MAX = 8 };   /* annotate texts shown per buffer */
+
 static void
 peak_data (MlDoc *d, const MlReport *r, const MlPeakGroup *g, const MlPeak *p, MlDocValue *peaks)
 {
@@ -45,7 +49,27 @@ peak_data (MlDoc *d, const MlReport *r, const MlPeakGroup *g, const MlPeak *p, M
       ml_doc_value_u64 (d, o, "stream", b->stream);
       ml_doc_value_u64 (d, o, "start", b->start);
       ml_doc_value_u64 (d, o, "end", b->end);
+      uint32_t notes[NOTES_MAX];
+      size_t n_notes = ml_buffer_annotations (bufs, p->blame[j], notes, NOTES_MAX);
+      MlDocValue *texts = ml_doc_value_array (d, o, "annotations");
+      for (size_t k = 0; k < n_notes && k < NOTES_MAX; k++)
+        ml_doc_value_str (d, texts, NULL, ml_trace_str (t, notes[k]));
     }
+}
+
+/* ' "text"; "text"': a buffer's annotate texts after its name, or "". */
+static const char *
+annotated (MlDoc *d, const MlBuffers *bufs, uint32_t i)
+{
+  uint32_t notes[NOTES_MAX];
+  size_t n = ml_buffer_annotations (bufs, i, notes, NOTES_MAX);
+  char buf[512];
+  int o = 0;
+  for (size_t k = 0; k < n && k < NOTES_MAX && o < (int) sizeof buf - 1; k++)
+    o += snprintf (buf + o, sizeof buf - (size_t) o, "%s\"%s\"", k ? "; " : " ", ml_trace_str (bufs->trace, notes[k]));
+  if (o >= (int) sizeof buf)
+    snprintf (buf + sizeof buf - 5, 5, "...\"");
+  return o ? ml_doc_strdup (d, buf) : "";
 }
 
 static void
@@ -79,7 +103,8 @@ peak_table (MlDoc *d, const MlReport *r, const MlPeakGroup *g, const MlPeak *p)
       const MlBuffer *b = &bufs->buf[p->blame[j]];
       char label[256];
       MlDocRow *row = ml_doc_row (d, t);
-      ml_doc_cellf (d, row, BUFFER, "%s", ml_report_buffer_label (bufs, p->blame[j], label, sizeof label));
+      ml_doc_cellf (d, row, BUFFER, "%s%s", ml_report_buffer_label (bufs, p->blame[j], label, sizeof label),
+                    annotated (d, bufs, p->blame[j]));
       ml_doc_cellf (d, row, BYTES, "%s", _ml_report_size (d, b->rsize));
       ml_doc_cellf (d, row, SHARE, "%.1f%%", p->live ? 100.0 * (double) b->rsize / (double) p->live : 0.0);
       ml_doc_cellf (d, row, STREAM, "%u", b->stream);
