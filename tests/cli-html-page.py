@@ -16,6 +16,7 @@ network reference, and a screenshot is written for people to look at.
 
 argv: memlens, the source root, [a folder for the screenshot]. TAP; skips
 (1..0) without chromium or without the HTML report (no cairo)."""
+import atexit
 import html
 import json
 import os
@@ -36,6 +37,7 @@ if not chromium:
     print('1..0 # SKIP chromium is not installed (tools/deps.sh installs it)')
     sys.exit(0)
 tmp = tempfile.mkdtemp()
+atexit.register(shutil.rmtree, tmp, True)   # screenshots to keep: the third argument
 ALIGN = 512
 BASE = 0x7f0000000000
 SITES = ['model.py:%d:forward' % (40 + 3 * k) for k in range(8)] + \
